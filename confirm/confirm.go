@@ -1,0 +1,124 @@
+// Package confirm holds the consent model of agentls: what a person is shown before a
+// tool call runs (Details), what they can answer (Outcome), the approval modes, and the
+// Policy that decides, from settings rules, the mode and the session allowlist, whether a
+// call runs, is refused, or must be asked about.
+//
+// The package knows nothing of editors or terminals: a front end provides an Asker.
+package confirm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Type says what kind of consent a call needs, which decides how it is shown.
+type Type string
+
+// The confirmation types of the editor protocol.
+const (
+	TypeEdit    Type = "edit"
+	TypeExecute Type = "execute"
+	TypeMCP     Type = "mcp"
+	TypeInfo    Type = "info"
+)
+
+// Details is what a person is shown when asked to approve a call. Which fields are set
+// depends on Type; the others stay zero.
+type Details struct {
+	Type  Type   `json:"type"`
+	Title string `json:"title"`
+
+	// Edit: the file, the unified diff, and the content before (nil for a new file) and after.
+	Path            string  `json:"path,omitempty"`
+	Diff            string  `json:"diff,omitempty"`
+	OriginalContent *string `json:"originalContent,omitempty"`
+	NewContent      string  `json:"newContent,omitempty"`
+
+	// Execute: the command line, the commands it runs (see Analyze) and where it runs.
+	Command      string   `json:"command,omitempty"`
+	RootCommands []string `json:"rootCommands,omitempty"`
+	Directory    string   `json:"directory,omitempty"`
+
+	// MCP: the server, the tool's name on that server and the arguments of the call.
+	Server    string          `json:"server,omitempty"`
+	Tool      string          `json:"tool,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+
+	// Info: a free-form question, and the URLs the call would reach.
+	Prompt string   `json:"prompt,omitempty"`
+	URLs   []string `json:"urls,omitempty"`
+}
+
+// Outcome is a person's answer to a confirmation.
+type Outcome string
+
+// The outcomes of the editor protocol.
+const (
+	ProceedOnce         Outcome = "proceed_once"
+	ProceedAlways       Outcome = "proceed_always"
+	ProceedAlwaysServer Outcome = "proceed_always_server"
+	ProceedAlwaysTool   Outcome = "proceed_always_tool"
+	ModifyWithEditor    Outcome = "modify_with_editor"
+	Cancel              Outcome = "cancel"
+)
+
+// Valid reports whether o is one of the known outcomes.
+func (o Outcome) Valid() bool {
+	switch o {
+	case ProceedOnce, ProceedAlways, ProceedAlwaysServer, ProceedAlwaysTool, ModifyWithEditor, Cancel:
+		return true
+	}
+	return false
+}
+
+// Proceeds reports whether the outcome lets the call run.
+func (o Outcome) Proceeds() bool { return o.Valid() && o != Cancel }
+
+// Answer is an Outcome with, for ModifyWithEditor, the person's edited version of the
+// proposed file content, which replaces the proposal.
+type Answer struct {
+	Outcome Outcome `json:"outcome"`
+	Content string  `json:"content,omitempty"`
+}
+
+// Request is one question put to an Asker.
+type Request struct {
+	// ID identifies this confirmation; front ends use it to answer out of band.
+	ID         string  `json:"id"`
+	ToolCallID string  `json:"toolCallId"`
+	ToolName   string  `json:"toolName"`
+	Details    Details `json:"details"`
+}
+
+// Asker puts a confirmation to a person. An error, or a cancelled context, means the
+// call is not approved: no answer is never consent.
+type Asker interface {
+	Ask(ctx context.Context, req Request) (Answer, error)
+}
+
+// Mode is the approval mode of a session.
+type Mode string
+
+// The approval modes.
+const (
+	// ModeDefault asks before edits, shell commands and untrusted external tools.
+	ModeDefault Mode = "default"
+	// ModeAutoEdit runs edits without asking; everything else as in ModeDefault.
+	ModeAutoEdit Mode = "auto_edit"
+	// ModeYolo asks about nothing; deny rules still apply.
+	ModeYolo Mode = "yolo"
+	// ModePlan runs only read-only tools and refuses the rest.
+	ModePlan Mode = "plan"
+)
+
+// ParseMode returns the Mode named by s, or an error listing the valid names.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeDefault, ModeAutoEdit, ModeYolo, ModePlan:
+		return m, nil
+	case "":
+		return ModeDefault, nil
+	}
+	return "", fmt.Errorf("unknown approval mode %q (want default, auto_edit, yolo or plan)", s)
+}

@@ -1,0 +1,83 @@
+package tools
+
+import (
+	"encoding/json"
+
+	"github.com/agentls/agentls/confirm"
+)
+
+// Request asks the scheduler to run one call.
+type Request struct {
+	// CallID identifies the call; the model's function-call id, or one the front end
+	// made. The scheduler makes one when it is empty.
+	CallID string          `json:"toolCallId"`
+	Name   string          `json:"name"`
+	Args   json.RawMessage `json:"args"`
+}
+
+// Status is the state of a call in the scheduler.
+type Status string
+
+// The states of a call, in the order a call passes through them. Success, Error and
+// Cancelled are terminal.
+const (
+	StatusValidating       Status = "validating"
+	StatusScheduled        Status = "scheduled"
+	StatusAwaitingApproval Status = "awaiting_approval"
+	StatusExecuting        Status = "executing"
+	StatusSuccess          Status = "success"
+	StatusError            Status = "error"
+	StatusCancelled        Status = "cancelled"
+)
+
+// Terminal reports whether s ends a call.
+func (s Status) Terminal() bool {
+	return s == StatusSuccess || s == StatusError || s == StatusCancelled
+}
+
+// ErrorInfo is the JSON form of a failure in a CallResult.
+type ErrorInfo struct {
+	Type    ErrorType `json:"type"`
+	Message string    `json:"message"`
+}
+
+// CallResult is the outcome of one call. Its JSON form is the ToolResult of the editor
+// protocol.
+type CallResult struct {
+	CallID  string     `json:"toolCallId"`
+	Name    string     `json:"name"`
+	Status  Status     `json:"status"`
+	Summary string     `json:"summary,omitempty"`
+	Output  string     `json:"output"`
+	Display string     `json:"display,omitempty"`
+	Diff    *FileDiff  `json:"diff,omitempty"`
+	Error   *ErrorInfo `json:"error,omitempty"`
+	// Parts are inline binary parts for the model (base64 in JSON).
+	Parts []Part `json:"parts,omitempty"`
+	// OutputFile names the file with the complete output when Output was shortened.
+	OutputFile string `json:"outputFile,omitempty"`
+}
+
+// Event reports progress of a call to front ends: a state change (Status set) or a
+// chunk of live output (Output set).
+type Event struct {
+	CallID string
+	Name   string
+	// Status is the call's new state; empty for an output chunk.
+	Status Status
+	// Title, Kind, Locations and Args describe the call; set from StatusScheduled on.
+	Title     string
+	Kind      Kind
+	Locations []Location
+	Args      json.RawMessage
+	// Details is what the person is asked; set with StatusAwaitingApproval.
+	Details *confirm.Details
+	// Output is a chunk of live output.
+	Output string
+	// Result is set with a terminal Status.
+	Result *CallResult
+}
+
+// Observer receives events. It is called from several goroutines at once and must not
+// block for long.
+type Observer func(Event)

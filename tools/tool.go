@@ -1,0 +1,156 @@
+// Package tools is the tool system of agentls: the contract every tool implements, the
+// registry that holds built-in, discovered and MCP tools, and the scheduler that runs
+// every call — from the model or from the editor — through validation, policy,
+// confirmation and execution.
+//
+// Tools never speak LSP: they read and write through package workspace and ask for
+// consent through package confirm; front ends observe a call through Events.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+
+	"github.com/agentls/agentls/confirm"
+)
+
+// Kind classifies what a tool does, following the Agent Client Protocol. Front ends pick
+// icons by it; plan mode runs only the read-only kinds.
+type Kind string
+
+// The tool kinds.
+const (
+	KindRead    Kind = "read"
+	KindEdit    Kind = "edit"
+	KindDelete  Kind = "delete"
+	KindMove    Kind = "move"
+	KindSearch  Kind = "search"
+	KindExecute Kind = "execute"
+	KindThink   Kind = "think"
+	KindFetch   Kind = "fetch"
+	KindOther   Kind = "other"
+)
+
+// ReadOnly reports whether tools of this kind leave the workspace and the world as they
+// found them.
+func (k Kind) ReadOnly() bool {
+	return k == KindRead || k == KindSearch || k == KindThink
+}
+
+// Writes reports whether tools of this kind change the files their locations name.
+func (k Kind) Writes() bool {
+	return k == KindEdit || k == KindDelete || k == KindMove
+}
+
+// Source says where a tool came from. Listings order tools by it.
+type Source string
+
+// The tool sources, in listing order.
+const (
+	SourceBuiltin    Source = "builtin"
+	SourceDiscovered Source = "discovered"
+	SourceMCP        Source = "mcp"
+)
+
+// Info is what a tool is: everything about it that does not depend on a call. Its JSON
+// form is the ToolInfo of the editor protocol.
+type Info struct {
+	// Name is what the model calls; it follows Gemini CLI for built-in tools.
+	Name        string `json:"name"`
+	DisplayName string `json:"displayName"`
+	// Description is written for the model.
+	Description string `json:"description"`
+	Kind        Kind   `json:"kind"`
+	Source      Source `json:"source"`
+	// Server names the MCP server of an MCP tool.
+	Server string `json:"server,omitempty"`
+	// Parameters is the JSON Schema of the call's arguments (an object schema).
+	Parameters json.RawMessage `json:"parameters"`
+	// Markdown reports whether the tool's output is Markdown rather than plain text.
+	Markdown bool `json:"markdown,omitempty"`
+	// Streams reports whether the tool writes live output while it runs.
+	Streams bool `json:"streams,omitempty"`
+	// Idempotent reports whether repeating a call has no further effect; only idempotent
+	// tools are retried after a retryable failure.
+	Idempotent bool `json:"-"`
+}
+
+// Tool is one tool. Implementations must be safe for concurrent use.
+type Tool interface {
+	Info() Info
+	// Build checks arguments that already satisfy Info().Parameters with the tool's own
+	// rules and returns a call ready to run. It returns an *Error (invalid_tool_params,
+	// path_not_in_workspace, …) for arguments it refuses.
+	Build(args json.RawMessage) (Invocation, error)
+}
+
+// Location is a place a call reads or writes: an absolute path and, where known, a
+// 1-based line.
+type Location struct {
+	Path string `json:"path"`
+	Line int    `json:"line,omitempty"`
+}
+
+// Invocation is one validated call of a tool.
+type Invocation interface {
+	// Describe says in one line, for people, what the call does.
+	Describe() string
+	// Locations lists the files the call touches. For tools whose Kind writes, these
+	// are the files it writes, and the scheduler never runs two such calls on one file
+	// at once.
+	Locations() []Location
+	// Confirmation returns what a person must approve before the call runs, or nil if
+	// the call needs no consent whatever the approval mode. Whether the question is
+	// actually put is the policy's decision.
+	Confirmation(ctx context.Context) (*confirm.Details, error)
+	// Execute runs the call. Live output, if any, goes to out as it is produced. A
+	// failure is returned as an error, preferably an *Error; the scheduler turns a
+	// cancelled ctx into a cancelled result.
+	Execute(ctx context.Context, out io.Writer) (*Result, error)
+}
+
+// Modifiable is implemented by invocations that accept a person's edited version of
+// their proposal (the modify_with_editor outcome). Modify replaces the proposed new
+// content; the call recomputes its parameters from it.
+type Modifiable interface {
+	Modify(newContent string) error
+}
+
+// Commander is implemented by invocations that run a shell command line, so that a
+// registry restriction such as run_shell_command(git status) can be enforced.
+type Commander interface {
+	Command() string
+}
+
+// Part is binary content for the model, such as an image or a PDF.
+type Part struct {
+	MIMEType string `json:"mimeType"`
+	Data     []byte `json:"data"`
+}
+
+// FileDiff is the display form of a change to one file.
+type FileDiff struct {
+	Path string `json:"path"`
+	// Diff is a unified diff.
+	Diff string `json:"diff"`
+	// OriginalContent is nil for a new file.
+	OriginalContent *string `json:"originalContent"`
+	NewContent      string  `json:"newContent"`
+}
+
+// Result is what a successful call produced.
+type Result struct {
+	// Summary is one line for people.
+	Summary string
+	// Output is the text the model receives.
+	Output string
+	// Parts are inline binary parts for the model.
+	Parts []Part
+	// Display is the text shown to people, when it differs from Output.
+	Display string
+	// Diff is the display form of a file change.
+	Diff *FileDiff
+	// OutputFile names a file holding the complete output when Output was shortened.
+	OutputFile string
+}

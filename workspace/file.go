@@ -1,0 +1,185 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// Errors that reading and writing report; test them with errors.Is.
+var (
+	// ErrNotExist reports a missing file; it matches fs.ErrNotExist.
+	ErrNotExist = fs.ErrNotExist
+	// ErrIsDirectory reports a directory where a file was expected.
+	ErrIsDirectory = errors.New("is a directory")
+	// ErrTooLarge reports a file over the size a reader accepts.
+	ErrTooLarge = errors.New("file too large")
+	// ErrStale reports a file that changed since the tool read it.
+	ErrStale = errors.New("file changed since it was read")
+	// ErrExists reports a file that exists where a new one was to be created.
+	ErrExists = fs.ErrExist
+)
+
+// Document is a file open in the editor: its current text (LF line endings) and the
+// editor's version of it.
+type Document struct {
+	Path    string
+	Version int32
+	Text    string
+	// Format is the format the document was opened with; its text is kept in LF form.
+	Format Format
+}
+
+// Open records a document opened in the editor, replacing any earlier record.
+func (w *Workspace) Open(path string, version int32, text string) {
+	t, f := decodeEditorText(text)
+	w.mu.Lock()
+	w.overlay[path] = &Document{Path: path, Version: version, Text: t, Format: f}
+	w.mu.Unlock()
+}
+
+// Update replaces the text of an open document. It reports false if the document is not
+// open.
+func (w *Workspace) Update(path string, version int32, text string) bool {
+	t, _ := decodeEditorText(text)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d, ok := w.overlay[path]
+	if !ok {
+		return false
+	}
+	d.Version, d.Text = version, t
+	return true
+}
+
+// Close forgets an open document; tools read it from disk again.
+func (w *Workspace) Close(path string) {
+	w.mu.Lock()
+	delete(w.overlay, path)
+	w.mu.Unlock()
+}
+
+// Document returns a copy of the open document at path, if there is one.
+func (w *Workspace) Document(path string) (Document, bool) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	d, ok := w.overlay[path]
+	if !ok {
+		return Document{}, false
+	}
+	return *d, true
+}
+
+// Documents returns copies of every open document.
+func (w *Workspace) Documents() []Document {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	out := make([]Document, 0, len(w.overlay))
+	for _, d := range w.overlay {
+		out = append(out, *d)
+	}
+	return out
+}
+
+func decodeEditorText(text string) (string, Format) {
+	t, f, err := Decode([]byte(text))
+	if err != nil {
+		// Editors hold any text; keep it as it is rather than lose it.
+		return text, Format{Encoding: UTF8}
+	}
+	return t, f
+}
+
+// File is the text of a file as a tool reads it: from the overlay when the document is
+// open in the editor, else from disk.
+type File struct {
+	Path string
+	// Text has LF line endings whatever the file stores.
+	Text   string
+	Format Format
+	// Open reports that Text came from the editor's overlay; Version is then its version.
+	Open    bool
+	Version int32
+	// Size is the size on disk in bytes, and ModTime the modification time (both zero
+	// for an open document not yet saved to disk).
+	Size    int64
+	ModTime time.Time
+}
+
+// Stat describes the file at the absolute path abs, which must already be resolved.
+func (w *Workspace) Stat(abs string) (fs.FileInfo, error) {
+	return os.Stat(abs)
+}
+
+// ReadText returns the text of the file at the resolved absolute path abs. A file larger
+// than maxBytes on disk (0: no limit) is ErrTooLarge; a directory is ErrIsDirectory;
+// binary content is ErrBinary.
+func (w *Workspace) ReadText(abs string, maxBytes int64) (*File, error) {
+	if d, ok := w.Document(abs); ok {
+		f := &File{Path: abs, Text: d.Text, Format: d.Format, Open: true, Version: d.Version}
+		if fi, err := os.Stat(abs); err == nil {
+			f.Size, f.ModTime = fi.Size(), fi.ModTime()
+		}
+		return f, nil
+	}
+	data, fi, err := readLimited(abs, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	text, format, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", abs, err)
+	}
+	return &File{Path: abs, Text: text, Format: format, Size: fi.Size(), ModTime: fi.ModTime()}, nil
+}
+
+// ReadBytes returns the stored bytes of the file at the resolved absolute path abs, with
+// the same limits as ReadText. It does not consult the overlay: it is for binary files.
+func (w *Workspace) ReadBytes(abs string, maxBytes int64) ([]byte, error) {
+	data, _, err := readLimited(abs, maxBytes)
+	return data, err
+}
+
+func readLimited(abs string, maxBytes int64) ([]byte, fs.FileInfo, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.IsDir() {
+		return nil, fi, fmt.Errorf("%s: %w", abs, ErrIsDirectory)
+	}
+	if maxBytes > 0 && fi.Size() > maxBytes {
+		return nil, fi, fmt.Errorf("%s is %d bytes, over the limit of %d: %w", abs, fi.Size(), maxBytes, ErrTooLarge)
+	}
+	var data []byte
+	if fi.Mode().IsRegular() {
+		data = make([]byte, fi.Size())
+		var n int
+		n, err = io.ReadFull(f, data)
+		data = data[:n]
+		if err == io.ErrUnexpectedEOF {
+			err = nil // shrank while reading; the stale check catches a concurrent writer
+		}
+	} else {
+		r := io.Reader(f)
+		if maxBytes > 0 {
+			r = io.LimitReader(f, maxBytes+1)
+		}
+		data, err = io.ReadAll(r)
+		if maxBytes > 0 && int64(len(data)) > maxBytes {
+			return nil, fi, fmt.Errorf("%s: over the limit of %d bytes: %w", abs, maxBytes, ErrTooLarge)
+		}
+	}
+	if err != nil {
+		return nil, fi, fmt.Errorf("reading %s: %w", abs, err)
+	}
+	return data, fi, nil
+}
