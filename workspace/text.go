@@ -68,6 +68,10 @@ func IsBinary(data []byte) bool {
 
 // Decode turns stored bytes into text with LF line endings and reports the format to
 // write it back in. Content that is binary, or not valid UTF-8 or UTF-16, is ErrBinary.
+//
+// A file whose lines end in a mix of CRLF and LF is normalised to the ending most of its
+// lines use (LF on a tie), as editors do when they load such a file: writing it back then
+// gives every line that ending.
 func Decode(data []byte) (string, Format, error) {
 	var f Format
 	var text string
@@ -87,7 +91,14 @@ func Decode(data []byte) (string, Format, error) {
 		for i := range u {
 			u[i] = order.Uint16(body[2*i:])
 		}
+		if !validUTF16(u) {
+			return "", f, ErrBinary
+		}
 		text = string(utf16.Decode(u))
+		if strings.IndexByte(text, 0) >= 0 {
+			// Also what a UTF-32LE BOM (FF FE 00 00) looks like.
+			return "", f, ErrBinary
+		}
 	default:
 		f.Encoding = UTF8
 		if bytes.HasPrefix(data, bomUTF8) {
@@ -99,14 +110,29 @@ func Decode(data []byte) (string, Format, error) {
 		}
 		text = string(data)
 	}
-	if i := strings.IndexByte(text, '\n'); i > 0 && text[i-1] == '\r' {
-		f.CRLF = true
-	}
-	if f.CRLF || strings.Contains(text, "\r\n") {
+	if crlf := strings.Count(text, "\r\n"); crlf > 0 {
+		f.CRLF = 2*crlf > strings.Count(text, "\n")
 		text = strings.ReplaceAll(text, "\r\n", "\n")
 	}
 	f.FinalNewline = strings.HasSuffix(text, "\n")
 	return text, f, nil
+}
+
+// validUTF16 reports whether every surrogate in u is half of a pair. utf16.Decode would
+// turn a lone one into U+FFFD, and writing the text back would lose it.
+func validUTF16(u []uint16) bool {
+	for i := 0; i < len(u); i++ {
+		switch c := u[i]; {
+		case c >= 0xD800 && c < 0xDC00:
+			if i+1 == len(u) || u[i+1] < 0xDC00 || u[i+1] > 0xDFFF {
+				return false
+			}
+			i++
+		case c >= 0xDC00 && c <= 0xDFFF:
+			return false
+		}
+	}
+	return true
 }
 
 // Encode turns text with LF line endings into bytes in format f. The final newline is
@@ -123,7 +149,8 @@ func (f Format) Encode(text string, keepFinalNewline bool) []byte {
 		}
 	}
 	if f.CRLF {
-		text = strings.ReplaceAll(text, "\n", "\r\n")
+		// A CRLF already in the text must not become CR CR LF.
+		text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n")
 	}
 	switch f.Encoding {
 	case UTF16LE, UTF16BE:

@@ -8,8 +8,10 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -83,9 +85,11 @@ func (e *OutsideError) Error() string {
 // Resolve returns the absolute, cleaned form of path, which may be relative to the first
 // root. After resolving ".." and every symlink along it, the path must lie inside a root,
 // else the error is an *OutsideError. The path itself need not exist (a file about to be
-// created); its deepest existing ancestor is what symlinks are resolved through. The
-// returned path keeps the caller's spelling below a root (a symlink inside the workspace
-// that points inside the workspace is returned as the link's path).
+// created); its deepest existing ancestor is what symlinks are resolved through, and a
+// dangling symlink is judged by where it points. A path spelled below a root keeps the
+// caller's spelling (a symlink inside the workspace that points inside the workspace is
+// returned as the link's path); one spelled elsewhere that really lands inside a root is
+// returned as its real path, so that it is named below that root.
 func (w *Workspace) Resolve(path string) (string, error) {
 	roots := w.Roots()
 	if path == "" {
@@ -103,12 +107,13 @@ func (w *Workspace) Resolve(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, r := range roots {
-		if within(r, real) {
-			return p, nil
-		}
+	if !slices.ContainsFunc(roots, func(r string) bool { return within(r, real) }) {
+		return "", &OutsideError{Path: path, Roots: roots}
 	}
-	return "", &OutsideError{Path: path, Roots: roots}
+	if slices.ContainsFunc(roots, func(r string) bool { return within(r, p) }) {
+		return p, nil
+	}
+	return real, nil
 }
 
 // Contains reports whether the absolute path abs, after resolving symlinks, lies inside a
@@ -118,26 +123,35 @@ func (w *Workspace) Contains(abs string) bool {
 	if err != nil {
 		return false
 	}
-	for _, r := range w.Roots() {
-		if within(r, real) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(w.Roots(), func(r string) bool { return within(r, real) })
 }
 
 // Rel returns abs relative to the root that holds it, for display; abs itself if no
 // root does.
 func (w *Workspace) Rel(abs string) string {
-	for _, r := range w.Roots() {
-		if within(r, abs) {
-			rel, err := filepath.Rel(r, abs)
-			if err == nil {
-				return filepath.ToSlash(rel)
-			}
+	abs = filepath.Clean(abs)
+	roots := w.Roots()
+	if rel, ok := relTo(roots, abs); ok {
+		return rel
+	}
+	// Spelled through a symlink to a root (such as /tmp on macOS)?
+	if real, err := realPath(abs); err == nil {
+		if rel, ok := relTo(roots, real); ok {
+			return rel
 		}
 	}
 	return abs
+}
+
+func relTo(roots []string, abs string) (string, bool) {
+	for _, r := range roots {
+		if within(r, abs) {
+			if rel, err := filepath.Rel(r, abs); err == nil {
+				return filepath.ToSlash(rel), true
+			}
+		}
+	}
+	return "", false
 }
 
 // within reports whether p is root or below it. Both are clean absolute paths.
@@ -151,55 +165,56 @@ func within(root, p string) bool {
 	return strings.HasPrefix(p, root)
 }
 
-// realPath resolves the symlinks of the deepest existing ancestor of the clean absolute
-// path p and appends the rest, so that a path about to be created is judged by where it
-// would really land.
-func realPath(p string) (string, error) { return realPathN(p, 0) }
+// maxLinks bounds the symlinks followed while resolving one path, as the kernel's
+// ELOOP limit does.
+const maxLinks = 40
 
-func realPathN(p string, depth int) (string, error) {
-	if depth > 40 {
-		return "", fmt.Errorf("resolving %s: too many levels of symbolic links", p)
-	}
-	rest := ""
+// realPath resolves every symlink along the clean absolute path p. Only a prefix of p
+// need exist: the rest is appended to the resolved deepest existing ancestor, and a
+// dangling symlink is followed to where it points, so that a path about to be created is
+// judged by where it would really land.
+func realPath(p string) (string, error) {
+	rest := "" // the components below cur, which do not exist
 	cur := p
-	for {
+	for links := 0; ; {
 		real, err := filepath.EvalSymlinks(cur)
 		if err == nil {
 			return filepath.Join(real, rest), nil
 		}
-		if !errors.Is(err, os.ErrNotExist) {
-			// A dangling symlink or a loop: judge where the link points.
-			if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
-				target, rerr := os.Readlink(cur)
-				if rerr != nil {
-					return "", fmt.Errorf("resolving %s: %w", p, rerr)
-				}
-				if !filepath.IsAbs(target) {
-					target = filepath.Join(filepath.Dir(cur), target)
-				}
-				if filepath.Clean(target) == cur {
-					return "", fmt.Errorf("resolving %s: symlink loop", p)
-				}
-				return realPathN(filepath.Join(filepath.Clean(target), rest), depth+1)
+		fi, lerr := os.Lstat(cur)
+		switch {
+		case lerr == nil && fi.Mode()&fs.ModeSymlink != 0:
+			// A dangling symlink (or a loop): judge by where it points. Creating a file
+			// through it would create the target.
+			if links++; links > maxLinks {
+				return "", fmt.Errorf("resolving %s: too many levels of symbolic links", p)
 			}
-			return "", fmt.Errorf("resolving %s: %w", p, err)
-		}
-		// A missing component may itself be a dangling symlink.
-		if fi, lerr := os.Lstat(cur); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
-			target, rerr := os.Readlink(cur)
-			if rerr != nil {
-				return "", fmt.Errorf("resolving %s: %w", p, rerr)
+			target, err := os.Readlink(cur)
+			if err != nil {
+				return "", fmt.Errorf("resolving %s: %w", p, err)
 			}
 			if !filepath.IsAbs(target) {
-				target = filepath.Join(filepath.Dir(cur), target)
+				// Relative to the link's real directory, not its spelling: ".." in the
+				// target must climb out of where the link really is.
+				dir, err := filepath.EvalSymlinks(filepath.Dir(cur))
+				if err != nil {
+					return "", fmt.Errorf("resolving %s: %w", p, err)
+				}
+				target = filepath.Join(dir, target)
 			}
-			return realPathN(filepath.Join(filepath.Clean(target), rest), depth+1)
+			cur = filepath.Clean(target)
+		case lerr == nil:
+			return "", fmt.Errorf("resolving %s: %w", p, err)
+		case errors.Is(lerr, fs.ErrNotExist):
+			parent := filepath.Dir(cur)
+			if parent == cur {
+				return filepath.Join(cur, rest), nil
+			}
+			rest = filepath.Join(filepath.Base(cur), rest)
+			cur = parent
+		default:
+			// Not a directory, permission denied, …: the path cannot be judged.
+			return "", fmt.Errorf("resolving %s: %w", p, lerr)
 		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return filepath.Join(cur, rest), nil
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
 	}
 }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+	"golang.org/x/term"
+)
+
+// parseArgs parses flags that may stand before, between or after the positional
+// arguments, and returns the positional ones.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func newLogger(stderr io.Writer) *slog.Logger {
+	level := slog.LevelWarn
+	if v := os.Getenv("AGENTLS_LOG_LEVEL"); v != "" {
+		_ = level.UnmarshalText([]byte(v)) // an unknown level keeps the default
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func cmdTools(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentls tools", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print ToolInfo objects as JSON")
+	root := fs.String("root", "", "workspace root (default: the current directory)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitBadUsage
+	}
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "agentls tools: unexpected argument %q\n", pos[0])
+		return exitBadUsage
+	}
+	e, err := newEnv(*root, "", newLogger(stderr))
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	defer e.close()
+	infos := e.registry.List()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(infos); err != nil {
+			fmt.Fprintf(stderr, "agentls: %v\n", err)
+			return exitFailure
+		}
+		return exitOK
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tDESCRIPTION")
+	for _, in := range infos {
+		desc, _, _ := strings.Cut(in.Description, "\n")
+		if len(desc) > 80 {
+			desc = desc[:77] + "..."
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.Name, in.Kind, in.Source, desc)
+	}
+	tw.Flush()
+	return exitOK
+}
+
+func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentls run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print the ToolResult as JSON")
+	root := fs.String("root", "", "workspace root (default: the current directory)")
+	mode := fs.String("approval-mode", "", "default, auto_edit, yolo or plan (default: from settings, else default)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitBadUsage
+	}
+	if len(pos) < 1 || len(pos) > 2 {
+		fmt.Fprintf(stderr, "agentls run: want a tool name and its JSON arguments\n\n%s", usage)
+		return exitBadUsage
+	}
+	raw := json.RawMessage("{}")
+	if len(pos) == 2 {
+		raw = json.RawMessage(pos[1])
+		if !json.Valid(raw) {
+			fmt.Fprintf(stderr, "agentls run: the arguments are not valid JSON: %s\n", pos[1])
+			return exitBadUsage
+		}
+	}
+	logger := newLogger(stderr)
+	e, err := newEnv(*root, *mode, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		if strings.Contains(err.Error(), "approval mode") {
+			return exitBadUsage
+		}
+		return exitFailure
+	}
+	defer e.close()
+
+	in, isTTY := stdin.(*os.File)
+	isTTY = isTTY && term.IsTerminal(int(in.Fd()))
+	var asker confirm.Asker
+	if isTTY {
+		asker = &terminalAsker{in: in, out: stderr}
+	} else {
+		asker = noTerminal{}
+	}
+	var observe tools.Observer
+	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		// Live output shows on the terminal while the call runs; stdout stays the result.
+		observe = func(ev tools.Event) {
+			if ev.Output != "" {
+				io.WriteString(stderr, ev.Output)
+			}
+		}
+	}
+	sched := tools.NewScheduler(tools.Options{
+		Registry: e.registry,
+		Policy:   e.policy,
+		Asker:    asker,
+		Observe:  observe,
+		Logger:   logger,
+	})
+	res := sched.RunOne(ctx, tools.Request{CallID: "cli-1", Name: pos[0], Args: raw})
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			fmt.Fprintf(stderr, "agentls: %v\n", err)
+			return exitFailure
+		}
+	} else {
+		if res.Output != "" {
+			io.WriteString(stdout, res.Output)
+			if !strings.HasSuffix(res.Output, "\n") {
+				io.WriteString(stdout, "\n")
+			}
+		}
+		if res.Error != nil {
+			fmt.Fprintf(stderr, "agentls: %s: %s\n", res.Error.Type, res.Error.Message)
+		}
+	}
+	if res.Status != tools.StatusSuccess {
+		if res.Error != nil && res.Error.Type == tools.ErrNotRegistered {
+			return exitBadUsage
+		}
+		return exitFailure
+	}
+	return exitOK
+}

@@ -1,0 +1,87 @@
+// Command agentls is the tool system of an AI coding agent. Editors launch it as a
+// language server; from a terminal it lists and runs its tools.
+//
+// Usage:
+//
+//	agentls tools [--json] [--root DIR]
+//	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
+//	agentls version
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+)
+
+// Exit codes of the command line.
+const (
+	exitOK       = 0
+	exitFailure  = 1 // a tool error or a refusal
+	exitBadUsage = 2
+)
+
+const usage = `usage:
+  agentls tools [--json] [--root DIR]
+      list the tools (with --json, as the editor protocol's ToolInfo objects)
+  agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
+      run one tool call through the scheduler, asking on the terminal where consent
+      is needed; prints the output for the model (with --json, the ToolResult)
+  agentls version
+      print the version
+
+MODE is default, auto_edit, yolo or plan. DIR is the workspace root (default: the
+current directory). Settings are read from $XDG_CONFIG_HOME/agentls/settings.json and
+the workspace's .agentls/settings.json and .gemini/settings.json.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole command line, with its streams passed in.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitBadUsage
+	}
+	switch args[0] {
+	case "tools":
+		return cmdTools(ctx, args[1:], stdout, stderr)
+	case "run":
+		return cmdRun(ctx, args[1:], stdin, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "agentls %s\n", version())
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "agentls: unknown command %q\n\n%s", args[0], usage)
+	return exitBadUsage
+}
+
+// version reports the module version the binary was built from, or the VCS revision
+// for a development build.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "devel-" + s.Value[:12]
+		}
+	}
+	return "devel"
+}

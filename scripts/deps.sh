@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what the tests need on a fresh Debian machine: ripgrep for grep_search's rg
+# engine (the pure-Go engine is tested either way). Needs root for apt-get, as on CI; on
+# a machine that already has everything it does nothing.
+set -euo pipefail
+missing=()
+command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
+command -v bash >/dev/null 2>&1 || missing+=(bash)
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "deps.sh: please install: ${missing[*]} (needs root)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v go >/dev/null 2>&1 || { echo "deps.sh: Go 1.26 is needed (https://go.dev/dl)" >&2; exit 1; }

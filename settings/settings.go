@@ -1,0 +1,202 @@
+// Package settings loads agentls's settings: the user's file in the configuration
+// directory and the workspace's files, merged. Key names follow Gemini CLI's settings so
+// that a project configured for it works unchanged.
+//
+// Workspace settings come from the repository being worked on, which may be hostile: a
+// workspace file may tighten consent (exclude tools, add deny or ask rules) but never
+// loosen it. Its approval mode and its allow rules are ignored and reported in Ignored.
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/confirm"
+)
+
+// Settings are the merged settings agentls runs with.
+type Settings struct {
+	// CoreTools, when not empty, enables only the tools it names; an entry may restrict
+	// the shell tool to command prefixes, as in "run_shell_command(git status)".
+	CoreTools []string `json:"coreTools,omitempty"`
+	// ExcludeTools disables the tools it names (or, parameterised, shell command prefixes).
+	ExcludeTools []string `json:"excludeTools,omitempty"`
+	// ApprovalMode is the starting approval mode: default, auto_edit, yolo or plan.
+	ApprovalMode string `json:"approvalMode,omitempty"`
+	// Policy holds the rules applied before anyone is asked.
+	Policy PolicySettings `json:"policy,omitzero"`
+	// Tools holds per-tool settings.
+	Tools ToolSettings `json:"tools,omitzero"`
+}
+
+// PolicySettings are the policy rules.
+type PolicySettings struct {
+	Rules []confirm.Rule `json:"rules,omitempty"`
+}
+
+// ToolSettings are per-tool settings. Core and Exclude are Gemini CLI's newer spelling of
+// CoreTools and ExcludeTools; both are honoured.
+type ToolSettings struct {
+	Core    []string `json:"core,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+	// Ripgrep, when false, makes grep_search use its pure-Go engine even if rg is present.
+	Ripgrep *bool `json:"useRipgrep,omitempty"`
+	// Shell configures run_shell_command.
+	Shell ShellSettings `json:"shell,omitzero"`
+}
+
+// ShellSettings configure run_shell_command.
+type ShellSettings struct {
+	// InactivityTimeout stops a command that prints nothing for this long, as a Go
+	// duration ("5m", "90s"). Empty means five minutes.
+	InactivityTimeout string `json:"inactivityTimeout,omitempty"`
+}
+
+// ShellTimeout returns the parsed inactivity timeout, or 0 for the default.
+func (s Settings) ShellTimeout() (time.Duration, error) {
+	if s.Tools.Shell.InactivityTimeout == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s.Tools.Shell.InactivityTimeout)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("tools.shell.inactivityTimeout %q: want a positive duration such as \"5m\"", s.Tools.Shell.InactivityTimeout)
+	}
+	return d, nil
+}
+
+// Core returns the enabled-tools list from either spelling.
+func (s Settings) Core() []string {
+	return append(append([]string(nil), s.CoreTools...), s.Tools.Core...)
+}
+
+// Exclude returns the disabled-tools list from either spelling.
+func (s Settings) Exclude() []string {
+	return append(append([]string(nil), s.ExcludeTools...), s.Tools.Exclude...)
+}
+
+// ConfigDir returns agentls's user configuration directory ($XDG_CONFIG_HOME/agentls,
+// else ~/.config/agentls).
+func ConfigDir() (string, error) {
+	d, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the configuration directory: %w", err)
+	}
+	return filepath.Join(d, "agentls"), nil
+}
+
+// WorkspaceFiles are the settings files read from a workspace root, in order; later
+// files override earlier ones.
+var WorkspaceFiles = []string{".gemini/settings.json", ".agentls/settings.json"}
+
+// Loaded is the result of Load: the merged settings, the files they came from, and what
+// of the workspace's settings was ignored and why.
+type Loaded struct {
+	Settings Settings
+	Files    []string
+	Ignored  []string
+}
+
+// Load reads the user's settings file in configDir (if any) and the workspace settings
+// files under root (if any) and merges them. A file that exists but cannot be parsed is
+// an error naming it.
+func Load(configDir, root string) (*Loaded, error) {
+	l := &Loaded{}
+	user, ok, err := readFile(filepath.Join(configDir, "settings.json"))
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		l.Files = append(l.Files, filepath.Join(configDir, "settings.json"))
+		l.Settings = user
+	}
+	if root == "" {
+		return l, nil
+	}
+	for _, name := range WorkspaceFiles {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		ws, ok, err := readFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		l.Files = append(l.Files, p)
+		l.mergeWorkspace(p, ws)
+	}
+	return l, nil
+}
+
+// mergeWorkspace applies the parts of a workspace file that can only tighten consent.
+func (l *Loaded) mergeWorkspace(file string, ws Settings) {
+	s := &l.Settings
+	if ws.ApprovalMode != "" {
+		l.Ignored = append(l.Ignored, fmt.Sprintf("%s: approvalMode %q (only the user's settings may set the approval mode)", file, ws.ApprovalMode))
+	}
+	if core := ws.Core(); len(core) > 0 {
+		// An enable list narrows what runs: with a user list too, only tools on both stay.
+		if user := s.Core(); len(user) > 0 {
+			names := map[string]bool{}
+			for _, e := range core {
+				names[toolName(e)] = true
+			}
+			core = nil
+			for _, e := range user {
+				if names[toolName(e)] {
+					core = append(core, e)
+				}
+			}
+			if len(core) == 0 {
+				core = []string{"(none)"}
+			}
+		}
+		s.CoreTools, s.Tools.Core = core, nil
+	}
+	s.ExcludeTools = append(s.ExcludeTools, ws.Exclude()...)
+	for _, r := range ws.Policy.Rules {
+		if r.Decision == confirm.Allow {
+			l.Ignored = append(l.Ignored, fmt.Sprintf("%s: allow rule for %q (workspace settings may only add deny and ask rules)", file, r.ToolName))
+			continue
+		}
+		s.Policy.Rules = append(s.Policy.Rules, r)
+	}
+	if ws.Tools.Ripgrep != nil {
+		s.Tools.Ripgrep = ws.Tools.Ripgrep
+	}
+	if ws.Tools.Shell.InactivityTimeout != "" {
+		s.Tools.Shell.InactivityTimeout = ws.Tools.Shell.InactivityTimeout
+	}
+}
+
+// toolName returns the tool name of a coreTools entry, without its "(prefix)" part.
+func toolName(entry string) string {
+	if i := strings.IndexByte(entry, '('); i >= 0 {
+		return strings.TrimSpace(entry[:i])
+	}
+	return strings.TrimSpace(entry)
+}
+
+func readFile(path string) (Settings, bool, error) {
+	var s Settings
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, fmt.Errorf("reading settings: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return s, true, nil
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, false, fmt.Errorf("settings file %s: %w", path, err)
+	}
+	return s, true, nil
+}

@@ -1,0 +1,57 @@
+// Package builtin assembles agentls's built-in tools — files, search, shell, memory and
+// todos — over one workspace, so that every front end registers the same set.
+package builtin
+
+import (
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/files"
+	"github.com/agentls/agentls/tools/memory"
+	"github.com/agentls/agentls/tools/search"
+	"github.com/agentls/agentls/tools/shell"
+	"github.com/agentls/agentls/tools/todos"
+	"github.com/agentls/agentls/workspace"
+)
+
+// Options configure the built-in tools.
+type Options struct {
+	Workspace *workspace.Workspace
+	// ConfigDir is the user's agentls configuration directory, where save_memory keeps
+	// AGENTS.md.
+	ConfigDir string
+	Search    search.Options
+	Shell     shell.Options
+	// OnTodos is called with the new list whenever write_todos changes it.
+	OnTodos func([]todos.Item)
+}
+
+// Set is the built-in tools of one session, with the state some of them keep.
+type Set struct {
+	// Shell owns the background jobs of run_shell_command.
+	Shell *shell.Shell
+	// Todos is the session's todo list, written by write_todos.
+	Todos *todos.List
+	tools []tools.Tool
+}
+
+// New builds the built-in tools.
+func New(o Options) *Set {
+	s := &Set{
+		Shell: shell.New(o.Workspace, o.Shell),
+		Todos: todos.NewList(o.OnTodos),
+	}
+	s.tools = append(s.tools, files.Tools(o.Workspace)...)
+	s.tools = append(s.tools, search.Tools(o.Workspace, o.Search)...)
+	s.tools = append(s.tools, s.Shell.Tools()...)
+	s.tools = append(s.tools, memory.New(o.ConfigDir), s.Todos.Tool())
+	return s
+}
+
+// Register adds every built-in tool to r.
+func (s *Set) Register(r *tools.Registry) {
+	for _, t := range s.tools {
+		r.Register(t)
+	}
+}
+
+// Close stops what the tools still run in the background.
+func (s *Set) Close() error { return s.Shell.Close() }

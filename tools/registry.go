@@ -1,0 +1,419 @@
+package tools
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentls/agentls/confirm"
+)
+
+// Filter is the tool selection of the settings: coreTools and excludeTools.
+//
+// A tool is enabled when Core is empty or names it, and Exclude does not name it
+// outright. An entry may carry command prefixes in parentheses:
+//
+//   - In Core, "run_shell_command(git status)" enables run_shell_command but restricts it
+//     to command lines each of whose simple commands starts with one of the prefixes given
+//     by such entries, at a word boundary. A plain "run_shell_command" entry lifts the
+//     restriction.
+//   - In Exclude, "run_shell_command(rm)" leaves the tool enabled but forbids every
+//     command line one of whose simple commands starts with that prefix.
+//
+// A tool restricted either way refuses command substitution outright, since what a
+// substitution runs cannot be checked before it runs.
+type Filter struct {
+	Core    []string
+	Exclude []string
+}
+
+// commandRule is what a Filter says of one tool.
+type commandRule struct {
+	inCore       bool     // Core names the tool, plainly or with prefixes
+	unrestricted bool     // Core names the tool without prefixes
+	allow        []string // prefixes from parameterised Core entries
+	excluded     bool     // Exclude names the tool without prefixes
+	deny         []string // prefixes from parameterised Exclude entries
+}
+
+// restricted reports whether command lines of the tool must be checked.
+func (r *commandRule) restricted() bool {
+	return r != nil && ((r.inCore && !r.unrestricted && len(r.allow) > 0) || len(r.deny) > 0)
+}
+
+// parseFilterEntry splits "name(arg)" into name and arg; a plain "name" has no arg.
+func parseFilterEntry(entry string) (name, arg string, hasArg bool) {
+	entry = strings.TrimSpace(entry)
+	open := strings.IndexByte(entry, '(')
+	if open < 0 || !strings.HasSuffix(entry, ")") {
+		return entry, "", false
+	}
+	return strings.TrimSpace(entry[:open]), strings.TrimSpace(entry[open+1 : len(entry)-1]), true
+}
+
+func compileFilter(f Filter) (map[string]*commandRule, bool) {
+	rules := map[string]*commandRule{}
+	rule := func(name string) *commandRule {
+		r := rules[name]
+		if r == nil {
+			r = &commandRule{}
+			rules[name] = r
+		}
+		return r
+	}
+	for _, e := range f.Core {
+		name, arg, hasArg := parseFilterEntry(e)
+		if name == "" {
+			continue
+		}
+		r := rule(name)
+		r.inCore = true
+		if !hasArg || arg == "" {
+			r.unrestricted = true
+		} else {
+			r.allow = append(r.allow, normalizeCommand(arg))
+		}
+	}
+	for _, e := range f.Exclude {
+		name, arg, hasArg := parseFilterEntry(e)
+		if name == "" {
+			continue
+		}
+		r := rule(name)
+		if !hasArg || arg == "" {
+			r.excluded = true
+		} else {
+			r.deny = append(r.deny, normalizeCommand(arg))
+		}
+	}
+	coreAll := true
+	for _, e := range f.Core {
+		if name, _, _ := parseFilterEntry(e); name != "" {
+			coreAll = false
+			break
+		}
+	}
+	return rules, coreAll
+}
+
+// normalizeCommand collapses runs of white space so that prefixes match however the
+// command line was spaced.
+func normalizeCommand(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// hasCommandPrefix reports whether command starts with prefix at a word boundary:
+// "git status" matches "git status --short" but not "git statusx".
+func hasCommandPrefix(command, prefix string) bool {
+	return command == prefix || strings.HasPrefix(command, prefix+" ")
+}
+
+type registered struct {
+	tool Tool
+	info Info
+}
+
+// Registry holds the tools a session can call: built-in ones, those found by the
+// discovery command and those of MCP servers. Settings' coreTools and excludeTools
+// decide which of them are enabled; only enabled tools are visible. It is safe for
+// concurrent use.
+type Registry struct {
+	logger  *slog.Logger
+	rules   map[string]*commandRule
+	coreAll bool
+
+	mu    sync.RWMutex
+	tools map[string]registered
+	// aliases maps the declared (sanitised) names that differ from the real ones back to
+	// the real names; nil when it must be recomputed.
+	aliases map[string]string
+}
+
+// NewRegistry returns an empty registry that enables tools according to filter. A nil
+// logger discards.
+func NewRegistry(logger *slog.Logger, filter Filter) *Registry {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	rules, coreAll := compileFilter(filter)
+	return &Registry{logger: logger, rules: rules, coreAll: coreAll, tools: map[string]registered{}}
+}
+
+// Register adds t under Info().Name. A tool of the same name is replaced, with a
+// warning in the log, as when an MCP server offers a tool a built-in already has.
+func (r *Registry) Register(t Tool) {
+	info := t.Info()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.tools[info.Name]; ok {
+		r.logger.Warn("tool registered twice; the later registration replaces the earlier",
+			"tool", info.Name, "oldSource", old.info.Source, "oldServer", old.info.Server,
+			"newSource", info.Source, "newServer", info.Server)
+	}
+	r.tools[info.Name] = registered{tool: t, info: info}
+	r.aliases = nil
+}
+
+// Unregister removes the tool called name, if any.
+func (r *Registry) Unregister(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.tools, name)
+	r.aliases = nil
+}
+
+// RemoveSource removes every tool of src, or, when server is not empty, only the tools
+// of that MCP server; it is how a rediscovery or a server restart starts afresh.
+func (r *Registry) RemoveSource(src Source, server string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, t := range r.tools {
+		if t.info.Source == src && (server == "" || t.info.Server == server) {
+			delete(r.tools, name)
+		}
+	}
+	r.aliases = nil
+}
+
+// enabled reports whether the filter lets the tool called name be used.
+func (r *Registry) enabled(name string) bool {
+	rule := r.rules[name]
+	if !r.coreAll && (rule == nil || !rule.inCore) {
+		return false
+	}
+	return rule == nil || !rule.excluded
+}
+
+// Get returns the enabled tool called name. It also accepts the name under which
+// Declarations declared the tool to the model, when sanitising changed it.
+func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	t, ok := r.tools[name]
+	aliases := r.aliases
+	r.mu.RUnlock()
+	if ok && r.enabled(name) {
+		return t.tool, true
+	}
+	if aliases == nil {
+		r.mu.Lock()
+		if r.aliases == nil {
+			r.aliases = r.computeAliases()
+		}
+		aliases = r.aliases
+		r.mu.Unlock()
+	}
+	realName, ok := aliases[name]
+	if !ok {
+		return nil, false
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if t, ok := r.tools[realName]; ok && r.enabled(realName) {
+		return t.tool, true
+	}
+	return nil, false
+}
+
+// computeAliases needs r.mu held.
+func (r *Registry) computeAliases() map[string]string {
+	infos := r.listLocked()
+	names := declaredNames(infos)
+	aliases := map[string]string{}
+	for i, info := range infos {
+		if names[i] != info.Name {
+			aliases[names[i]] = info.Name
+		}
+	}
+	return aliases
+}
+
+func sourceRank(s Source) int {
+	switch s {
+	case SourceBuiltin:
+		return 0
+	case SourceDiscovered:
+		return 1
+	case SourceMCP:
+		return 2
+	}
+	return 3
+}
+
+// List returns the enabled tools: built-in first, then discovered, then MCP, each group
+// by name.
+func (r *Registry) List() []Info {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.listLocked()
+}
+
+func (r *Registry) listLocked() []Info {
+	infos := make([]Info, 0, len(r.tools))
+	for name, t := range r.tools {
+		if r.enabled(name) {
+			infos = append(infos, t.info)
+		}
+	}
+	slices.SortFunc(infos, func(a, b Info) int {
+		return cmp.Or(cmp.Compare(sourceRank(a.Source), sourceRank(b.Source)),
+			cmp.Compare(a.Source, b.Source), cmp.Compare(a.Name, b.Name))
+	})
+	return infos
+}
+
+// Declaration is a tool as the model is told of it: a name Gemini accepts and a
+// parameter schema stripped of what Gemini rejects.
+type Declaration struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parametersJsonSchema"`
+}
+
+// Declarations returns the enabled tools, in List order, as the model is told of them.
+// Names go through SanitizeName; when two tools end up with the same name, the one whose
+// real name needed no change keeps it, and otherwise the later in list order gets a
+// numeric suffix. Get accepts these names. A tool whose schema cannot be read is left out,
+// with an error in the log.
+func (r *Registry) Declarations() []Declaration {
+	infos := r.List()
+	names := declaredNames(infos)
+	decls := make([]Declaration, 0, len(infos))
+	for i, info := range infos {
+		params, err := SanitizeSchema(info.Parameters)
+		if err != nil {
+			r.logger.Error("tool left out of the declarations: its parameter schema is invalid",
+				"tool", info.Name, "source", info.Source, "server", info.Server, "err", err)
+			continue
+		}
+		decls = append(decls, Declaration{Name: names[i], Description: info.Description, Parameters: params})
+	}
+	return decls
+}
+
+// declaredNames returns the name each tool is declared under: its sanitised name, made
+// unique. Names that are already valid are reserved first, so that a tool never loses
+// its own valid name to another tool's sanitised one.
+func declaredNames(infos []Info) []string {
+	names := make([]string, len(infos))
+	taken := map[string]bool{}
+	for i, info := range infos {
+		if SanitizeName(info.Name) == info.Name && !taken[info.Name] {
+			names[i] = info.Name
+			taken[info.Name] = true
+		}
+	}
+	for i, info := range infos {
+		if names[i] != "" {
+			continue
+		}
+		base := SanitizeName(info.Name)
+		name := base
+		for n := 2; taken[name]; n++ {
+			suffix := fmt.Sprintf("_%d", n)
+			name = base[:min(len(base), maxNameLen-len(suffix))] + suffix
+		}
+		names[i] = name
+		taken[name] = true
+	}
+	return names
+}
+
+// CheckCommand enforces the command restriction the filter sets on the tool called name
+// (see Filter). It returns nil when the command line may run, else an *Error of type
+// policy_violation naming the offending command.
+func (r *Registry) CheckCommand(name, command string) error {
+	rule := r.rules[name]
+	if !rule.restricted() {
+		return nil
+	}
+	a, err := confirm.Analyze(command, "", nil)
+	if err != nil {
+		return &Error{Type: ErrPolicyViolation, Err: err,
+			Message: fmt.Sprintf("%s is restricted by the coreTools/excludeTools settings, and the command %q cannot be checked against them: %v", name, command, err)}
+	}
+	if a.Substitution {
+		return Errorf(ErrPolicyViolation, "%s is restricted by the coreTools/excludeTools settings, which forbid command substitution ($(…), `…`, <(…)) in %q", name, command)
+	}
+	for _, c := range a.Commands {
+		c = normalizeCommand(c)
+		for _, p := range rule.deny {
+			if hasCommandPrefix(c, p) {
+				return Errorf(ErrPolicyViolation, "command %q is blocked by the excludeTools entry %s(%s)", c, name, p)
+			}
+		}
+		if rule.inCore && !rule.unrestricted && len(rule.allow) > 0 &&
+			!slices.ContainsFunc(rule.allow, func(p string) bool { return hasCommandPrefix(c, p) }) {
+			return Errorf(ErrPolicyViolation, "command %q is not allowed: the coreTools setting allows %s only for commands starting with %s",
+				c, name, quoteList(rule.allow))
+		}
+	}
+	return nil
+}
+
+func quoteList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Suggest returns up to three enabled tool names closest to name, for a "did you mean"
+// hint after a call of an unknown tool: names that contain it or that it contains come
+// first, then by edit distance. Names too far from name to be a plausible typo are left
+// out.
+func (r *Registry) Suggest(name string) []string {
+	lname := strings.ToLower(name)
+	type candidate struct {
+		name   string
+		prefix bool
+		dist   int
+	}
+	var cands []candidate
+	for _, info := range r.List() {
+		ln := strings.ToLower(info.Name)
+		c := candidate{name: info.Name, dist: editDistance(lname, ln)}
+		c.prefix = lname != "" && (strings.HasPrefix(ln, lname) || strings.HasPrefix(lname, ln) ||
+			strings.Contains(ln, lname))
+		if c.prefix || c.dist <= max(len([]rune(lname)), len([]rune(ln)))/2 {
+			cands = append(cands, c)
+		}
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		if a.prefix != b.prefix {
+			if a.prefix {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.dist, b.dist), cmp.Compare(a.name, b.name))
+	})
+	out := make([]string, 0, 3)
+	for _, c := range cands[:min(3, len(cands))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in runes.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
