@@ -31,6 +31,10 @@ const (
 type Verdict struct {
 	Decision Decision
 	Reason   string
+	// Details is what to ask the person when Decision is Ask: the call's own Details
+	// (for a shell command, with RootCommands filled in), or, when the call has none
+	// but an ask rule matched, an info confirmation naming the tool. Nil otherwise.
+	Details *Details
 }
 
 // Rule is a policy rule from settings. A rule matches a call when its tool name glob
