@@ -24,7 +24,9 @@ import (
 //     command line one of whose simple commands starts with that prefix.
 //
 // A tool restricted either way refuses command substitution outright, since what a
-// substitution runs cannot be checked before it runs.
+// substitution runs cannot be checked before it runs. Wrappers such as timeout, env or
+// bash -c are looked through (see confirm.Analyze), so the command they run is what is
+// checked; an allowlist also refuses sudo, doas and su.
 type Filter struct {
 	Core    []string
 	Exclude []string
@@ -335,6 +337,16 @@ func (r *Registry) CheckCommand(name, command string) error {
 	if a.Substitution {
 		return Errorf(ErrPolicyViolation, "%s is restricted by the coreTools/excludeTools settings, which forbid command substitution ($(…), `…`, <(…)) in %q", name, command)
 	}
+	allowList := rule.inCore && !rule.unrestricted && len(rule.allow) > 0
+	if allowList {
+		// Analyze unwraps sudo and its kin, so "sudo git status" would pass as "git
+		// status"; an allowlist never grants other users' rights.
+		for _, d := range a.Dangerous {
+			if d == "sudo" || d == "doas" || d == "su" {
+				return Errorf(ErrPolicyViolation, "%s is restricted by the coreTools setting, which does not allow running commands as another user (%s) in %q", name, d, command)
+			}
+		}
+	}
 	for _, c := range a.Commands {
 		c = normalizeCommand(c)
 		for _, p := range rule.deny {
@@ -342,8 +354,7 @@ func (r *Registry) CheckCommand(name, command string) error {
 				return Errorf(ErrPolicyViolation, "command %q is blocked by the excludeTools entry %s(%s)", c, name, p)
 			}
 		}
-		if rule.inCore && !rule.unrestricted && len(rule.allow) > 0 &&
-			!slices.ContainsFunc(rule.allow, func(p string) bool { return hasCommandPrefix(c, p) }) {
+		if allowList && !slices.ContainsFunc(rule.allow, func(p string) bool { return hasCommandPrefix(c, p) }) {
 			return Errorf(ErrPolicyViolation, "command %q is not allowed: the coreTools setting allows %s only for commands starting with %s",
 				c, name, quoteList(rule.allow))
 		}

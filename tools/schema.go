@@ -203,11 +203,10 @@ func normalizeType(m map[string]any) {
 		for i, t := range types {
 			branches[i] = map[string]any{"type": t}
 		}
-		if existing, ok := m["anyOf"]; ok {
+		if _, ok := m["anyOf"]; ok {
 			// Both must hold: keep the schema's own anyOf and add the type choice beside it.
 			allOf, _ := m["allOf"].([]any)
 			m["allOf"] = append(allOf, map[string]any{"anyOf": branches})
-			m["anyOf"] = existing
 		} else {
 			m["anyOf"] = branches
 		}

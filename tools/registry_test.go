@@ -1,0 +1,355 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentls/agentls/confirm"
+)
+
+// stubTool is a tool that only has an identity; the scheduler tests use richer fakes.
+type stubTool struct{ info Info }
+
+func (t stubTool) Info() Info { return t.info }
+
+func (t stubTool) Build(json.RawMessage) (Invocation, error) { return stubInv{}, nil }
+
+type stubInv struct{}
+
+func (stubInv) Describe() string                                       { return "stub" }
+func (stubInv) Locations() []Location                                  { return nil }
+func (stubInv) Confirmation(context.Context) (*confirm.Details, error) { return nil, nil }
+func (stubInv) Execute(context.Context, io.Writer) (*Result, error)    { return &Result{}, nil }
+
+func stub(name string, src Source, server string) stubTool {
+	return stubTool{Info{Name: name, Source: src, Server: server}}
+}
+
+func stubWithSchema(name string, src Source, schema string) stubTool {
+	t := stub(name, src, "")
+	t.info.Parameters = json.RawMessage(schema)
+	return t
+}
+
+func registryWith(filter Filter, tools ...Tool) *Registry {
+	r := NewRegistry(nil, filter)
+	for _, t := range tools {
+		r.Register(t)
+	}
+	return r
+}
+
+func names(infos []Info) []string {
+	out := make([]string, len(infos))
+	for i, info := range infos {
+		out[i] = info.Name
+	}
+	return out
+}
+
+func TestRegistryListOrder(t *testing.T) {
+	r := registryWith(Filter{},
+		stub("srv__b", SourceMCP, "srv"),
+		stub("zeta", SourceBuiltin, ""),
+		stub("disc_a", SourceDiscovered, ""),
+		stub("alpha", SourceBuiltin, ""),
+		stub("srv__a", SourceMCP, "srv"),
+		stub("disc_0", SourceDiscovered, ""),
+	)
+	want := []string{"alpha", "zeta", "disc_0", "disc_a", "srv__a", "srv__b"}
+	if got := names(r.List()); !slices.Equal(got, want) {
+		t.Errorf("List = %v, want %v", got, want)
+	}
+}
+
+func TestRegistryFilter(t *testing.T) {
+	all := []Tool{
+		stub("read_file", SourceBuiltin, ""),
+		stub("write_file", SourceBuiltin, ""),
+		stub("run_shell_command", SourceBuiltin, ""),
+		stub("srv__search", SourceMCP, "srv"),
+	}
+	tests := []struct {
+		name   string
+		filter Filter
+		want   []string
+	}{
+		{"no filter", Filter{}, []string{"read_file", "run_shell_command", "write_file", "srv__search"}},
+		{"core", Filter{Core: []string{"read_file", "srv__search"}}, []string{"read_file", "srv__search"}},
+		{"exclude", Filter{Exclude: []string{"write_file"}}, []string{"read_file", "run_shell_command", "srv__search"}},
+		{"core and exclude", Filter{Core: []string{"read_file", "write_file"}, Exclude: []string{"write_file"}}, []string{"read_file"}},
+		{"parameterised core enables", Filter{Core: []string{"run_shell_command(git status)"}}, []string{"run_shell_command"}},
+		{"parameterised exclude keeps enabled", Filter{Exclude: []string{"run_shell_command(rm)"}}, []string{"read_file", "run_shell_command", "write_file", "srv__search"}},
+		{"spaces around entries", Filter{Core: []string{" read_file ", " run_shell_command ( ls ) "}}, []string{"read_file", "run_shell_command"}},
+		{"blank core entries mean no core list", Filter{Core: []string{"", "  "}}, []string{"read_file", "run_shell_command", "write_file", "srv__search"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := registryWith(tt.filter, all...)
+			if got := names(r.List()); !slices.Equal(got, tt.want) {
+				t.Errorf("List = %v, want %v", got, tt.want)
+			}
+			for _, tool := range all {
+				name := tool.Info().Name
+				_, ok := r.Get(name)
+				if want := slices.Contains(tt.want, name); ok != want {
+					t.Errorf("Get(%q) found = %v, want %v", name, ok, want)
+				}
+			}
+			if got := len(r.Declarations()); got != len(tt.want) {
+				t.Errorf("Declarations has %d tools, want %d", got, len(tt.want))
+			}
+		})
+	}
+}
+
+func TestRegistryCheckCommand(t *testing.T) {
+	const shell = "run_shell_command"
+	tests := []struct {
+		name    string
+		filter  Filter
+		command string
+		wantErr string // substring of the policy_violation message; "" means allowed
+	}{
+		{"no filter", Filter{}, "rm -rf /", ""},
+		{"allowed prefix", Filter{Core: []string{"run_shell_command(git status)"}}, "git status", ""},
+		{"allowed prefix with args", Filter{Core: []string{"run_shell_command(git status)"}}, "git   status --short", ""},
+		{"not at word boundary", Filter{Core: []string{"run_shell_command(git status)"}}, "git statusx", `"git statusx"`},
+		{"other command", Filter{Core: []string{"run_shell_command(git status)"}}, "git push", `"git push"`},
+		{"every simple command checked", Filter{Core: []string{"run_shell_command(git status)"}}, "git status && rm -rf x", `"rm -rf x"`},
+		{"pipeline checked", Filter{Core: []string{"run_shell_command(git status)"}}, "git status | sh", `"sh"`},
+		{"entries accumulate", Filter{Core: []string{"run_shell_command(git status)", "run_shell_command(ls)"}}, "git status; ls -la", ""},
+		{"substitution refused", Filter{Core: []string{"run_shell_command(echo)"}}, "echo $(whoami)", "command substitution"},
+		{"backticks refused", Filter{Core: []string{"run_shell_command(echo)"}}, "echo `whoami`", "command substitution"},
+		{"wrappers looked through", Filter{Core: []string{"run_shell_command(git status)"}}, "timeout 5 git status", ""},
+		{"wrapped command checked", Filter{Core: []string{"run_shell_command(git status)"}}, "bash -c 'git status; rm x'", `"rm x"`},
+		{"sudo refused by allowlist", Filter{Core: []string{"run_shell_command(git status)"}}, "sudo git status", "another user"},
+		{"sudo does not hide excluded prefix", Filter{Exclude: []string{"run_shell_command(rm)"}}, "sudo rm -rf /", `"rm -rf /"`},
+		{"plain entry lifts restriction", Filter{Core: []string{"run_shell_command(git status)", "run_shell_command"}}, "rm -rf x", ""},
+		{"plain entry lifts restriction on substitution", Filter{Core: []string{"run_shell_command", "run_shell_command(ls)"}}, "echo $(whoami)", ""},
+		{"excluded prefix", Filter{Exclude: []string{"run_shell_command(rm)"}}, "rm -rf x", `"rm -rf x"`},
+		{"excluded prefix later in line", Filter{Exclude: []string{"run_shell_command(rm)"}}, "ls; rm x", `"rm x"`},
+		{"excluded prefix not at boundary", Filter{Exclude: []string{"run_shell_command(rm)"}}, "rmdir x", ""},
+		{"excluded prefix other command", Filter{Exclude: []string{"run_shell_command(rm)"}}, "ls -la", ""},
+		{"exclude wins over core", Filter{Core: []string{"run_shell_command(git)"}, Exclude: []string{"run_shell_command(git push)"}}, "git push origin", "excludeTools"},
+		{"unparsable line refused when restricted", Filter{Core: []string{"run_shell_command(ls)"}}, "ls (", "cannot be checked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := registryWith(tt.filter, stub(shell, SourceBuiltin, ""))
+			err := r.CheckCommand(shell, tt.command)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("CheckCommand(%q) = %v, want nil", tt.command, err)
+				}
+				return
+			}
+			var te *Error
+			if !errors.As(err, &te) || te.Type != ErrPolicyViolation {
+				t.Fatalf("CheckCommand(%q) = %v, want a policy_violation", tt.command, err)
+			}
+			if !strings.Contains(te.Message, tt.wantErr) {
+				t.Errorf("message %q does not contain %q", te.Message, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRegistryOverwriteWarns(t *testing.T) {
+	var buf bytes.Buffer
+	r := NewRegistry(slog.New(slog.NewTextHandler(&buf, nil)), Filter{})
+	r.Register(stub("search", SourceBuiltin, ""))
+	if buf.Len() != 0 {
+		t.Fatalf("first registration logged %q", buf.String())
+	}
+	r.Register(stub("search", SourceMCP, "srv"))
+	log := buf.String()
+	for _, want := range []string{"level=WARN", "registered twice", "tool=search", "oldSource=builtin", "newSource=mcp"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log %q lacks %q", log, want)
+		}
+	}
+	got, ok := r.Get("search")
+	if !ok || got.Info().Source != SourceMCP {
+		t.Errorf("Get after overwrite = %+v, %v; want the MCP tool", got, ok)
+	}
+	if n := len(r.List()); n != 1 {
+		t.Errorf("List has %d tools after overwrite, want 1", n)
+	}
+}
+
+func TestRegistryRemove(t *testing.T) {
+	r := registryWith(Filter{},
+		stub("read_file", SourceBuiltin, ""),
+		stub("d1", SourceDiscovered, ""),
+		stub("d2", SourceDiscovered, ""),
+		stub("a__x", SourceMCP, "a"),
+		stub("a__y", SourceMCP, "a"),
+		stub("b__x", SourceMCP, "b"),
+	)
+	r.RemoveSource(SourceMCP, "a")
+	if got, want := names(r.List()), []string{"read_file", "d1", "d2", "b__x"}; !slices.Equal(got, want) {
+		t.Errorf("after removing server a: %v, want %v", got, want)
+	}
+	r.RemoveSource(SourceDiscovered, "")
+	if got, want := names(r.List()), []string{"read_file", "b__x"}; !slices.Equal(got, want) {
+		t.Errorf("after removing discovered: %v, want %v", got, want)
+	}
+	r.Unregister("read_file")
+	r.Unregister("no_such_tool")
+	if got, want := names(r.List()), []string{"b__x"}; !slices.Equal(got, want) {
+		t.Errorf("after Unregister: %v, want %v", got, want)
+	}
+	r.RemoveSource(SourceMCP, "")
+	if got := r.List(); len(got) != 0 {
+		t.Errorf("after removing all MCP tools: %v", names(got))
+	}
+}
+
+func TestRegistrySuggest(t *testing.T) {
+	r := registryWith(Filter{Exclude: []string{"read_many_files"}},
+		stub("read_file", SourceBuiltin, ""),
+		stub("write_file", SourceBuiltin, ""),
+		stub("read_many_files", SourceBuiltin, ""),
+		stub("replace", SourceBuiltin, ""),
+		stub("glob", SourceBuiltin, ""),
+		stub("search_file_content", SourceBuiltin, ""),
+		stub("run_shell_command", SourceBuiltin, ""),
+	)
+	tests := []struct {
+		name  string
+		want  []string // leading suggestions, in order
+		never []string
+	}{
+		{"read_fil", []string{"read_file"}, []string{"read_many_files"}},
+		{"READ_FILE", []string{"read_file"}, nil},
+		{"wirte_file", []string{"write_file"}, nil},
+		{"shell", []string{"run_shell_command"}, nil},
+		{"file", []string{"read_file", "write_file", "search_file_content"}, []string{"read_many_files"}},
+		{"globb", []string{"glob"}, nil},
+		{"qqqqqqqqqqq", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := r.Suggest(tt.name)
+			if len(got) > 3 {
+				t.Errorf("Suggest(%q) = %v, more than 3", tt.name, got)
+			}
+			if tt.want == nil && len(got) != 0 {
+				t.Errorf("Suggest(%q) = %v, want none", tt.name, got)
+			}
+			if len(got) < len(tt.want) || !slices.Equal(got[:len(tt.want)], tt.want) {
+				t.Errorf("Suggest(%q) = %v, want it to start with %v", tt.name, got, tt.want)
+			}
+			for _, n := range tt.never {
+				if slices.Contains(got, n) {
+					t.Errorf("Suggest(%q) = %v suggests %q", tt.name, got, n)
+				}
+			}
+		})
+	}
+}
+
+func TestRegistryDeclarations(t *testing.T) {
+	long := func(mid string) string { return strings.Repeat("a", 40) + mid + strings.Repeat("b", 40) }
+	var buf bytes.Buffer
+	r := NewRegistry(slog.New(slog.NewTextHandler(&buf, nil)), Filter{})
+	for _, tool := range []Tool{
+		stubWithSchema("read_file", SourceBuiltin, `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"p":{"type":["string","null"]}}}`),
+		stubWithSchema("my server__do it", SourceMCP, `{"type":"object"}`),
+		stubWithSchema("my_server__do_it", SourceMCP, `{"type":"object"}`),
+		stubWithSchema("my server__do/it", SourceMCP, `{"type":"object"}`),
+		stubWithSchema(long("_x_"), SourceMCP, `{"type":"object"}`),
+		stubWithSchema(long("_y_"), SourceMCP, `{"type":"object"}`),
+		stubWithSchema("broken", SourceMCP, `[1,2]`),
+	} {
+		r.Register(tool)
+	}
+	decls := r.Declarations()
+	got := make([]string, len(decls))
+	for i, d := range decls {
+		got[i] = d.Name
+	}
+	cut := strings.Repeat("a", 30) + "___" + strings.Repeat("b", 30)
+	want := []string{
+		"read_file",
+		cut,
+		cut[:61] + "_2",
+		"my_server__do_it_2", // "my server__do it": the valid real name keeps its own
+		"my_server__do_it_3", // "my server__do/it"
+		"my_server__do_it",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("declared names = %q, want %q", got, want)
+	}
+	for _, n := range got {
+		if len(n) > 63 {
+			t.Errorf("declared name %q is longer than 63", n)
+		}
+	}
+	if !strings.Contains(buf.String(), "tool=broken") {
+		t.Errorf("the broken schema was not logged: %q", buf.String())
+	}
+	// The model calls tools by their declared names.
+	for decl, real := range map[string]string{
+		"my_server__do_it_2": "my server__do it",
+		"my_server__do_it_3": "my server__do/it",
+		"my_server__do_it":   "my_server__do_it",
+		cut:                  long("_x_"),
+		cut[:61] + "_2":      long("_y_"),
+	} {
+		tool, ok := r.Get(decl)
+		if !ok || tool.Info().Name != real {
+			t.Errorf("Get(%q) = %v, %v; want %q", decl, tool, ok, real)
+		}
+	}
+	if _, ok := r.Get("read_file_2"); ok {
+		t.Error("Get found a tool under a name nobody declared")
+	}
+	params := decls[0].Parameters
+	if _, ok := params["$schema"]; ok {
+		t.Error("$schema was not stripped")
+	}
+	p := params["properties"].(map[string]any)["p"].(map[string]any)
+	if p["type"] != "string" || p["nullable"] != true {
+		t.Errorf("property p = %v, want a nullable string", p)
+	}
+	// A registration invalidates the aliases.
+	r.Unregister("my_server__do_it")
+	if tool, ok := r.Get("my_server__do_it"); !ok || tool.Info().Name != "my server__do it" {
+		t.Errorf("after unregistering the valid name, Get(my_server__do_it) = %v, %v", tool, ok)
+	}
+}
+
+func TestRegistryConcurrentUse(t *testing.T) {
+	r := NewRegistry(nil, Filter{Exclude: []string{"t3"}})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 50 {
+				name := fmt.Sprintf("t%d", (i+j)%10)
+				r.Register(stub(name, SourceMCP, "s"))
+				r.Get(name)
+				r.List()
+				r.Declarations()
+				r.Suggest(name)
+				if j%7 == 0 {
+					r.RemoveSource(SourceMCP, "s")
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if _, ok := r.Get("t3"); ok {
+		t.Error("excluded tool is visible")
+	}
+}

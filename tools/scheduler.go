@@ -1,0 +1,774 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sourcegraph/conc"
+	"github.com/sourcegraph/conc/panics"
+
+	"github.com/agentls/agentls/confirm"
+)
+
+// MaxOutputChars is how much of a call's output the model receives, in characters
+// (Unicode code points, not bytes). Longer output is cut to its first fifth and last
+// four fifths of this budget, and saved whole to a file (see Options.OutputDir).
+const MaxOutputChars = 40_000
+
+const (
+	// maxAttempts counts the first try: a retryable failure of an idempotent tool is
+	// tried twice more.
+	maxAttempts      = 3
+	defaultRetryBase = 200 * time.Millisecond
+)
+
+// Policy decides whether a call runs, is refused or must be asked about, and remembers
+// "always" answers. *confirm.Policy implements it.
+type Policy interface {
+	Decide(c confirm.Call) confirm.Verdict
+	Remember(c confirm.Call, o confirm.Outcome)
+}
+
+// Options configure a Scheduler.
+type Options struct {
+	// Registry is where calls find their tools.
+	Registry *Registry
+	// Policy decides on each call. Nil asks about every call with confirmation details
+	// and allows the rest.
+	Policy Policy
+	// Asker puts confirmations to a person. Nil refuses every call that needs asking,
+	// with a message saying how to allow it.
+	Asker confirm.Asker
+	// Observe receives every state change and output chunk; it may be nil.
+	Observe Observer
+	// OutputDir is where the full output of a shortened result is saved; empty means
+	// agentls-output in os.TempDir().
+	OutputDir string
+	// Logger receives warnings and tool panics; nil discards.
+	Logger *slog.Logger
+}
+
+// Scheduler runs tool calls: it validates them, asks the policy and, where needed, a
+// person, runs what may run in parallel, and reports every step as an Event. Batches
+// (Run calls) run one after another in the order they came; within a batch, calls that
+// need no consent start at once, confirmations are put one at a time in request order,
+// and two writing calls never touch the same file at once. It is safe for concurrent
+// use.
+type Scheduler struct {
+	reg       *Registry
+	policy    Policy
+	asker     confirm.Asker
+	observe   Observer
+	outputDir string
+	logger    *slog.Logger
+	retryBase time.Duration
+
+	runs  fifo
+	locks pathLocks
+	seq   atomic.Uint64
+
+	vmu        sync.Mutex
+	validators map[string]cachedValidator
+}
+
+type cachedValidator struct {
+	schema string
+	v      *Validator
+	err    error
+}
+
+// NewScheduler returns a scheduler for the tools of o.Registry.
+func NewScheduler(o Options) *Scheduler {
+	s := &Scheduler{
+		reg:        o.Registry,
+		policy:     o.Policy,
+		asker:      o.Asker,
+		observe:    o.Observe,
+		outputDir:  o.OutputDir,
+		logger:     o.Logger,
+		retryBase:  defaultRetryBase,
+		validators: map[string]cachedValidator{},
+	}
+	if s.reg == nil {
+		s.reg = NewRegistry(o.Logger, Filter{})
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if s.outputDir == "" {
+		s.outputDir = filepath.Join(os.TempDir(), "agentls-output")
+	}
+	return s
+}
+
+// call is the scheduler's state of one call. It is owned by one goroutine at a time:
+// the preparing task until prepared is closed, then (for calls that need asking) the
+// confirmation loop, then the executing task.
+type call struct {
+	req      Request
+	tool     Tool
+	info     Info
+	inv      Invocation
+	title    string
+	locs     []Location
+	details  *confirm.Details
+	pcall    confirm.Call
+	allowed  bool // run without asking
+	needsAsk bool
+	// scheduled is set once Title, Kind, Locations and Args are known.
+	scheduled bool
+	prepared  chan struct{}
+	result    *CallResult
+}
+
+// RunOne runs a single call.
+func (s *Scheduler) RunOne(ctx context.Context, req Request) CallResult {
+	return s.Run(ctx, []Request{req})[0]
+}
+
+// Run runs a batch of calls and returns their results in request order, each with its
+// CallID (made up when the request had none). It waits for every call to end, including
+// calls still running when ctx is cancelled: those get the cancelled context and end
+// cancelled, and calls not yet running are cancelled without running. A Run that starts
+// while another is in progress waits for it, in the order the Runs came; so a tool must
+// not call Run of the scheduler that runs it, or it waits for itself.
+func (s *Scheduler) Run(ctx context.Context, reqs []Request) []CallResult {
+	calls := make([]*call, len(reqs))
+	for i, r := range reqs {
+		if r.CallID == "" {
+			r.CallID = fmt.Sprintf("agentls-call-%d", s.seq.Add(1))
+		}
+		calls[i] = &call{req: r, prepared: make(chan struct{})}
+	}
+	if err := s.runs.lock(ctx); err != nil {
+		for _, c := range calls {
+			s.finishError(c, &Error{Type: ErrCancelled, Err: err,
+				Message: "The call was cancelled while waiting for an earlier batch of tool calls to finish."})
+		}
+		return collect(calls)
+	}
+	defer s.runs.unlock()
+
+	var wg conc.WaitGroup
+	for _, c := range calls {
+		wg.Go(func() {
+			func() {
+				defer close(c.prepared)
+				s.protect(c, "preparing", func() { s.prepare(ctx, c) })
+			}()
+			if c.allowed {
+				s.protect(c, "executing", func() { s.execute(ctx, c) })
+			}
+		})
+	}
+	// Confirmations are put one at a time, in request order, while allowed calls run.
+	for _, c := range calls {
+		<-c.prepared
+		if !c.needsAsk {
+			continue
+		}
+		var approved bool
+		s.protect(c, "asking", func() { approved = s.ask(ctx, c) })
+		if approved {
+			wg.Go(func() { s.protect(c, "executing", func() { s.execute(ctx, c) }) })
+		}
+	}
+	wg.Wait()
+	return collect(calls)
+}
+
+func collect(calls []*call) []CallResult {
+	results := make([]CallResult, len(calls))
+	for i, c := range calls {
+		results[i] = *c.result
+	}
+	return results
+}
+
+// protect runs f, turning a panic into an unhandled_exception result for c (unless c
+// already ended) and a log entry with the stack.
+func (s *Scheduler) protect(c *call, stage string, f func()) {
+	r := panics.Try(f)
+	if r == nil {
+		return
+	}
+	s.logger.Error("tool call panicked", "tool", c.req.Name, "call", c.req.CallID, "stage", stage,
+		"panic", fmt.Sprint(r.Value), "stack", string(r.Stack))
+	if c.result == nil {
+		s.finishError(c, Errorf(ErrUnhandledException, "%s panicked while %s: %v", c.req.Name, stage, r.Value))
+	}
+}
+
+// guard runs f, a call into the tool, and reports whether it returned normally; a panic
+// ends c with an unhandled_exception result naming the method.
+func (s *Scheduler) guard(c *call, method string, f func()) bool {
+	r := panics.Try(f)
+	if r == nil {
+		return true
+	}
+	s.logger.Error("tool panicked", "tool", c.req.Name, "call", c.req.CallID, "method", method,
+		"panic", fmt.Sprint(r.Value), "stack", string(r.Stack))
+	s.finishError(c, Errorf(ErrUnhandledException, "%s panicked in %s: %v", c.req.Name, method, r.Value))
+	return false
+}
+
+// prepare validates and builds c, describes it and asks the policy about it; on return
+// either c has ended, or c.allowed or c.needsAsk is set.
+func (s *Scheduler) prepare(ctx context.Context, c *call) {
+	s.emit(c, Event{Status: StatusValidating})
+	if ctx.Err() != nil {
+		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled before it started.", Err: ctx.Err()})
+		return
+	}
+	tool, ok := s.reg.Get(c.req.Name)
+	if !ok {
+		msg := fmt.Sprintf("Tool %q is not registered; call tools by their exact names.", c.req.Name)
+		if sug := s.reg.Suggest(c.req.Name); len(sug) > 0 {
+			msg += " Did you mean " + orList(sug) + "?"
+		}
+		s.finishError(c, &Error{Type: ErrNotRegistered, Message: msg})
+		return
+	}
+	c.tool = tool
+	if !s.guard(c, "Info", func() { c.info = tool.Info() }) {
+		return
+	}
+	v, err := s.validator(c.info)
+	if err != nil {
+		s.finishError(c, Errorf(ErrExecutionFailed, "tool %s has an unusable parameter schema: %w", c.info.Name, err))
+		return
+	}
+	if err := v.Validate(c.req.Args); err != nil {
+		s.finishError(c, AsError(err, ErrInvalidParams))
+		return
+	}
+	if !s.guard(c, "Build", func() { c.inv, err = tool.Build(c.req.Args) }) {
+		return
+	}
+	if err != nil {
+		s.finishError(c, AsError(err, ErrInvalidParams))
+		return
+	}
+	if c.inv == nil {
+		s.finishError(c, Errorf(ErrExecutionFailed, "tool %s built no call from valid arguments", c.info.Name))
+		return
+	}
+	if !s.checkCommand(c) {
+		return
+	}
+	if !s.guard(c, "Describe", func() { c.title = c.inv.Describe() }) ||
+		!s.guard(c, "Locations", func() { c.locs = c.inv.Locations() }) {
+		return
+	}
+	c.scheduled = true
+	s.emit(c, Event{Status: StatusScheduled})
+
+	if !s.guard(c, "Confirmation", func() { c.details, err = c.inv.Confirmation(ctx) }) {
+		return
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled before it started.", Err: err})
+		} else {
+			s.finishError(c, AsError(err, ErrExecutionFailed))
+		}
+		return
+	}
+	c.pcall = confirm.Call{Tool: c.info.Name, ReadOnly: c.info.Kind.ReadOnly(), Server: c.info.Server,
+		Args: c.req.Args, Details: c.details}
+	verdict := s.decide(c.pcall)
+	switch verdict.Decision {
+	case confirm.Allow:
+		c.allowed = true
+	case confirm.Ask:
+		if c.details == nil {
+			c.details = &confirm.Details{Type: confirm.TypeInfo, Title: c.title,
+				Prompt: fmt.Sprintf("Allow %s: %s?", c.info.Name, c.title)}
+		}
+		c.needsAsk = true
+	default:
+		reason := verdict.Reason
+		if reason == "" {
+			reason = fmt.Sprintf("The policy does not allow %s.", c.info.Name)
+		}
+		s.finishError(c, &Error{Type: ErrPolicyViolation, Message: reason})
+	}
+}
+
+// checkCommand enforces the registry's command restriction on a shell call.
+func (s *Scheduler) checkCommand(c *call) bool {
+	cmd, ok := c.inv.(Commander)
+	if !ok {
+		return true
+	}
+	var line string
+	if !s.guard(c, "Command", func() { line = cmd.Command() }) {
+		return false
+	}
+	if err := s.reg.CheckCommand(c.info.Name, line); err != nil {
+		s.finishError(c, AsError(err, ErrPolicyViolation))
+		return false
+	}
+	return true
+}
+
+func (s *Scheduler) decide(pc confirm.Call) confirm.Verdict {
+	if s.policy != nil {
+		return s.policy.Decide(pc)
+	}
+	if pc.Details != nil {
+		return confirm.Verdict{Decision: confirm.Ask}
+	}
+	return confirm.Verdict{Decision: confirm.Allow}
+}
+
+// validator returns the cached validator of the tool's current schema.
+func (s *Scheduler) validator(info Info) (*Validator, error) {
+	s.vmu.Lock()
+	defer s.vmu.Unlock()
+	if cv, ok := s.validators[info.Name]; ok && cv.schema == string(info.Parameters) {
+		return cv.v, cv.err
+	}
+	v, err := NewValidator(info.Parameters)
+	s.validators[info.Name] = cachedValidator{schema: string(info.Parameters), v: v, err: err}
+	return v, err
+}
+
+// ask puts c's confirmation to the person and reports whether c may run; if not, c
+// has ended.
+func (s *Scheduler) ask(ctx context.Context, c *call) bool {
+	s.emit(c, Event{Status: StatusAwaitingApproval, Details: c.details})
+	if s.asker == nil {
+		s.finishError(c, Errorf(ErrPolicyViolation,
+			"%s needs approval, but nobody can be asked in this session, so it was not run. "+
+				"To let it run without asking, add a policy rule {\"toolName\": %q, \"decision\": \"allow\"} "+
+				"to the settings, or use the auto_edit or yolo approval mode.", c.info.Name, c.info.Name))
+		return false
+	}
+	if err := ctx.Err(); err != nil {
+		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled before it was approved.", Err: err})
+		return false
+	}
+	var (
+		ans confirm.Answer
+		err error
+	)
+	req := confirm.Request{ID: c.req.CallID + "/confirm", ToolCallID: c.req.CallID, ToolName: c.info.Name, Details: *c.details}
+	if r := panics.Try(func() { ans, err = s.asker.Ask(ctx, req) }); r != nil {
+		s.logger.Error("asker panicked", "tool", c.req.Name, "call", c.req.CallID,
+			"panic", fmt.Sprint(r.Value), "stack", string(r.Stack))
+		err = fmt.Errorf("the confirmation failed: %v", r.Value)
+	}
+	switch {
+	case ctx.Err() != nil:
+		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled while waiting for approval.", Err: ctx.Err()})
+		return false
+	case err != nil:
+		s.finishError(c, &Error{Type: ErrCancelled, Err: err,
+			Message: fmt.Sprintf("The user did not approve the call (asking failed: %v), so it was not run.", err)})
+		return false
+	case ans.Outcome == confirm.Cancel:
+		s.finishError(c, &Error{Type: ErrCancelled, Message: "The user declined to run this call."})
+		return false
+	case !ans.Outcome.Valid():
+		s.finishError(c, &Error{Type: ErrCancelled,
+			Message: fmt.Sprintf("The user did not approve the call (unknown answer %q), so it was not run.", ans.Outcome)})
+		return false
+	case ans.Outcome == confirm.ModifyWithEditor:
+		return s.modify(c, ans.Content)
+	case ans.Outcome != confirm.ProceedOnce && s.policy != nil:
+		s.policy.Remember(c.pcall, ans.Outcome)
+	}
+	return true
+}
+
+// modify hands the person's edited content to the call, which then runs as modified.
+// A call that cannot be modified runs as proposed, as after proceed_once.
+func (s *Scheduler) modify(c *call, content string) bool {
+	m, ok := c.inv.(Modifiable)
+	if !ok {
+		return true
+	}
+	var err error
+	if !s.guard(c, "Modify", func() { err = m.Modify(content) }) {
+		return false
+	}
+	if err != nil {
+		s.finishError(c, AsError(err, ErrInvalidParams))
+		return false
+	}
+	return s.checkCommand(c) &&
+		s.guard(c, "Describe", func() { c.title = c.inv.Describe() }) &&
+		s.guard(c, "Locations", func() { c.locs = c.inv.Locations() })
+}
+
+// execute runs an approved call, retrying retryable failures of idempotent tools.
+func (s *Scheduler) execute(ctx context.Context, c *call) {
+	if err := ctx.Err(); err != nil {
+		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled before it started.", Err: err})
+		return
+	}
+	if c.info.Kind.Writes() {
+		if paths := lockPaths(c.locs); len(paths) > 0 {
+			unlock, err := s.locks.lock(ctx, paths)
+			if err == nil && ctx.Err() != nil {
+				// The lock and the cancellation came together.
+				unlock()
+				err = ctx.Err()
+			}
+			if err != nil {
+				s.finishError(c, &Error{Type: ErrCancelled, Err: err,
+					Message: "The call was cancelled while waiting for another call writing the same file."})
+				return
+			}
+			defer unlock()
+		}
+	}
+	s.emit(c, Event{Status: StatusExecuting})
+	for attempt := 1; ; attempt++ {
+		res, err, ok := s.executeOnce(ctx, c)
+		if !ok {
+			return
+		}
+		if ctx.Err() != nil {
+			s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled while it was running.", Err: ctx.Err()})
+			return
+		}
+		if err == nil {
+			s.finishSuccess(c, res)
+			return
+		}
+		te := AsError(err, ErrExecutionFailed)
+		if !te.Type.Retryable() || !c.info.Idempotent || attempt >= maxAttempts {
+			s.finishError(c, te)
+			return
+		}
+		delay := s.retryBase << (attempt - 1)
+		s.logger.Info("retrying tool call", "tool", c.info.Name, "call", c.req.CallID,
+			"attempt", attempt+1, "delay", delay, "err", te)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled while waiting to retry.", Err: ctx.Err()})
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// executeOnce runs the call once; ok is false if it panicked, which ended c.
+func (s *Scheduler) executeOnce(ctx context.Context, c *call) (res *Result, err error, ok bool) {
+	sink := &outputSink{s: s, c: c}
+	defer sink.close()
+	ok = s.guard(c, "Execute", func() { res, err = c.inv.Execute(ctx, sink) })
+	return res, err, ok
+}
+
+// lockPaths returns the cleaned, distinct paths of locs in sorted order, the order in
+// which their locks are taken so that two calls never wait on each other.
+func lockPaths(locs []Location) []string {
+	paths := make([]string, 0, len(locs))
+	for _, l := range locs {
+		if l.Path != "" {
+			paths = append(paths, filepath.Clean(l.Path))
+		}
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths)
+}
+
+// emit sends ev, completed with the call's identity and description, to the observer.
+func (s *Scheduler) emit(c *call, ev Event) {
+	if s.observe == nil {
+		return
+	}
+	ev.CallID, ev.Name = c.req.CallID, c.req.Name
+	if c.scheduled {
+		ev.Title, ev.Kind, ev.Locations, ev.Args = c.title, c.info.Kind, c.locs, c.req.Args
+	}
+	if r := panics.Try(func() { s.observe(ev) }); r != nil {
+		s.logger.Error("observer panicked", "call", c.req.CallID, "panic", fmt.Sprint(r.Value), "stack", string(r.Stack))
+	}
+}
+
+func (s *Scheduler) finish(c *call, r CallResult) {
+	r.CallID, r.Name = c.req.CallID, c.req.Name
+	c.result = &r
+	res := r
+	s.emit(c, Event{Status: r.Status, Result: &res})
+}
+
+// finishError ends c with te; a cancelled type gives a cancelled result.
+func (s *Scheduler) finishError(c *call, te *Error) {
+	status := StatusError
+	if te.Type == ErrCancelled {
+		status = StatusCancelled
+	}
+	s.finish(c, CallResult{Status: status, Output: te.Message, Error: &ErrorInfo{Type: te.Type, Message: te.Message}})
+}
+
+func (s *Scheduler) finishSuccess(c *call, res *Result) {
+	if res == nil {
+		res = &Result{}
+	}
+	r := CallResult{Status: StatusSuccess, Summary: res.Summary, Output: res.Output, Display: res.Display,
+		Diff: res.Diff, Parts: res.Parts, OutputFile: res.OutputFile}
+	if n := utf8.RuneCountInString(r.Output); n > MaxOutputChars {
+		r.Output, r.OutputFile = s.shorten(c, r.Output, n)
+	}
+	s.finish(c, r)
+}
+
+// shorten saves out, n characters long, to a file and returns its first fifth and last
+// four fifths of MaxOutputChars with a line between saying what was cut and where the
+// whole is.
+func (s *Scheduler) shorten(c *call, out string, n int) (short, file string) {
+	headLen := MaxOutputChars / 5
+	tailLen := MaxOutputChars - headLen
+	head := out[:runeOffset(out, headLen)]
+	tail := out[runeOffset(out, n-tailLen):]
+	where := ""
+	file, err := s.saveOutput(c, out)
+	if err != nil {
+		s.logger.Warn("could not save the full output of a shortened tool result", "tool", c.req.Name, "call", c.req.CallID, "err", err)
+		where = fmt.Sprintf("the full output could not be saved: %v", err)
+	} else {
+		where = "the full output is saved in " + file
+	}
+	marker := fmt.Sprintf("\n[... %d of %d characters cut here; %s ...]\n", n-MaxOutputChars, n, where)
+	return head + marker + tail, file
+}
+
+// runeOffset returns the byte offset of the i-th rune of s.
+func runeOffset(s string, i int) int {
+	for off := range s {
+		if i == 0 {
+			return off
+		}
+		i--
+	}
+	return len(s)
+}
+
+func (s *Scheduler) saveOutput(c *call, out string) (string, error) {
+	if err := os.MkdirAll(s.outputDir, 0o700); err != nil {
+		return "", fmt.Errorf("create output directory: %w", err)
+	}
+	f, err := os.CreateTemp(s.outputDir, fileSafe(c.req.CallID)+"-*.txt")
+	if err != nil {
+		return "", fmt.Errorf("create output file: %w", err)
+	}
+	_, werr := f.WriteString(out)
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("write %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
+}
+
+// fileSafe turns a call id into a file name part: no separators, no dots in front,
+// nothing a shell or a file system objects to, and bounded length.
+func fileSafe(id string) string {
+	b := []byte(id)
+	for i, ch := range b {
+		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '-' || ch == '_') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 100 {
+		b = b[:100]
+	}
+	if len(b) == 0 {
+		return "call"
+	}
+	return string(b)
+}
+
+func orList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// outputSink publishes a call's live output as events. It holds back an incomplete
+// UTF-8 sequence at the end of a write until the rest arrives, so every chunk is valid
+// text.
+type outputSink struct {
+	s *Scheduler
+	c *call
+
+	mu      sync.Mutex
+	partial []byte
+	closed  bool
+}
+
+var errSinkClosed = errors.New("tool output written after the call ended")
+
+func (w *outputSink) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return 0, errSinkClosed
+	}
+	buf := append(w.partial, p...)
+	cut := len(buf)
+	// Find the start of a trailing incomplete sequence, if any (at most 3 bytes back).
+	for i := len(buf) - 1; i >= 0 && i >= len(buf)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(buf[i]) {
+			if !utf8.FullRune(buf[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	w.partial = append([]byte(nil), buf[cut:]...)
+	if cut > 0 {
+		w.s.emit(w.c, Event{Output: string(buf[:cut])})
+	}
+	return len(p), nil
+}
+
+func (w *outputSink) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.partial) > 0 {
+		w.s.emit(w.c, Event{Output: string(w.partial)})
+		w.partial = nil
+	}
+	w.closed = true
+}
+
+// fifo is a mutual exclusion lock handed to waiters in the order they came.
+type fifo struct {
+	mu      sync.Mutex
+	busy    bool
+	waiters []chan struct{}
+}
+
+// lock takes the lock, or returns ctx's error if ctx ends first.
+func (f *fifo) lock(ctx context.Context) error {
+	f.mu.Lock()
+	if !f.busy {
+		f.busy = true
+		f.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	f.waiters = append(f.waiters, ch)
+	f.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		f.mu.Lock()
+		if i := slices.Index(f.waiters, ch); i >= 0 {
+			f.waiters = slices.Delete(f.waiters, i, i+1)
+			f.mu.Unlock()
+			return ctx.Err()
+		}
+		f.mu.Unlock()
+		// The lock was handed over meanwhile: pass it on.
+		f.unlock()
+		return ctx.Err()
+	}
+}
+
+func (f *fifo) unlock() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.waiters) > 0 {
+		ch := f.waiters[0]
+		f.waiters = f.waiters[1:]
+		close(ch)
+		return
+	}
+	f.busy = false
+}
+
+// waiting returns how many are waiting for the lock.
+func (f *fifo) waiting() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.waiters)
+}
+
+// pathLocks is a lock per file path, held by writing calls while they run.
+type pathLocks struct {
+	mu sync.Mutex
+	m  map[string]*pathLock
+}
+
+type pathLock struct {
+	held chan struct{} // one slot: full while held
+	refs int           // holders and waiters
+}
+
+// lock takes the locks of paths, which must be sorted, and returns the function that
+// releases them; or returns ctx's error, holding none, if ctx ends first.
+func (l *pathLocks) lock(ctx context.Context, paths []string) (func(), error) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]*pathLock{}
+	}
+	entries := make([]*pathLock, len(paths))
+	for i, p := range paths {
+		e := l.m[p]
+		if e == nil {
+			e = &pathLock{held: make(chan struct{}, 1)}
+			l.m[p] = e
+		}
+		e.refs++
+		entries[i] = e
+	}
+	l.mu.Unlock()
+	taken := 0
+	release := func() {
+		for _, e := range entries[:taken] {
+			<-e.held
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for i, e := range entries {
+			if e.refs--; e.refs == 0 {
+				delete(l.m, paths[i])
+			}
+		}
+	}
+	for _, e := range entries {
+		select {
+		case e.held <- struct{}{}:
+			taken++
+		case <-ctx.Done():
+			release()
+			return nil, ctx.Err()
+		}
+	}
+	return release, nil
+}
+
+// refs returns how many calls hold or wait for the lock of path.
+func (l *pathLocks) refs(path string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.m[path]; e != nil {
+		return e.refs
+	}
+	return 0
+}
