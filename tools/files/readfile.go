@@ -1,0 +1,204 @@
+package files
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// readFile is the read_file tool.
+type readFile struct {
+	ws   *workspace.Workspace
+	info tools.Info
+}
+
+// NewReadFile returns the read_file tool: the text of one file (as the editor holds it
+// when it is open), a range of its lines, or an image, audio or PDF file as inline data.
+func NewReadFile(ws *workspace.Workspace) tools.Tool {
+	return &readFile{ws: ws, info: tools.Info{
+		Name:        "read_file",
+		DisplayName: "ReadFile",
+		Description: "Reads and returns the content of a specified file. If the file is large, the content will be truncated. " +
+			"The tool's response will clearly indicate if truncation has occurred and will provide details on how to read more of the file using the 'start_line' and 'end_line' parameters. " +
+			"Handles text, images (PNG, JPG, GIF, WEBP, BMP; SVG is read as text), audio files (MP3, WAV, AIFF, AAC, OGG, FLAC), and PDF files. " +
+			"For text files, it can read specific line ranges; at most 2000 lines are returned per call, and lines longer than 2000 characters are shortened. " +
+			"Files over 20 MB, other binary files and text that is not UTF-8 or UTF-16 are refused.",
+		Kind:       tools.KindRead,
+		Source:     tools.SourceBuiltin,
+		Idempotent: true,
+		Parameters: object(
+			[]string{"file_path", "start_line", "end_line"},
+			[]string{"file_path"},
+			map[string]*jsonschema.Schema{
+				"file_path":  stringProp("The path to the file to read, either absolute or relative to the workspace root."),
+				"start_line": intProp("Optional: The 1-based line number to start reading from."),
+				"end_line":   intProp("Optional: The 1-based line number to end reading at (inclusive)."),
+			}),
+	}}
+}
+
+func (t *readFile) Info() tools.Info { return t.info }
+
+type readFileArgs struct {
+	FilePath  string   `json:"file_path"`
+	StartLine *float64 `json:"start_line"`
+	EndLine   *float64 `json:"end_line"`
+}
+
+func (t *readFile) Build(args json.RawMessage) (tools.Invocation, error) {
+	var a readFileArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return nil, err
+	}
+	start, err := intParam("start_line", a.StartLine)
+	if err != nil {
+		return nil, err
+	}
+	end, err := intParam("end_line", a.EndLine)
+	if err != nil {
+		return nil, err
+	}
+	if start > 0 && end > 0 && end < start {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "end_line (%d) must not be less than start_line (%d)", end, start)
+	}
+	abs, err := resolvePath(t.ws, "file_path", a.FilePath)
+	if err != nil {
+		return nil, err
+	}
+	return &readFileCall{ws: t.ws, path: a.FilePath, abs: abs, start: start, end: end}, nil
+}
+
+type readFileCall struct {
+	ws         *workspace.Workspace
+	path       string // as the model gave it
+	abs        string
+	start, end int // 0: not given
+}
+
+func (c *readFileCall) Describe() string {
+	rel := c.ws.Rel(c.abs)
+	switch {
+	case c.start > 0 && c.end > 0:
+		return fmt.Sprintf("Read %s (lines %d-%d)", rel, c.start, c.end)
+	case c.start > 0:
+		return fmt.Sprintf("Read %s (from line %d)", rel, c.start)
+	case c.end > 0:
+		return fmt.Sprintf("Read %s (lines 1-%d)", rel, c.end)
+	}
+	return "Read " + rel
+}
+
+func (c *readFileCall) Locations() []tools.Location {
+	return []tools.Location{{Path: c.abs, Line: c.start}}
+}
+
+func (c *readFileCall) Confirmation(context.Context) (*confirm.Details, error) { return nil, nil }
+
+func (c *readFileCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Resolve again: a symlink on the way may have changed since Build.
+	abs, err := resolvePath(c.ws, "file_path", c.path)
+	if err != nil {
+		return nil, err
+	}
+	rel := c.ws.Rel(abs)
+	if _, open := c.ws.Document(abs); !open {
+		fi, err := statRegular(c.ws, abs)
+		if err != nil {
+			return nil, err
+		}
+		if fi.Size() > maxFileBytes {
+			return nil, fileError(c.ws, abs, workspace.ErrTooLarge)
+		}
+		if mediaExt(abs) != "" {
+			data, err := c.ws.ReadBytes(abs, maxFileBytes)
+			if err != nil {
+				return nil, fileError(c.ws, abs, err)
+			}
+			if mime := sniffMedia(data); mime != "" {
+				return mediaResult(rel, mime, data), nil
+			}
+		}
+	}
+	f, err := c.ws.ReadText(abs, maxFileBytes)
+	if errors.Is(err, workspace.ErrBinary) {
+		// Not text; it may still be media with an unexpected name.
+		if data, rerr := c.ws.ReadBytes(abs, maxFileBytes); rerr == nil {
+			if mime := sniffMedia(data); mime != "" {
+				return mediaResult(rel, mime, data), nil
+			}
+		}
+		return nil, notTextError(c.ws, abs, "read", err)
+	}
+	if err != nil {
+		return nil, fileError(c.ws, abs, err)
+	}
+	return c.textResult(rel, f.Text)
+}
+
+func mediaResult(rel, mime string, data []byte) *tools.Result {
+	kind := mediaKind(mime)
+	return &tools.Result{
+		Summary: fmt.Sprintf("Read %s file %s (%s)", kind, rel, formatSize(int64(len(data)))),
+		Output:  fmt.Sprintf("Read %s file: %s (%s, %s). Its content is attached.", kind, rel, mime, formatSize(int64(len(data)))),
+		Parts:   []tools.Part{{MIMEType: mime, Data: data}},
+	}
+}
+
+// textResult selects the requested lines of text and, when that is not the whole file
+// or long lines were cut, puts a notice on top that tells the model how to read on.
+func (c *readFileCall) textResult(rel, text string) (*tools.Result, error) {
+	total := countLines(text)
+	start := max(c.start, 1)
+	if total == 0 && start == 1 {
+		return &tools.Result{Summary: fmt.Sprintf("Read %s (empty file)", rel), Output: ""}, nil
+	}
+	if start > total {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "start_line %d is beyond the end of %s, which has %d lines.", start, rel, total)
+	}
+	end := start + maxLines - 1
+	if c.end > 0 && c.end < end {
+		end = c.end
+	}
+	end = min(end, total)
+	from, to := lineRange(text, start, end)
+	body, cut := capLongLines(text[from:to])
+	whole := start == 1 && end == total
+	if whole && !cut {
+		return &tools.Result{Summary: fmt.Sprintf("Read %s (%d lines)", rel, total), Output: body}, nil
+	}
+	var b strings.Builder
+	b.WriteString("\nIMPORTANT: The file content has been truncated.\n")
+	if whole {
+		fmt.Fprintf(&b, "Status: Showing all %d lines, but some long lines were shortened.\n", total)
+	} else {
+		fmt.Fprintf(&b, "Status: Showing lines %d-%d of %d total lines.\n", start, end, total)
+	}
+	switch {
+	case end < total:
+		fmt.Fprintf(&b, "Action: To read more of the file, you can use the 'start_line' and 'end_line' parameters in a subsequent 'read_file' call. "+
+			"For example, to read the next section of the file, use start_line: %d.\n", end+1)
+	case start > 1:
+		fmt.Fprintf(&b, "Action: This is the end of the file. To read the lines before this section, use start_line: 1 and end_line: %d in a subsequent 'read_file' call.\n", start-1)
+	}
+	if cut {
+		fmt.Fprintf(&b, "Note: Lines longer than %d characters were shortened; they end with '%s'.\n", maxLineChars, truncatedMarker)
+	}
+	b.WriteString("\n--- FILE CONTENT (truncated) ---\n")
+	b.WriteString(body)
+	return &tools.Result{
+		Summary: fmt.Sprintf("Read lines %d-%d of %d from %s", start, end, total, rel),
+		Output:  b.String(),
+	}, nil
+}

@@ -1,0 +1,292 @@
+package files
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// replaceTool is the replace tool.
+type replaceTool struct {
+	ws   *workspace.Workspace
+	info tools.Info
+}
+
+// NewReplace returns the replace tool (shown as Edit): it replaces old_string with
+// new_string in a file, exactly or, failing that, ignoring the indentation and trailing
+// whitespace of each line; with an empty old_string it creates a new file.
+func NewReplace(ws *workspace.Workspace) tools.Tool {
+	return &replaceTool{ws: ws, info: tools.Info{
+		Name:        "replace",
+		DisplayName: "Edit",
+		Description: "Replaces text within a file. By default, the tool expects to find and replace exactly ONE occurrence of `old_string`. " +
+			"If you want to replace multiple occurrences of the exact same string, set `allow_multiple` to true (or set `expected_replacements` to the exact number of occurrences). " +
+			"This tool requires providing significant context around the change to ensure precise targeting. " +
+			"Always use the read_file tool to examine the file's current content before attempting a text replacement.\n\n" +
+			"The user has the ability to modify the `new_string` content. If modified, this will be stated in the response.\n\n" +
+			"Expectation for required parameters:\n" +
+			"1. `old_string` MUST be the exact literal text to replace (including all whitespace, indentation, newlines, and surrounding code etc.).\n" +
+			"2. `new_string` MUST be the exact literal text to replace `old_string` with (also including all whitespace, indentation, newlines, and surrounding code etc.). " +
+			"Ensure the resulting code is correct and idiomatic and that `old_string` and `new_string` are different.\n" +
+			"3. NEVER escape `old_string` or `new_string`, that would break the exact literal text requirement.\n" +
+			"**Important:** If ANY of the above are not satisfied, the tool will fail. CRITICAL for `old_string`: Must uniquely identify the instance(s) to change. " +
+			"Include at least 3 lines of context BEFORE and AFTER the target text, matching whitespace and indentation precisely. " +
+			"If this string matches multiple locations and `allow_multiple` is not true, the tool will fail. " +
+			"(If `old_string` does not occur exactly, a match that differs only in the indentation and trailing whitespace of whole lines is accepted, and `new_string` is re-indented to fit.)\n" +
+			"4. Prefer to break down complex and long changes into multiple smaller atomic calls to this tool. Always check the content of the file after changes or not finding a string to match.\n" +
+			"5. To create a new file, use an empty `old_string` and put the file's content in `new_string`.\n" +
+			"**Multiple replacements:** Set `allow_multiple` to true if you want to replace ALL occurrences that match `old_string` exactly.",
+		Kind:   tools.KindEdit,
+		Source: tools.SourceBuiltin,
+		Parameters: object(
+			[]string{"file_path", "instruction", "old_string", "new_string", "allow_multiple", "expected_replacements"},
+			[]string{"file_path", "old_string", "new_string"},
+			map[string]*jsonschema.Schema{
+				"file_path":   stringProp("The path to the file to modify, either absolute or relative to the workspace root."),
+				"instruction": stringProp("Optional: A clear, semantic instruction for the code change: why it is needed, where it happens, what changes and the desired outcome. It is shown to the user with the change."),
+				"old_string": stringProp("The exact literal text to replace, preferably unescaped. For single replacements (default), include at least 3 lines of context BEFORE and AFTER the target text, matching whitespace and indentation precisely. " +
+					"If this string is not the exact literal text (i.e. you escaped it) or does not match exactly, the tool will fail. An empty string creates a new file."),
+				"new_string": stringProp("The exact literal text to replace `old_string` with, preferably unescaped. Provide the EXACT text. Ensure the resulting code is correct and idiomatic. " +
+					"Do not use omission placeholders like '(rest of methods ...)', '...', or 'unchanged code'; provide exact literal code."),
+				"allow_multiple":        boolProp("If true, the tool will replace all occurrences of `old_string`. If false (default), it will only succeed if exactly one occurrence is found.", false),
+				"expected_replacements": intProp("Optional: The exact number of occurrences of `old_string` to replace; the edit fails if the file holds a different number. Defaults to 1."),
+			}),
+	}}
+}
+
+func (t *replaceTool) Info() tools.Info { return t.info }
+
+type replaceArgs struct {
+	FilePath             string   `json:"file_path"`
+	OldString            *string  `json:"old_string"`
+	NewString            *string  `json:"new_string"`
+	AllowMultiple        bool     `json:"allow_multiple"`
+	ExpectedReplacements *float64 `json:"expected_replacements"`
+	Instruction          string   `json:"instruction"`
+}
+
+func (t *replaceTool) Build(args json.RawMessage) (tools.Invocation, error) {
+	var a replaceArgs
+	if err := decodeArgs(args, &a); err != nil {
+		return nil, err
+	}
+	var missing []string
+	if a.OldString == nil {
+		missing = append(missing, `"old_string"`)
+	}
+	if a.NewString == nil {
+		missing = append(missing, `"new_string"`)
+	}
+	if len(missing) > 0 {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "missing required parameter %s", strings.Join(missing, ", "))
+	}
+	n, err := intParam("expected_replacements", a.ExpectedReplacements)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := resolvePath(t.ws, "file_path", a.FilePath)
+	if err != nil {
+		return nil, err
+	}
+	c := &replaceCall{
+		ws:          t.ws,
+		path:        a.FilePath,
+		abs:         abs,
+		old:         normalizeNewlines(*a.OldString),
+		new:         normalizeNewlines(*a.NewString),
+		want:        Expect{All: a.AllowMultiple, Count: n},
+		instruction: a.Instruction,
+	}
+	if c.old != "" && c.old == c.new {
+		return nil, tools.Errorf(tools.ErrEditNoChange, "No changes to apply. The old_string and new_string are identical in file: %s", t.ws.Rel(abs))
+	}
+	if fi, err := t.ws.Stat(abs); err == nil && fi.IsDir() {
+		return nil, fileError(t.ws, abs, fmt.Errorf("%s: %w", abs, workspace.ErrIsDirectory))
+	}
+	return c, nil
+}
+
+type replaceCall struct {
+	ws          *workspace.Workspace
+	path        string
+	abs         string
+	old, new    string
+	want        Expect
+	instruction string
+
+	mu       sync.Mutex
+	override *string // a person's version of the whole new content
+}
+
+func (c *replaceCall) Describe() string {
+	return fmt.Sprintf("Edit %s: %s => %s", c.ws.Rel(c.abs), snippet(c.old), snippet(c.new))
+}
+
+// snippet shortens s to its first line, at most 30 characters, for a one-line title.
+func snippet(s string) string {
+	s = strings.TrimSpace(s)
+	cut := false
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s, cut = s[:i], true
+	}
+	if r := []rune(s); len(r) > 30 {
+		s, cut = string(r[:30]), true
+	}
+	if cut {
+		s += "..."
+	}
+	return s
+}
+
+func (c *replaceCall) Locations() []tools.Location { return []tools.Location{{Path: c.abs}} }
+
+// Modify makes the call write exactly newContent, a person's edited version of the
+// proposed file.
+func (c *replaceCall) Modify(newContent string) error {
+	s := normalizeNewlines(newContent)
+	c.mu.Lock()
+	c.override = &s
+	c.mu.Unlock()
+	return nil
+}
+
+// editPlan is the change a call makes to the file as it is now.
+type editPlan struct {
+	change
+	count    int
+	flexible bool
+	modified bool
+}
+
+// plan reads the file and computes its new text.
+func (c *replaceCall) plan() (*editPlan, error) {
+	abs, err := resolvePath(c.ws, "file_path", c.path)
+	if err != nil {
+		return nil, err
+	}
+	rel := c.ws.Rel(abs)
+	cur, err := readCurrent(c.ws, abs, "edit")
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	override := c.override
+	c.mu.Unlock()
+	p := &editPlan{change: change{abs: abs, rel: rel, old: cur}, modified: override != nil}
+	switch {
+	case cur == nil && c.old != "":
+		return nil, tools.Errorf(tools.ErrFileNotFound,
+			"File not found: %s. Cannot apply the edit: the file does not exist. Check the path (list_directory shows what exists), or use an empty old_string to create a new file.", rel)
+	case cur == nil:
+		p.new = c.new
+		if override != nil {
+			p.new = *override
+		}
+		return p, nil
+	case c.old == "":
+		return nil, tools.Errorf(tools.ErrAttemptToCreateExists,
+			"Failed to edit. Attempted to create a file that already exists: %s. To change it, give the text to replace in old_string; to replace all of it, use write_file.", rel)
+	}
+	if override != nil {
+		p.new = finalNewline(cur.Format, *override)
+		return p, nil
+	}
+	text, n, flexible, err := Replace(cur.Text, c.old, c.new, c.want)
+	if err != nil {
+		return nil, c.matchError(rel, err)
+	}
+	text = finalNewline(cur.Format, text)
+	if text == cur.Text {
+		return nil, tools.Errorf(tools.ErrEditNoChange, "No changes to apply: replacing old_string with new_string leaves %s unchanged.", rel)
+	}
+	p.new, p.count, p.flexible = text, n, flexible
+	return p, nil
+}
+
+// matchError turns an error of Replace into what the model needs to retry.
+func (c *replaceCall) matchError(rel string, err error) error {
+	var nf *NotFoundError
+	var ce *CountError
+	switch {
+	case errors.As(err, &nf):
+		var b strings.Builder
+		fmt.Fprintf(&b, "Failed to edit, 0 occurrences found for old_string in %s. No edits made. "+
+			"The exact text in old_string was not found, not even ignoring the indentation and trailing whitespace of each line. "+
+			"Ensure you're not escaping content incorrectly and check whitespace, indentation, and context. "+
+			"Use the read_file tool to read the file's current content, then try again.", rel)
+		if nf.WhitespaceLine > 0 {
+			fmt.Fprintf(&b, " Note: old_string matches the text starting at line %d if the whitespace inside lines is ignored, so it failed only because of whitespace (spaces or tabs within a line differ); copy that text exactly as read_file shows it.", nf.WhitespaceLine)
+		}
+		if nf.Escaped {
+			b.WriteString(` Note: old_string would match if its backslash escapes (such as \n, \t or \") were unescaped; give old_string and new_string as literal text, not escaped.`)
+		}
+		return &tools.Error{Type: tools.ErrEditNoOccurrence, Message: b.String(), Err: err}
+	case errors.As(err, &ce):
+		var b strings.Builder
+		fmt.Fprintf(&b, "Failed to edit, expected %d %s but found %d for old_string in file: %s.", ce.Expected, plural(ce.Expected, "occurrence", "occurrences"), ce.Found, rel)
+		if ce.Flexible {
+			b.WriteString(" (old_string does not occur exactly; these occurrences match it when the indentation and trailing whitespace of each line are ignored.)")
+		}
+		if ce.Expected == 1 && c.want.Count == 0 {
+			fmt.Fprintf(&b, " No edits made. Include more surrounding context in old_string so that it matches exactly one place, or set allow_multiple to true to replace all %d.", ce.Found)
+		} else {
+			fmt.Fprintf(&b, " No edits made. Check the number: set expected_replacements to %d to replace all of them, or make old_string more specific.", ce.Found)
+		}
+		return &tools.Error{Type: tools.ErrEditOccurrenceCount, Message: b.String(), Err: err}
+	}
+	return tools.Errorf(tools.ErrExecutionFailed, "editing %s: %w", rel, err)
+}
+
+func (c *replaceCall) Confirmation(context.Context) (*confirm.Details, error) {
+	p, err := c.plan()
+	if err != nil {
+		return nil, err
+	}
+	return p.details("Confirm Edit"), nil
+}
+
+func (c *replaceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Planned again on the file as it is now: it may have changed while a person
+	// looked at the diff.
+	p, err := c.plan()
+	if err != nil {
+		return nil, err
+	}
+	diff, err := p.commit(ctx, c.ws, c.Describe())
+	if err != nil {
+		return nil, err
+	}
+	res := &tools.Result{Diff: diff}
+	switch {
+	case p.old == nil:
+		lines := countLines(p.new)
+		res.Summary = fmt.Sprintf("Created %s (%d %s)", p.rel, lines, plural(lines, "line", "lines"))
+		res.Output = fmt.Sprintf("Created new file: %s with provided content.", p.abs)
+	case p.modified:
+		res.Summary = "Edited " + p.rel
+		res.Output = fmt.Sprintf("Successfully modified file: %s.", p.abs)
+	default:
+		res.Summary = fmt.Sprintf("Edited %s (%d %s)", p.rel, p.count, plural(p.count, "replacement", "replacements"))
+		res.Output = fmt.Sprintf("Successfully modified file: %s (%d %s).", p.abs, p.count, plural(p.count, "replacement", "replacements"))
+		if p.flexible {
+			res.Output += " old_string did not occur exactly; it was matched ignoring the indentation and trailing whitespace of each line, and new_string was re-indented to fit."
+		}
+	}
+	if p.modified {
+		res.Output += " The user modified the proposed change before it was applied; read the file to see its current content."
+	}
+	return res, nil
+}
