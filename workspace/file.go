@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -33,8 +34,10 @@ type Document struct {
 	Format Format
 }
 
-// Open records a document opened in the editor, replacing any earlier record.
+// Open records a document opened in the editor, replacing any earlier record. Paths
+// are absolute; the overlay is keyed by their cleaned form.
 func (w *Workspace) Open(path string, version int32, text string) {
+	path = filepath.Clean(path)
 	t, f := decodeEditorText(text)
 	w.mu.Lock()
 	w.overlay[path] = &Document{Path: path, Version: version, Text: t, Format: f}
@@ -47,7 +50,7 @@ func (w *Workspace) Update(path string, version int32, text string) bool {
 	t, _ := decodeEditorText(text)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	d, ok := w.overlay[path]
+	d, ok := w.overlay[filepath.Clean(path)]
 	if !ok {
 		return false
 	}
@@ -58,7 +61,7 @@ func (w *Workspace) Update(path string, version int32, text string) bool {
 // Close forgets an open document; tools read it from disk again.
 func (w *Workspace) Close(path string) {
 	w.mu.Lock()
-	delete(w.overlay, path)
+	delete(w.overlay, filepath.Clean(path))
 	w.mu.Unlock()
 }
 
@@ -66,7 +69,7 @@ func (w *Workspace) Close(path string) {
 func (w *Workspace) Document(path string) (Document, bool) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
-	d, ok := w.overlay[path]
+	d, ok := w.overlay[filepath.Clean(path)]
 	if !ok {
 		return Document{}, false
 	}
@@ -144,6 +147,13 @@ func (w *Workspace) ReadBytes(abs string, maxBytes int64) ([]byte, error) {
 }
 
 func readLimited(abs string, maxBytes int64) ([]byte, fs.FileInfo, error) {
+	// Opening a FIFO blocks until a writer comes, and a device such as /dev/zero never
+	// ends: only regular files are read.
+	if fi, err := os.Stat(abs); err != nil {
+		return nil, nil, err
+	} else if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return nil, fi, fmt.Errorf("%s is %s, not a regular file", abs, fileKind(fi.Mode()))
+	}
 	f, err := os.Open(abs)
 	if err != nil {
 		return nil, nil, err
@@ -159,27 +169,45 @@ func readLimited(abs string, maxBytes int64) ([]byte, fs.FileInfo, error) {
 	if maxBytes > 0 && fi.Size() > maxBytes {
 		return nil, fi, fmt.Errorf("%s is %d bytes, over the limit of %d: %w", abs, fi.Size(), maxBytes, ErrTooLarge)
 	}
-	var data []byte
-	if fi.Mode().IsRegular() {
-		data = make([]byte, fi.Size())
-		var n int
-		n, err = io.ReadFull(f, data)
-		data = data[:n]
-		if err == io.ErrUnexpectedEOF {
-			err = nil // shrank while reading; the stale check catches a concurrent writer
+	// The size is only a hint: the file may grow while it is read, and pipes and files
+	// such as those in /proc report none. Read to the end, one byte past the limit.
+	r := io.Reader(f)
+	if maxBytes > 0 {
+		r = io.LimitReader(f, maxBytes+1)
+	}
+	size := 512
+	if n := fi.Size(); n > 0 && (maxBytes <= 0 || n <= maxBytes) {
+		size = int(n) + 1 // one more byte, so that EOF is seen without growing
+	}
+	data := make([]byte, 0, size)
+	for {
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
 		}
-	} else {
-		r := io.Reader(f)
-		if maxBytes > 0 {
-			r = io.LimitReader(f, maxBytes+1)
+		if err != nil {
+			return nil, fi, fmt.Errorf("reading %s: %w", abs, err)
 		}
-		data, err = io.ReadAll(r)
-		if maxBytes > 0 && int64(len(data)) > maxBytes {
-			return nil, fi, fmt.Errorf("%s: over the limit of %d bytes: %w", abs, maxBytes, ErrTooLarge)
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
 		}
 	}
-	if err != nil {
-		return nil, fi, fmt.Errorf("reading %s: %w", abs, err)
+	if maxBytes > 0 && int64(len(data)) > maxBytes {
+		return nil, fi, fmt.Errorf("%s: over the limit of %d bytes: %w", abs, maxBytes, ErrTooLarge)
 	}
 	return data, fi, nil
+}
+
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	default:
+		return "a special file"
+	}
 }

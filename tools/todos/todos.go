@@ -1,0 +1,216 @@
+// Package todos holds write_todos, the built-in tool with which the model keeps a plan
+// for a multi-step task: a list of todos, each pending, in progress, completed or
+// cancelled, that every call replaces whole. The list lives in the session; front ends
+// show it as it changes. Its name and parameters follow Gemini CLI 0.61.
+package todos
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+)
+
+// Name is the tool's name, as Gemini CLI calls it.
+const Name = "write_todos"
+
+// The statuses of a todo.
+const (
+	StatusPending    = "pending"
+	StatusInProgress = "in_progress"
+	StatusCompleted  = "completed"
+	StatusCancelled  = "cancelled"
+)
+
+var statuses = []string{StatusPending, StatusInProgress, StatusCompleted, StatusCancelled}
+
+// Item is one todo.
+type Item struct {
+	Description string `json:"description"`
+	// Status is one of StatusPending, StatusInProgress, StatusCompleted and
+	// StatusCancelled.
+	Status string `json:"status"`
+}
+
+// List is a session's todo list. It is safe for concurrent use.
+type List struct {
+	// write serialises replacements together with their onChange call, so that the
+	// last list reported is the list held.
+	write    sync.Mutex
+	mu       sync.Mutex // guards items
+	items    []Item
+	onChange func([]Item)
+}
+
+// NewList returns an empty list. onChange, if not nil, is called with a copy of the new
+// list after every replacement, one call at a time and in order; it may read the list
+// but must not replace it.
+func NewList(onChange func([]Item)) *List {
+	return &List{onChange: onChange}
+}
+
+// Items returns a copy of the current list.
+func (l *List) Items() []Item {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.items)
+}
+
+func (l *List) set(items []Item) {
+	l.write.Lock()
+	defer l.write.Unlock()
+	l.mu.Lock()
+	l.items = slices.Clone(items)
+	l.mu.Unlock()
+	if l.onChange != nil {
+		l.onChange(slices.Clone(items))
+	}
+}
+
+// Tool returns the write_todos tool, which replaces this list.
+func (l *List) Tool() tools.Tool { return &tool{list: l} }
+
+const description = `Keeps your plan for the current task as a list of todos that the user can follow. Each call sends the complete list, which replaces the previous one; send an empty list to clear it.
+
+Use it for complex work that takes several distinct steps: as soon as you understand such a request, break it into concrete, actionable todos, then keep the list current as you go. Do not use it for simple requests you can finish in one or two steps, or for questions and conversation.
+
+Statuses:
+- pending: not started yet.
+- in_progress: what you are working on now. At most one todo may be in progress at a time; mark one in progress before you start on it.
+- completed: done. Mark a todo completed as soon as it is finished, not in batches later, and only when it is fully done.
+- cancelled: no longer needed.
+
+As you learn more, revise the plan: add the todos you discover, and cancel the ones that no longer apply.`
+
+const parameters = `{
+  "type": "object",
+  "properties": {
+    "todos": {
+      "type": "array",
+      "description": "The complete todo list; it replaces the current one.",
+      "items": {
+        "type": "object",
+        "properties": {
+          "description": {
+            "type": "string",
+            "description": "What the todo is: one concrete, actionable step."
+          },
+          "status": {
+            "type": "string",
+            "enum": ["pending", "in_progress", "completed", "cancelled"],
+            "description": "The todo's status; at most one todo may be in_progress."
+          }
+        },
+        "required": ["description", "status"],
+        "additionalProperties": false
+      }
+    }
+  },
+  "required": ["todos"],
+  "additionalProperties": false
+}`
+
+type tool struct{ list *List }
+
+func (t *tool) Info() tools.Info {
+	return tools.Info{
+		Name:        Name,
+		DisplayName: "WriteTodos",
+		Description: description,
+		Kind:        tools.KindThink,
+		Source:      tools.SourceBuiltin,
+		Parameters:  json.RawMessage(parameters),
+		Markdown:    true,
+		Idempotent:  true,
+	}
+}
+
+func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {
+	var p struct {
+		Todos *[]Item `json:"todos"`
+	}
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(args, &p); err != nil {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
+	}
+	if p.Todos == nil {
+		return nil, tools.Errorf(tools.ErrInvalidParams, `parameter "todos" must be an array of todos`)
+	}
+	items := *p.Todos
+	var problems, inProgress []string
+	for i := range items {
+		it := &items[i]
+		it.Description = strings.TrimSpace(it.Description)
+		if it.Description == "" {
+			problems = append(problems, fmt.Sprintf("todo %d has an empty description", i+1))
+		}
+		if !slices.Contains(statuses, it.Status) {
+			problems = append(problems, fmt.Sprintf("todo %d has status %q; use one of %s", i+1, it.Status, strings.Join(statuses, ", ")))
+		}
+		if it.Status == StatusInProgress {
+			inProgress = append(inProgress, strconv.Itoa(i+1))
+		}
+	}
+	if len(inProgress) > 1 {
+		problems = append(problems, fmt.Sprintf("only one todo may be in_progress at a time, but todos %s are", strings.Join(inProgress, ", ")))
+	}
+	if len(problems) > 0 {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "%s", strings.Join(problems, "; "))
+	}
+	return &call{list: t.list, items: items}, nil
+}
+
+type call struct {
+	list  *List
+	items []Item
+}
+
+func (c *call) Describe() string {
+	switch n := len(c.items); n {
+	case 0:
+		return "Clear the todo list"
+	case 1:
+		return "Set 1 todo"
+	default:
+		return fmt.Sprintf("Set %d todos", n)
+	}
+}
+
+func (c *call) Locations() []tools.Location { return nil }
+
+// Confirmation returns nil: the list is the agent's own notes.
+func (c *call) Confirmation(context.Context) (*confirm.Details, error) { return nil, nil }
+
+func (c *call) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.list.set(c.items)
+	if len(c.items) == 0 {
+		return &tools.Result{Summary: "Cleared the todo list", Output: "Successfully cleared the todo list."}, nil
+	}
+	var b strings.Builder
+	b.WriteString("Successfully updated the todo list. The current list is now:")
+	done := 0
+	for i, it := range c.items {
+		fmt.Fprintf(&b, "\n%d. [%s] %s", i+1, it.Status, it.Description)
+		if it.Status == StatusCompleted {
+			done++
+		}
+	}
+	return &tools.Result{
+		Summary: fmt.Sprintf("Updated the todo list: %d of %d completed", done, len(c.items)),
+		Output:  b.String(),
+	}, nil
+}
