@@ -1,0 +1,461 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+)
+
+// RunToolName is the name of the shell tool, as in Gemini CLI.
+const RunToolName = "run_shell_command"
+
+const runDescription = "This tool executes a given shell command as `bash -c <command>`. " +
+	"Command can start background processes using `&`, but for long-running processes such as servers and watchers set the `is_background` parameter to true instead: the command is then started in the background and the call returns at once with its PID; follow it with list_background_processes and read_background_output. " +
+	"Command is executed as a subprocess that leads its own process group. Command process group can be terminated as `kill -- -PGID` or signaled as `kill -s SIGNAL -- -PGID`. " +
+	"Standard input is /dev/null, so do not run interactive commands (editors, pagers, prompts, `git rebase -i`): use non-interactive flags instead (e.g. `--yes`, `git --no-pager`, run-once or CI modes of test runners). A command that prints nothing for a long time is stopped.\n\n" +
+	"The following information is returned:\n\n" +
+	"Command: Executed command.\n" +
+	"Directory: Directory where command was executed, or `(root)`.\n" +
+	"Output: Combined stdout and stderr, in the order printed. Can be `(empty)` or partial on error and for any unwaited background processes. Very long output is shortened to its beginning and end, and the full output is saved to a file whose path is given.\n" +
+	"Error: Error or `(none)` if no error was reported for the subprocess.\n" +
+	"Exit Code: Exit code or `(none)` if terminated by signal.\n" +
+	"Signal: Signal number or `(none)` if no signal was received.\n" +
+	"Background PIDs: List of background processes started and still running, or `(none)`.\n" +
+	"Process Group PGID: Process group started or `(none)`."
+
+var runSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {
+      "type": "string",
+      "description": "Exact bash command to execute as ` + "`bash -c <command>`" + `"
+    },
+    "description": {
+      "type": "string",
+      "description": "Brief description of the command for the user. Be specific and concise. Ideally a single sentence. Can be up to 3 sentences for clarity. No line breaks."
+    },
+    "dir_path": {
+      "type": "string",
+      "description": "(OPTIONAL) The path of the directory to run the command in. If not provided, the project root directory is used. Must be a directory within the workspace and must already exist."
+    },
+    "is_background": {
+      "type": "boolean",
+      "description": "Set to true if this command should be run in the background (e.g. for long-running servers or watchers). The call returns at once with the process ID; use read_background_output to see its output."
+    }
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`)
+
+type runTool struct{ s *Shell }
+
+func (t runTool) Info() tools.Info {
+	return tools.Info{
+		Name:        RunToolName,
+		DisplayName: "Shell",
+		Description: runDescription,
+		Kind:        tools.KindExecute,
+		Source:      tools.SourceBuiltin,
+		Parameters:  runSchema,
+		Streams:     true,
+	}
+}
+
+type runArgs struct {
+	Command      string `json:"command"`
+	Description  string `json:"description"`
+	DirPath      string `json:"dir_path"`
+	IsBackground bool   `json:"is_background"`
+}
+
+func (t runTool) Build(args json.RawMessage) (tools.Invocation, error) {
+	var a runArgs
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "command must not be empty")
+	}
+	if strings.ContainsRune(a.Command, 0) {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "command must not contain a NUL byte")
+	}
+	dir, err := t.s.dir(a.DirPath)
+	if err != nil {
+		return nil, err
+	}
+	return &runInvocation{s: t.s, args: a, dir: dir}, nil
+}
+
+// dir resolves the dir_path of a call: inside the workspace, an existing directory.
+func (s *Shell) dir(p string) (string, error) {
+	if p == "" {
+		return s.ws.Roots()[0], nil
+	}
+	dir, err := s.ws.Resolve(p)
+	if err != nil {
+		return "", tools.FileError(fmt.Errorf("dir_path: %w", err))
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return "", tools.FileError(fmt.Errorf("dir_path: %w", err))
+	}
+	if !fi.IsDir() {
+		return "", tools.Errorf(tools.ErrInvalidParams, "dir_path %s is not a directory", p)
+	}
+	return dir, nil
+}
+
+// displayDir is how the Output names the directory: "(root)" for the first root, a
+// path relative to it below it, else the absolute path.
+func (s *Shell) displayDir(dir string) string {
+	root := s.ws.Roots()[0]
+	if dir == root {
+		return "(root)"
+	}
+	if rel := s.ws.Rel(dir); rel != dir && strings.HasPrefix(dir, root+string(os.PathSeparator)) {
+		return rel
+	}
+	return dir
+}
+
+type runInvocation struct {
+	s    *Shell
+	args runArgs
+	dir  string
+}
+
+// Command returns the command line, for registry restrictions such as
+// run_shell_command(git status).
+func (inv *runInvocation) Command() string { return inv.args.Command }
+
+func (inv *runInvocation) Describe() string {
+	var b strings.Builder
+	b.WriteString(inv.args.Command)
+	if d := inv.s.displayDir(inv.dir); d != "(root)" {
+		fmt.Fprintf(&b, " [in %s]", d)
+	}
+	if inv.args.IsBackground {
+		b.WriteString(" [background]")
+	}
+	if inv.args.Description != "" {
+		fmt.Fprintf(&b, " (%s)", strings.ReplaceAll(inv.args.Description, "\n", " "))
+	}
+	return b.String()
+}
+
+func (inv *runInvocation) Locations() []tools.Location { return nil }
+
+// Confirmation always asks: whether the question is put is the policy's decision, made
+// from the commands the line runs. A line that cannot be parsed cannot be judged, so it
+// is refused rather than passed on with commands nobody has looked at.
+func (inv *runInvocation) Confirmation(ctx context.Context) (*confirm.Details, error) {
+	a, err := confirm.Analyze(inv.args.Command, inv.dir, inv.s.ws.Roots())
+	if err != nil {
+		return nil, &tools.Error{Type: tools.ErrInvalidParams, Message: err.Error(), Err: err}
+	}
+	return &confirm.Details{
+		Type:         confirm.TypeExecute,
+		Title:        "Confirm Shell Command",
+		Command:      inv.args.Command,
+		RootCommands: a.Roots,
+		Directory:    inv.dir,
+	}, nil
+}
+
+func (inv *runInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Result, error) {
+	if inv.args.IsBackground {
+		return inv.s.startJob(inv.args.Command, inv.dir)
+	}
+	return inv.s.run(ctx, inv.args.Command, inv.dir, out)
+}
+
+// errClosed is returned for calls after Close.
+func errClosed() error {
+	return tools.Errorf(tools.ErrExecutionFailed, "the shell has been shut down; no more commands can run")
+}
+
+// command returns an unstarted command running line in dir, in a process group of its
+// own.
+func (s *Shell) command(line, dir string) *exec.Cmd {
+	cmd := exec.Command(s.shell, "-c", line)
+	cmd.Dir = dir
+	// PWD keeps the directory as named, so that pwd in a symlinked directory shows the
+	// link rather than where it points.
+	cmd.Env = append(s.environ(), "PWD="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Stdin stays nil: the command reads /dev/null.
+	return cmd
+}
+
+// stopReason says why run ended a command's process group.
+type stopReason int
+
+const (
+	notStopped stopReason = iota
+	stopCancelled
+	stopTimedOut
+)
+
+// run runs line in dir in the foreground, streaming its output to out.
+func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer) (*tools.Result, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errClosed()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, &tools.Error{Type: tools.ErrCancelled, Message: "Command was cancelled before it started.", Err: err}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, tools.Errorf(tools.ErrShellExecute, "creating the output pipe: %w", err)
+	}
+	growPipe(pr)
+	cmd := s.command(line, dir)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	err = cmd.Start()
+	pw.Close() // the command has its own copy; ours would keep the pipe from ending
+	if err != nil {
+		pr.Close()
+		return nil, tools.Errorf(tools.ErrShellExecute, "starting %s: %w", s.shell, err)
+	}
+	pgid := cmd.Process.Pid
+	start := time.Now()
+
+	col := newCollector(out, s.outputDir)
+	var lastOutput atomic.Int64 // time since start of the latest output
+	pumped := make(chan pumpResult, 1)
+	go func() { pumped <- pump(pr, col, start, &lastOutput) }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	var timer <-chan time.Time
+	var t *time.Timer
+	if s.noOutput > 0 {
+		t = time.NewTimer(s.noOutput)
+		defer t.Stop()
+		timer = t.C
+	}
+	reason := notStopped
+	var waitErr error
+wait:
+	for {
+		select {
+		case waitErr = <-exited:
+			break wait
+		case <-ctx.Done():
+			reason = stopCancelled
+		case <-timer:
+			idle := time.Since(start) - time.Duration(lastOutput.Load())
+			if idle < s.noOutput {
+				t.Reset(s.noOutput - idle)
+				continue
+			}
+			reason = stopTimedOut
+		}
+		if err := stopGroup(pgid, s.grace); err != nil {
+			slog.Error("shell: stopping a command", "command", line, "pgid", pgid, "err", err)
+		}
+		waitErr = <-exited
+		break wait
+	}
+
+	var background []int
+	if reason == notStopped {
+		var err error
+		if background, err = groupMembers(pgid); err != nil {
+			slog.Warn("shell: looking for background processes", "pgid", pgid, "err", err)
+		}
+	}
+	// Everything the shell wrote is in the pipe now; anything written later comes from
+	// processes it left behind, which the result does not wait for.
+	if err := pr.SetReadDeadline(time.Unix(1, 0)); err != nil {
+		slog.Warn("shell: ending the output read", "err", err)
+	}
+	p := <-pumped
+	if p.open {
+		s.drain(pr)
+	} else {
+		pr.Close()
+	}
+	o := col.finish()
+	if p.err != nil {
+		slog.Warn("shell: reading command output", "command", line, "err", p.err)
+	}
+
+	switch reason {
+	case stopCancelled:
+		return nil, &tools.Error{
+			Type:    tools.ErrCancelled,
+			Message: "Command was cancelled before it could complete. Output before it was cancelled:\n" + o.text(),
+			Err:     ctx.Err(),
+		}
+	case stopTimedOut:
+		return nil, tools.Errorf(tools.ErrTimeout,
+			"Command printed nothing for %s and was stopped. Output before it was stopped:\n%s", s.noOutput, o.text())
+	}
+
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) {
+		return nil, tools.Errorf(tools.ErrShellExecute, "waiting for %s: %w", s.shell, waitErr)
+	}
+	st := cmd.ProcessState
+	return s.result(line, dir, pgid, st, background, p.err, o), nil
+}
+
+// result builds the Result of a finished foreground command.
+func (s *Shell) result(line, dir string, pgid int, st *os.ProcessState, background []int, readErr error, o output) *tools.Result {
+	exitCode, signal, summary := "(none)", "(none)", ""
+	status, _ := st.Sys().(syscall.WaitStatus)
+	switch {
+	case status.Signaled():
+		sig := status.Signal()
+		signal = fmt.Sprintf("%d (%s)", int(sig), signalName(sig))
+		summary = "Killed by " + signalName(sig)
+	default:
+		exitCode = strconv.Itoa(st.ExitCode())
+		summary = "Exit code " + exitCode
+	}
+	errText := "(none)"
+	if readErr != nil {
+		errText = "reading the output failed, so it may be incomplete: " + readErr.Error()
+	}
+	bg := "(none)"
+	if len(background) > 0 {
+		ids := make([]string, len(background))
+		for i, pid := range background {
+			ids[i] = strconv.Itoa(pid)
+		}
+		bg = strings.Join(ids, ", ")
+	}
+	text := o.text()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Command: %s\nDirectory: %s\nOutput: %s\nError: %s\nExit Code: %s\nSignal: %s\nBackground PIDs: %s\nProcess Group PGID: %d",
+		line, s.displayDir(dir), text, errText, exitCode, signal, bg, pgid)
+	if o.Omitted > 0 {
+		summary += fmt.Sprintf(", output shortened (%d characters omitted)", o.Omitted)
+	}
+	return &tools.Result{
+		Summary:    summary,
+		Output:     b.String(),
+		Display:    text,
+		OutputFile: o.File,
+	}
+}
+
+// text is the output as the model sees it: "(empty)", the whole text, or its head and
+// tail with a note of what was left out and where the whole is.
+func (o output) text() string {
+	if o.Omitted == 0 {
+		if strings.TrimSpace(o.Head) == "" {
+			return "(empty)"
+		}
+		return strings.TrimRight(o.Head, "\n")
+	}
+	var where string
+	if o.File != "" {
+		where = fmt.Sprintf("The full output (%d bytes) is saved in %s; search or page through it with grep, head, tail or sed -n.", o.RawBytes, o.File)
+	} else {
+		where = fmt.Sprintf("The full output (%d bytes) could not be saved: %v.", o.RawBytes, o.FileErr)
+	}
+	head := o.Head
+	if !strings.HasSuffix(head, "\n") {
+		head += "\n"
+	}
+	return fmt.Sprintf("%s\n[... %d characters omitted here. %s ...]\n\n%s", head, o.Omitted, where, strings.TrimRight(o.Tail, "\n"))
+}
+
+// pipeSize is the capacity asked for the output pipe. A larger pipe than the default
+// 64 KiB lets a fast command run ahead while the output is being processed, rather than
+// wait for every read.
+const pipeSize = 1 << 20
+
+// growPipe enlarges the pipe f belongs to, if the system allows; the default size works,
+// only more slowly, so a refusal is not an error.
+func growPipe(f *os.File) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize)
+	})
+}
+
+// pumpResult is how pump ended.
+type pumpResult struct {
+	// open reports that the pipe still has writers: processes the command left behind.
+	open bool
+	err  error
+}
+
+// pump reads a command's output pipe into col until the pipe ends or its read deadline
+// passes; then it reads what is left in the pipe without waiting for more.
+func pump(pr *os.File, col *collector, start time.Time, last *atomic.Int64) pumpResult {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := pr.Read(buf)
+		if n > 0 {
+			last.Store(int64(time.Since(start)))
+			col.write(buf[:n])
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return pumpResult{}
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return drainBuffered(pr, col, buf)
+		default:
+			return pumpResult{err: err}
+		}
+	}
+}
+
+// drainBuffered reads what is in the pipe now, without waiting for more, and reports
+// whether the pipe still has writers.
+func drainBuffered(pr *os.File, col *collector, buf []byte) pumpResult {
+	if err := pr.SetReadDeadline(time.Time{}); err != nil {
+		return pumpResult{err: err}
+	}
+	rc, err := pr.SyscallConn()
+	if err != nil {
+		return pumpResult{err: err}
+	}
+	for {
+		var n int
+		var rerr error
+		if err := rc.Read(func(fd uintptr) bool {
+			n, rerr = syscall.Read(int(fd), buf)
+			return true // one attempt: never wait for more
+		}); err != nil {
+			return pumpResult{err: err}
+		}
+		switch {
+		case n > 0:
+			col.write(buf[:n])
+		case rerr == nil:
+			return pumpResult{} // end of the pipe
+		case errors.Is(rerr, syscall.EINTR):
+		case errors.Is(rerr, syscall.EAGAIN):
+			return pumpResult{open: true}
+		default:
+			return pumpResult{err: rerr}
+		}
+	}
+}
