@@ -164,6 +164,11 @@ var textEditCases = []struct {
 	{"CRLF to LF", "a\r\nb\r\n", "a\nb\n"},
 	{"lone CR", "a\rb\n", "a\rc\n"},
 	{"large line", strings.Repeat("x", 10000) + "\n", strings.Repeat("x", 5000) + "y" + strings.Repeat("x", 5000) + "\n"},
+	{"line breaks of every kind before", "a\rb\r\nc\n😀\rd\ne\n", "a\rb\r\nc\n😀\rD\ne\n"},
+	{"line breaks of every kind after", "a\nb\rc\r\nd\n", "A\nb\rc\r\nd\n"},
+	{"change next to a lone CR", "a\nb\r\nc\n", "a\nb\rx\nc\n"},
+	{"repeated lines", "}\n}\n\n}\n}\n", "}\n}\n\n\n}\n}\n"},
+	{"delete in a run", "u\na\na\na\nv\n", "u\na\na\nv\n"},
 }
 
 func TestTextEdits(t *testing.T) {
@@ -216,6 +221,15 @@ func TestTextEditsMinimal(t *testing.T) {
 			[]workspace.TextEdit{{Range: workspace.Range{Start: pos(1, 1), End: pos(1, 1)}, NewText: "x"}}},
 		{"CRLF not split", "a\r\n", "a\n", workspace.PositionUTF16,
 			[]workspace.TextEdit{{Range: workspace.Range{Start: pos(0, 1), End: pos(1, 0)}, NewText: "\n"}}},
+		{"after lines ending in LF, CRLF and CR", "x\ry\r\nz\n日\nabc\nend\n", "x\ry\r\nz\n日\nabd\nend\n", workspace.PositionUTF16,
+			[]workspace.TextEdit{{Range: workspace.Range{Start: pos(4, 2), End: pos(4, 3)}, NewText: "d"}}},
+		{"far down a long text", numbered(1, 5000), strings.Replace(numbered(1, 5000), "line 4321\n", "line 4321!\n", 1), workspace.PositionUTF16,
+			[]workspace.TextEdit{{Range: workspace.Range{Start: pos(4320, 9), End: pos(4320, 9)}, NewText: "!"}}},
+		{"two changes far apart", numbered(1, 3000), strings.Replace(strings.Replace(numbered(1, 3000), "line 10\n", "line X\n", 1), "line 2990\n", "", 1), workspace.PositionUTF8,
+			[]workspace.TextEdit{
+				{Range: workspace.Range{Start: pos(9, 5), End: pos(9, 7)}, NewText: "X"},
+				{Range: workspace.Range{Start: pos(2989, 0), End: pos(2990, 0)}, NewText: ""},
+			}},
 	}
 	for _, tt := range tests {
 		got := workspace.TextEdits(tt.old, tt.new, tt.enc)

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
 	"golang.org/x/term"
 )
@@ -44,6 +45,19 @@ func newLogger(stderr io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 }
 
+// newToolbox builds the tool system for the workspace at root (default: the current
+// directory).
+func newToolbox(root, mode string, logger *slog.Logger) (*session.Toolbox, error) {
+	if root == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		root = wd
+	}
+	return session.NewToolbox(session.ToolboxOptions{Roots: []string{root}, Mode: mode, Logger: logger})
+}
+
 func cmdTools(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentls tools", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -57,13 +71,13 @@ func cmdTools(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentls tools: unexpected argument %q\n", pos[0])
 		return exitBadUsage
 	}
-	e, err := newEnv(*root, "", newLogger(stderr))
+	tb, err := newToolbox(*root, "", newLogger(stderr))
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
 	}
-	defer e.close()
-	infos := e.registry.List()
+	defer tb.Close()
+	infos := tb.Registry.List()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -109,7 +123,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 	}
 	logger := newLogger(stderr)
-	e, err := newEnv(*root, *mode, logger)
+	tb, err := newToolbox(*root, *mode, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		if strings.Contains(err.Error(), "approval mode") {
@@ -117,7 +131,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		return exitFailure
 	}
-	defer e.close()
+	defer tb.Close()
 
 	in, isTTY := stdin.(*os.File)
 	isTTY = isTTY && term.IsTerminal(int(in.Fd()))
@@ -136,13 +150,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			}
 		}
 	}
-	sched := tools.NewScheduler(tools.Options{
-		Registry: e.registry,
-		Policy:   e.policy,
-		Asker:    asker,
-		Observe:  observe,
-		Logger:   logger,
-	})
+	sched := tb.Scheduler(asker, observe)
 	res := sched.RunOne(ctx, tools.Request{CallID: "cli-1", Name: pos[0], Args: raw})
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

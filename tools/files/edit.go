@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
-	"strings"
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/tools"
@@ -51,118 +49,13 @@ type change struct {
 	new string
 }
 
+// diff returns the change as a unified diff and, for an existing file, the text it had.
 func (c change) diff() (string, *string) {
 	if c.old == nil {
 		return workspace.UnifiedDiff(c.rel, "", c.new, true), nil
 	}
 	orig := c.old.Text
-	return unifiedDiff(c.rel, orig, c.new), &orig
-}
-
-// diffContext is the number of unchanged lines workspace.UnifiedDiff shows around a
-// change.
-const diffContext = 3
-
-// unifiedDiff is workspace.UnifiedDiff(path, old, new, false), made fast for the usual
-// edit: a small change in a large file. The line diff of the whole texts costs hundreds
-// of milliseconds on a 10 MB file; the lines both texts share at their start and end,
-// beyond the context a hunk shows, cannot be part of any hunk, so only the middle is
-// diffed and its hunk headers are moved down by the lines cut from the start.
-func unifiedDiff(path, old, new string) string {
-	if old == new {
-		return ""
-	}
-	// The start of the line holding the first difference, less the context lines.
-	pre := strings.LastIndexByte(old[:commonPrefix(old, new)], '\n') + 1
-	for k := 0; k < diffContext && pre > 0; k++ {
-		pre = strings.LastIndexByte(old[:pre-1], '\n') + 1
-	}
-	// The end of the first line wholly inside the common suffix (not reaching back
-	// before pre), plus the context lines; the texts end alike from there.
-	oldEnd, newEnd := len(old), len(new)
-	s := commonSuffix(old[pre:], new[pre:])
-	if i := strings.IndexByte(old[len(old)-s:], '\n'); i >= 0 {
-		end := len(old) - s + i + 1
-		for k := 0; k < diffContext && end < len(old); k++ {
-			j := strings.IndexByte(old[end:], '\n')
-			if j < 0 {
-				end = len(old)
-				break
-			}
-			end += j + 1
-		}
-		oldEnd, newEnd = end, len(new)-(len(old)-end)
-	}
-	d := workspace.UnifiedDiff(path, old[pre:oldEnd], new[pre:newEnd], false)
-	if pre == 0 {
-		return d
-	}
-	return shiftHunks(d, strings.Count(old[:pre], "\n"))
-}
-
-// commonPrefix returns the length of the longest common prefix of a and b, comparing
-// blocks at a time: the texts are often megabytes long and differ in a few lines.
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b))
-	i := 0
-	for i+4096 <= n && a[i:i+4096] == b[i:i+4096] {
-		i += 4096
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
-}
-
-// commonSuffix returns the length of the longest common suffix of a and b.
-func commonSuffix(a, b string) int {
-	n := min(len(a), len(b))
-	i := 0
-	for i+4096 <= n && a[len(a)-i-4096:len(a)-i] == b[len(b)-i-4096:len(b)-i] {
-		i += 4096
-	}
-	for i < n && a[len(a)-i-1] == b[len(b)-i-1] {
-		i++
-	}
-	return i
-}
-
-// shiftHunks adds offset to the line numbers in the hunk headers of the unified diff d.
-// A hunk header is the only kind of line that starts with "@@": the lines of a hunk
-// start with ' ', '+', '-' or '\\'.
-func shiftHunks(d string, offset int) string {
-	var b strings.Builder
-	b.Grow(len(d) + 32)
-	for d != "" {
-		line := d
-		if i := strings.IndexByte(d, '\n'); i >= 0 {
-			line = d[:i+1]
-		}
-		d = d[len(line):]
-		if f := strings.Fields(line); len(f) == 4 && f[0] == "@@" && f[3] == "@@" {
-			fmt.Fprintf(&b, "@@ %s %s @@\n", shiftRange(f[1], offset), shiftRange(f[2], offset))
-			continue
-		}
-		b.WriteString(line)
-	}
-	return b.String()
-}
-
-// shiftRange moves a hunk range such as "-12,7" or "+3" down by offset lines.
-func shiftRange(r string, offset int) string {
-	if len(r) < 2 {
-		return r
-	}
-	start, count, hasCount := strings.Cut(r[1:], ",")
-	n, err := strconv.Atoi(start)
-	if err != nil || n == 0 {
-		return r // "-0,0": an empty side, which has no position to move
-	}
-	r = r[:1] + strconv.Itoa(n+offset)
-	if hasCount {
-		r += "," + count
-	}
-	return r
+	return workspace.UnifiedDiff(c.rel, orig, c.new, false), &orig
 }
 
 // details is what a person approves.
