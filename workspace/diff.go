@@ -15,15 +15,18 @@ const diffContext = udiff.DefaultContextLines
 // new, with path (relative or absolute, as the caller wants it shown) in the headers. An
 // empty old with isNew set diffs against /dev/null. Identical texts give "".
 //
-// The diff is exactly the one udiff.Unified makes of the whole texts, made faster for
-// the usual edit, a small change in a large file (udiff.Unified takes about 180 ms on
-// 10 MB). Diffing only the lines between the texts' common first and last lines would
-// be faster still but is not the same diff: udiff's search stops at the ends of what it
-// is given, so a change in a run of repeated lines ("}", blank lines) can land on
-// another line of the run, with too few context lines. So the line diff runs on the
-// whole line sequences, as in udiff.Lines, and the work around it is cut down: new
-// shares old's lines outside the changed middle instead of being split again, and only
-// the lines the hunks show are rendered, their numbers shifted.
+// Only the lines between the texts' common first and last lines are diffed, as git
+// does, so a small change in a large text costs little more than the scan for where
+// they differ (udiff.Unified of the whole texts takes about 180 ms on 10 MB). The hunks
+// take their context from the whole of old, so each shows three unchanged lines, or as
+// many as the file has, on either side, however near the cut its change lies.
+//
+// The diff is never longer than udiff's of the whole texts, and as long where that one
+// is a shortest diff, as it always is below 100 changed lines (past them, lcs stops
+// searching and settles for a longer one). Where no line repeats and the lengths agree,
+// it is udiff's diff, but for the new start lines of hunk headers, which udiff gets
+// wrong after a hunk that joins two changes. In a run of repeated lines ("}", blank
+// lines) a change may be shown on another line of the run, as git may show it too.
 func UnifiedDiff(path, old, new string, isNew bool) string {
 	if old == new && !isNew {
 		return ""
@@ -34,71 +37,106 @@ func UnifiedDiff(path, old, new string, isNew bool) string {
 	}
 	to := "b/" + strings.TrimPrefix(path, "/")
 
-	a, b, pre, first := diffLines(old, new)
+	pre, oldEnd, newEnd := commonLines(old, new)
+	a := splitLines(old[pre:oldEnd])
+	b := splitLines(new[pre:newEnd])
 	diffs := lcs.DiffLines(a, b)
+	if n := changedLines(diffs); n >= lcsSearchLimit && (pre > 0 || oldEnd < len(old)) {
+		// The search may have settled for a longer diff, and which one depends on the
+		// lines around the middle: of the whole texts, as udiff.Unified diffs them, it
+		// may come out shorter. The shorter is kept, so the diff is never longer.
+		wa, wb := splitLines(old), splitLines(new)
+		if whole := lcs.DiffLines(wa, wb); changedLines(whole) <= n {
+			pre, a, b, diffs = 0, wa, wb, whole
+		}
+	}
 	if len(diffs) == 0 {
 		return ""
 	}
-	// The window of old's lines that the hunks show: the changed ones and their context.
-	w0 := max(0, diffs[0].Start-diffContext)
-	w1 := min(len(a), diffs[len(diffs)-1].End+diffContext)
-	// offset returns the byte offset in old of line l, counting from the nearest line
-	// whose offset is known: first, then the last one asked for.
-	line, off := first, pre
+	// offset returns the byte offset in old of line l of a. Diffs come in order, so
+	// it only ever counts forward.
+	line, off := 0, pre
 	offset := func(l int) int {
-		for ; line > l; line-- {
-			off -= len(a[line-1])
-		}
 		for ; line < l; line++ {
 			off += len(a[line])
 		}
 		return off
 	}
-	base := offset(w0)
 	edits := make([]udiff.Edit, len(diffs))
 	for i, d := range diffs {
 		edits[i] = udiff.Edit{
-			Start: offset(d.Start) - base,
-			End:   offset(d.End) - base,
+			Start: offset(d.Start),
+			End:   offset(d.End),
 			New:   strings.Join(b[d.ReplStart:d.ReplEnd], ""),
 		}
 	}
-	u, err := udiff.ToUnifiedDiff(from, to, old[base:offset(w1)], edits, diffContext)
+	// Only the window of old that the hunks show is rendered: from the first changed
+	// line to the last and diffContext lines either side, which both texts share.
+	w0 := edits[0].Start
+	for range diffContext {
+		if w0 == 0 {
+			break
+		}
+		w0 = strings.LastIndexByte(old[:w0-1], '\n') + 1
+	}
+	w1 := edits[len(edits)-1].End
+	for range diffContext {
+		i := strings.IndexByte(old[w1:], '\n')
+		if i < 0 {
+			w1 = len(old)
+			break
+		}
+		w1 += i + 1
+	}
+	for i := range edits {
+		edits[i].Start -= w0
+		edits[i].End -= w0
+	}
+	u, err := udiff.ToUnifiedDiff(from, to, old[w0:w1], edits, diffContext)
 	if err != nil {
 		// Edits from lcs always fit their text; should that ever fail, udiff.Unified
-		// gives the same diff, only slower.
+		// of the whole texts still gives a diff.
 		return udiff.Unified(from, to, old, new)
 	}
+	// Both texts have the same lines before the window. A hunk starts in new where it
+	// starts in old, moved by the lines the hunks before it added and removed. (udiff's
+	// own ToLine misses the unchanged lines between two changes that it joins into one
+	// hunk, golang/go#81453, so every later hunk would name the wrong new line.)
+	skipped := strings.Count(old[:w0], "\n")
+	delta := 0
 	for _, h := range u.Hunks {
-		h.FromLine += w0
-		h.ToLine += w0
+		h.FromLine += skipped
+		h.ToLine = h.FromLine + delta
+		for _, l := range h.Lines {
+			switch l.Kind {
+			case udiff.Insert:
+				delta++
+			case udiff.Delete:
+				delta--
+			}
+		}
 	}
 	return u.String()
 }
 
-// diffLines splits old and new into the line sequences udiff.Lines diffs: each line with
-// its "\n", a last line without one kept, no empty last line. The lines both texts share
-// at their start and end are split once, from old, and shared. Line first of a starts
-// at byte pre of old; the texts are the same before it.
-func diffLines(old, new string) (a, b []string, pre, first int) {
-	a = splitLines(old, make([]string, 0, strings.Count(old, "\n")+1))
-	pre, oldEnd, newEnd := trimLines(old, new)
-	first = strings.Count(old[:pre], "\n")
-	last := len(a) // the line that starts at oldEnd
-	if oldEnd < len(old) {
-		last = first + strings.Count(old[pre:oldEnd], "\n")
+// lcsSearchLimit is the number of changed lines below which lcs.DiffLines always finds
+// a shortest diff (go-udiff's maxDiffs): it follows paths of up to 50 changes from
+// either end, and past that joins the two that got farthest, a longer diff.
+const lcsSearchLimit = 100
+
+// changedLines returns the number of lines diffs remove and add.
+func changedLines(diffs []lcs.Diff) int {
+	n := 0
+	for _, d := range diffs {
+		n += d.End - d.Start + d.ReplEnd - d.ReplStart
 	}
-	mid := new[pre:newEnd]
-	b = make([]string, 0, first+strings.Count(mid, "\n")+1+len(a)-last)
-	b = append(b, a[:first]...)
-	b = splitLines(mid, b)
-	b = append(b, a[last:]...)
-	return a, b, pre, first
+	return n
 }
 
-// splitLines appends the lines of s to lines: each with its "\n", a last line without
-// one kept.
-func splitLines(s string, lines []string) []string {
+// splitLines returns the lines of s as udiff splits them: each with its "\n", a last
+// line without one kept.
+func splitLines(s string) []string {
+	lines := make([]string, 0, strings.Count(s, "\n")+1)
 	for s != "" {
 		i := strings.IndexByte(s, '\n')
 		if i < 0 {
@@ -110,20 +148,28 @@ func splitLines(s string, lines []string) []string {
 	return lines
 }
 
-// trimLines returns the part of old and new that differs, in whole lines: both texts
-// are the same before pre, and old[oldEnd:] == new[newEnd:]. Both ends fall on line
-// starts or the ends of the texts.
-func trimLines(old, new string) (pre, oldEnd, newEnd int) {
-	pre = strings.LastIndexByte(old[:commonPrefix(old, new)], '\n') + 1
-	// The texts end alike from the first line wholly inside their common suffix (which
-	// is not to reach back before pre).
-	s := commonSuffix(old[pre:], new[pre:])
-	i := strings.IndexByte(old[len(old)-s:], '\n')
+// commonLines returns where old and new differ, in whole lines: old[:pre] == new[:pre]
+// are all the lines both texts start with, and old[oldEnd:] == new[newEnd:] all the
+// lines both end with after those. Each offset starts a line or ends its text.
+func commonLines(old, new string) (pre, oldEnd, newEnd int) {
+	pre = strings.LastIndexByte(old[:bytePrefix(old, new)], '\n') + 1
+	s := byteSuffix(old[pre:], new[pre:])
+	oldEnd, newEnd = len(old)-s, len(new)-s
+	if lineStart(old, pre, oldEnd) && lineStart(new, pre, newEnd) {
+		return pre, oldEnd, newEnd
+	}
+	// The texts differ in the byte before their common end, so they end alike from the
+	// first line that starts inside it.
+	i := strings.IndexByte(old[oldEnd:], '\n')
 	if i < 0 {
 		return pre, len(old), len(new)
 	}
-	oldEnd = len(old) - s + i + 1
-	return pre, oldEnd, len(new) - (len(old) - oldEnd)
+	return pre, oldEnd + i + 1, newEnd + i + 1
+}
+
+// lineStart reports whether offset i of s, at or past pre, starts a line of s[pre:].
+func lineStart(s string, pre, i int) bool {
+	return i == pre || s[i-1] == '\n'
 }
 
 // refineLimit bounds the bytes of one changed run of lines that TextEdits diffs
@@ -145,9 +191,8 @@ func TextEdits(old, new string, enc PositionEncoding) []TextEdit {
 	}
 	// This runs for every edit of an open document, often a small change in a large
 	// text, so only the lines between the texts' common first and last lines go through
-	// the line diff and the scan for positions. Unlike for UnifiedDiff, any correct diff
-	// of that middle will do.
-	pre, oldEnd, newEnd := trimLines(old, new)
+	// the line diff and the scan for positions.
+	pre, oldEnd, newEnd := commonLines(old, new)
 	var edits []udiff.Edit
 	for _, e := range udiff.Lines(old[pre:oldEnd], new[pre:newEnd]) {
 		e.Start += pre
@@ -213,6 +258,15 @@ const block = 4096
 // commonPrefix returns the length of the longest common prefix of a and b that ends on
 // a character boundary of both and does not split a CRLF.
 func commonPrefix(a, b string) int {
+	i := bytePrefix(a, b)
+	for i > 0 && (!boundary(a, i) || !boundary(b, i)) {
+		i--
+	}
+	return i
+}
+
+// bytePrefix returns the length of the longest common prefix of a and b.
+func bytePrefix(a, b string) int {
 	n := min(len(a), len(b))
 	i := 0
 	for i+block <= n && a[i:i+block] == b[i:i+block] {
@@ -221,15 +275,21 @@ func commonPrefix(a, b string) int {
 	for i < n && a[i] == b[i] {
 		i++
 	}
-	for i > 0 && (!boundary(a, i) || !boundary(b, i)) {
-		i--
-	}
 	return i
 }
 
 // commonSuffix returns the length of the longest common suffix of a and b that starts
 // on a character boundary of both and does not split a CRLF.
 func commonSuffix(a, b string) int {
+	i := byteSuffix(a, b)
+	for i > 0 && (!boundary(a, len(a)-i) || !boundary(b, len(b)-i)) {
+		i--
+	}
+	return i
+}
+
+// byteSuffix returns the length of the longest common suffix of a and b.
+func byteSuffix(a, b string) int {
 	n := min(len(a), len(b))
 	i := 0
 	for i+block <= n && a[len(a)-i-block:len(a)-i] == b[len(b)-i-block:len(b)-i] {
@@ -237,9 +297,6 @@ func commonSuffix(a, b string) int {
 	}
 	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
 		i++
-	}
-	for i > 0 && (!boundary(a, len(a)-i) || !boundary(b, len(b)-i)) {
-		i--
 	}
 	return i
 }
