@@ -1,0 +1,156 @@
+-- Options of the agentls plugin: defaults, validation, and the merged options of the
+-- last setup() call. Module state only; the plugin defines no global variables.
+local M = {}
+
+--- The approval modes the server accepts (docs/protocol.md, agentls.setApprovalMode).
+M.modes = { 'default', 'auto_edit', 'yolo', 'plan' }
+
+--- Defaults; see |agentls-options| in doc/agentls.txt.
+M.defaults = {
+  cmd = { 'agentls' },
+  cmd_env = nil,
+  root_markers = { '.agentls', '.gemini', '.git' },
+  filetypes = nil,
+  settings = {},
+  autostart = true,
+  save_after_edit = true,
+  capabilities = nil,
+  flags = nil,
+  on_attach = nil,
+  keys = {
+    accept = 'ga',
+    accept_always = 'gA',
+    accept_modified = 'gm',
+    reject = 'gx',
+  },
+  output = {
+    height = 12,
+    max_lines = 10000,
+  },
+  notify_results = true,
+}
+
+--- The options in effect (defaults until setup() runs).
+M.options = vim.deepcopy(M.defaults)
+
+-- vim.validate changed its calling convention in 0.11; the table form is deprecated there.
+local function check(name, value, types, optional)
+  if vim.fn.has('nvim-0.11') == 1 then
+    vim.validate(name, value, types, optional)
+  else
+    vim.validate({ [name] = { value, types, optional } })
+  end
+end
+
+local function list_of_strings(name, value, optional)
+  check(name, value, 'table', optional)
+  if value == nil then
+    return
+  end
+  for i, v in ipairs(value) do
+    check(('%s[%d]'):format(name, i), v, 'string')
+  end
+  if #value ~= vim.tbl_count(value) then
+    error(('%s: expected a list of strings'):format(name), 0)
+  end
+end
+
+local function no_unknown(prefix, given, known)
+  for k in pairs(given) do
+    if known[k] == nil then
+      local names = vim.tbl_keys(known)
+      table.sort(names)
+      error(
+        ('agentls: unknown option %s%s (known: %s)'):format(prefix, tostring(k), table.concat(names, ', ')),
+        0
+      )
+    end
+  end
+end
+
+-- Options whose default is nil still count as known.
+local known_top = {
+  cmd = true,
+  cmd_env = true,
+  root_markers = true,
+  filetypes = true,
+  settings = true,
+  autostart = true,
+  save_after_edit = true,
+  capabilities = true,
+  flags = true,
+  on_attach = true,
+  keys = true,
+  output = true,
+  notify_results = true,
+}
+
+--- Validates user options and returns them merged over the defaults. Raises an error
+--- that names the offending option.
+---@param opts table|nil
+---@return table
+function M.resolve(opts)
+  opts = opts or {}
+  check('opts', opts, 'table')
+  no_unknown('', opts, known_top)
+  local ok, err = pcall(function()
+    if type(opts.cmd) == 'table' then
+      list_of_strings('cmd', opts.cmd)
+      if #opts.cmd == 0 then
+        error('cmd: expected at least the program name', 0)
+      end
+    else
+      check('cmd', opts.cmd, { 'table', 'function' }, true)
+    end
+    check('cmd_env', opts.cmd_env, 'table', true)
+    if type(opts.root_markers) == 'table' then
+      list_of_strings('root_markers', opts.root_markers)
+    else
+      check('root_markers', opts.root_markers, 'function', true)
+    end
+    list_of_strings('filetypes', opts.filetypes, true)
+    check('settings', opts.settings, 'table', true)
+    check('autostart', opts.autostart, 'boolean', true)
+    check('save_after_edit', opts.save_after_edit, 'boolean', true)
+    check('capabilities', opts.capabilities, 'table', true)
+    check('flags', opts.flags, 'table', true)
+    check('on_attach', opts.on_attach, 'function', true)
+    check('notify_results', opts.notify_results, 'boolean', true)
+    check('keys', opts.keys, 'table', true)
+    if opts.keys then
+      no_unknown('keys.', opts.keys, M.defaults.keys)
+      for k, v in pairs(opts.keys) do
+        if v ~= false then
+          check('keys.' .. k, v, 'string')
+        end
+      end
+    end
+    check('output', opts.output, 'table', true)
+    if opts.output then
+      no_unknown('output.', opts.output, M.defaults.output)
+      check('output.height', opts.output.height, 'number', true)
+      check('output.max_lines', opts.output.max_lines, 'number', true)
+    end
+  end)
+  if not ok then
+    error('agentls: invalid option: ' .. tostring(err), 0)
+  end
+  local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  -- Lists replace the defaults instead of being merged index by index.
+  for _, k in ipairs({ 'cmd', 'root_markers', 'filetypes', 'settings' }) do
+    if opts[k] ~= nil then
+      merged[k] = opts[k]
+    end
+  end
+  return merged
+end
+
+--- Validates opts and makes them the options in effect.
+---@param opts table|nil
+---@return table
+function M.set(opts)
+  M.options = M.resolve(opts)
+  return M.options
+end
+
+return M

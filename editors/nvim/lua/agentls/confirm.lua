@@ -1,0 +1,416 @@
+-- Confirmations (agentls/confirm requests): edits are shown in Neovim's own diff, in a
+-- new tab with the current text beside the editable proposal; execute, mcp and info
+-- confirmations go through vim.ui.select.
+--
+-- The request is answered only when the user decides, without blocking Neovim: Neovim
+-- runs every server-to-client request handler inside a coroutine (vim/lsp/rpc.lua wraps
+-- the dispatch in coroutine.wrap) and sends the handler's return value as the response,
+-- so the handler yields and the user's decision resumes it, as Neovim's own
+-- window/showMessageRequest handler does.
+local config = require('agentls.config')
+local output = require('agentls.output')
+
+local api = vim.api
+local M = {}
+
+-- Confirmations waiting for the user, by confirmation id.
+local pending = {}
+
+local function notify(msg, level)
+  vim.notify('agentls: ' .. msg, level or vim.log.levels.INFO)
+end
+
+-- Splits file content into buffer lines, remembering the line ending and whether the
+-- content ended with one, so that the user's version can be put back together exactly.
+local function split_content(s)
+  if type(s) ~= 'string' then
+    return { '' }, { eol = true, nl = '\n' }
+  end
+  local nl = s:find('\r\n', 1, true) and '\r\n' or '\n'
+  if nl == '\r\n' then
+    s = s:gsub('\r\n', '\n')
+  end
+  local eol = s:sub(-1) == '\n'
+  if eol then
+    s = s:sub(1, -2)
+  end
+  return vim.split(s, '\n', { plain = true }), { eol = eol, nl = nl }
+end
+
+local function join_content(lines, fmt)
+  if #lines == 1 and lines[1] == '' and not fmt.eol then
+    return ''
+  end
+  return table.concat(lines, fmt.nl) .. (fmt.eol and fmt.nl or '')
+end
+
+local function display_path(details)
+  if type(details.uri) == 'string' then
+    local ok, fname = pcall(vim.uri_to_fname, details.uri)
+    if ok then
+      return vim.fn.fnamemodify(fname, ':~:.'), fname
+    end
+  end
+  if type(details.path) == 'string' then
+    return vim.fn.fnamemodify(details.path, ':~:.'), details.path
+  end
+  return details.title or 'file', nil
+end
+
+-- Registers a confirmation and returns the function that answers it exactly once.
+local function register(params, client_id, resolve)
+  local entry = {
+    id = params.id,
+    type = params.type,
+    title = params.title,
+    tool_call_id = params.toolCallId,
+    client_id = client_id,
+    details = params,
+  }
+  function entry.answer(outcome, content)
+    if entry.done then
+      return false
+    end
+    entry.done = true
+    if entry.id ~= nil and pending[entry.id] == entry then
+      pending[entry.id] = nil
+    end
+    if entry.close then
+      pcall(entry.close)
+    end
+    local result = { outcome = outcome }
+    if content ~= nil then
+      result.content = content
+    end
+    resolve(result)
+    pcall(vim.cmd, 'redrawstatus')
+    return true
+  end
+  if entry.id ~= nil then
+    pending[entry.id] = entry
+  end
+  return entry
+end
+
+local function set_keys(entry, buf, actions)
+  local keys = config.options.keys
+  local descs = {
+    accept = 'agentls: accept the edit once',
+    accept_always = 'agentls: accept, and stop asking about edits',
+    accept_modified = 'agentls: accept my edited version of the proposal',
+    reject = 'agentls: reject the edit',
+  }
+  for name, fn in pairs(actions) do
+    local lhs = keys[name]
+    if lhs then
+      vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = descs[name] })
+    end
+  end
+end
+
+local function winbar(text)
+  return (text:gsub('%%', '%%%%'))
+end
+
+-- Opens the diff tab of an edit confirmation.
+local function open_edit(entry)
+  local d = entry.details
+  local shown, fname = display_path(d)
+  local orig_text = d.originalContent
+  if orig_text == vim.NIL then
+    orig_text = nil
+  end
+  local orig_lines = split_content(orig_text or '')
+  local prop_lines, fmt = split_content(type(d.newContent) == 'string' and d.newContent or '')
+  local proposal_text = join_content(prop_lines, fmt)
+
+  local orig = api.nvim_create_buf(false, true)
+  local prop = api.nvim_create_buf(false, true)
+  local tag = tostring(entry.id or vim.uv.hrtime())
+  pcall(api.nvim_buf_set_name, orig, ('agentls://confirm/%s/original/%s'):format(tag, shown))
+  pcall(api.nvim_buf_set_name, prop, ('agentls://confirm/%s/proposal/%s'):format(tag, shown))
+  api.nvim_buf_set_lines(orig, 0, -1, false, orig_lines)
+  for _, b in ipairs({ orig, prop }) do
+    vim.bo[b].swapfile = false
+    vim.bo[b].bufhidden = 'wipe'
+    vim.bo[b].buflisted = false
+  end
+  vim.bo[orig].buftype = 'nofile'
+  vim.bo[orig].modifiable = false
+  vim.bo[prop].buftype = 'acwrite'
+  vim.bo[prop].modified = false
+  -- The proposal's first state is not something to undo back past.
+  local ul = vim.bo[prop].undolevels
+  vim.bo[prop].undolevels = -1
+  api.nvim_buf_set_lines(prop, 0, -1, false, prop_lines)
+  vim.bo[prop].undolevels = ul
+  vim.bo[prop].modified = false
+
+  local ft = fname and vim.filetype.match({ filename = fname, contents = prop_lines }) or nil
+  if ft then
+    vim.bo[orig].filetype = ft
+    vim.bo[prop].filetype = ft
+  end
+
+  local prev_win = api.nvim_get_current_win()
+  vim.cmd('tabnew')
+  local tab = api.nvim_get_current_tabpage()
+  local scratch = api.nvim_get_current_buf()
+  local left = api.nvim_get_current_win()
+  api.nvim_win_set_buf(left, orig)
+  if scratch ~= orig and api.nvim_buf_is_valid(scratch) and api.nvim_buf_get_name(scratch) == '' then
+    pcall(api.nvim_buf_delete, scratch, { force = true })
+  end
+  vim.cmd('rightbelow vsplit')
+  local right = api.nvim_get_current_win()
+  api.nvim_win_set_buf(right, prop)
+  for _, w in ipairs({ left, right }) do
+    api.nvim_win_call(w, function()
+      vim.cmd('diffthis')
+    end)
+    vim.wo[w].foldlevel = 99
+  end
+  local keys = config.options.keys
+  local hints = {}
+  for _, k in ipairs({
+    { 'accept', 'accept' },
+    { 'accept_always', 'always' },
+    { 'accept_modified', 'accept my version' },
+    { 'reject', 'reject' },
+  }) do
+    if keys[k[1]] then
+      hints[#hints + 1] = keys[k[1]] .. ' ' .. k[2]
+    end
+  end
+  local what = orig_text == nil and 'new file ' or ''
+  vim.wo[left].winbar = winbar(('agentls · current %s%s'):format(what, shown))
+  vim.wo[right].winbar = winbar(('agentls · proposal (editable) · %s'):format(table.concat(hints, ' · ')))
+  api.nvim_set_current_win(right)
+  entry.tab, entry.original_buf, entry.proposal_buf = tab, orig, prop
+
+  local function proposal()
+    return join_content(api.nvim_buf_get_lines(prop, 0, -1, false), fmt)
+  end
+  local function modified()
+    return api.nvim_buf_is_valid(prop) and proposal() ~= proposal_text
+  end
+
+  function entry.close()
+    local in_tab = api.nvim_get_current_tabpage() == tab
+    if api.nvim_tabpage_is_valid(tab) and #api.nvim_list_tabpages() > 1 then
+      pcall(vim.cmd, 'tabclose ' .. api.nvim_tabpage_get_number(tab))
+    end
+    for _, b in ipairs({ orig, prop }) do
+      if api.nvim_buf_is_valid(b) then
+        pcall(api.nvim_buf_delete, b, { force = true })
+      end
+    end
+    if in_tab and api.nvim_win_is_valid(prev_win) then
+      pcall(api.nvim_set_current_win, prev_win)
+    end
+  end
+
+  local actions = {
+    accept = function()
+      if modified() then
+        entry.answer('modify_with_editor', proposal())
+      else
+        entry.answer('proceed_once')
+      end
+    end,
+    accept_always = function()
+      if modified() then
+        notify(
+          ('you edited the proposal: press %s to accept your version, or undo your changes first'):format(
+            keys.accept_modified or ':w'
+          ),
+          vim.log.levels.WARN
+        )
+        return
+      end
+      entry.answer('proceed_always')
+    end,
+    accept_modified = function()
+      entry.answer('modify_with_editor', proposal())
+    end,
+    reject = function()
+      entry.answer('cancel')
+    end,
+  }
+  set_keys(entry, orig, actions)
+  set_keys(entry, prop, actions)
+
+  local group = api.nvim_create_augroup('agentls_confirm_' .. tag, { clear = true })
+  api.nvim_create_autocmd('BufWriteCmd', {
+    group = group,
+    buffer = prop,
+    desc = 'agentls: :w accepts the (possibly edited) proposal',
+    callback = function()
+      actions.accept()
+    end,
+  })
+  -- Closing the diff without deciding is a refusal: no answer is never consent. The
+  -- answer (which closes the rest of the tab) waits until the closing command is done.
+  local function refuse_later()
+    vim.schedule(function()
+      entry.answer('cancel')
+    end)
+  end
+  api.nvim_create_autocmd('BufWipeout', {
+    group = group,
+    buffer = prop,
+    callback = function()
+      refuse_later()
+      pcall(api.nvim_del_augroup_by_id, group)
+    end,
+  })
+  api.nvim_create_autocmd('BufWipeout', { group = group, buffer = orig, callback = refuse_later })
+end
+
+--- Items offered for a non-edit confirmation: { label, outcome } in display order.
+---@param d table ConfirmDetails
+---@return table[]
+function M.choices(d)
+  local items = { { label = 'Allow once', outcome = 'proceed_once' } }
+  if d.type == 'execute' then
+    local roots = type(d.rootCommands) == 'table' and table.concat(d.rootCommands, ', ') or ''
+    items[#items + 1] = {
+      label = roots ~= '' and ('Always allow %s'):format(roots) or 'Always allow this command',
+      outcome = 'proceed_always',
+    }
+  elseif d.type == 'mcp' then
+    items[#items + 1] = {
+      label = ('Always allow tool %s of server %s'):format(tostring(d.tool), tostring(d.server)),
+      outcome = 'proceed_always_tool',
+    }
+    items[#items + 1] = {
+      label = ('Always allow every tool of server %s'):format(tostring(d.server)),
+      outcome = 'proceed_always_server',
+    }
+  else
+    items[#items + 1] = { label = 'Always allow', outcome = 'proceed_always' }
+  end
+  items[#items + 1] = { label = 'Reject', outcome = 'cancel' }
+  return items
+end
+
+local function prompt_for(d)
+  local title = type(d.title) == 'string' and d.title or 'agentls'
+  if d.type == 'execute' then
+    local dir = type(d.directory) == 'string' and (' in ' .. vim.fn.fnamemodify(d.directory, ':~:.')) or ''
+    return ('agentls: %s\nRun `%s`%s?'):format(title, tostring(d.command), dir)
+  elseif d.type == 'mcp' then
+    local args = d.arguments ~= nil and vim.json.encode(d.arguments) or ''
+    return ('agentls: %s\nCall %s on MCP server %s %s?'):format(title, tostring(d.tool), tostring(d.server), args)
+  elseif d.type == 'info' then
+    local urls = type(d.urls) == 'table' and #d.urls > 0 and ('\n' .. table.concat(d.urls, '\n')) or ''
+    return ('agentls: %s\n%s%s'):format(title, tostring(d.prompt or ''), urls)
+  end
+  return 'agentls: ' .. title
+end
+
+local function open_select(entry)
+  local d = entry.details
+  vim.ui.select(M.choices(d), {
+    prompt = prompt_for(d),
+    kind = 'agentls.confirm',
+    format_item = function(item)
+      return item.label
+    end,
+  }, function(choice)
+    entry.answer(type(choice) == 'table' and choice.outcome or 'cancel')
+  end)
+end
+
+--- Handler of the agentls/confirm request (a vim.lsp handler).
+---@param params table ConfirmDetails
+---@param ctx table handler context
+---@return table|nil result, table|nil error
+function M.handler(_, params, ctx)
+  if type(params) ~= 'table' then
+    return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.InvalidParams, 'ConfirmDetails expected')
+  end
+  local co, is_main = coroutine.running()
+  if not co or is_main then
+    -- Not expected in Neovim 0.10–0.12; without a coroutine the answer cannot wait.
+    notify('cannot ask for confirmation here; the call was refused', vim.log.levels.WARN)
+    return { outcome = 'cancel' }
+  end
+  local entry = register(params, ctx and ctx.client_id, function(result)
+    -- Resumed later, never before the yield below, even if the UI answered at once.
+    vim.schedule(function()
+      local ok, err = coroutine.resume(co, result)
+      local client = ctx and vim.lsp.get_client_by_id(ctx.client_id)
+      if not ok and client and not require('agentls.rpc').is_stopped(client) then
+        notify('failed to answer a confirmation: ' .. tostring(err), vim.log.levels.ERROR)
+      end
+    end)
+  end)
+  local ok, err = pcall(function()
+    if params.type == 'edit' then
+      open_edit(entry)
+    else
+      open_select(entry)
+    end
+  end)
+  if not ok then
+    notify('could not show the confirmation, refusing the call: ' .. tostring(err), vim.log.levels.ERROR)
+    entry.answer('cancel')
+  end
+  pcall(vim.cmd, 'redrawstatus')
+  return coroutine.yield()
+end
+
+--- The confirmations waiting for the user.
+---@return table[] entries { id, type, title, tool_call_id, client_id, details, tab?, original_buf?, proposal_buf? }
+function M.pending()
+  local out = {}
+  for _, e in pairs(pending) do
+    out[#out + 1] = e
+  end
+  table.sort(out, function(a, b)
+    return tostring(a.id) < tostring(b.id)
+  end)
+  return out
+end
+
+--- Answers a pending confirmation from code (custom UIs). Returns false if there is no
+--- such confirmation or it was already answered.
+---@param id string
+---@param outcome string
+---@param content string|nil for modify_with_editor
+---@return boolean
+function M.answer(id, outcome, content)
+  local e = pending[id]
+  if not e then
+    return false
+  end
+  return e.answer(outcome, content)
+end
+
+--- Refuses and closes every pending confirmation of the client (e.g. when it exits).
+---@param client_id integer|nil nil for all
+function M.cancel_all(client_id)
+  for _, e in pairs(pending) do
+    if client_id == nil or e.client_id == client_id then
+      e.answer('cancel')
+    end
+  end
+end
+
+-- A call that moved on no longer needs an answer: it ended (cancelled, timed out), or
+-- it runs because the confirmation was answered another way (agentls.confirm). The
+-- answer sent then is ignored by the server.
+local asking = { pending = true, awaiting_approval = true }
+output.on_call_status(function(id, status)
+  if asking[status] then
+    return
+  end
+  for _, e in pairs(pending) do
+    if e.tool_call_id == id then
+      e.answer('cancel')
+    end
+  end
+end)
+
+return M

@@ -1,0 +1,403 @@
+-- agentls for Neovim: starts or attaches the agentls language server with vim.lsp.start,
+-- declares the rich-client capability (experimental.agentls), and answers its
+-- confirmations, edits and live updates. See :help agentls.
+local config = require('agentls.config')
+local rpc = require('agentls.rpc')
+local output = require('agentls.output')
+local confirm = require('agentls.confirm')
+local edit = require('agentls.edit')
+
+local api = vim.api
+local M = {}
+
+--- The protocol version this plugin speaks (docs/protocol.md).
+M.protocol_version = 1
+
+-- Module state: the augroup of setup(), the tool names for completion, and the runTool
+-- requests in flight (so :AgentlsCancel can cancel them).
+local state = {
+  group = nil,
+  tool_names = {},
+  inflight = {},
+  server_info = {},
+}
+
+local function notify(msg, level)
+  vim.notify('agentls: ' .. msg, level or vim.log.levels.INFO)
+end
+
+--- The client capabilities agentls is started with.
+---@return table
+function M.capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps = vim.tbl_deep_extend('force', caps, {
+    -- apply_workspace_edit handles TextDocumentEdit, and the versions let edit.lua refuse
+    -- an edit computed for an older buffer (0.10 does not advertise it).
+    workspace = { workspaceEdit = { documentChanges = true } },
+  }, config.options.capabilities or {}, {
+    experimental = { agentls = { confirm = true, updates = true } },
+  })
+  return caps
+end
+
+local function fetch_tools(client)
+  rpc.request(client, 'agentls/tools', vim.empty_dict(), function(err, result)
+    if err or type(result) ~= 'table' then
+      return
+    end
+    local names = {}
+    for _, t in ipairs(result) do
+      if type(t) == 'table' and type(t.name) == 'string' then
+        names[#names + 1] = t.name
+      end
+    end
+    table.sort(names)
+    state.tool_names = names
+  end)
+end
+
+local function root_for(bufnr)
+  local markers = config.options.root_markers
+  local root
+  if type(markers) == 'function' then
+    root = markers(bufnr)
+  elseif markers and #markers > 0 then
+    root = vim.fs.root(bufnr, markers)
+  end
+  return root or vim.fn.getcwd()
+end
+
+local function lsp_config(root)
+  local opts = config.options
+  local settings = opts.settings
+  if type(settings) == 'table' and next(settings) == nil then
+    settings = nil
+  end
+  return {
+    name = rpc.name,
+    cmd = opts.cmd,
+    cmd_env = opts.cmd_env,
+    root_dir = root,
+    init_options = settings,
+    capabilities = M.capabilities(),
+    flags = opts.flags,
+    handlers = {
+      ['agentls/confirm'] = confirm.handler,
+      ['agentls/update'] = function(_, params, ctx)
+        output.handle_update(params, ctx and ctx.client_id)
+      end,
+      ['workspace/applyEdit'] = edit.handler,
+    },
+    on_init = function(client, result)
+      state.server_info[client.id] = type(result) == 'table' and result.serverInfo or nil
+      local exp = vim.tbl_get(result or {}, 'capabilities', 'experimental', 'agentls') or {}
+      if exp.protocolVersion ~= M.protocol_version then
+        notify(
+          ('server speaks protocol %s, this plugin %d; rich features may not work'):format(
+            tostring(exp.protocolVersion),
+            M.protocol_version
+          ),
+          vim.log.levels.WARN
+        )
+      end
+      fetch_tools(client)
+    end,
+    on_attach = opts.on_attach,
+    on_exit = function(_, _, client_id)
+      vim.schedule(function()
+        state.server_info[client_id] = nil
+        confirm.cancel_all(client_id)
+        output.forget_client(client_id)
+      end)
+    end,
+  }
+end
+
+local function wants(bufnr)
+  if not api.nvim_buf_is_valid(bufnr) or vim.bo[bufnr].buftype ~= '' then
+    return false
+  end
+  local name = api.nvim_buf_get_name(bufnr)
+  if name == '' or name:match('^%a[%w+.-]*://') then
+    return false
+  end
+  local fts = config.options.filetypes
+  if fts and not vim.tbl_contains(fts, vim.bo[bufnr].filetype) then
+    return false
+  end
+  return true
+end
+
+--- Starts agentls for bufnr (default: current buffer), or attaches the buffer to the
+--- client already running for its root. Returns the client id, or nil.
+---@param bufnr integer|nil
+---@return integer|nil
+function M.start(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  if not wants(bufnr) then
+    return nil
+  end
+  local cmd = config.options.cmd
+  if type(cmd) == 'table' and vim.fn.executable(cmd[1]) ~= 1 then
+    vim.notify_once(
+      ('agentls: %s is not executable; install agentls or set cmd in setup() (:checkhealth agentls)'):format(cmd[1]),
+      vim.log.levels.ERROR
+    )
+    return nil
+  end
+  return vim.lsp.start(lsp_config(root_for(bufnr)), { bufnr = bufnr })
+end
+
+--- Configures the plugin and, with autostart, starts or attaches agentls for every file
+--- buffer (now and when opened). Calling it again replaces the options.
+---@param opts table|nil see :help agentls-options
+function M.setup(opts)
+  config.set(opts)
+  state.group = api.nvim_create_augroup('agentls', { clear = true })
+  if config.options.autostart then
+    api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile', 'FileType' }, {
+      group = state.group,
+      desc = 'agentls: start or attach the language server',
+      callback = function(ev)
+        M.start(ev.buf)
+      end,
+    })
+    for _, b in ipairs(api.nvim_list_bufs()) do
+      if api.nvim_buf_is_loaded(b) then
+        M.start(b)
+      end
+    end
+  end
+  api.nvim_create_autocmd('LspProgress', {
+    group = state.group,
+    desc = 'agentls: redraw the statusline on progress',
+    callback = function(ev)
+      local client = ev.data and vim.lsp.get_client_by_id(ev.data.client_id)
+      if client and client.name == rpc.name then
+        pcall(vim.cmd, 'redrawstatus')
+      end
+    end,
+  })
+end
+
+local function need_client(bufnr)
+  local client = rpc.client(bufnr)
+  if not client then
+    notify('not running for this buffer (call require("agentls").setup(), or :AgentlsStart)', vim.log.levels.ERROR)
+  end
+  return client
+end
+
+-- Runs method with params; on MethodNotFound retries as workspace/executeCommand.
+-- cb runs exactly once. A cancellable call can be ended by M.cancel().
+local function call(client, method, command, params, bufnr, cb, cancellable)
+  local box = { client = client, cancellable = cancellable }
+  state.inflight[box] = true
+  function box.finish(err, result)
+    if box.finished then
+      return
+    end
+    box.finished = true
+    state.inflight[box] = nil
+    cb(err, result)
+  end
+  local function send(m, p, handler)
+    local ok, id = rpc.request(client, m, p, handler, bufnr)
+    if ok then
+      box.id = id
+    else
+      box.finish({ message = 'the agentls client has stopped' })
+    end
+  end
+  local function send_command()
+    send('workspace/executeCommand', { command = command, arguments = { params } }, box.finish)
+  end
+  if not method then
+    send_command()
+  else
+    send(method, params, function(err, result)
+      if err and err.code == vim.lsp.protocol.ErrorCodes.MethodNotFound then
+        send_command()
+        return
+      end
+      box.finish(err, result)
+    end)
+  end
+  return box
+end
+
+local function report(name, err, result)
+  if not config.options.notify_results then
+    return
+  end
+  if err then
+    notify(('%s failed: %s'):format(name, rpc.error_message(err)), vim.log.levels.ERROR)
+    return
+  end
+  if type(result) ~= 'table' then
+    return
+  end
+  local level = result.status == 'success' and vim.log.levels.INFO or vim.log.levels.WARN
+  local text = result.summary
+  if type(text) ~= 'string' or text == '' then
+    if type(result.error) == 'table' and result.error.message then
+      text = result.error.message
+    else
+      text = type(result.output) == 'string' and vim.split(result.output, '\n', { plain = true })[1] or ''
+    end
+  end
+  notify(('%s %s: %s (:AgentlsOutput)'):format(name, tostring(result.status), text), level)
+end
+
+--- Runs a tool through agentls, the same path as a model's call (policy, approval mode,
+--- confirmations). The callback gets (err, ToolResult).
+---@param name string tool name
+---@param args table|nil tool arguments
+---@param opts table|nil { bufnr?, callback? }
+---@return table|nil handle with field id (the request id) and client
+function M.run_tool(name, args, opts)
+  opts = opts or {}
+  local client = need_client(opts.bufnr)
+  if not client then
+    return nil
+  end
+  local params = { name = name, args = rpc.object(args) }
+  return call(client, 'agentls/runTool', 'agentls.runTool', params, opts.bufnr, function(err, result)
+    if not err and type(result) == 'table' then
+      output.write_result(result)
+    end
+    report(name, err, result)
+    if opts.callback then
+      opts.callback(err, result)
+    end
+  end, true)
+end
+
+--- Sets the approval mode of the server: default, auto_edit, yolo or plan.
+---@param mode string
+---@param callback fun(err: table|nil)|nil
+function M.set_mode(mode, callback)
+  if not vim.tbl_contains(config.modes, mode) then
+    local msg = ('unknown approval mode %q (want %s)'):format(tostring(mode), table.concat(config.modes, ', '))
+    notify(msg, vim.log.levels.ERROR)
+    if callback then
+      callback({ message = msg })
+    end
+    return
+  end
+  local client = need_client()
+  if not client then
+    if callback then
+      callback({ message = 'agentls is not running' })
+    end
+    return
+  end
+  call(client, nil, 'agentls.setApprovalMode', { mode = mode }, nil, function(err)
+    if err then
+      notify('setting the approval mode failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
+    else
+      notify('approval mode: ' .. mode)
+    end
+    if callback then
+      callback(err)
+    end
+  end)
+end
+
+--- How long a cancelled run may take to report its cancellation before its request is
+--- cancelled too (Neovim never reports a request answered with RequestCancelled).
+M.cancel_grace_ms = 3000
+
+--- Cancels what agentls is doing: the server's running calls (agentls.cancel), whose
+--- runs then end with status "cancelled"; a run started here that has not ended after
+--- cancel_grace_ms gets $/cancelRequest and its callback an error with code -32800.
+function M.cancel()
+  local runs = {}
+  for box in pairs(state.inflight) do
+    if box.cancellable then
+      runs[#runs + 1] = box
+    end
+  end
+  local client = rpc.client()
+  if client then
+    call(client, nil, 'agentls.cancel', vim.empty_dict(), nil, function(err)
+      if err then
+        notify('cancel failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
+      end
+    end)
+  end
+  if #runs > 0 then
+    vim.defer_fn(function()
+      for _, box in ipairs(runs) do
+        if not box.finished then
+          if box.id and not rpc.is_stopped(box.client) then
+            pcall(rpc.cancel_request, box.client, box.id)
+          end
+          box.finish({ code = -32800, message = 'cancelled from the editor' })
+        end
+      end
+    end, M.cancel_grace_ms)
+  end
+end
+
+--- The serverInfo ({ name, version }) the client's server sent in its initialize result.
+---@param client_id integer
+---@return table|nil
+function M.server_info(client_id)
+  return state.server_info[client_id]
+end
+
+--- Opens the buffer with the live output of tool calls.
+function M.open_output()
+  return output.open()
+end
+
+--- Tool names known from the server, for completion.
+---@return string[]
+function M.tool_names()
+  return state.tool_names
+end
+
+--- A short statusline item: confirmations waiting and calls running, or "".
+---@return string
+function M.statusline()
+  local parts = {}
+  local waiting = #confirm.pending()
+  if waiting > 0 then
+    parts[#parts + 1] = ('%d awaiting approval'):format(waiting)
+  end
+  local running = {}
+  for _, c in ipairs(output.active_calls()) do
+    if c.status == 'in_progress' then
+      running[#running + 1] = c.name or c.title or c.id
+    end
+  end
+  if #running > 0 then
+    table.sort(running)
+    parts[#parts + 1] = 'running ' .. table.concat(running, ', ')
+  end
+  if #parts == 0 then
+    return ''
+  end
+  return 'agentls: ' .. table.concat(parts, '; ')
+end
+
+--- Parses the argument line of :AgentlsTool: a tool name and optional JSON arguments.
+---@param line string
+---@return string|nil name, table|nil args, string|nil err
+function M.parse_tool_command(line)
+  local name, rest = vim.trim(line or ''):match('^(%S+)%s*(.*)$')
+  if not name then
+    return nil, nil, 'usage: :AgentlsTool {name} [{json}]'
+  end
+  if rest == '' then
+    return name, vim.empty_dict(), nil
+  end
+  local ok, args = pcall(vim.json.decode, rest, { luanil = { object = true, array = true } })
+  if not ok or type(args) ~= 'table' or (vim.islist or vim.tbl_islist)(args) and next(args) ~= nil then
+    return nil, nil, ('the arguments of %s must be a JSON object: %s'):format(name, ok and rest or tostring(args))
+  end
+  return name, args, nil
+end
+
+return M

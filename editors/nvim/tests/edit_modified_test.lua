@@ -1,0 +1,41 @@
+-- The user's modified proposal (modify_with_editor) is what gets applied.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
+local api = vim.api
+
+H.main(function()
+  H.test('a modified proposal is what gets applied', function()
+    local root = H.workspace({ ['conf.ini'] = '[main]\nname = old\nsize = 1\n' })
+    local path = root .. '/conf.ini'
+    local buf = H.open(root, 'conf.ini')
+    local run = H.run_tool('replace', { file_path = path, old_string = 'name = old', new_string = 'name = new' })
+    local c = H.confirmation('edit', run)
+    H.eq(H.lines(c.proposal_buf), { '[main]', 'name = new', 'size = 1' }, 'proposal')
+    -- The user rewrites the proposal in the diff tab, then accepts their version.
+    H.eq(api.nvim_get_current_buf(), c.proposal_buf, 'cursor in the proposal')
+    api.nvim_win_set_cursor(0, { 2, 0 })
+    H.press('ccname = mine<Esc>')
+    H.press('Gosize = 2<Esc>')
+    H.eq(H.lines(c.proposal_buf), { '[main]', 'name = mine', 'size = 1', 'size = 2' }, 'edited proposal')
+    H.press('gm')
+    local result = H.result(run)
+    H.eq(result.status, 'success', 'result status (' .. vim.inspect(result) .. ')')
+    H.eq(H.lines(buf), { '[main]', 'name = mine', 'size = 1', 'size = 2' }, 'buffer has the user version')
+    H.eq(H.read(path), '[main]\nname = mine\nsize = 1\nsize = 2\n', 'file has the user version')
+    H.press('u')
+    H.eq(H.lines(buf), { '[main]', 'name = old', 'size = 1' }, 'one u restores the original')
+  end)
+
+  H.test(':w in an edited proposal applies the edited version', function()
+    local root = H.workspace({ ['w.txt'] = 'a\nb\n' })
+    local path = root .. '/w.txt'
+    local buf = H.open(root, 'w.txt')
+    local run = H.run_tool('replace', { file_path = path, old_string = 'b', new_string = 'B' })
+    local c = H.confirmation('edit', run)
+    api.nvim_buf_set_lines(c.proposal_buf, 0, 1, false, { 'A' })
+    vim.cmd('write')
+    local result = H.result(run)
+    H.eq(result.status, 'success', 'result status (' .. vim.inspect(result) .. ')')
+    H.eq(H.lines(buf), { 'A', 'B' }, 'buffer has the user version')
+    H.eq(H.read(path), 'A\nB\n', 'file')
+  end)
+end)

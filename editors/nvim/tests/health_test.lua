@@ -1,0 +1,122 @@
+-- :checkhealth agentls runs without error and never shows the model key; options are
+-- validated; the plugin defines no globals; the help file's tags are valid; the user
+-- commands work.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
+local api = vim.api
+
+local function health_text()
+  vim.cmd('checkhealth agentls')
+  return table.concat(api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+end
+
+H.main(function()
+  H.test(':checkhealth agentls reports binary, server, ripgrep and key without printing it', function()
+    local secret = 'test-secret-key-do-not-print-4711'
+    vim.env.GEMINI_API_KEY = secret
+    local root = H.workspace({ ['main.go'] = 'package main\n' })
+    H.open(root, 'main.go')
+    local text = health_text()
+    H.contains(text, 'agentls', 'health output')
+    H.not_contains(text, 'ERROR', 'health output has no errors')
+    H.contains(text, H.bin, 'binary path')
+    H.contains(text, 'running for main.go', 'server state')
+    H.contains(text, 'protocol 1', 'protocol version')
+    H.contains(text, 'model key present in GEMINI_API_KEY', 'model key')
+    H.not_contains(text, secret, 'the key itself')
+    H.not_contains(text, secret:sub(1, 12), 'a prefix of the key')
+    if vim.fn.executable('rg') == 1 then
+      H.contains(text, 'ripgrep', 'ripgrep line')
+    end
+    vim.env.GEMINI_API_KEY = nil
+  end)
+
+  H.test(':checkhealth agentls without a binary reports an error, not a crash', function()
+    require('agentls').setup({ cmd = { '/nonexistent/agentls' }, autostart = false })
+    local text = health_text()
+    H.contains(text, '/nonexistent/agentls not found', 'missing binary')
+    H.contains(text, 'not running', 'server state')
+  end)
+
+  H.test('setup validates its options', function()
+    local cases = {
+      { { save_after_edit = 'yes' }, 'save_after_edit' },
+      { { cmd = 'agentls' }, 'cmd' },
+      { { cmd = {} }, 'cmd' },
+      { { root_markers = { 1 } }, 'root_markers' },
+      { { keys = { accept = 1 } }, 'keys.accept' },
+      { { keys = { acept = 'x' } }, 'keys.acept' },
+      { { sttings = {} }, 'sttings' },
+      { { output = { height = 'big' } }, 'output.height' },
+    }
+    for _, case in ipairs(cases) do
+      local ok, err = pcall(require('agentls').setup, case[1])
+      H.eq(ok, false, 'setup(' .. vim.inspect(case[1]) .. ') fails')
+      H.contains(tostring(err), case[2], 'error of setup(' .. vim.inspect(case[1]) .. ')')
+    end
+    H.eq(pcall(require('agentls').setup, { cmd = { H.bin }, keys = { accept = false }, autostart = false }), true, 'valid options')
+  end)
+
+  H.test('settings reach the server as initializationOptions', function()
+    local root = H.workspace({ ['s.txt'] = 'one\n' })
+    local path = root .. '/s.txt'
+    local buf, client = H.open(root, 's.txt', { settings = { approvalMode = 'auto_edit' } })
+    H.eq(client.config.init_options, { approvalMode = 'auto_edit' }, 'init_options')
+    local run = H.run_tool('replace', { file_path = path, old_string = 'one', new_string = 'two' })
+    local result = H.result(run)
+    H.eq(result.status, 'success', 'edit in auto_edit mode (' .. vim.inspect(result) .. ')')
+    H.eq(#H.select_calls, 0, 'nothing asked')
+    H.eq(H.lines(buf), { 'two' }, 'buffer')
+  end)
+
+  H.test('the help file has valid tags', function()
+    local dir = vim.fn.tempname()
+    vim.fn.mkdir(dir .. '/doc', 'p')
+    vim.fn.writefile(vim.fn.readfile(H.plugin .. '/doc/agentls.txt', 'b'), dir .. '/doc/agentls.txt', 'b')
+    vim.cmd('helptags ' .. vim.fn.fnameescape(dir .. '/doc'))
+    local tags = table.concat(vim.fn.readfile(dir .. '/doc/tags'), '\n')
+    for _, tag in ipairs({ 'agentls.txt', 'agentls-options', ':AgentlsTool', ':AgentlsMode', ':AgentlsCancel', ':AgentlsOutput', 'agentls-confirm' }) do
+      H.contains(tags, tag .. '\t', 'tags')
+    end
+  end)
+
+  H.test(':AgentlsMode yolo and :AgentlsTool apply an edit without asking', function()
+    local root = H.workspace({ ['y.txt'] = 'before\n' })
+    local path = root .. '/y.txt'
+    local buf = H.open(root, 'y.txt')
+    vim.cmd('AgentlsMode yolo')
+    H.wait('the mode to be set', function()
+      for _, n in ipairs(H.notes) do
+        if n.msg:find('approval mode: yolo', 1, true) then
+          return true
+        end
+        if n.msg:find('failed', 1, true) then
+          error(n.msg)
+        end
+      end
+    end)
+    vim.cmd(('AgentlsTool replace {"file_path": %s, "old_string": "before", "new_string": "after"}'):format(vim.json.encode(path)))
+    H.wait('the edit', function()
+      return H.lines(buf)[1] == 'after'
+    end)
+    H.eq(#require('agentls.confirm').pending(), 0, 'nothing asked')
+    H.wait('the result notification', function()
+      for _, n in ipairs(H.notes) do
+        if n.msg:find('replace success', 1, true) then
+          return true
+        end
+      end
+    end)
+    H.eq(H.read(path), 'after\n', 'file saved')
+    -- Completion: tool names from the server, and the approval modes.
+    H.wait('the tool list for completion', function()
+      return #require('agentls').tool_names() > 0
+    end)
+    local tools = vim.fn.getcompletion('AgentlsTool re', 'cmdline')
+    H.truthy(vim.tbl_contains(tools, 'replace') and vim.tbl_contains(tools, 'read_file'), 'tool completion ' .. vim.inspect(tools))
+    H.eq(vim.fn.getcompletion('AgentlsMode a', 'cmdline'), { 'auto_edit' }, 'mode completion')
+    vim.cmd('AgentlsMode bogus')
+    H.contains(H.notes[#H.notes].msg, 'unknown approval mode', 'bad mode')
+    vim.cmd('AgentlsTool replace {not json')
+    H.contains(H.notes[#H.notes].msg, 'must be a JSON object', 'bad JSON')
+  end)
+end)

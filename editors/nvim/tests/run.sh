@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Headless Neovim tests of the agentls plugin against the real agentls binary.
+#
+# usage: editors/nvim/tests/run.sh [TEST_FILE...]   (default: every tests/*_test.lua)
+#
+# Builds agentls from the repository, gets Neovim 0.10.4 through
+# ../shared/tools/build-nvim.sh (cached; about two minutes the first time), runs each test
+# file in its own `nvim --headless -n -u NONE -i NONE`, and prints "N passed, M failed".
+# Exits nonzero if any test failed, a file did not finish, or nothing ran.
+# Environment: NVIM (use this nvim instead of building one), AGENTLS_TEST_VERBOSE=1
+# (print notifications), AGENTLS_TEST_FILE_TIMEOUT (seconds per file, default 180).
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PLUGIN=$(cd "$HERE/.." && pwd)
+REPO=$(cd "$PLUGIN/../.." && pwd)
+export PATH="$PATH:/usr/local/go/bin"
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/agentls-nvim-test.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+if [ -z "${NVIM:-}" ]; then
+  BUILD="$REPO/../shared/tools/build-nvim.sh"
+  [ -x "$BUILD" ] || { echo "run.sh: $BUILD not found; set NVIM to a Neovim 0.10+ binary" >&2; exit 2; }
+  NVIM=$("$BUILD" 0.10.4 | tail -n 1)
+fi
+"$NVIM" --headless -u NONE -c 'if !has("nvim-0.10") | cquit 1 | endif' -c 'qall!' \
+  || { echo "run.sh: $NVIM is not Neovim 0.10 or later" >&2; exit 2; }
+
+(cd "$REPO" && go build -o "$TMP/agentls" ./cmd/agentls)
+
+# A private home, so user settings, memories and swap files play no part.
+mkdir -p "$TMP/home" "$TMP/config" "$TMP/state" "$TMP/data"
+export HOME="$TMP/home" XDG_CONFIG_HOME="$TMP/config" XDG_STATE_HOME="$TMP/state" XDG_DATA_HOME="$TMP/data"
+unset GEMINI_API_KEY GOOGLE_API_KEY
+export AGENTLS_BIN="$TMP/agentls" AGENTLS_NVIM_PLUGIN="$PLUGIN"
+export TMPDIR="$TMP"
+
+if [ $# -gt 0 ]; then files=("$@"); else files=("$HERE"/*_test.lua); fi
+passed=0 failed=0
+for f in "${files[@]}"; do
+  f=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")
+  echo "== $(basename "$f")"
+  log="$TMP/$(basename "$f").log"
+  set +e
+  timeout "${AGENTLS_TEST_FILE_TIMEOUT:-180}" "$NVIM" --headless -n -u NONE -i NONE \
+    -c "luafile $f" </dev/null >"$log" 2>"$log.err"
+  rc=$?
+  set -e
+  cat "$log"
+  line=$(grep '^RESULT ' "$log" | tail -n 1 || true)
+  if [ -n "$line" ]; then
+    read -r _ p m <<<"$line"
+    passed=$((passed + p)); failed=$((failed + m))
+    if [ "$rc" -ne 0 ] && [ "$m" -eq 0 ]; then failed=$((failed + 1)); echo "FAIL $(basename "$f"): nvim exited $rc"; fi
+  else
+    failed=$((failed + 1))
+    echo "FAIL $(basename "$f"): did not finish (exit $rc)"
+  fi
+  if [ "$rc" -ne 0 ] && [ -s "$log.err" ]; then
+    echo "-- stderr of $(basename "$f"):"; tail -n 40 "$log.err"
+  fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
