@@ -61,9 +61,10 @@ type Options struct {
 // Scheduler runs tool calls: it validates them, asks the policy and, where needed, a
 // person, runs what may run in parallel, and reports every step as an Event. Batches
 // (Run calls) run one after another in the order they came; within a batch, calls that
-// need no consent start at once, confirmations are put one at a time in request order,
-// and two writing calls never touch the same file at once. It is safe for concurrent
-// use.
+// need no consent start at once and confirmations are put one at a time in request
+// order. Writing calls of a batch that share a file run one after another in request
+// order, each from its proposal to its end, so that a later one proposes its change to
+// the file as the earlier ones left it. It is safe for concurrent use.
 type Scheduler struct {
 	reg       *Registry
 	policy    Policy
@@ -76,6 +77,9 @@ type Scheduler struct {
 	runs  fifo
 	locks pathLocks
 	seq   atomic.Uint64
+	// queued counts calls waiting for an earlier call of their batch that writes the
+	// same file; tests watch it to know a call is held back.
+	queued atomic.Int32
 
 	vmu        sync.Mutex
 	validators map[string]cachedValidator
@@ -113,7 +117,8 @@ func NewScheduler(o Options) *Scheduler {
 
 // call is the scheduler's state of one call. It is owned by one goroutine at a time:
 // the preparing task until prepared is closed, then (for calls that need asking) the
-// confirmation loop, then the executing task.
+// confirmation loop, then the executing task. Other calls of the batch read only
+// writes, once located is closed, and wait on done.
 type call struct {
 	req      Request
 	tool     Tool
@@ -127,8 +132,17 @@ type call struct {
 	needsAsk bool
 	// scheduled is set once Title, Kind, Locations and Args are known.
 	scheduled bool
-	prepared  chan struct{}
-	result    *CallResult
+	// writes are the cleaned, sorted paths a writing call writes, as its Locations said
+	// when it was built; later calls of the batch wait for c by them. They are not
+	// changed afterwards, even if a modification moves the call (the path locks cover
+	// that).
+	writes []string
+	// located is closed once writes is set or c has ended before it was.
+	located  chan struct{}
+	prepared chan struct{}
+	// done is closed when c has its result.
+	done   chan struct{}
+	result *CallResult
 }
 
 // RunOne runs a single call.
@@ -148,7 +162,7 @@ func (s *Scheduler) Run(ctx context.Context, reqs []Request) []CallResult {
 		if r.CallID == "" {
 			r.CallID = fmt.Sprintf("agentls-call-%d", s.seq.Add(1))
 		}
-		calls[i] = &call{req: r, prepared: make(chan struct{})}
+		calls[i] = &call{req: r, located: make(chan struct{}), prepared: make(chan struct{}), done: make(chan struct{})}
 	}
 	if err := s.runs.lock(ctx); err != nil {
 		for _, c := range calls {
@@ -160,18 +174,20 @@ func (s *Scheduler) Run(ctx context.Context, reqs []Request) []CallResult {
 	defer s.runs.unlock()
 
 	var wg conc.WaitGroup
-	for _, c := range calls {
+	for i, c := range calls {
 		wg.Go(func() {
 			func() {
 				defer close(c.prepared)
-				s.protect(c, "preparing", func() { s.prepare(ctx, c) })
+				s.prepare(ctx, c, calls[:i])
 			}()
 			if c.allowed {
 				s.protect(c, "executing", func() { s.execute(ctx, c) })
 			}
 		})
 	}
-	// Confirmations are put one at a time, in request order, while allowed calls run.
+	// Confirmations are put one at a time, in request order, while allowed calls run. A
+	// call waiting for an earlier one that writes the same file cannot hold this up for
+	// ever: the earlier call was asked about first and has been set running or ended.
 	for _, c := range calls {
 		<-c.prepared
 		if !c.needsAsk {
@@ -222,13 +238,26 @@ func (s *Scheduler) guard(c *call, method string, f func()) bool {
 	return false
 }
 
-// prepare validates and builds c, describes it and asks the policy about it; on return
-// either c has ended, or c.allowed or c.needsAsk is set.
-func (s *Scheduler) prepare(ctx context.Context, c *call) {
+// prepare validates, builds and describes c, waits for the earlier calls of its batch
+// that write the same files (earlier) to end, then gets c's confirmation details and asks
+// the policy about it; on return either c has ended, or c.allowed or c.needsAsk is set.
+func (s *Scheduler) prepare(ctx context.Context, c *call, earlier []*call) {
+	built := false
+	func() {
+		defer close(c.located)
+		s.protect(c, "preparing", func() { built = s.build(ctx, c) })
+	}()
+	if built && s.awaitEarlier(ctx, c, earlier) {
+		s.protect(c, "preparing", func() { s.propose(ctx, c) })
+	}
+}
+
+// build validates and builds c and describes it; it reports false if c has ended.
+func (s *Scheduler) build(ctx context.Context, c *call) bool {
 	s.emit(c, Event{Status: StatusValidating})
 	if ctx.Err() != nil {
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled before it started.", Err: ctx.Err()})
-		return
+		return false
 	}
 	tool, ok := s.reg.Get(c.req.Name)
 	if !ok {
@@ -237,42 +266,100 @@ func (s *Scheduler) prepare(ctx context.Context, c *call) {
 			msg += " Did you mean " + orList(sug) + "?"
 		}
 		s.finishError(c, &Error{Type: ErrNotRegistered, Message: msg})
-		return
+		return false
 	}
 	c.tool = tool
 	if !s.guard(c, "Info", func() { c.info = tool.Info() }) {
-		return
+		return false
 	}
 	v, err := s.validator(c.info)
 	if err != nil {
 		s.finishError(c, Errorf(ErrExecutionFailed, "tool %s has an unusable parameter schema: %w", c.info.Name, err))
-		return
+		return false
 	}
 	if err := v.Validate(c.req.Args); err != nil {
 		s.finishError(c, AsError(err, ErrInvalidParams))
-		return
+		return false
 	}
 	if !s.guard(c, "Build", func() { c.inv, err = tool.Build(c.req.Args) }) {
-		return
+		return false
 	}
 	if err != nil {
 		s.finishError(c, AsError(err, ErrInvalidParams))
-		return
+		return false
 	}
 	if c.inv == nil {
 		s.finishError(c, Errorf(ErrExecutionFailed, "tool %s built no call from valid arguments", c.info.Name))
-		return
+		return false
 	}
 	if !s.checkCommand(c) {
-		return
+		return false
 	}
 	if !s.guard(c, "Describe", func() { c.title = c.inv.Describe() }) ||
 		!s.guard(c, "Locations", func() { c.locs = c.inv.Locations() }) {
-		return
+		return false
+	}
+	if c.info.Kind.Writes() {
+		c.writes = lockPaths(c.locs)
 	}
 	c.scheduled = true
 	s.emit(c, Event{Status: StatusScheduled})
+	return true
+}
 
+// awaitEarlier waits until every call of earlier that writes a file c writes has ended,
+// so that c's proposal is computed against the files as those calls left them. It
+// reports false if ctx ended first, which ended c.
+func (s *Scheduler) awaitEarlier(ctx context.Context, c *call, earlier []*call) bool {
+	if len(c.writes) == 0 {
+		return true
+	}
+	wait := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		case <-ctx.Done():
+			s.finishError(c, &Error{Type: ErrCancelled, Err: ctx.Err(),
+				Message: "The call was cancelled while waiting for an earlier call writing the same file to finish."})
+			return false
+		}
+	}
+	for _, e := range earlier {
+		// e's paths are known moments after the batch starts, once it is built.
+		if !wait(e.located) {
+			return false
+		}
+		if !sharePath(c.writes, e.writes) {
+			continue
+		}
+		s.queued.Add(1)
+		ok := wait(e.done)
+		s.queued.Add(-1)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// sharePath reports whether the sorted path lists a and b have a path in common.
+func sharePath(a, b []string) bool {
+	for len(a) > 0 && len(b) > 0 {
+		switch strings.Compare(a[0], b[0]) {
+		case 0:
+			return true
+		case -1:
+			a = a[1:]
+		default:
+			b = b[1:]
+		}
+	}
+	return false
+}
+
+// propose gets c's confirmation details and asks the policy about c.
+func (s *Scheduler) propose(ctx context.Context, c *call) {
+	var err error
 	if !s.guard(c, "Confirmation", func() { c.details, err = c.inv.Confirmation(ctx) }) {
 		return
 	}
@@ -418,6 +505,9 @@ func (s *Scheduler) execute(ctx context.Context, c *call) {
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled before it started.", Err: err})
 		return
 	}
+	// Writers of one file in a batch are already ordered from their proposals on, and
+	// batches do not overlap; the lock still keeps apart a call whose files a person's
+	// modification changed after it was ordered and another call writing them.
 	if c.info.Kind.Writes() {
 		if paths := lockPaths(c.locs); len(paths) > 0 {
 			unlock, err := s.locks.lock(ctx, paths)
@@ -502,11 +592,19 @@ func (s *Scheduler) emit(c *call, ev Event) {
 	}
 }
 
+// finish ends c with r. A call ends once: later calls of its batch may already be
+// proposing against what it left.
 func (s *Scheduler) finish(c *call, r CallResult) {
+	if c.result != nil {
+		s.logger.Error("tool call ended twice; the second result is dropped", "tool", c.req.Name,
+			"call", c.req.CallID, "first", c.result.Status, "second", r.Status)
+		return
+	}
 	r.CallID, r.Name = c.req.CallID, c.req.Name
 	c.result = &r
 	res := r
 	s.emit(c, Event{Status: r.Status, Result: &res})
+	close(c.done)
 }
 
 // finishError ends c with te; a cancelled type gives a cancelled result.
@@ -709,7 +807,7 @@ func (f *fifo) waiting() int {
 	return len(f.waiters)
 }
 
-// pathLocks is a lock per file path, held by writing calls while they run.
+// pathLocks is a lock per file path, held by writing calls while they execute.
 type pathLocks struct {
 	mu sync.Mutex
 	m  map[string]*pathLock

@@ -54,7 +54,9 @@ type fakeTool struct {
 	commander  bool
 	// panicIn names a method that panics: Build, Describe, Confirmation or Execute.
 	panicIn string
-	exec    func(ctx context.Context, inv *fakeInv, out io.Writer) (*Result, error)
+	// proposed, if set, is told of every Confirmation.
+	proposed func(inv *fakeInv)
+	exec     func(ctx context.Context, inv *fakeInv, out io.Writer) (*Result, error)
 	// attempts counts Execute calls.
 	attempts atomic.Int32
 }
@@ -118,6 +120,9 @@ func (i *fakeInv) Confirmation(context.Context) (*confirm.Details, error) {
 	if i.t.panicIn == "Confirmation" {
 		panic("boom in Confirmation")
 	}
+	if i.t.proposed != nil {
+		i.t.proposed(i)
+	}
 	if !i.t.confirm {
 		return nil, nil
 	}
@@ -140,6 +145,10 @@ type modInv struct{ *fakeInv }
 func (m *modInv) Modify(content string) error {
 	if content == "invalid" {
 		return errors.New("the edited content is not valid")
+	}
+	if p, ok := strings.CutPrefix(content, "move to:"); ok {
+		// The person's version writes another file.
+		m.args.Paths = []string{p}
 	}
 	m.args.Content = content
 	return nil
@@ -389,7 +398,7 @@ func TestSchedulerResultOrder(t *testing.T) {
 	}
 }
 
-func TestSchedulerFileLocks(t *testing.T) {
+func TestSchedulerWritersOfOneFile(t *testing.T) {
 	dir := t.TempDir()
 	fileA, fileB := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
 	entered := make(chan string, 10)
@@ -426,17 +435,14 @@ func TestSchedulerFileLocks(t *testing.T) {
 			req("w3", "write", args("w3", fileB)),
 		})
 	}()
-	// The writer of b.txt runs while one writer of a.txt does.
+	// The writer of b.txt runs while the first writer of a.txt does.
 	first := map[string]bool{recv(t, "a first writer", entered): true, recv(t, "a second writer", entered): true}
-	if !first["w3"] {
-		t.Fatalf("writers %v entered first; the writer of b.txt should run beside one of a.txt", first)
+	if !first["w1"] || !first["w3"] {
+		t.Fatalf("writers %v entered first; the first writer of a.txt should run beside the writer of b.txt", first)
 	}
 	holder, waiter := "w1", "w2"
-	if first["w2"] {
-		holder, waiter = "w2", "w1"
-	}
-	// The other writer of a.txt is provably waiting for the lock...
-	waitFor(t, "the second writer of a.txt to queue for its lock", func() bool { return env.s.locks.refs(fileA) == 2 })
+	// The other writer of a.txt is provably waiting for the first...
+	waitFor(t, "the second writer of a.txt to wait for the first", func() bool { return env.s.queued.Load() == 1 })
 	select {
 	case id := <-entered:
 		t.Fatalf("%s entered while %s was writing the same file", id, holder)
@@ -457,7 +463,7 @@ func TestSchedulerFileLocks(t *testing.T) {
 		t.Errorf("%d path locks left behind", n)
 	}
 
-	// Calls locking the same files listed in opposite orders do not deadlock.
+	// Calls writing the same files listed in opposite orders do not deadlock.
 	close(release["x1"])
 	close(release["x2"])
 	results = env.s.Run(t.Context(), []Request{
@@ -606,7 +612,7 @@ func TestSchedulerCancelMidRun(t *testing.T) {
 		}
 		return nil, Errorf(ErrShellExecute, "sleep: %w", err)
 	}}
-	// Both writers hold the file until cancelled; whichever comes second waits.
+	// Both writers hold the file until cancelled; the second waits for the first.
 	holding := make(chan string, 2)
 	writer := &fakeTool{name: "write", kind: KindEdit, exec: func(ctx context.Context, inv *fakeInv, out io.Writer) (*Result, error) {
 		holding <- inv.args.ID
@@ -629,25 +635,28 @@ func TestSchedulerCancelMidRun(t *testing.T) {
 	go func() {
 		done <- env.s.Run(ctx, []Request{
 			req("sleep", "sleeper", `{}`),
+			// Asked before the writers: questions come in request order, and the second
+			// writer's comes only after the first writer has ended.
+			req("ask", "confirmed", `{}`),
 			req("hold", "write", fmt.Sprintf(`{"id":"hold","paths":[%q]}`, file)),
 			req("wait", "write", fmt.Sprintf(`{"id":"wait","paths":[%q]}`, file)),
-			req("ask", "confirmed", `{}`),
 		})
 	}()
 	pid := recv(t, "the sleep process", pids)
-	holder := recv(t, "the first writer", holding)
+	if holder := recv(t, "the first writer", holding); holder != "hold" {
+		t.Fatalf("%s wrote first, want hold", holder)
+	}
 	recv(t, "the confirmation", asking)
-	waitFor(t, "the second writer to queue", func() bool { return env.s.locks.refs(file) == 2 })
+	waitFor(t, "the second writer to queue", func() bool { return env.s.queued.Load() == 1 })
 	cancel()
 	results := recv(t, "the run to end", done)
 	byID := map[string]CallResult{}
 	for _, r := range results {
 		byID[r.CallID] = r
 	}
-	waiter := map[string]string{"hold": "wait", "wait": "hold"}[holder]
 	wantStatus(t, byID["sleep"], StatusCancelled, ErrCancelled, "while it was running")
-	wantStatus(t, byID[holder], StatusCancelled, ErrCancelled, "while it was running")
-	wantStatus(t, byID[waiter], StatusCancelled, ErrCancelled, "waiting for another call")
+	wantStatus(t, byID["hold"], StatusCancelled, ErrCancelled, "while it was running")
+	wantStatus(t, byID["wait"], StatusCancelled, ErrCancelled, "waiting for an earlier call writing the same file")
 	wantStatus(t, byID["ask"], StatusCancelled, ErrCancelled, "waiting for approval")
 	if !sawDone.Load() || !askerSawDone.Load() {
 		t.Errorf("running tool saw ctx.Done: %v; asker saw it: %v", sawDone.Load(), askerSawDone.Load())
@@ -659,7 +668,7 @@ func TestSchedulerCancelMidRun(t *testing.T) {
 		t.Errorf("sleep process %d survived the cancellation (kill -0: %v)", pid, err)
 	}
 	for _, r := range results {
-		ran := r.CallID == "sleep" || r.CallID == holder
+		ran := r.CallID == "sleep" || r.CallID == "hold"
 		if got := env.rec.has(r.CallID, StatusExecuting); got != ran {
 			t.Errorf("call %s: executing reported = %v, want %v", r.CallID, got, ran)
 		}

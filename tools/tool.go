@@ -97,12 +97,15 @@ type Invocation interface {
 	// Describe says in one line, for people, what the call does.
 	Describe() string
 	// Locations lists the files the call touches. For tools whose Kind writes, these
-	// are the files it writes, and the scheduler never runs two such calls on one file
-	// at once.
+	// are the files it writes: the scheduler never runs two such calls on one file at
+	// once, and runs those of one batch in request order.
 	Locations() []Location
 	// Confirmation returns what a person must approve before the call runs, or nil if
 	// the call needs no consent whatever the approval mode. Whether the question is
-	// actually put is the policy's decision.
+	// actually put is the policy's decision. The scheduler calls it once before
+	// Execute, after the earlier calls of the batch writing the same files have ended;
+	// a call whose proposal no longer fits the files at Execute should fail with
+	// stale_content rather than do what nobody saw.
 	Confirmation(ctx context.Context) (*confirm.Details, error)
 	// Execute runs the call. Live output, if any, goes to out as it is produced. A
 	// failure is returned as an error, preferably an *Error; the scheduler turns a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/tools"
@@ -39,6 +40,59 @@ func readCurrent(ws *workspace.Workspace, abs, verb string) (*workspace.File, er
 		return nil, err
 	}
 	return f, nil
+}
+
+// basis is the file a call's proposal was computed from, as its Confirmation read it.
+// Execute applies the call only to that same text: a person approved a diff against it,
+// and the same change applied to other text (say, after the person typed in the buffer
+// while the question was open) is a change nobody saw.
+type basis struct {
+	mu     sync.Mutex
+	shown  bool
+	abs    string
+	exists bool
+	text   string
+}
+
+// record remembers cur, read from abs (nil: no such file), as what the proposal shown
+// was computed from.
+func (b *basis) record(abs string, cur *workspace.File) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.shown, b.abs, b.exists, b.text = true, abs, cur != nil, ""
+	if cur != nil {
+		b.text = cur.Text
+	}
+}
+
+// check returns a stale_content error if a proposal was shown and cur, read from abs at
+// execution, is not the text it was computed from. Without a proposal (a direct
+// Execute) there is nothing to hold the call to.
+func (b *basis) check(ws *workspace.Workspace, abs string, cur *workspace.File) error {
+	b.mu.Lock()
+	shown, was, exists, text := b.shown, b.abs, b.exists, b.text
+	b.mu.Unlock()
+	var what string
+	switch {
+	case !shown:
+		return nil
+	case was != abs:
+		what = fmt.Sprintf("%s now names another file (%s) than when the proposed change was shown", ws.Rel(was), ws.Rel(abs))
+	case exists && cur == nil:
+		what = ws.Rel(abs) + " was deleted since the proposed change was shown"
+	case !exists && cur != nil:
+		what = ws.Rel(abs) + " was created since the proposed change was shown"
+	case exists && cur.Text != text:
+		what = ws.Rel(abs) + " changed since the proposed change was shown (for example, the user edited it)"
+	default:
+		return nil
+	}
+	return &tools.Error{
+		Type: tools.ErrStaleContent,
+		Message: what + ", so the proposed change was not applied and nothing was written. " +
+			"Read the file again to see its current content, then retry the change against it.",
+		Err: fmt.Errorf("%s: %w", abs, workspace.ErrStale),
+	}
 }
 
 // change is a proposed new text for one file.

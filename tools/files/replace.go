@@ -126,6 +126,8 @@ type replaceCall struct {
 
 	mu       sync.Mutex
 	override *string // a person's version of the whole new content
+
+	basis basis
 }
 
 func (c *replaceCall) Describe() string {
@@ -168,17 +170,23 @@ type editPlan struct {
 	modified bool
 }
 
-// plan reads the file and computes its new text.
-func (c *replaceCall) plan() (*editPlan, error) {
+// read resolves the path again and reads the file as it is now (nil: it does not
+// exist).
+func (c *replaceCall) read() (string, *workspace.File, error) {
 	abs, err := resolvePath(c.ws, "file_path", c.path)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	rel := c.ws.Rel(abs)
 	cur, err := readCurrent(c.ws, abs, "edit")
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
+	return abs, cur, nil
+}
+
+// plan computes the new text of cur, the file at abs.
+func (c *replaceCall) plan(abs string, cur *workspace.File) (*editPlan, error) {
+	rel := c.ws.Rel(abs)
 	c.mu.Lock()
 	override := c.override
 	c.mu.Unlock()
@@ -247,21 +255,36 @@ func (c *replaceCall) matchError(rel string, err error) error {
 	return tools.Errorf(tools.ErrExecutionFailed, "editing %s: %w", rel, err)
 }
 
+// Confirmation proposes the edit of the file as it is now, and holds Execute to that
+// text.
 func (c *replaceCall) Confirmation(context.Context) (*confirm.Details, error) {
-	p, err := c.plan()
+	abs, cur, err := c.read()
 	if err != nil {
 		return nil, err
 	}
+	p, err := c.plan(abs, cur)
+	if err != nil {
+		return nil, err
+	}
+	c.basis.record(abs, cur)
 	return p.details("Confirm Edit"), nil
 }
 
+// Execute applies the edit. After a Confirmation it applies it only if the file still
+// holds the text the proposal was computed from (else stale_content); the edit is
+// planned again on that text so that a person's modification is applied to it.
 func (c *replaceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// Planned again on the file as it is now: it may have changed while a person
-	// looked at the diff.
-	p, err := c.plan()
+	abs, cur, err := c.read()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.basis.check(c.ws, abs, cur); err != nil {
+		return nil, err
+	}
+	p, err := c.plan(abs, cur)
 	if err != nil {
 		return nil, err
 	}

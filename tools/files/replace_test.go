@@ -196,46 +196,6 @@ func TestReplaceModify(t *testing.T) {
 	}
 }
 
-// TestReplaceReReads checks that an edit confirmed against one version of a file is
-// applied to the version there at execution.
-func TestReplaceReReads(t *testing.T) {
-	ws, root := testutil.Workspace(t, map[string]string{"f.txt": "head\ntarget\ntail\n"})
-	abs := filepath.Join(root, "f.txt")
-	inv, err := testutil.Build(t, NewReplace(ws), replaceArgsJSON("f.txt", "target", "hit", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := inv.Confirmation(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	writeDisk(t, abs, "new head\ntarget\ntail\nappended\n")
-	res, err := inv.Execute(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := readDisk(t, abs); got != "new head\nhit\ntail\nappended\n" {
-		t.Errorf("disk %q", got)
-	}
-	if *res.Diff.OriginalContent != "new head\ntarget\ntail\nappended\n" {
-		t.Errorf("diff original %q", *res.Diff.OriginalContent)
-	}
-
-	// Changed so that the text is gone: the edit fails and writes nothing.
-	inv, err = testutil.Build(t, NewReplace(ws), replaceArgsJSON("f.txt", "tail", "end", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := inv.Confirmation(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	writeDisk(t, abs, "rewritten\n")
-	snap := snapshot(t, root)
-	if _, err := inv.Execute(context.Background(), nil); testutil.ErrorType(err) != tools.ErrEditNoOccurrence {
-		t.Errorf("error %v, want edit_no_occurrence_found", err)
-	}
-	snap.unchanged(t)
-}
-
 func TestReplaceStale(t *testing.T) {
 	ws, root := testutil.Workspace(t, map[string]string{"f.txt": "a\nb\n"})
 	ws.SetWriter(interferingWriter{t: t, content: "external\n"})

@@ -76,6 +76,8 @@ type writeFileCall struct {
 	mu       sync.Mutex
 	content  string
 	modified bool
+
+	basis basis
 }
 
 func (c *writeFileCall) Describe() string { return "Write " + c.ws.Rel(c.abs) }
@@ -91,16 +93,23 @@ func (c *writeFileCall) Modify(newContent string) error {
 	return nil
 }
 
-// change reads the file as it is now and pairs it with the content to write.
-func (c *writeFileCall) change() (change, bool, error) {
+// read resolves the path again and reads the file as it is now (nil: it does not
+// exist).
+func (c *writeFileCall) read() (string, *workspace.File, error) {
 	abs, err := resolvePath(c.ws, "file_path", c.path)
 	if err != nil {
-		return change{}, false, err
+		return "", nil, err
 	}
 	cur, err := readCurrent(c.ws, abs, "overwrite")
 	if err != nil {
-		return change{}, false, err
+		return "", nil, err
 	}
+	return abs, cur, nil
+}
+
+// change pairs cur, the file at abs, with the content to write, and reports whether a
+// person modified that content.
+func (c *writeFileCall) change(abs string, cur *workspace.File) (change, bool) {
 	c.mu.Lock()
 	content, modified := c.content, c.modified
 	c.mu.Unlock()
@@ -110,26 +119,36 @@ func (c *writeFileCall) change() (change, bool, error) {
 		}
 		content = finalNewline(cur.Format, content)
 	}
-	return change{abs: abs, rel: c.ws.Rel(abs), old: cur, new: content}, modified, nil
+	return change{abs: abs, rel: c.ws.Rel(abs), old: cur, new: content}, modified
 }
 
+// Confirmation proposes the write over the file as it is now, and holds Execute to
+// that text.
 func (c *writeFileCall) Confirmation(context.Context) (*confirm.Details, error) {
-	ch, _, err := c.change()
+	abs, cur, err := c.read()
 	if err != nil {
 		return nil, err
 	}
+	ch, _ := c.change(abs, cur)
+	c.basis.record(abs, cur)
 	return ch.details("Confirm Write"), nil
 }
 
+// Execute writes the file. After a Confirmation it writes only if the file still holds
+// the text the proposal was computed from (else stale_content): overwriting text the
+// person never saw replaced is not what they approved.
 func (c *writeFileCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	// The file is read again: it may have changed while a person looked at the diff.
-	ch, modified, err := c.change()
+	abs, cur, err := c.read()
 	if err != nil {
 		return nil, err
 	}
+	if err := c.basis.check(c.ws, abs, cur); err != nil {
+		return nil, err
+	}
+	ch, modified := c.change(abs, cur)
 	diff, err := ch.commit(ctx, c.ws, c.Describe())
 	if err != nil {
 		return nil, err

@@ -128,32 +128,6 @@ func TestWriteFileModify(t *testing.T) {
 	}
 }
 
-// TestWriteFileReReads checks that a file changed between the confirmation and the
-// execution is read again: the change that lands replaces what is there now, and the
-// diff reported is against that.
-func TestWriteFileReReads(t *testing.T) {
-	ws, root := testutil.Workspace(t, map[string]string{"f.txt": "v1\n"})
-	abs := filepath.Join(root, "f.txt")
-	inv, err := testutil.Build(t, NewWriteFile(ws), `{"file_path": "f.txt", "content": "mine\n"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := inv.Confirmation(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	writeDisk(t, abs, "v2 from elsewhere\r\n")
-	res, err := inv.Execute(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := readDisk(t, abs); got != "mine\r\n" {
-		t.Errorf("disk %q", got)
-	}
-	if res.Diff.OriginalContent == nil || *res.Diff.OriginalContent != "v2 from elsewhere\n" {
-		t.Errorf("diff is not against the file as it was at execution: %v", res.Diff.OriginalContent)
-	}
-}
-
 // TestWriteFileStale checks that a file changed by someone else while the write is
 // being committed is not overwritten.
 func TestWriteFileStale(t *testing.T) {
@@ -239,22 +213,6 @@ func TestWriteFileOverlay(t *testing.T) {
 		t.Errorf("disk %q", got)
 	}
 
-	// The editor changes the document between the confirmation and the commit.
-	inv, err = testutil.Build(t, NewWriteFile(ws), `{"file_path": "a.txt", "content": "newer\n"}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := inv.Confirmation(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ws.Update(abs, 8, "typed meanwhile\n")
-	res, err := inv.Execute(context.Background(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *res.Diff.OriginalContent != "typed meanwhile\n" {
-		t.Errorf("diff against %q, want the editor's current text", *res.Diff.OriginalContent)
-	}
 }
 
 func TestWriteFileCancelled(t *testing.T) {

@@ -1,0 +1,456 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+const (
+	grepName      = "grep_search"
+	grepAliasName = "search_file_content"
+
+	// defaultTotalMax is Gemini CLI's default cap on reported matches.
+	defaultTotalMax = 100
+	// maxLineChars is how much of a long line (minified code, data) is shown.
+	maxLineChars = 500
+	// chunkSize is the read buffer of the pure-Go search; most files fit in one. It is
+	// ripgrep's initial buffer size, so that where the two stop reading a file at the
+	// per-file limit (and what they have seen of it for a NUL byte) agrees.
+	chunkSize = 64 << 10
+)
+
+// grepSchema is the parameter schema of Gemini CLI's ripgrep-backed grep_search, with
+// the integer bounds it documents made part of the schema.
+const grepSchema = `{
+  "type": "object",
+  "properties": {
+    "pattern": {
+      "description": "The pattern to search for: a regular expression in Go (RE2) syntax, which for everyday patterns is the same as ripgrep's Rust syntax. Use '\\b' for precise symbol matching (e.g., '\\bMatchMe\\b'). The search is line by line: a match never spans lines.",
+      "type": "string"
+    },
+    "dir_path": {
+      "description": "Directory to search. Directories are searched recursively. Relative paths are resolved against the workspace root. Defaults to the workspace root if omitted.",
+      "type": "string"
+    },
+    "include_pattern": {
+      "description": "Glob pattern to filter files (e.g., '*.ts', '*.{ts,tsx}', 'src/**'). Recommended for large repositories to reduce noise. Defaults to all files if omitted.",
+      "type": "string"
+    },
+    "exclude_pattern": {
+      "description": "Optional: A regular expression pattern to exclude from the search results. If a line matches both the pattern and the exclude_pattern, it will be omitted.",
+      "type": "string"
+    },
+    "names_only": {
+      "description": "Optional: If true, only the file paths of the matches will be returned, without the line content or line numbers. This is useful for gathering a list of files.",
+      "type": "boolean"
+    },
+    "case_sensitive": {
+      "description": "If true, search is case-sensitive. Defaults to false (ignore case) if omitted.",
+      "type": "boolean"
+    },
+    "fixed_strings": {
+      "description": "If true, treats the ` + "`pattern`" + ` as a literal string instead of a regular expression. Defaults to false (basic regex) if omitted.",
+      "type": "boolean"
+    },
+    "context": {
+      "description": "Show this many lines of context around each match (equivalent to grep -C). Defaults to 0 if omitted.",
+      "type": "integer",
+      "minimum": 0
+    },
+    "after": {
+      "description": "Show this many lines after each match (equivalent to grep -A). Defaults to 0 if omitted.",
+      "type": "integer",
+      "minimum": 0
+    },
+    "before": {
+      "description": "Show this many lines before each match (equivalent to grep -B). Defaults to 0 if omitted.",
+      "type": "integer",
+      "minimum": 0
+    },
+    "no_ignore": {
+      "description": "If true, searches all files including those usually ignored (like in .gitignore, build/, dist/, etc). Defaults to false if omitted.",
+      "type": "boolean"
+    },
+    "max_matches_per_file": {
+      "description": "Optional: Maximum number of matches to return per file. Use this to prevent being overwhelmed by repetitive matches in large files.",
+      "type": "integer",
+      "minimum": 1
+    },
+    "total_max_matches": {
+      "description": "Optional: Maximum number of total matches to return. Use this to limit the overall size of the response. Defaults to 100 if omitted.",
+      "type": "integer",
+      "minimum": 1
+    }
+  },
+  "required": ["pattern"]
+}`
+
+// grepTool is grep_search (and, under its other name, search_file_content).
+type grepTool struct {
+	ws   *workspace.Workspace
+	rg   string // ripgrep binary; "" for the pure-Go search
+	name string
+	// chunk overrides chunkSize (tests use tiny buffers to exercise refills).
+	chunk int
+	// strict makes a failure of rg an error instead of a fall back to the Go search,
+	// so that tests comparing the engines know which one ran.
+	strict bool
+}
+
+func (t *grepTool) Info() tools.Info {
+	return tools.Info{
+		Name:        t.name,
+		DisplayName: "SearchText",
+		Description: "Searches for a regular expression pattern within file contents. This tool is FAST and optimized, powered by ripgrep. PREFERRED over standard `run_shell_command(\"grep ...\")` due to better performance and automatic output limiting (defaults to 100 matches, but can be increased via `total_max_matches`).",
+		Kind:        tools.KindSearch,
+		Source:      tools.SourceBuiltin,
+		Parameters:  json.RawMessage(grepSchema),
+		Idempotent:  true,
+	}
+}
+
+type grepParams struct {
+	Pattern        string `json:"pattern"`
+	DirPath        string `json:"dir_path"`
+	IncludePattern string `json:"include_pattern"`
+	// Include is the name older Gemini CLI releases gave include_pattern; prompts
+	// written for them still pass it.
+	Include           string   `json:"include"`
+	ExcludePattern    string   `json:"exclude_pattern"`
+	NamesOnly         bool     `json:"names_only"`
+	CaseSensitive     bool     `json:"case_sensitive"`
+	FixedStrings      bool     `json:"fixed_strings"`
+	Context           *float64 `json:"context"`
+	After             *float64 `json:"after"`
+	Before            *float64 `json:"before"`
+	NoIgnore          bool     `json:"no_ignore"`
+	MaxMatchesPerFile *float64 `json:"max_matches_per_file"`
+	TotalMaxMatches   *float64 `json:"total_max_matches"`
+}
+
+func (t *grepTool) Build(args json.RawMessage) (tools.Invocation, error) {
+	var p grepParams
+	if err := decodeArgs(args, &p); err != nil {
+		return nil, err
+	}
+	if p.IncludePattern == "" {
+		p.IncludePattern = p.Include
+	}
+	c := &grepCall{t: t, p: p}
+	var err error
+	if c.pat, err = compilePattern(p.Pattern, p.FixedStrings, p.CaseSensitive); err != nil {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "%v", err)
+	}
+	if p.ExcludePattern != "" {
+		expr := p.ExcludePattern
+		if !p.CaseSensitive {
+			expr = "(?i)" + expr
+		}
+		if c.exclude, err = regexp.Compile(expr); err != nil {
+			return nil, tools.Errorf(tools.ErrInvalidParams, "invalid exclude_pattern %q: %v", p.ExcludePattern, err)
+		}
+	}
+	if c.include, err = parseInclude(p.IncludePattern); err != nil {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "%v", err)
+	}
+	ctxLines, err := intArg("context", p.Context, 0, 0)
+	if err != nil {
+		return nil, err
+	}
+	if c.before, err = intArg("before", p.Before, ctxLines, 0); err != nil {
+		return nil, err
+	}
+	if c.after, err = intArg("after", p.After, ctxLines, 0); err != nil {
+		return nil, err
+	}
+	if c.perFile, err = intArg("max_matches_per_file", p.MaxMatchesPerFile, 0, 1); err != nil {
+		return nil, err
+	}
+	if c.total, err = intArg("total_max_matches", p.TotalMaxMatches, defaultTotalMax, 1); err != nil {
+		return nil, err
+	}
+	if p.NamesOnly {
+		c.before, c.after = 0, 0
+		if c.exclude == nil {
+			// The first match of a file is all a list of names needs.
+			c.perFile = 1
+		}
+	}
+	if c.dir, err = resolveDir(t.ws, p.DirPath); err != nil {
+		return nil, err
+	}
+	c.walk = workspace.WalkOptions{GitIgnore: !p.NoIgnore, AgentIgnore: true, DefaultExcludes: true}
+	return c, nil
+}
+
+// grepCall is one validated grep_search call.
+type grepCall struct {
+	t       *grepTool
+	p       grepParams
+	dir     string
+	pat     *pattern
+	exclude *regexp.Regexp
+	include *includeGlob
+	// before and after are the context lines; perFile the per-file limit (0: none);
+	// total the limit on reported matches (on listed files with names_only).
+	before, after, perFile, total int
+	walk                          workspace.WalkOptions
+}
+
+func (c *grepCall) Describe() string {
+	s := fmt.Sprintf("'%s' in %s", c.p.Pattern, c.dir)
+	if c.include != nil {
+		s += fmt.Sprintf(" (filter: %s)", c.include.raw)
+	}
+	return s
+}
+
+func (c *grepCall) Locations() []tools.Location { return []tools.Location{{Path: c.dir}} }
+
+func (c *grepCall) Confirmation(context.Context) (*confirm.Details, error) { return nil, nil }
+
+func (c *grepCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
+	if err := checkDir(c.dir, c.p.DirPath); err != nil {
+		return nil, err
+	}
+	var (
+		k   *collector
+		err error
+	)
+	if c.t.rg != "" {
+		k, err = c.searchRipgrep(ctx)
+		if err != nil && ctx.Err() == nil && !c.t.strict {
+			slog.Warn("ripgrep failed; searching without it", "dir", c.dir, "err", err)
+			k, err = c.searchGo(ctx)
+		}
+	} else {
+		k, err = c.searchGo(ctx)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, tools.Errorf(tools.ErrExecutionFailed, "searching %s: %w", c.dir, err)
+	}
+	return c.format(k), nil
+}
+
+func (c *grepCall) lineSearch() *lineSearch {
+	chunk := c.t.chunk
+	if chunk <= 0 {
+		chunk = chunkSize
+	}
+	return &lineSearch{pat: c.pat, before: c.before, after: c.after, perFile: c.perFile, chunk: chunk}
+}
+
+// fileResult is what one file contributes to the output.
+type fileResult struct {
+	rel   string
+	lines []hitLine
+}
+
+// collector takes each file's lines as ripgrep reports them (from either engine) and
+// applies what both engines share: the per-file limit, exclude_pattern and the total
+// limit. Files are added from one goroutine.
+type collector struct {
+	c     *grepCall
+	files []fileResult
+	count int // matches, or files with names_only
+}
+
+func (k *collector) full() bool { return k.count >= k.c.total }
+
+// add takes one file's lines (in line order) and reports whether the total limit is
+// now reached.
+func (k *collector) add(rel string, lines []hitLine) bool {
+	c := k.c
+	if c.perFile > 0 {
+		lines = limitMatches(lines, c.perFile, c.after)
+	}
+	if c.exclude != nil {
+		lines = c.excludeLines(lines)
+	}
+	n := 0
+	for _, l := range lines {
+		if l.isMatch() {
+			n++
+		}
+	}
+	if n == 0 {
+		return k.full()
+	}
+	if c.p.NamesOnly {
+		k.files = append(k.files, fileResult{rel: rel})
+		k.count++
+		return k.full()
+	}
+	if left := c.total - k.count; n > left {
+		lines = limitMatches(lines, left, c.after)
+		n = left
+	}
+	k.files = append(k.files, fileResult{rel: rel, lines: lines})
+	k.count += n
+	return k.full()
+}
+
+// limitMatches keeps lines up to the max-th match and then only that match's
+// after-context, reporting any match in it as context, as ripgrep's --max-count does.
+func limitMatches(lines []hitLine, max, after int) []hitLine {
+	seen := 0
+	for i, l := range lines {
+		if !l.isMatch() {
+			continue
+		}
+		if seen++; seen < max {
+			continue
+		}
+		j := i + 1
+		for j < len(lines) && lines[j].num <= l.num+after {
+			lines[j].col = -1
+			j++
+		}
+		return lines[:j]
+	}
+	return lines
+}
+
+// excludeLines drops the lines exclude_pattern matches, and context lines no longer
+// next to a remaining match.
+func (c *grepCall) excludeLines(lines []hitLine) []hitLine {
+	kept := lines[:0]
+	for _, l := range lines {
+		if !c.exclude.MatchString(l.text) {
+			kept = append(kept, l)
+		}
+	}
+	out := kept[:0]
+	for i, l := range kept {
+		if l.isMatch() || c.nearMatch(kept, i) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// nearMatch reports whether the context line lines[i] is within the context of a match.
+func (c *grepCall) nearMatch(lines []hitLine, i int) bool {
+	n := lines[i].num
+	for j := i - 1; j >= 0 && lines[j].num >= n-c.after; j-- {
+		if lines[j].isMatch() {
+			return true
+		}
+	}
+	for j := i + 1; j < len(lines) && lines[j].num <= n+c.before; j++ {
+		if lines[j].isMatch() {
+			return true
+		}
+	}
+	return false
+}
+
+// format renders the result the way Gemini CLI's grep_search does.
+func (c *grepCall) format(k *collector) *tools.Result {
+	slices.SortFunc(k.files, func(a, b fileResult) int { return strings.Compare(a.rel, b.rel) })
+	where := fmt.Sprintf("for pattern \"%s\" in path \"%s\"", c.p.Pattern, c.dir)
+	if c.include != nil {
+		where += fmt.Sprintf(" (filter: \"%s\")", c.include.raw)
+	}
+	if len(k.files) == 0 {
+		return &tools.Result{Summary: "No matches found", Output: "No matches found " + where + "."}
+	}
+	limited := k.full()
+	var b strings.Builder
+	if c.p.NamesOnly {
+		fmt.Fprintf(&b, "Found %d %s with matches %s", len(k.files), plural(len(k.files), "file", "files"), where)
+		if limited {
+			fmt.Fprintf(&b, " (results limited to %d files)", c.total)
+		}
+		b.WriteString(":\n")
+		for _, f := range k.files {
+			b.WriteString(f.rel + "\n")
+		}
+	} else {
+		fmt.Fprintf(&b, "Found %d %s %s", k.count, plural(k.count, "match", "matches"), where)
+		if limited {
+			fmt.Fprintf(&b, " (results limited to %d matches for performance)", c.total)
+		}
+		b.WriteString(":\n---\n")
+		for _, f := range k.files {
+			b.WriteString("File: " + f.rel + "\n")
+			for _, l := range f.lines {
+				sep := ": "
+				if !l.isMatch() {
+					sep = "- "
+				}
+				b.WriteString("L" + strconv.Itoa(l.num) + sep + displayLine(l.text, l.col) + "\n")
+			}
+			b.WriteString("---\n")
+		}
+	}
+	if limited {
+		fmt.Fprintf(&b, "More matches may exist: results stop at total_max_matches (%d). Narrow the search with a more specific pattern, dir_path or include_pattern, or raise total_max_matches.\n", c.total)
+	}
+	summary := fmt.Sprintf("Found %d %s", k.count, plural(k.count, "match", "matches"))
+	if c.p.NamesOnly {
+		summary = fmt.Sprintf("Found %d %s", len(k.files), plural(len(k.files), "file", "files"))
+	}
+	if limited {
+		summary += " (limited)"
+	}
+	return &tools.Result{Summary: summary, Output: strings.TrimRight(b.String(), "\n")}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// displayLine prepares a line for the output: valid UTF-8, no trailing white space,
+// and at most maxLineChars characters, cut around the match at byte offset col (-1
+// for a context line) so that the match stays visible.
+func displayLine(text string, col int) string {
+	text = strings.TrimRightFunc(text, unicode.IsSpace)
+	if utf8.RuneCountInString(text) <= maxLineChars {
+		return strings.ToValidUTF8(text, "\uFFFD")
+	}
+	start := 0
+	if col > 0 && col < len(text) {
+		// Show some of what precedes the match, cutting at a character boundary.
+		start = max(0, col-100)
+		for start > 0 && !utf8.RuneStart(text[start]) {
+			start--
+		}
+		if utf8.RuneCountInString(text[:col]) < maxLineChars-100 {
+			start = 0
+		}
+	}
+	end, n := start, 0
+	for end < len(text) && n < maxLineChars {
+		_, size := utf8.DecodeRuneInString(text[end:])
+		end += size
+		n++
+	}
+	out := strings.ToValidUTF8(text[start:end], "\uFFFD")
+	if start > 0 {
+		out = "…" + out
+	}
+	if end < len(text) {
+		out += "… [line truncated]"
+	}
+	return out
+}
