@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,6 +108,14 @@ type Loaded struct {
 // files under root (if any) and merges them. A file that exists but cannot be parsed is
 // an error naming it.
 func Load(configDir, root string) (*Loaded, error) {
+	return LoadWith(configDir, root, Settings{})
+}
+
+// LoadWith is Load with user-level overrides, such as the settings an editor passes in
+// its initializationOptions: they are merged over the user's settings file (see Merge)
+// as if they were written in it, before the workspace files, which can then only
+// tighten them.
+func LoadWith(configDir, root string, overrides Settings) (*Loaded, error) {
 	l := &Loaded{}
 	user, ok, err := readFile(filepath.Join(configDir, "settings.json"))
 	if err != nil {
@@ -116,6 +125,7 @@ func Load(configDir, root string) (*Loaded, error) {
 		l.Files = append(l.Files, filepath.Join(configDir, "settings.json"))
 		l.Settings = user
 	}
+	l.Settings = Merge(l.Settings, overrides)
 	if root == "" {
 		return l, nil
 	}
@@ -132,6 +142,32 @@ func Load(configDir, root string) (*Loaded, error) {
 		l.mergeWorkspace(p, ws)
 	}
 	return l, nil
+}
+
+// Merge returns base with the settings of over applied on top, as a later file of the
+// same scope would: a value over sets replaces base's (an enable list too, when over
+// has one, even an empty one), while excludes and policy rules accumulate, so that
+// overrides can replace what is enabled but never lift an exclusion or a rule of base.
+// Neither argument is modified.
+func Merge(base, over Settings) Settings {
+	out := base
+	out.ExcludeTools = append(slices.Clone(base.ExcludeTools), over.ExcludeTools...)
+	out.Tools.Exclude = append(slices.Clone(base.Tools.Exclude), over.Tools.Exclude...)
+	out.Policy.Rules = append(slices.Clone(base.Policy.Rules), over.Policy.Rules...)
+	if over.CoreTools != nil || over.Tools.Core != nil {
+		out.CoreTools, out.Tools.Core = slices.Clone(over.CoreTools), slices.Clone(over.Tools.Core)
+	}
+	if over.ApprovalMode != "" {
+		out.ApprovalMode = over.ApprovalMode
+	}
+	if over.Tools.Ripgrep != nil {
+		v := *over.Tools.Ripgrep
+		out.Tools.Ripgrep = &v
+	}
+	if over.Tools.Shell.InactivityTimeout != "" {
+		out.Tools.Shell.InactivityTimeout = over.Tools.Shell.InactivityTimeout
+	}
+	return out
 }
 
 // mergeWorkspace applies the parts of a workspace file that can only tighten consent.

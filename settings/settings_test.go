@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -100,5 +101,85 @@ func TestShellTimeout(t *testing.T) {
 		if _, err := s.ShellTimeout(); (err == nil) != ok {
 			t.Errorf("ShellTimeout(%q) error = %v, want ok=%v", in, err, ok)
 		}
+	}
+}
+
+func TestMerge(t *testing.T) {
+	no, yes := false, true
+	base := Settings{
+		CoreTools:    []string{"read_file", "glob"},
+		ExcludeTools: []string{"write_file"},
+		ApprovalMode: "default",
+		Policy:       PolicySettings{Rules: []confirm.Rule{{ToolName: "run_shell_command", Decision: confirm.Deny}}},
+		Tools:        ToolSettings{Ripgrep: &yes, Shell: ShellSettings{InactivityTimeout: "1m"}},
+	}
+	tests := []struct {
+		name string
+		over Settings
+		want Settings
+	}{
+		{name: "nothing over", over: Settings{}, want: base},
+		{
+			name: "scalars replace",
+			over: Settings{ApprovalMode: "yolo", Tools: ToolSettings{Ripgrep: &no, Shell: ShellSettings{InactivityTimeout: "5m"}}},
+			want: Settings{
+				CoreTools: base.CoreTools, ExcludeTools: base.ExcludeTools, ApprovalMode: "yolo", Policy: base.Policy,
+				Tools: ToolSettings{Ripgrep: &no, Shell: ShellSettings{InactivityTimeout: "5m"}},
+			},
+		},
+		{
+			name: "an enable list replaces, even empty",
+			over: Settings{Tools: ToolSettings{Core: []string{}}},
+			want: Settings{
+				CoreTools: nil, ExcludeTools: base.ExcludeTools, ApprovalMode: "default", Policy: base.Policy,
+				Tools: ToolSettings{Core: []string{}, Ripgrep: &yes, Shell: base.Tools.Shell},
+			},
+		},
+		{
+			name: "excludes and rules accumulate",
+			over: Settings{ExcludeTools: []string{"replace"}, Policy: PolicySettings{Rules: []confirm.Rule{{ToolName: "glob", Decision: confirm.Allow}}}},
+			want: Settings{
+				CoreTools: base.CoreTools, ExcludeTools: []string{"write_file", "replace"}, ApprovalMode: "default",
+				Policy: PolicySettings{Rules: []confirm.Rule{{ToolName: "run_shell_command", Decision: confirm.Deny}, {ToolName: "glob", Decision: confirm.Allow}}},
+				Tools:  base.Tools,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := fmt.Sprintf("%+v %+v", base, tt.over)
+			got := Merge(base, tt.over)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Merge =\n%+v\nwant\n%+v", got, tt.want)
+			}
+			if after := fmt.Sprintf("%+v %+v", base, tt.over); after != before {
+				t.Errorf("Merge modified its arguments:\n%s\n%s", before, after)
+			}
+			got.ExcludeTools = append(got.ExcludeTools[:0], "changed")
+			if len(base.ExcludeTools) > 0 && base.ExcludeTools[0] != "write_file" {
+				t.Errorf("the result shares its exclude list with base")
+			}
+		})
+	}
+}
+
+func TestLoadWithOverrides(t *testing.T) {
+	cfg, root := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(cfg, "settings.json"), `{"approvalMode":"auto_edit","coreTools":["read_file"]}`)
+	write(t, filepath.Join(root, ".agentls", "settings.json"), `{"excludeTools":["glob"],"policy":{"rules":[{"toolName":"*","decision":"allow"}]}}`)
+	over := Settings{ApprovalMode: "yolo", CoreTools: []string{"glob", "read_file"}}
+	l, err := LoadWith(cfg, root, over)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := l.Settings
+	if s.ApprovalMode != "yolo" {
+		t.Errorf("mode = %q, want the override yolo (overrides are user settings)", s.ApprovalMode)
+	}
+	if !reflect.DeepEqual(s.Core(), []string{"glob", "read_file"}) {
+		t.Errorf("core = %q, want the override's list", s.Core())
+	}
+	if !reflect.DeepEqual(s.Exclude(), []string{"glob"}) || len(s.Policy.Rules) != 0 || len(l.Ignored) != 1 {
+		t.Errorf("the workspace file must still tighten and not loosen: exclude %q, rules %v, ignored %q", s.Exclude(), s.Policy.Rules, l.Ignored)
 	}
 }

@@ -3,6 +3,7 @@
 //
 // Usage:
 //
+//	agentls [serve [--log-file FILE] [--confirm-timeout DURATION]]
 //	agentls tools [--json] [--root DIR]
 //	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
 //	agentls version
@@ -26,6 +27,9 @@ const (
 )
 
 const usage = `usage:
+  agentls [serve [--log-file FILE] [--confirm-timeout DURATION]]
+      run the language server on stdin and stdout (what editors launch; see
+      docs/protocol.md); logs go to stderr, or to FILE
   agentls tools [--json] [--root DIR]
       list the tools (with --json, as the editor protocol's ToolInfo objects)
   agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
@@ -49,10 +53,11 @@ func main() {
 // run is the whole command line, with its streams passed in.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return exitBadUsage
+		return cmdServe(ctx, nil, stdin, stdout, stderr)
 	}
 	switch args[0] {
+	case "serve":
+		return cmdServe(ctx, args[1:], stdin, stdout, stderr)
 	case "tools":
 		return cmdTools(ctx, args[1:], stdout, stderr)
 	case "run":

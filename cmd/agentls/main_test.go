@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,7 +49,7 @@ func agentls(t *testing.T, root string, args ...string) outcome {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = root
 	cfg := t.TempDir()
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg)
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg, "GORACE=atexit_sleep_ms=10")
 	cmd.Stdin = strings.NewReader("y\n") // a pipe: must never be taken as consent
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -83,7 +87,9 @@ func TestCommandLine(t *testing.T) {
 		wantNoFile string // a file that must not exist afterwards
 	}{
 		{name: "version", args: []string{"version"}, wantOut: "agentls "},
-		{name: "no arguments", args: nil, wantCode: 2, wantErr: "usage:"},
+		{name: "serve takes no arguments", args: []string{"serve", "extra"}, wantCode: 2, wantErr: `unexpected argument "extra"`},
+		{name: "serve with a bad timeout", args: []string{"serve", "--confirm-timeout", "-1s"}, wantCode: 2, wantErr: "confirm-timeout"},
+		{name: "help", args: []string{"help"}, wantOut: "agentls [serve"},
 		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 2, wantErr: `unknown command "frobnicate"`},
 		{name: "tools table", args: []string{"tools"}, wantOut: "read_file"},
 		{name: "read a file", args: []string{"run", "read_file", `{"file_path":"hello.txt"}`}, wantOut: "world"},
@@ -190,5 +196,121 @@ func TestRunJSONResult(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, "hello.txt"))
 	if err != nil || string(b) != "hello\nthere\n" {
 		t.Errorf("hello.txt = %q, %v", b, err)
+	}
+}
+
+// lspFrames frames JSON-RPC messages for the server's stdin.
+func lspFrames(msgs ...string) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "Content-Length: %d\r\n\r\n%s", len(m), m)
+	}
+	return b.String()
+}
+
+// TestServe: with no arguments, and with serve, agentls is a language server on stdin
+// and stdout: a whole session with an orderly exit ends with code 0, and the log goes
+// to stderr or the log file, never stdout.
+func TestServe(t *testing.T) {
+	root := workspaceDir(t)
+	logFile := filepath.Join(t.TempDir(), "agentls.log")
+	for _, args := range [][]string{nil, {"serve"}, {"serve", "--log-file", logFile}} {
+		t.Run(strings.Join(append([]string{"agentls"}, args...), " "), func(t *testing.T) {
+			cmd := exec.Command(binary, args...)
+			cmd.Dir = root
+			cfg := t.TempDir()
+			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg, "AGENTLS_LOG_LEVEL=info", "GORACE=atexit_sleep_ms=10")
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			out := bufio.NewReader(stdout)
+			// A client sends exit once shutdown has been answered.
+			io.WriteString(stdin, lspFrames(
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":"file://`+root+`","capabilities":{}}}`,
+				`{"jsonrpc":"2.0","method":"initialized","params":{}}`,
+				`{"jsonrpc":"2.0","id":2,"method":"workspace/executeCommand","params":{"command":"agentls.runTool","arguments":[{"name":"read_file","args":{"file_path":"hello.txt"}}]}}`,
+			))
+			responses := readResponses(t, out, 2)
+			io.WriteString(stdin, lspFrames(`{"jsonrpc":"2.0","id":3,"method":"shutdown"}`))
+			responses += readResponses(t, out, 1)
+			io.WriteString(stdin, lspFrames(`{"jsonrpc":"2.0","method":"exit"}`))
+			stdin.Close()
+			rest, _ := io.ReadAll(out)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("%v\nstderr: %s", err, stderr.String())
+			}
+			if len(rest) > 0 {
+				t.Errorf("written after exit: %q", rest)
+			}
+			for _, want := range []string{`"id":1,"result":{"capabilities"`, `"name":"agentls"`, `"output":"hello\nworld\n"`, `"id":3,"result":null`} {
+				if !strings.Contains(responses, want) {
+					t.Errorf("stdout lacks %s:\n%s", want, responses)
+				}
+			}
+			if strings.Contains(responses, "level=") {
+				t.Errorf("the log went to stdout")
+			}
+			log := stderr.String()
+			if len(args) == 3 {
+				b, err := os.ReadFile(logFile)
+				if err != nil {
+					t.Fatal(err)
+				}
+				log = string(b)
+				if strings.Contains(stderr.String(), "initialized") {
+					t.Errorf("with --log-file the log still went to stderr")
+				}
+			}
+			if !strings.Contains(log, "msg=initialized") {
+				t.Errorf("the log lacks the initialization: %q", log)
+			}
+		})
+	}
+}
+
+// readResponses reads n frames and returns their bodies.
+func readResponses(t *testing.T, r *bufio.Reader, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for range n {
+		length := -1
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("reading a response: %v", err)
+			}
+			line = strings.TrimRight(line, "\r\n")
+			if line == "" {
+				break
+			}
+			if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+				length, _ = strconv.Atoi(v)
+			}
+		}
+		body := make([]byte, length)
+		if _, err := io.ReadFull(r, body); err != nil {
+			t.Fatal(err)
+		}
+		b.Write(body)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TestServeExitWithoutShutdown: the editor going away without shutdown is exit code 1.
+func TestServeExitWithoutShutdown(t *testing.T) {
+	got := agentls(t, workspaceDir(t))
+	if got.code != 1 || got.stdout != "" {
+		t.Errorf("agentls with stdin %q: code %d, stdout %q; want 1 and nothing written", "y\n", got.code, got.stdout)
 	}
 }

@@ -1,0 +1,283 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+)
+
+// The commands of workspace/executeCommand, for every client, and the agentls/* methods
+// of rich clients that share their params and results.
+
+// EditorSession is the session of the tool calls the editor starts itself
+// (agentls.runTool): agentls/update notifications for them carry it, and agentls.cancel
+// with it cancels them.
+const EditorSession = "editor"
+
+// executeCommandParams are the params of workspace/executeCommand. Every agentls command
+// takes one object argument (or none, meaning {}).
+type executeCommandParams struct {
+	Command   string            `json:"command"`
+	Arguments []json.RawMessage `json:"arguments"`
+}
+
+func (s *Server) executeCommand(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
+	var p executeCommandParams
+	if err := decodeParams("workspace/executeCommand", params, &p); err != nil {
+		return nil, err
+	}
+	if len(p.Arguments) > 1 {
+		return nil, invalidArgs(p.Command, "want one object argument, got %d arguments", len(p.Arguments))
+	}
+	arg := json.RawMessage("{}")
+	if len(p.Arguments) == 1 && string(bytes.TrimSpace(p.Arguments[0])) != "null" {
+		arg = p.Arguments[0]
+	}
+	switch p.Command {
+	case cmdRunTool:
+		return s.runTool(ctx, p.Command, arg)
+	case cmdListTools:
+		return s.listTools()
+	case cmdCancel:
+		return s.cancel(p.Command, arg)
+	case cmdSetApprovalMode:
+		return s.setApprovalMode(p.Command, arg)
+	case cmdConfirm:
+		return s.answerConfirmation(p.Command, arg)
+	case cmdPrompt, cmdDiscoverTools:
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams,
+			"command %s is not available in this version of agentls (it is not in executeCommandProvider.commands)", p.Command)
+	}
+	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: agentls offers %s", p.Command, strings.Join(advertisedCommands, ", "))
+}
+
+// invalidArgs is the InvalidParams error of a command (or method) whose argument is wrong.
+func invalidArgs(command, format string, args ...any) error {
+	return jsonrpc2.Errorf(jsonrpc2.InvalidParams, "invalid arguments for %s: %s", command, fmt.Sprintf(format, args...))
+}
+
+// decodeArg decodes a command's object argument into v, strictly enough to say what is
+// wrong with it.
+func decodeArg(command string, arg json.RawMessage, v any) error {
+	arg = bytes.TrimSpace(arg)
+	if len(arg) == 0 || arg[0] != '{' {
+		return invalidArgs(command, "want a JSON object, got %s", abbreviate(string(arg), 60))
+	}
+	if err := (codec{}).Unmarshal(arg, v); err != nil {
+		return invalidArgs(command, "%v", err)
+	}
+	return nil
+}
+
+// runToolArgs are the arguments of agentls.runTool.
+type runToolArgs struct {
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+	// ToolCallID optionally names the call (an extension; see docs/protocol.md).
+	ToolCallID string `json:"toolCallId"`
+}
+
+// runTool runs one tool call through the scheduler, exactly as a model's call runs:
+// validation, policy, approval mode, confirmation. Its result is the ToolResult, also
+// when the call failed or was cancelled.
+func (s *Server) runTool(ctx context.Context, command string, arg json.RawMessage) (any, error) {
+	var a runToolArgs
+	if err := decodeArg(command, arg, &a); err != nil {
+		return nil, err
+	}
+	if a.Name == "" {
+		return nil, invalidArgs(command, `"name" must name a tool (see %s)`, cmdListTools)
+	}
+	args := bytes.TrimSpace(a.Args)
+	switch {
+	case len(args) == 0 || string(args) == "null":
+		args = json.RawMessage("{}")
+	case args[0] != '{':
+		return nil, invalidArgs(command, `"args" must be an object with the tool's parameters, got %s`, abbreviate(string(args), 60))
+	}
+	id := a.ToolCallID
+	if id == "" {
+		id = EditorSession + "-" + strconv.FormatUint(s.seq.Add(1), 10)
+	}
+	_, _, _, sched := s.state()
+	ctx, done := s.calls.start(ctx, id, EditorSession)
+	defer done()
+	res := sched.RunOne(ctx, tools.Request{CallID: id, Name: a.Name, Args: args})
+	return res, nil
+}
+
+func (s *Server) runToolMethod(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
+	return s.runTool(ctx, "agentls/runTool", json.RawMessage(params))
+}
+
+// listTools returns the enabled tools as ToolInfo objects.
+func (s *Server) listTools() (any, error) {
+	infos := s.registry().List()
+	if infos == nil {
+		infos = []tools.Info{}
+	}
+	return infos, nil
+}
+
+func (s *Server) listToolsMethod(context.Context, jsonrpc2.RawMessage) (any, error) {
+	return s.listTools()
+}
+
+// cancelArgs are the arguments of agentls.cancel and agentls/cancel.
+type cancelArgs struct {
+	Session string `json:"session"`
+}
+
+// cancel cancels the running tool calls of a session, or of every session.
+func (s *Server) cancel(command string, arg json.RawMessage) (any, error) {
+	var a cancelArgs
+	if err := decodeArg(command, arg, &a); err != nil {
+		return nil, err
+	}
+	n := s.calls.cancel(a.Session)
+	s.log.Info("cancelled tool calls", "session", a.Session, "calls", n)
+	return nil, nil
+}
+
+func (s *Server) cancelMethod(_ context.Context, params jsonrpc2.RawMessage) (any, error) {
+	if len(bytes.TrimSpace(params)) == 0 {
+		params = jsonrpc2.RawMessage("{}")
+	}
+	return s.cancel("agentls/cancel", json.RawMessage(params))
+}
+
+func (s *Server) cancelNotification(ctx context.Context, params jsonrpc2.RawMessage) error {
+	_, err := s.cancelMethod(ctx, params)
+	return err
+}
+
+// setApprovalMode switches the approval mode of the session's policy.
+func (s *Server) setApprovalMode(command string, arg json.RawMessage) (any, error) {
+	var a struct {
+		Mode string `json:"mode"`
+	}
+	if err := decodeArg(command, arg, &a); err != nil {
+		return nil, err
+	}
+	if a.Mode == "" {
+		return nil, invalidArgs(command, `"mode" is required: default, auto_edit, yolo or plan`)
+	}
+	m, err := confirm.ParseMode(a.Mode)
+	if err != nil {
+		return nil, invalidArgs(command, "%v", err)
+	}
+	s.policy().SetMode(m)
+	s.log.Info("approval mode", "mode", m)
+	return nil, nil
+}
+
+// answerConfirmation answers a pending confirmation by its id (agentls.confirm).
+func (s *Server) answerConfirmation(command string, arg json.RawMessage) (any, error) {
+	var a struct {
+		ID      string  `json:"id"`
+		Outcome string  `json:"outcome"`
+		Content *string `json:"content"`
+	}
+	if err := decodeArg(command, arg, &a); err != nil {
+		return nil, err
+	}
+	ans, err := parseAnswer(a.Outcome, a.Content)
+	if err != nil {
+		return nil, invalidArgs(command, "%v", err)
+	}
+	if a.ID == "" {
+		return nil, invalidArgs(command, `"id" must name a pending confirmation`)
+	}
+	if !s.confirms.answer(a.ID, ans) {
+		return nil, invalidArgs(command, "no confirmation %q is pending (it may have been answered or cancelled already)", a.ID)
+	}
+	return nil, nil
+}
+
+// promptMethod is agentls/prompt, which needs the agent loop.
+func (s *Server) promptMethod(context.Context, jsonrpc2.RawMessage) (any, error) {
+	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "agentls/prompt is not available in this version of agentls")
+}
+
+// codeAction answers textDocument/codeAction. agentls offers no code actions yet: those
+// answering pending confirmations come with the diagnostics of pending calls.
+func (s *Server) codeAction(context.Context, jsonrpc2.RawMessage) (any, error) {
+	return []struct{}{}, nil
+}
+
+// toolCalls are the tool calls in flight, by call id, with their sessions, so that
+// agentls.cancel can stop them.
+type toolCalls struct {
+	mu sync.Mutex
+	m  map[string]toolCall
+}
+
+type toolCall struct {
+	session string
+	cancel  context.CancelFunc
+}
+
+// start records a call and returns its context, cancelled by cancel, and the function
+// that forgets it when it ends.
+func (c *toolCalls) start(ctx context.Context, id, session string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[string]toolCall{}
+	}
+	c.m[id] = toolCall{session: session, cancel: cancel}
+	c.mu.Unlock()
+	return ctx, func() {
+		c.mu.Lock()
+		delete(c.m, id)
+		c.mu.Unlock()
+		cancel()
+	}
+}
+
+// session returns the session of the call id; calls the server does not track are the
+// editor's.
+func (c *toolCalls) session(id string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if tc, ok := c.m[id]; ok {
+		return tc.session
+	}
+	return EditorSession
+}
+
+// cancel cancels the calls of session, or all calls when session is empty, and returns
+// how many it cancelled.
+func (c *toolCalls) cancel(session string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, tc := range c.m {
+		if session == "" || tc.session == session {
+			tc.cancel()
+			n++
+		}
+	}
+	return n
+}
+
+// abbreviate shortens s to about n bytes for a message, at a character boundary.
+func abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,297 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/agentls/agentls/confirm"
+)
+
+// Confirmations: the server is the scheduler's confirm.Asker. How a question reaches a
+// person depends on the client:
+//
+//   - rich clients (experimental.agentls.confirm) get agentls/confirm with the
+//     ConfirmDetails of docs/protocol.md and answer with an Outcome;
+//   - others get window/showMessageRequest where they advertise window.showMessage,
+//     with a choice of titles (an answer that is not one of them, none, an error,
+//     MethodNotFound or no answer within Options.ConfirmTimeout is a refusal);
+//   - clients with neither go through askWithoutUI.
+//
+// Whatever the path, a pending confirmation can also be answered by its id with
+// agentls.confirm (the code actions of the diagnostic path use that), and the first
+// answer wins. No answer is ever consent.
+
+// confirmations are the confirmations waiting for an answer, by id.
+type confirmations struct {
+	mu      sync.Mutex
+	pending map[string]chan confirm.Answer
+}
+
+// add registers the confirmation id and returns the channel its out-of-band answer
+// arrives on, and the function that unregisters it.
+func (c *confirmations) add(id string) (<-chan confirm.Answer, func()) {
+	ch := make(chan confirm.Answer, 1)
+	c.mu.Lock()
+	if c.pending == nil {
+		c.pending = map[string]chan confirm.Answer{}
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	return ch, func() {
+		c.mu.Lock()
+		if c.pending[id] == ch {
+			delete(c.pending, id)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// answer delivers an answer to the pending confirmation id; it reports false if there
+// is none (or it has been answered already).
+func (c *confirmations) answer(id string, a confirm.Answer) bool {
+	c.mu.Lock()
+	ch, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	if ok {
+		ch <- a
+	}
+	return ok
+}
+
+// parseAnswer validates an outcome (and the content modify_with_editor carries).
+func parseAnswer(outcome string, content *string) (confirm.Answer, error) {
+	o := confirm.Outcome(outcome)
+	if !o.Valid() {
+		return confirm.Answer{}, fmt.Errorf("%q is not an outcome (want proceed_once, proceed_always, proceed_always_server, proceed_always_tool, modify_with_editor or cancel)", outcome)
+	}
+	a := confirm.Answer{Outcome: o}
+	if o == confirm.ModifyWithEditor {
+		if content == nil {
+			return confirm.Answer{}, errors.New(`modify_with_editor must carry "content", the edited version of the proposal`)
+		}
+		a.Content = *content
+	}
+	return a, nil
+}
+
+// Ask implements confirm.Asker.
+func (s *Server) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
+	answered, unregister := s.confirms.add(req.ID)
+	defer unregister()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // takes down the editor's dialog when the answer came another way
+
+	caps := s.capabilities()
+	type reply struct {
+		a   confirm.Answer
+		err error
+	}
+	asked := make(chan reply, 1)
+	var ask func(context.Context, confirm.Request) (confirm.Answer, error)
+	switch {
+	case caps.RichConfirm():
+		ask = s.askRich
+	case caps.ShowMessageRequest():
+		ask = s.askMessage
+	default:
+		ask = s.askWithoutUI
+	}
+	go func() {
+		a, err := ask(ctx, req)
+		asked <- reply{a, err}
+	}()
+	select {
+	case r := <-asked:
+		return r.a, r.err
+	case a := <-answered:
+		s.log.Info("confirmation answered with agentls.confirm", "id", req.ID, "outcome", a.Outcome)
+		return a, nil
+	case <-ctx.Done():
+		return confirm.Answer{}, ctx.Err()
+	}
+}
+
+// confirmDetails are the params of agentls/confirm (ConfirmDetails in docs/protocol.md):
+// the common fields and those of the confirmation's type; the others are left out.
+type confirmDetails struct {
+	ID         string       `json:"id"`
+	ToolCallID string       `json:"toolCallId"`
+	ToolName   string       `json:"toolName"`
+	Type       confirm.Type `json:"type"`
+	Title      string       `json:"title"`
+
+	// edit: originalContent is a JSON string, or null for a new file.
+	URI             string          `json:"uri,omitzero"`
+	Path            string          `json:"path,omitzero"`
+	Diff            *string         `json:"diff,omitzero"`
+	OriginalContent json.RawMessage `json:"originalContent,omitzero"`
+	NewContent      *string         `json:"newContent,omitzero"`
+
+	// execute
+	Command      *string  `json:"command,omitzero"`
+	RootCommands []string `json:"rootCommands,omitzero"`
+	Directory    *string  `json:"directory,omitzero"`
+
+	// mcp
+	Server    *string         `json:"server,omitzero"`
+	Tool      *string         `json:"tool,omitzero"`
+	Arguments json.RawMessage `json:"arguments,omitzero"`
+
+	// info
+	Prompt *string  `json:"prompt,omitzero"`
+	URLs   []string `json:"urls,omitzero"`
+}
+
+func newConfirmDetails(req confirm.Request) confirmDetails {
+	d := req.Details
+	cd := confirmDetails{ID: req.ID, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Type: d.Type, Title: d.Title}
+	switch d.Type {
+	case confirm.TypeEdit:
+		cd.URI, cd.Path, cd.Diff, cd.NewContent = string(uri.File(d.Path)), d.Path, &d.Diff, &d.NewContent
+		cd.OriginalContent = json.RawMessage("null")
+		if d.OriginalContent != nil {
+			orig, err := json.Marshal(*d.OriginalContent)
+			if err == nil {
+				cd.OriginalContent = orig
+			}
+		}
+	case confirm.TypeExecute:
+		cd.Command, cd.Directory = &d.Command, &d.Directory
+		cd.RootCommands = append([]string{}, d.RootCommands...)
+	case confirm.TypeMCP:
+		cd.Server, cd.Tool, cd.Arguments = &d.Server, &d.Tool, d.Arguments
+		if len(cd.Arguments) == 0 {
+			cd.Arguments = json.RawMessage("{}")
+		}
+	case confirm.TypeInfo:
+		cd.Prompt, cd.URLs = &d.Prompt, d.URLs
+	}
+	return cd
+}
+
+// confirmResult is the result of agentls/confirm.
+type confirmResult struct {
+	Outcome string  `json:"outcome"`
+	Content *string `json:"content"`
+}
+
+// askRich puts the confirmation to a rich client with agentls/confirm.
+func (s *Server) askRich(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
+	var res *confirmResult
+	if err := s.call(ctx, "agentls/confirm", newConfirmDetails(req), &res); err != nil {
+		return confirm.Answer{}, fmt.Errorf("agentls/confirm failed: %w", err)
+	}
+	if res == nil {
+		return confirm.Answer{}, errors.New("the editor answered agentls/confirm with null")
+	}
+	a, err := parseAnswer(res.Outcome, res.Content)
+	if err != nil {
+		return confirm.Answer{}, fmt.Errorf("the editor's answer to agentls/confirm is invalid: %w", err)
+	}
+	return a, nil
+}
+
+// The choices of a window/showMessageRequest confirmation.
+const (
+	choiceOnce         = "Allow once"
+	choiceAlways       = "Allow always"
+	choiceAlwaysTool   = "Always allow this tool"
+	choiceAlwaysServer = "Always allow this server"
+	choiceReject       = "Reject"
+)
+
+// messageChoices returns the titles offered for a confirmation and the outcome of each.
+func messageChoices(t confirm.Type) ([]string, map[string]confirm.Outcome) {
+	if t == confirm.TypeMCP {
+		return []string{choiceOnce, choiceAlwaysTool, choiceAlwaysServer, choiceReject}, map[string]confirm.Outcome{
+			choiceOnce: confirm.ProceedOnce, choiceAlwaysTool: confirm.ProceedAlwaysTool,
+			choiceAlwaysServer: confirm.ProceedAlwaysServer, choiceReject: confirm.Cancel,
+		}
+	}
+	return []string{choiceOnce, choiceAlways, choiceReject}, map[string]confirm.Outcome{
+		choiceOnce: confirm.ProceedOnce, choiceAlways: confirm.ProceedAlways, choiceReject: confirm.Cancel,
+	}
+}
+
+// askMessage puts the confirmation with window/showMessageRequest.
+func (s *Server) askMessage(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
+	titles, outcomes := messageChoices(req.Details.Type)
+	actions := make([]protocol.MessageActionItem, len(titles))
+	for i, t := range titles {
+		actions[i] = protocol.MessageActionItem{Title: t}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ConfirmTimeout)
+	defer cancel()
+	var chosen *protocol.MessageActionItem
+	err := s.call(ctx, "window/showMessageRequest", protocol.ShowMessageRequestParams{
+		Type: protocol.MessageTypeWarning, Message: confirmMessage(req), Actions: actions,
+	}, &chosen)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return confirm.Answer{}, fmt.Errorf("no answer to the confirmation within %s", s.opts.ConfirmTimeout)
+	case err != nil:
+		return confirm.Answer{}, fmt.Errorf("window/showMessageRequest failed: %w", err)
+	case chosen == nil:
+		return confirm.Answer{}, errors.New("the confirmation was dismissed without a choice")
+	}
+	o, ok := outcomes[chosen.Title]
+	if !ok {
+		return confirm.Answer{}, fmt.Errorf("the editor answered %q, which is not one of the choices offered (%s)", chosen.Title, strings.Join(titles, ", "))
+	}
+	return confirm.Answer{Outcome: o}, nil
+}
+
+// confirmMessage is the text of a showMessageRequest confirmation.
+func confirmMessage(req confirm.Request) string {
+	d := req.Details
+	var b strings.Builder
+	fmt.Fprintf(&b, "agentls: allow %s? %s", req.ToolName, d.Title)
+	switch d.Type {
+	case confirm.TypeEdit:
+		b.WriteString("\n\n")
+		b.WriteString(abbreviateLines(d.Diff, 40))
+	case confirm.TypeExecute:
+		fmt.Fprintf(&b, "\n\nCommand: %s\nDirectory: %s", d.Command, d.Directory)
+	case confirm.TypeMCP:
+		fmt.Fprintf(&b, "\n\nMCP server %s, tool %s, arguments %s", d.Server, d.Tool, abbreviate(string(d.Arguments), 500))
+	case confirm.TypeInfo:
+		if d.Prompt != "" {
+			b.WriteString("\n\n" + d.Prompt)
+		}
+		for _, u := range d.URLs {
+			b.WriteString("\n" + u)
+		}
+	}
+	return b.String()
+}
+
+// abbreviateLines keeps the first n lines of s, saying how many were left out.
+func abbreviateLines(s string, n int) string {
+	lines := strings.SplitAfter(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "") + fmt.Sprintf("… (%d more lines)", len(lines)-n)
+}
+
+// askWithoutUI is how a confirmation reaches a client that has neither agentls/confirm
+// nor window/showMessageRequest, such as Helix. This is the hook of the diagnostic
+// path: publish the pending confirmation (s.confirms holds it while this runs) as a
+// diagnostic at the call's location, with code actions that answer it through
+// agentls.confirm, and wait here for ctx to end; an answer by agentls.confirm ends the
+// wait in Ask. Until that path exists, the call is refused, saying why.
+func (s *Server) askWithoutUI(context.Context, confirm.Request) (confirm.Answer, error) {
+	return confirm.Answer{}, errors.New("the editor cannot ask for confirmation: it supports neither agentls/confirm " +
+		"nor window/showMessageRequest. Allow the tool with a policy rule in the settings, or switch the approval mode " +
+		"with the agentls.setApprovalMode command")
+}

@@ -1,0 +1,289 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// The editor writer: where the client can apply workspace edits, an approved edit
+// reaches the editor as workspace/applyEdit rather than the disk, so that it lands in
+// the editor's buffer and undo history (one applyEdit, labelled with the call's
+// description, per tool call: one undo reverts it).
+//
+//   - A document open in the editor gets a TextDocumentEdit of minimal text edits
+//     against the version the server last saw (a plain `changes` edit where the client
+//     does not take versioned edits).
+//   - A file the editor has not opened goes through applyEdit too where the client
+//     takes versioned edits (version null): the editor then holds it as a modified
+//     buffer, and the overlay holds the new text so that later tools read it.
+//   - A new file uses CreateFile where the client allows the create resource
+//     operation.
+//   - Everything else is written to disk, atomically.
+//
+// applied:false (a stale version, a refusal) fails the tool call with stale_content or
+// file_write_failure and the editor's reason, and nothing is written. applied:true is
+// taken only as "applied", never as consent: consent was given before the call ran.
+
+// editEchoTimeout bounds the wait, after an edit of an open document was applied, for
+// the editor's didChange reporting it: the next edit must be made against the version
+// that includes this one. Editors that debounce didChange (Neovim: 150 ms) still send it
+// well within this.
+const editEchoTimeout = 3 * time.Second
+
+// editWriter is the workspace's Writer: through the editor where the client applies
+// edits, else to disk.
+type editWriter struct {
+	s *Server
+}
+
+// Write implements workspace.Writer.
+func (w *editWriter) Write(ctx context.Context, c workspace.Change) error {
+	caps, enc, tb, _ := w.s.state()
+	st, cur, open := w.s.docs.snapshot(c.Path, enc, tb.Workspace)
+	switch {
+	case open && c.Old != nil && cur.Text != c.Old.Text:
+		// The overlay is synced lazily (see documents.go), so workspace.Commit may have
+		// compared with an older text: this is the check that counts.
+		return fmt.Errorf("%s changed in the editor since it was read: %w", c.Path, workspace.ErrStale)
+	case !caps.ApplyEdit():
+	case open:
+		return w.writeOpen(ctx, c, st, cur)
+	case c.Old == nil && caps.ResourceOperation("create"):
+		return w.writeNew(ctx, c)
+	case c.Old != nil && caps.DocumentChanges():
+		return w.writeUnopened(ctx, c)
+	}
+	return workspace.DiskWriter{}.Write(ctx, c)
+}
+
+// writeOpen edits a document the editor holds.
+func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docState, cur workspace.Document) error {
+	s := w.s
+	caps, enc, _, _ := s.state()
+	if c.Old == nil {
+		return fmt.Errorf("%s is open in the editor: %w", c.Path, workspace.ErrExists)
+	}
+	edits := editorEdits(cur.Text, c.New, enc, cur.Format.CRLF, st.bomUnits)
+	if len(edits) == 0 {
+		return nil
+	}
+	var version *int32
+	if !st.held {
+		v := st.version
+		version = &v
+	}
+	edit := protocol.WorkspaceEdit{}
+	if caps.DocumentChanges() {
+		edit = w.textDocumentEdit(caps, st.uri, version, edits, c.Label)
+	} else {
+		edit.Changes = map[uri.URI][]protocol.TextEdit{uri.URI(st.uri): edits}
+	}
+	if err := w.apply(ctx, c, edit, func() bool {
+		now, ok := s.docs.lookup(c.Path, enc)
+		return ok && !now.held && now.version != st.version
+	}); err != nil {
+		return err
+	}
+	s.edits.add(c.Path)
+	if !st.held && !s.docs.waitChange(ctx, c.Path, st.version, editEchoTimeout) && ctx.Err() == nil {
+		s.log.Warn("the editor applied an edit but did not report the change; the next edit of the file may be refused as stale",
+			"path", c.Path, "version", st.version)
+	}
+	return nil
+}
+
+// writeUnopened edits an existing file the editor has not opened, through the editor.
+func (w *editWriter) writeUnopened(ctx context.Context, c workspace.Change) error {
+	s := w.s
+	caps, enc, tb, _ := s.state()
+	// The editor will apply the edits to the file as it is on disk: it must still be
+	// what the tool read.
+	data, err := os.ReadFile(c.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s was deleted since it was read: %w", c.Path, workspace.ErrStale)
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s before editing it: %w", c.Path, err)
+	}
+	if text, _, derr := workspace.Decode(data); derr != nil || text != c.Old.Text {
+		return fmt.Errorf("%s changed on disk since it was read: %w", c.Path, workspace.ErrStale)
+	}
+	edits := editorEdits(c.Old.Text, c.New, enc, c.Old.Format.CRLF, 0)
+	if len(edits) == 0 {
+		return nil
+	}
+	u := string(uri.File(c.Path))
+	if err := w.apply(ctx, c, w.textDocumentEdit(caps, u, nil, edits, c.Label), nil); err != nil {
+		return err
+	}
+	s.edits.add(c.Path)
+	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, withFormat(c.New, c.Old.Format)) })
+	return nil
+}
+
+// writeNew creates a file through the editor: CreateFile, then its text.
+func (w *editWriter) writeNew(ctx context.Context, c workspace.Change) error {
+	s := w.s
+	caps, _, tb, _ := s.state()
+	if _, err := os.Lstat(c.Path); err == nil {
+		return fmt.Errorf("%s: %w", c.Path, workspace.ErrExists)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("checking %s before creating it: %w", c.Path, err)
+	}
+	u := string(uri.File(c.Path))
+	create := &protocol.CreateFile{Kind: "create", URI: uri.URI(u), Options: &protocol.CreateFileOptions{Overwrite: ptr(false), IgnoreIfExists: ptr(false)}}
+	edit := protocol.WorkspaceEdit{DocumentChanges: []protocol.DocumentChange{create}}
+	if c.New != "" {
+		text := w.textDocumentEdit(caps, u, nil, []protocol.TextEdit{{NewText: c.New}}, c.Label)
+		edit.DocumentChanges = append(edit.DocumentChanges, text.DocumentChanges...)
+		edit.ChangeAnnotations = text.ChangeAnnotations
+	}
+	if caps.ChangeAnnotations() {
+		id := w.annotationID()
+		create.AnnotationID = id
+		if edit.ChangeAnnotations == nil {
+			edit.ChangeAnnotations = map[protocol.ChangeAnnotationIdentifier]protocol.ChangeAnnotation{}
+		}
+		edit.ChangeAnnotations[id] = protocol.ChangeAnnotation{Label: label(c)}
+	}
+	if err := w.apply(ctx, c, edit, nil); err != nil {
+		return err
+	}
+	s.edits.add(c.Path)
+	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, c.New) })
+	return nil
+}
+
+// textDocumentEdit is a workspace edit of one document, its edits annotated with the
+// call's label where the client supports change annotations.
+func (w *editWriter) textDocumentEdit(caps ClientCapabilities, docURI string, version *int32, edits []protocol.TextEdit, lbl string) protocol.WorkspaceEdit {
+	var edit protocol.WorkspaceEdit
+	elems := make([]protocol.TextDocumentEditElement, len(edits))
+	var id protocol.ChangeAnnotationIdentifier
+	if caps.ChangeAnnotations() {
+		id = w.annotationID()
+		if lbl == "" {
+			lbl = "agentls edit"
+		}
+		edit.ChangeAnnotations = map[protocol.ChangeAnnotationIdentifier]protocol.ChangeAnnotation{id: {Label: lbl}}
+	}
+	for i := range edits {
+		if id != "" {
+			elems[i] = &protocol.AnnotatedTextEdit{TextEdit: edits[i], AnnotationID: id}
+		} else {
+			elems[i] = &edits[i]
+		}
+	}
+	edit.DocumentChanges = []protocol.DocumentChange{&protocol.TextDocumentEdit{
+		TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{
+			TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri.URI(docURI)},
+			Version:                version,
+		},
+		Edits: elems,
+	}}
+	return edit
+}
+
+func (w *editWriter) annotationID() protocol.ChangeAnnotationIdentifier {
+	return protocol.ChangeAnnotationIdentifier("agentls-edit-" + strconv.FormatUint(w.s.seq.Add(1), 10))
+}
+
+func label(c workspace.Change) string {
+	if c.Label == "" {
+		return "agentls edit"
+	}
+	return c.Label
+}
+
+// apply sends the edit and turns the editor's answer into the writer's error. moved
+// reports whether the document changed meanwhile, which makes a refusal stale.
+func (w *editWriter) apply(ctx context.Context, c workspace.Change, edit protocol.WorkspaceEdit, moved func() bool) error {
+	s := w.s
+	lbl := label(c)
+	var res protocol.ApplyWorkspaceEditResult
+	err := s.call(ctx, "workspace/applyEdit", protocol.ApplyWorkspaceEditParams{Label: &lbl, Edit: edit}, &res)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &tools.Error{Type: tools.ErrFileWriteFailure, Err: err,
+			Message: fmt.Sprintf("The editor did not apply the edit to %s (workspace/applyEdit failed: %v), so nothing was written.", c.Path, err)}
+	}
+	if res.Applied {
+		return nil
+	}
+	reason := "the editor gave no reason"
+	if res.FailureReason != nil && *res.FailureReason != "" {
+		reason = *res.FailureReason
+	}
+	s.log.Info("the editor refused an edit", "path", c.Path, "reason", reason)
+	if (moved != nil && moved()) || looksStale(reason) {
+		return &tools.Error{Type: tools.ErrStaleContent, Err: workspace.ErrStale,
+			Message: fmt.Sprintf("The editor refused the edit to %s because the document changed since it was read (%s), so nothing was written. Read the file again and redo the change.", c.Path, reason)}
+	}
+	return &tools.Error{Type: tools.ErrFileWriteFailure,
+		Message: fmt.Sprintf("The editor refused the edit to %s (%s), so nothing was written.", c.Path, reason)}
+}
+
+// looksStale reports whether an editor's failure reason speaks of a version mismatch.
+func looksStale(reason string) bool {
+	r := strings.ToLower(reason)
+	return strings.Contains(r, "version") || strings.Contains(r, "stale") || strings.Contains(r, "modified") ||
+		strings.Contains(r, "outdated") || strings.Contains(r, "newer")
+}
+
+// editorEdits returns the minimal edits turning old into new (both LF text, as the
+// overlay holds them) as the editor must apply them to its own text: line breaks
+// inserted as CRLF in a CRLF document, and characters on the first line moved past a
+// byte-order mark the editor's text starts with. Positions carry over from the LF text
+// unchanged otherwise: a CRLF counts as one line break, like the LF it became.
+func editorEdits(old, new string, enc workspace.PositionEncoding, crlf bool, bomUnits uint32) []protocol.TextEdit {
+	edits := workspace.TextEdits(old, new, enc)
+	out := make([]protocol.TextEdit, len(edits))
+	for i, e := range edits {
+		text := e.NewText
+		if crlf {
+			text = strings.ReplaceAll(text, "\n", "\r\n")
+		}
+		r := e.Range
+		if bomUnits > 0 {
+			if r.Start.Line == 0 {
+				r.Start.Character += bomUnits
+			}
+			if r.End.Line == 0 {
+				r.End.Character += bomUnits
+			}
+		}
+		out[i] = protocol.TextEdit{
+			Range: protocol.Range{
+				Start: protocol.Position{Line: r.Start.Line, Character: r.Start.Character},
+				End:   protocol.Position{Line: r.End.Line, Character: r.End.Character},
+			},
+			NewText: text,
+		}
+	}
+	return out
+}
+
+// withFormat returns LF text with the line endings of format f, as the editor will
+// hold it.
+func withFormat(text string, f workspace.Format) string {
+	if f.CRLF {
+		return strings.ReplaceAll(text, "\n", "\r\n")
+	}
+	return text
+}
+
+func ptr[T any](v T) *T { return &v }

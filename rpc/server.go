@@ -1,0 +1,472 @@
+// Package rpc is agentls's editor protocol (docs/protocol.md): a language server over
+// stdio that gives editors agentls's tools through standard LSP (commands, applied
+// edits, confirmations through the editor's UI) and, to clients that declare the
+// experimental.agentls capability, the richer agentls/* methods.
+//
+// The server is one Server per connection, split by concern: server.go holds the
+// connection and the dispatch of messages; lifecycle.go initialize, shutdown and the
+// workspace and configuration notifications; codec.go the framing and the payload
+// codec; capabilities.go what the client may be sent (every capability check goes
+// through ClientCapabilities); config.go settings and the tool system; documents.go the
+// document sync into the workspace overlay; commands.go the commands and agentls/*
+// methods; updates.go the agentls/update notifications; editwriter.go the
+// workspace.Writer that turns edits into workspace/applyEdit; confirm.go the
+// confirm.Asker; unsaved.go the note on unsaved files in shell results.
+//
+// Concurrency: messages are read one at a time. Notifications, initialize and the
+// phase change of shutdown are handled on the read loop, strictly in arrival order, so
+// incremental didChange edits apply in order; they must never wait for the client.
+// Every other request is released with jsonrpc2.Async and runs concurrently, which is
+// what lets it send requests to the editor and wait for the answers.
+//
+// Extending the server (progress, diagnostics, code actions): add routes and
+// notification handlers in New, scheduler observers to s.observers, and a
+// confirmation path in askWithoutUI.
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/settings"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
+)
+
+// DefaultConfirmTimeout is how long a confirmation put through window/showMessageRequest
+// waits for an answer unless Options.ConfirmTimeout says otherwise. No answer is a
+// refusal.
+const DefaultConfirmTimeout = 5 * time.Minute
+
+// LSP error codes that jsonrpc2 does not define.
+const (
+	codeRequestFailed    jsonrpc2.Code = -32803
+	codeRequestCancelled jsonrpc2.Code = -32800
+)
+
+// drainTimeout bounds the wait for requests in flight when the connection ends.
+const drainTimeout = 2 * time.Second
+
+// Options configure a Server.
+type Options struct {
+	// Version is reported as serverInfo.version.
+	Version string
+	// ConfigDir is the user's agentls configuration directory; empty means
+	// settings.ConfigDir().
+	ConfigDir string
+	// ConfirmTimeout bounds the wait for an answer to a window/showMessageRequest
+	// confirmation; zero means DefaultConfirmTimeout.
+	ConfirmTimeout time.Duration
+	// Logger receives the server's log (never stdout, which carries the protocol); nil
+	// discards it.
+	Logger *slog.Logger
+
+	// onlyTools, when not empty, keeps only these tools registered: the fuzz target
+	// must not run a shell on whatever the fuzzer writes.
+	onlyTools []string
+}
+
+// phase is where the server is in the LSP lifecycle.
+type phase int
+
+const (
+	phaseNew      phase = iota // waiting for initialize
+	phaseRunning               // initialized
+	phaseShutdown              // after shutdown: only exit is accepted
+)
+
+// route is how a request is served.
+type route struct {
+	serve func(ctx context.Context, params jsonrpc2.RawMessage) (any, error)
+	// inline requests run on the read loop, in order with the notifications around
+	// them; they must not wait for the client.
+	inline bool
+	// first, if set, runs on the read loop before a request that is not inline is
+	// released: what must happen before the next message is read.
+	first func()
+}
+
+// notification handles a notification on the read loop. Its params are borrowed from
+// the read buffer (what it keeps, it copies), and its ctx is pooled by jsonrpc2 (no
+// context may be derived from it; use s.ctx). An error is logged, never answered.
+type notification func(ctx context.Context, params jsonrpc2.RawMessage) error
+
+// Server is one agentls language server connection. Create it with New and run it with
+// Serve.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+
+	conn jsonrpc2.Conn
+	// ctx lives as long as the connection; stop ends it, which cancels every request
+	// and tool call.
+	ctx  context.Context
+	stop context.CancelFunc
+
+	routes        map[string]route
+	notifications map[string]notification
+	// observers receive every scheduler event (updates.go, and later progress and
+	// diagnostics); they are set up in New and not changed afterwards.
+	observers []tools.Observer
+
+	mu        sync.Mutex // guards the fields below
+	phase     phase
+	caps      ClientCapabilities
+	enc       workspace.PositionEncoding
+	toolbox   *session.Toolbox
+	scheduler *tools.Scheduler
+	// initOptions are the settings overrides of initializationOptions, config those of
+	// the latest workspace/didChangeConfiguration.
+	initOptions, config settings.Settings
+
+	requests  requests   // incoming requests in flight, for $/cancelRequest
+	calls     toolCalls  // tool calls in flight, for agentls.cancel
+	docs      *documents // the editor's documents
+	confirms  confirmations
+	edits     editedFiles // files the agent edited through the editor
+	announced announced   // tool calls announced to rich clients
+	seq       atomic.Uint64
+}
+
+// New returns a server; it does nothing until Serve.
+func New(o Options) *Server {
+	if o.ConfirmTimeout <= 0 {
+		o.ConfirmTimeout = DefaultConfirmTimeout
+	}
+	s := &Server{opts: o, log: o.Logger, enc: workspace.PositionUTF16}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.docs = newDocuments()
+	s.routes = map[string]route{
+		"initialize":               {serve: s.initialize, inline: true},
+		"shutdown":                 {serve: s.shutdown, first: s.shuttingDown},
+		"workspace/executeCommand": {serve: s.executeCommand},
+		"textDocument/codeAction":  {serve: s.codeAction},
+		"agentls/runTool":          {serve: s.runToolMethod},
+		"agentls/tools":            {serve: s.listToolsMethod},
+		"agentls/cancel":           {serve: s.cancelMethod},
+		"agentls/prompt":           {serve: s.promptMethod},
+	}
+	s.notifications = map[string]notification{
+		"initialized":                         s.initialized,
+		"$/cancelRequest":                     s.cancelRequest,
+		"textDocument/didOpen":                s.didOpen,
+		"textDocument/didChange":              s.didChange,
+		"textDocument/didClose":               s.didClose,
+		"textDocument/didSave":                s.didSave,
+		"workspace/didChangeWorkspaceFolders": s.didChangeWorkspaceFolders,
+		"workspace/didChangeConfiguration":    s.didChangeConfiguration,
+		"agentls/cancel":                      s.cancelNotification,
+	}
+	s.observers = []tools.Observer{s.sendUpdate}
+	return s
+}
+
+// Serve runs the protocol over in and out until the client sends exit, the input ends
+// or ctx is cancelled, and returns the process exit code: 0 after an orderly shutdown
+// and exit, 1 otherwise.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) int {
+	s.ctx, s.stop = context.WithCancel(ctx)
+	defer s.stop()
+	st := newStream(in, out, s.log, func() {
+		// The client may still read what is written (agentls driven by a script):
+		// the requests in flight get a moment to answer before the end.
+		s.log.Info("the client closed its end of the connection")
+		if !s.requests.waitFor(0, drainTimeout) {
+			s.log.Warn("requests still running when the client went away were abandoned")
+		}
+		s.stop()
+	})
+	s.conn = jsonrpc2.NewConn(st, jsonrpc2.WithCodec(codec{}))
+	s.conn.Go(s.ctx, s.handle)
+	select {
+	case <-s.ctx.Done():
+	case <-s.conn.Done():
+		if err := s.conn.Err(); err != nil {
+			s.log.Error("the connection failed", "error", err)
+		}
+	}
+	s.stop()
+	// Requests in flight see their contexts cancelled and answer; a tool that ignores
+	// cancellation must not keep the process alive, though. The connection then closes
+	// the stream once every answer is written. The read loop is not waited for: it may
+	// be blocked reading an input the editor keeps open.
+	if !s.requests.waitFor(0, drainTimeout) {
+		s.log.Warn("requests still running at exit were abandoned")
+	}
+	go s.conn.Close()
+	select {
+	case <-st.closed:
+	case <-time.After(drainTimeout):
+	}
+	s.mu.Lock()
+	tb, shutdown := s.toolbox, s.phase == phaseShutdown
+	s.mu.Unlock()
+	if tb != nil {
+		if err := tb.Close(); err != nil {
+			s.log.Warn("stopping background tools", "error", err)
+		}
+	}
+	if shutdown {
+		return 0
+	}
+	return 1
+}
+
+// handle is the connection's handler: the whole chain from a message to its answer.
+func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
+	if !req.IsCall() {
+		s.notify(ctx, req)
+		return nil, nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			// req stays valid until this handler returns.
+			s.log.Error("request handler panicked", "method", req.Method(), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			result, err = nil, jsonrpc2.Errorf(jsonrpc2.InternalError, "internal error while serving %s: %v", req.Method(), p)
+		}
+	}()
+	r, known := s.routes[req.Method()]
+	if err := s.gate(req.Method()); err != nil {
+		return nil, err
+	}
+	if !known {
+		return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not found: agentls does not serve %q", req.Method())
+	}
+	id := req.ID()
+	// The request context jsonrpc2 passes is pooled and recycled when the handler
+	// returns, and a context derived from it can outlive that (context.WithCancel
+	// watches it from a goroutine): the handler's context derives from the
+	// connection's instead, and $/cancelRequest cancels it through s.requests.
+	reqCtx := ctx
+	ctx, cancel := context.WithCancel(jsonrpc2.DetachContext(reqCtx))
+	cancelled := s.requests.add(id, cancel)
+	defer func() {
+		s.requests.remove(id)
+		cancel()
+	}()
+	if !r.inline {
+		if r.first != nil {
+			r.first()
+		}
+		// From here on the request is our own copy and the read loop reads on.
+		jsonrpc2.Async(reqCtx)
+	}
+	result, err = r.serve(ctx, req.Params())
+	if err != nil && cancelled.Load() && !isWireError(err) {
+		return nil, jsonrpc2.NewError(codeRequestCancelled, req.Method()+" was cancelled")
+	}
+	return result, err
+}
+
+func isWireError(err error) bool {
+	var we *jsonrpc2.Error
+	return errors.As(err, &we)
+}
+
+// gate applies the lifecycle to a request.
+func (s *Server) gate(method string) error {
+	s.mu.Lock()
+	ph := s.phase
+	s.mu.Unlock()
+	switch {
+	case ph == phaseNew && method != "initialize":
+		return jsonrpc2.Errorf(jsonrpc2.ServerNotInitialized, "agentls is not initialized yet: send initialize first (got %s)", method)
+	case ph == phaseRunning && method == "initialize":
+		return jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "initialize was already received")
+	case ph == phaseShutdown:
+		return jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "agentls has shut down: after shutdown only the exit notification is accepted (got %s)", method)
+	}
+	return nil
+}
+
+// notify handles a notification on the read loop. Unknown notifications are ignored,
+// as LSP requires; nothing a notification does ends the connection.
+func (s *Server) notify(ctx context.Context, req *jsonrpc2.Request) {
+	method := req.Method()
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("notification handler panicked", "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+	}()
+	if method == "exit" {
+		s.log.Info("exit")
+		s.stop()
+		return
+	}
+	s.mu.Lock()
+	ph := s.phase
+	s.mu.Unlock()
+	h, ok := s.notifications[method]
+	switch {
+	case !ok:
+		s.log.Debug("ignoring notification", "method", method)
+		return
+	case ph != phaseRunning:
+		s.log.Debug("ignoring notification outside the initialized phase", "method", method)
+		return
+	}
+	if err := h(ctx, req.Params()); err != nil {
+		s.log.Warn("bad notification", "method", method, "error", err)
+	}
+}
+
+// state returns the negotiated state and tool system; the toolbox and scheduler are nil
+// before initialize.
+func (s *Server) state() (ClientCapabilities, workspace.PositionEncoding, *session.Toolbox, *tools.Scheduler) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps, s.enc, s.toolbox, s.scheduler
+}
+
+// capabilities returns what the client advertised.
+func (s *Server) capabilities() ClientCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.caps
+}
+
+// observe hands a scheduler event to every observer. A call about to be validated or
+// executed is about to read files: the overlay is brought up to date first.
+func (s *Server) observe(ev tools.Event) {
+	if ev.Status == tools.StatusValidating || ev.Status == tools.StatusExecuting {
+		s.syncOverlay()
+	}
+	for _, o := range s.observers {
+		o(ev)
+	}
+}
+
+// call sends a request to the client and waits for the answer. If ctx ends first, the
+// client is told with $/cancelRequest, so that it can take down a dialog it shows.
+func (s *Server) call(ctx context.Context, method string, params, result any) error {
+	id, err := s.conn.Call(ctx, method, params, result)
+	if err != nil && ctx.Err() != nil && id.IsValid() {
+		if nerr := s.conn.Notify(s.ctx, "$/cancelRequest", cancelParams{ID: idValue(id)}); nerr != nil {
+			s.log.Debug("cancelling a request to the client", "method", method, "error", nerr)
+		}
+	}
+	return err
+}
+
+// send sends a notification to the client; a failure (the client has gone) is logged.
+func (s *Server) send(method string, params any) {
+	if err := s.conn.Notify(s.ctx, method, params); err != nil {
+		s.log.Debug("sending a notification", "method", method, "error", err)
+	}
+}
+
+// requests tracks the incoming requests being served, for $/cancelRequest.
+type requests struct {
+	mu sync.Mutex
+	m  map[jsonrpc2.ID]request
+}
+
+type request struct {
+	cancel    context.CancelFunc
+	cancelled *atomic.Bool
+}
+
+// add records a request; the flag reports whether it was cancelled by the client.
+func (r *requests) add(id jsonrpc2.ID, cancel context.CancelFunc) *atomic.Bool {
+	flag := new(atomic.Bool)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.m == nil {
+		r.m = map[jsonrpc2.ID]request{}
+	}
+	r.m[id] = request{cancel: cancel, cancelled: flag}
+	return flag
+}
+
+func (r *requests) remove(id jsonrpc2.ID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.m, id)
+}
+
+// waitFor waits up to timeout until at most n requests are being served, and reports
+// whether that happened.
+func (r *requests) waitFor(n int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		r.mu.Lock()
+		left := len(r.m)
+		r.mu.Unlock()
+		if left <= n {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// cancelAll cancels every request being served.
+func (r *requests) cancelAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, req := range r.m {
+		req.cancel()
+	}
+}
+
+// cancel cancels the request id, if it is still being served.
+func (r *requests) cancel(id jsonrpc2.ID) bool {
+	r.mu.Lock()
+	req, ok := r.m[id]
+	r.mu.Unlock()
+	if ok {
+		req.cancelled.Store(true)
+		req.cancel()
+	}
+	return ok
+}
+
+// cancelParams are the params of $/cancelRequest: a number or a string id.
+type cancelParams struct {
+	ID any `json:"id"`
+}
+
+func idValue(id jsonrpc2.ID) any {
+	if n, ok := id.Number(); ok {
+		return n
+	}
+	str, _ := id.StringValue()
+	return str
+}
+
+// cancelRequest handles $/cancelRequest: the request it names is cancelled (a tool call
+// it runs ends cancelled). An id that is not being served is ignored.
+func (s *Server) cancelRequest(_ context.Context, params jsonrpc2.RawMessage) error {
+	var p cancelParams
+	if err := decodeParams("$/cancelRequest", params, &p); err != nil {
+		return err
+	}
+	var id jsonrpc2.ID
+	switch v := p.ID.(type) {
+	case float64:
+		id = jsonrpc2.NewNumberID(int64(v))
+	case string:
+		id = jsonrpc2.NewStringID(v)
+	default:
+		return fmt.Errorf("$/cancelRequest: id %v is neither a number nor a string", p.ID)
+	}
+	if s.requests.cancel(id) {
+		s.log.Debug("request cancelled by the client", "id", strings.Trim(fmt.Sprint(p.ID), `"`))
+	}
+	return nil
+}

@@ -1,0 +1,192 @@
+package rpc
+
+import (
+	"encoding/json"
+	"sync"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/agentls/agentls/tools"
+)
+
+// agentls/update notifications: what rich clients (experimental.agentls.updates) see of
+// tool calls. Scheduler events map onto them as follows:
+//
+//	scheduled          → tool_call        status pending (title, toolKind, locations, rawInput)
+//	awaiting_approval  → tool_call_update status awaiting_approval
+//	executing          → tool_call_update status in_progress
+//	output chunk       → tool_call_update output (the chunk)
+//	success            → tool_call_update status completed, content {diff?, text}
+//	error / cancelled  → tool_call_update status failed / cancelled, content {text}, error
+//
+// A call that ends before it was scheduled (an unknown tool, invalid arguments) is
+// announced with a tool_call when it ends.
+
+// updateParams are the params of agentls/update.
+type updateParams struct {
+	Session string `json:"session"`
+	Update  any    `json:"update"`
+}
+
+// Update kinds.
+const (
+	updateToolCall       = "tool_call"
+	updateToolCallUpdate = "tool_call_update"
+)
+
+// The statuses of tool_call and tool_call_update.
+const (
+	statusPending          = "pending"
+	statusAwaitingApproval = "awaiting_approval"
+	statusInProgress       = "in_progress"
+	statusCompleted        = "completed"
+	statusFailed           = "failed"
+	statusCancelled        = "cancelled"
+)
+
+// toolCallNotice is a tool_call update. The tool's kind is toolKind, since kind is the
+// update's own kind (see docs/protocol.md).
+type toolCallNotice struct {
+	Kind       string          `json:"kind"`
+	ToolCallID string          `json:"toolCallId"`
+	Name       string          `json:"name"`
+	Title      string          `json:"title"`
+	ToolKind   tools.Kind      `json:"toolKind"`
+	Status     string          `json:"status"`
+	Locations  []location      `json:"locations"`
+	RawInput   json.RawMessage `json:"rawInput"`
+}
+
+// toolCallUpdateNotice is a tool_call_update.
+type toolCallUpdateNotice struct {
+	Kind       string           `json:"kind"`
+	ToolCallID string           `json:"toolCallId"`
+	Status     string           `json:"status,omitempty"`
+	Output     string           `json:"output,omitempty"`
+	Content    *updateContent   `json:"content,omitempty"`
+	Error      *tools.ErrorInfo `json:"error,omitempty"`
+}
+
+type updateContent struct {
+	Diff *fileDiff `json:"diff,omitempty"`
+	Text string    `json:"text,omitempty"`
+}
+
+// fileDiff is the protocol's FileDiff, with the file's URI besides its path.
+type fileDiff struct {
+	Path            string  `json:"path"`
+	URI             string  `json:"uri"`
+	Diff            string  `json:"diff"`
+	OriginalContent *string `json:"originalContent"`
+	NewContent      string  `json:"newContent"`
+}
+
+// location is the protocol's Location: a file and, where known, the range of a line.
+type location struct {
+	URI   string          `json:"uri"`
+	Range *protocol.Range `json:"range,omitempty"`
+}
+
+func toLocations(locs []tools.Location) []location {
+	out := make([]location, 0, len(locs))
+	for _, l := range locs {
+		loc := location{URI: string(uri.File(l.Path))}
+		if l.Line > 0 {
+			p := protocol.Position{Line: uint32(l.Line - 1)}
+			loc.Range = &protocol.Range{Start: p, End: p}
+		}
+		out = append(out, loc)
+	}
+	return out
+}
+
+// announced tracks the calls a tool_call was sent for.
+type announced struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+// first reports whether id is not announced yet, and marks it announced.
+func (a *announced) first(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[string]bool{}
+	}
+	if a.m[id] {
+		return false
+	}
+	a.m[id] = true
+	return true
+}
+
+func (a *announced) forget(id string) {
+	a.mu.Lock()
+	delete(a.m, id)
+	a.mu.Unlock()
+}
+
+// sendUpdate is the scheduler observer that sends agentls/update to rich clients.
+func (s *Server) sendUpdate(ev tools.Event) {
+	if !s.capabilities().RichUpdates() {
+		return
+	}
+	session := s.calls.session(ev.CallID)
+	notify := func(u any) { s.send("agentls/update", updateParams{Session: session, Update: u}) }
+	announce := func(status string) {
+		title, kind, args := ev.Title, ev.Kind, ev.Args
+		if title == "" {
+			title = ev.Name
+		}
+		if kind == "" {
+			kind = tools.KindOther
+		}
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		notify(toolCallNotice{Kind: updateToolCall, ToolCallID: ev.CallID, Name: ev.Name, Title: title,
+			ToolKind: kind, Status: status, Locations: toLocations(ev.Locations), RawInput: args})
+	}
+	update := toolCallUpdateNotice{Kind: updateToolCallUpdate, ToolCallID: ev.CallID}
+	switch ev.Status {
+	case "":
+		if ev.Output == "" {
+			return
+		}
+		update.Output = ev.Output
+	case tools.StatusValidating:
+		return
+	case tools.StatusScheduled:
+		if s.announced.first(ev.CallID) {
+			announce(statusPending)
+		}
+		return
+	case tools.StatusAwaitingApproval:
+		update.Status = statusAwaitingApproval
+	case tools.StatusExecuting:
+		update.Status = statusInProgress
+	case tools.StatusSuccess, tools.StatusError, tools.StatusCancelled:
+		update.Status = map[tools.Status]string{tools.StatusSuccess: statusCompleted,
+			tools.StatusError: statusFailed, tools.StatusCancelled: statusCancelled}[ev.Status]
+		if s.announced.first(ev.CallID) {
+			announce(update.Status)
+		}
+		s.announced.forget(ev.CallID)
+		if r := ev.Result; r != nil {
+			text := r.Display
+			if text == "" {
+				text = r.Output
+			}
+			update.Content = &updateContent{Text: text}
+			if d := r.Diff; d != nil {
+				update.Content.Diff = &fileDiff{Path: d.Path, URI: string(uri.File(d.Path)), Diff: d.Diff,
+					OriginalContent: d.OriginalContent, NewContent: d.NewContent}
+			}
+			update.Error = r.Error
+		}
+	default:
+		return
+	}
+	notify(update)
+}
