@@ -3,9 +3,7 @@ package search
 import (
 	"fmt"
 	"path"
-	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -84,13 +82,10 @@ type pathFilter struct {
 	dir     string
 	ig      *workspace.Ignorer
 	include *includeGlob
-	dirs    sync.Map // directory → skipped
 }
 
 func newPathFilter(ws *workspace.Workspace, dir string, opts workspace.WalkOptions, include *includeGlob) *pathFilter {
-	f := &pathFilter{dir: dir, ig: ws.NewIgnorer(dir, opts), include: include}
-	f.dirs.Store(dir, false)
-	return f
+	return &pathFilter{dir: dir, ig: ws.NewIgnorer(dir, opts), include: include}
 }
 
 // skip reports whether the file at abs, below the searched directory, is left out.
@@ -98,17 +93,28 @@ func (f *pathFilter) skip(abs string) bool {
 	if !within(f.dir, abs) || abs == f.dir {
 		return true
 	}
-	if f.dirSkipped(filepath.Dir(abs)) {
+	// Ignored judges the directories on the way down too, as a walk meets them.
+	if f.ig.Ignored(abs, false) {
 		return true
 	}
-	return f.ig.Ignored(abs, false) || !f.include.keepFile(relTo(f.dir, abs))
+	rel := relTo(f.dir, abs)
+	if !f.include.keepFile(rel) {
+		return true
+	}
+	if f.include != nil && f.include.negated {
+		for i := strings.IndexByte(rel, '/'); i >= 0; i = next(rel, i) {
+			if f.include.pruneDir(rel[:i]) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
-func (f *pathFilter) dirSkipped(d string) bool {
-	if s, ok := f.dirs.Load(d); ok {
-		return s.(bool)
+// next returns the index of the slash after the one at i in rel, or -1.
+func next(rel string, i int) int {
+	if j := strings.IndexByte(rel[i+1:], '/'); j >= 0 {
+		return i + 1 + j
 	}
-	s := f.dirSkipped(filepath.Dir(d)) || f.ig.Ignored(d, true) || f.include.pruneDir(relTo(f.dir, d))
-	f.dirs.Store(d, s)
-	return s
+	return -1
 }
