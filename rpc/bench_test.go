@@ -49,8 +49,18 @@ func BenchmarkStartToInitialize(b *testing.B) {
 // BenchmarkRunToolReadFile measures the round trip of agentls.runTool of read_file on
 // a small file, one call at a time.
 func BenchmarkRunToolReadFile(b *testing.B) {
+	benchmarkRunToolReadFile(b, capsEditor)
+}
+
+// BenchmarkRunToolReadFileDiagnostics is BenchmarkRunToolReadFile for a client that
+// takes diagnostics: a quick call must not pay for the diagnostics of its location.
+func BenchmarkRunToolReadFileDiagnostics(b *testing.B) {
+	benchmarkRunToolReadFile(b, withDiagnostics(capsEditor))
+}
+
+func benchmarkRunToolReadFile(b *testing.B, caps map[string]any) {
 	root := workspaceDir(b, map[string]string{"small.txt": strings.Repeat("a line of text\n", 20)})
-	c := session(b, root, capsEditor, nil)
+	c := session(b, root, caps, nil)
 	ctx := context.Background()
 	params := map[string]any{"command": "agentls.runTool",
 		"arguments": []any{map[string]any{"name": "read_file", "args": map[string]any{"file_path": "small.txt"}}}}
@@ -71,6 +81,9 @@ func BenchmarkRunToolReadFile(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(median(samples).Nanoseconds())/1000, "µs-median")
+	if n := len(c.Received("textDocument/publishDiagnostics")); n > b.N/100 {
+		b.Errorf("%d publishDiagnostics for %d quick calls", n, b.N)
+	}
 }
 
 // BenchmarkRunToolPipelined measures throughput with many calls in flight.

@@ -95,6 +95,15 @@ func (c ClientCapabilities) ChangeAnnotations() bool {
 // and $/progress).
 func (c ClientCapabilities) WorkDoneProgress() bool { return c.Bool("window", "workDoneProgress") }
 
+// Diagnostics reports textDocument/publishDiagnostics support.
+func (c ClientCapabilities) Diagnostics() bool { return c.Object("textDocument", "publishDiagnostics") }
+
+// CodeActionLiterals reports a client that takes CodeAction objects in answer to
+// textDocument/codeAction; others take Command objects only.
+func (c ClientCapabilities) CodeActionLiterals() bool {
+	return c.Object("textDocument", "codeAction", "codeActionLiteralSupport")
+}
+
 // ShowMessageRequest reports window/showMessageRequest support.
 func (c ClientCapabilities) ShowMessageRequest() bool { return c.Object("window", "showMessage") }
 

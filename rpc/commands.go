@@ -110,6 +110,9 @@ func (s *Server) runTool(ctx context.Context, command string, arg json.RawMessag
 		id = EditorSession + "-" + strconv.FormatUint(s.seq.Add(1), 10)
 	}
 	_, _, _, sched := s.state()
+	// Each call the editor runs is a turn of its own: the failures of earlier ones are
+	// no longer news.
+	s.newTurn(EditorSession)
 	ctx, done := s.calls.start(ctx, id, EditorSession)
 	defer done()
 	res := sched.RunOne(ctx, tools.Request{CallID: id, Name: a.Name, Args: args})
@@ -209,12 +212,6 @@ func (s *Server) promptMethod(context.Context, jsonrpc2.RawMessage) (any, error)
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "agentls/prompt is not available in this version of agentls")
 }
 
-// codeAction answers textDocument/codeAction. agentls offers no code actions yet: those
-// answering pending confirmations come with the diagnostics of pending calls.
-func (s *Server) codeAction(context.Context, jsonrpc2.RawMessage) (any, error) {
-	return []struct{}{}, nil
-}
-
 // toolCalls are the tool calls in flight, by call id, with their sessions, so that
 // agentls.cancel can stop them.
 type toolCalls struct {
@@ -254,6 +251,17 @@ func (c *toolCalls) session(id string) string {
 		return tc.session
 	}
 	return EditorSession
+}
+
+// cancelCall cancels the call id, if it is running, and reports whether it was.
+func (c *toolCalls) cancelCall(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tc, ok := c.m[id]
+	if ok {
+		tc.cancel()
+	}
+	return ok
 }
 
 // cancel cancels the calls of session, or all calls when session is empty, and returns

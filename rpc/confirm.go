@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -22,7 +24,8 @@ import (
 //   - others get window/showMessageRequest where they advertise window.showMessage,
 //     with a choice of titles (an answer that is not one of them, none, an error,
 //     MethodNotFound or no answer within Options.ConfirmTimeout is a refusal);
-//   - clients with neither go through askWithoutUI.
+//   - clients with neither (Helix) see the pending confirmation as a diagnostic, with
+//     code actions that answer it (askWithoutUI).
 //
 // Whatever the path, a pending confirmation can also be answered by its id with
 // agentls.confirm (the code actions of the diagnostic path use that), and the first
@@ -104,7 +107,13 @@ func (s *Server) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, 
 	case caps.ShowMessageRequest():
 		ask = s.askMessage
 	default:
-		ask = s.askWithoutUI
+		hide, err := s.askWithoutUI(caps, req)
+		if err != nil {
+			return confirm.Answer{}, err
+		}
+		// Taken down before the answer is acted on.
+		defer hide()
+		ask = s.awaitAnswer
 	}
 	go func() {
 		a, err := ask(ctx, req)
@@ -284,14 +293,80 @@ func abbreviateLines(s string, n int) string {
 	return strings.Join(lines[:n], "") + fmt.Sprintf("… (%d more lines)", len(lines)-n)
 }
 
-// askWithoutUI is how a confirmation reaches a client that has neither agentls/confirm
-// nor window/showMessageRequest, such as Helix. This is the hook of the diagnostic
-// path: publish the pending confirmation (s.confirms holds it while this runs) as a
-// diagnostic at the call's location, with code actions that answer it through
-// agentls.confirm, and wait here for ctx to end; an answer by agentls.confirm ends the
-// wait in Ask. Until that path exists, the call is refused, saying why.
-func (s *Server) askWithoutUI(context.Context, confirm.Request) (confirm.Answer, error) {
-	return confirm.Answer{}, errors.New("the editor cannot ask for confirmation: it supports neither agentls/confirm " +
-		"nor window/showMessageRequest. Allow the tool with a policy rule in the settings, or switch the approval mode " +
-		"with the agentls.setApprovalMode command")
+// askWithoutUI puts a confirmation to a client that has neither agentls/confirm nor
+// window/showMessageRequest, such as Helix: as a diagnostic (Warning, source agentls)
+// whose code actions (codeactions.go) answer it through agentls.confirm, which ends the
+// wait in Ask. The diagnostic goes where the call is: the first of its files (or the
+// file of an edit) that is open in the editor, else the first that exists, else, for a
+// call that names no file (a shell command), the open document the user last opened
+// or changed. With no document open, or without diagnostics, the call is refused,
+// saying why. hide takes the diagnostic down.
+func (s *Server) askWithoutUI(caps ClientCapabilities, req confirm.Request) (hide func(), err error) {
+	const cannot = "the editor cannot ask for confirmation: it supports neither agentls/confirm nor window/showMessageRequest"
+	const instead = "Allow the tool with a policy rule in the settings, or switch the approval mode with the agentls.setApprovalMode command"
+	if !caps.Diagnostics() {
+		return nil, fmt.Errorf("%s, nor diagnostics, where agentls would show the question. %s", cannot, instead)
+	}
+	path, ok := s.confirmationPath(req)
+	if !ok {
+		return nil, fmt.Errorf("%s, and agentls shows the question as a diagnostic on the call's file or on an open document, "+
+			"but no document is open. Open a file and run the call again, or: %s", cannot, instead)
+	}
+	titles, _ := messageChoices(req.Details.Type)
+	msg := fmt.Sprintf("agentls asks: allow %s? %s — answer with a code action on this line: %s (agentls.confirm %s).",
+		req.ToolName, questionText(req.Details), strings.Join(titles, ", "), req.ID)
+	s.log.Info("confirmation shown as a diagnostic", "id", req.ID, "path", path)
+	return s.showConfirmation(req, path, msg), nil
+}
+
+// questionText says in one line what a confirmation asks about, for a diagnostic.
+func questionText(d confirm.Details) string {
+	text := d.Title
+	switch d.Type {
+	case confirm.TypeExecute:
+		text += ": " + d.Command
+	case confirm.TypeMCP:
+		text += fmt.Sprintf(" (MCP server %s, tool %s)", d.Server, d.Tool)
+	case confirm.TypeInfo:
+		if d.Prompt != "" {
+			text += ": " + d.Prompt
+		}
+	}
+	return oneLine(strings.ReplaceAll(text, "\n", " "), maxDiagnosticMessage)
+}
+
+// confirmationPath returns the file a confirmation without UI is shown on (see
+// askWithoutUI).
+func (s *Server) confirmationPath(req confirm.Request) (string, bool) {
+	var candidates []string
+	if req.Details.Path != "" {
+		candidates = append(candidates, req.Details.Path)
+	}
+	for _, l := range s.callLocations(req.ToolCallID) {
+		candidates = append(candidates, l.Path)
+	}
+	for _, p := range candidates {
+		if s.docs.isOpen(p) {
+			return p, true
+		}
+	}
+	for _, p := range candidates {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, true
+		}
+	}
+	return s.docs.activePath()
+}
+
+// awaitAnswer waits for an answer given with agentls.confirm (which Ask receives) for
+// up to Options.ConfirmTimeout.
+func (s *Server) awaitAnswer(ctx context.Context, _ confirm.Request) (confirm.Answer, error) {
+	t := time.NewTimer(s.opts.ConfirmTimeout)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return confirm.Answer{}, fmt.Errorf("no answer to the confirmation within %s", s.opts.ConfirmTimeout)
+	case <-ctx.Done():
+		return confirm.Answer{}, ctx.Err()
+	}
 }

@@ -1,9 +1,11 @@
 package rpc_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,8 +175,9 @@ func TestMessageRequestConfirmation(t *testing.T) {
 	}
 }
 
-// TestConfirmationWithoutUI: a client with neither agentls/confirm nor showMessageRequest
-// is never sent either, and the call is refused saying the editor cannot ask.
+// TestConfirmationWithoutUI: a client with neither agentls/confirm, showMessageRequest
+// nor diagnostics is never sent any of them, and the call is refused saying the editor
+// cannot ask.
 func TestConfirmationWithoutUI(t *testing.T) {
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
@@ -244,5 +247,198 @@ func TestConfirmByCommand(t *testing.T) {
 	// Answered once, it is no longer pending.
 	if err := command(ctx, c, "agentls.confirm", map[string]any{"id": d.ID, "outcome": "proceed_once"}, nil); codeOf(err) != lsptest.CodeInvalidParams {
 		t.Errorf("answering twice: %v, want InvalidParams", err)
+	}
+}
+
+// helix is a client like Helix: it applies edits and shows diagnostics with their code
+// actions, but has no way to put a question.
+var helix = withDiagnostics(withCaps(capsEditor, "window", map[string]any{}))
+
+// questions returns the pending-confirmation diagnostics among diags.
+func questions(diags []lsptest.Diagnostic) []lsptest.Diagnostic {
+	return ofSource(diags, "agentls", lsptest.SeverityWarning)
+}
+
+// codeActions asks for the code actions at r in uri, about diags.
+func codeActions(ctx context.Context, t *testing.T, c *lsptest.Client, uri string, r lsptest.Range, diags []lsptest.Diagnostic) []codeActionResult {
+	t.Helper()
+	var actions []codeActionResult
+	if diags == nil {
+		diags = []lsptest.Diagnostic{}
+	}
+	if err := c.Call(ctx, "textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": uri},
+		"range": r, "context": map[string]any{"diagnostics": diags}}, &actions); err != nil {
+		t.Fatal(err)
+	}
+	return actions
+}
+
+// confirmArg is the argument of agentls.confirm.
+type confirmArg struct {
+	ID      string `json:"id"`
+	Outcome string `json:"outcome"`
+}
+
+type codeActionResult struct {
+	Title       string
+	Kind        string
+	Diagnostics []lsptest.Diagnostic
+	Command     struct {
+		Title     string
+		Command   string
+		Arguments []confirmArg
+	}
+}
+
+// TestConfirmationAsDiagnostic: a client with no way to ask (Helix) sees the pending
+// confirmation as a Warning at the call's location; the code actions there answer it
+// with agentls.confirm, the call waits until then (or the timeout), and the diagnostic
+// goes once it is answered.
+func TestConfirmationAsDiagnostic(t *testing.T) {
+	for _, tt := range []struct {
+		choose string // the title of the code action run; "" for none
+		want   tools.Status
+		text   string
+	}{
+		{choose: "Allow once", want: tools.StatusSuccess, text: "one\nTWO\n"},
+		{choose: "Allow always", want: tools.StatusSuccess, text: "one\nTWO\n"},
+		{choose: "Reject", want: tools.StatusCancelled, text: "one\ntwo\n"},
+		{choose: "", want: tools.StatusCancelled, text: "one\ntwo\n"},
+	} {
+		t.Run(cmp.Or(tt.choose, "no answer"), func(t *testing.T) {
+			ctx := testContext(t)
+			root := workspaceDir(t, map[string]string{"doc.txt": "one\ntwo\n", "other.txt": "x\n"})
+			c := session(t, root, helix, nil, "--confirm-timeout", "500ms")
+			uri := lsptest.FileURI(filepath.Join(root, "doc.txt"))
+			other := lsptest.FileURI(filepath.Join(root, "other.txt"))
+			for _, u := range []string{uri, other} {
+				if err := c.Editor().Open(u, map[string]string{uri: "one\ntwo\n", other: "x\n"}[u]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := runToolAs(c, "ask-1", "replace", replaceArgs("doc.txt", "two", "TWO"))
+			diags, seen, err := c.WaitDiagnostics(ctx, uri, 0, func(d []lsptest.Diagnostic) bool { return len(questions(d)) == 1 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := questions(diags)[0]
+			if !contains(q.Message, "replace", "doc.txt", "Allow once", "Reject", "code action") {
+				t.Errorf("question %q does not say what is asked and how to answer", q.Message)
+			}
+			if len(ofSource(diags, "agentls", lsptest.SeverityInformation)) != 0 {
+				t.Errorf("the call's location diagnostic is shown beside its question: %+v", diags)
+			}
+			// Nothing on another document, nor for a range elsewhere.
+			if a := codeActions(ctx, t, c, other, q.Range, nil); len(a) != 0 {
+				t.Errorf("code actions on another document: %+v", a)
+			}
+			if a := codeActions(ctx, t, c, uri, lsptest.Range{Start: lsptest.Position{Line: 5}, End: lsptest.Position{Line: 5}}, nil); len(a) != 0 {
+				t.Errorf("code actions on another line: %+v", a)
+			}
+			// At the cursor on the diagnostic's line, with or without it in the context.
+			actions := codeActions(ctx, t, c, uri, lsptest.Range{Start: lsptest.Position{Character: 2}, End: lsptest.Position{Character: 2}}, nil)
+			if len(actions) != 3 {
+				t.Fatalf("code actions %+v, want Allow once, Allow always and Reject", actions)
+			}
+			if with := codeActions(ctx, t, c, uri, q.Range, []lsptest.Diagnostic{q}); len(with) != 3 {
+				t.Errorf("code actions for the diagnostic in context: %+v", with)
+			}
+			for _, a := range actions {
+				if a.Kind != "quickfix" || a.Command.Command != "agentls.confirm" || len(a.Command.Arguments) != 1 ||
+					a.Command.Arguments[0].ID == "" || len(a.Diagnostics) != 1 || a.Diagnostics[0].Message != q.Message {
+					t.Errorf("code action %+v", a)
+				}
+			}
+			if tt.choose != "" {
+				i := slices.IndexFunc(actions, func(a codeActionResult) bool { return a.Title == tt.choose })
+				if i < 0 {
+					t.Fatalf("no code action %q in %+v", tt.choose, actions)
+				}
+				cmd := actions[i].Command
+				if err := command(ctx, c, cmd.Command, cmd.Arguments[0], nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var res tools.CallResult
+			if err := p.Wait(ctx, &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != tt.want || (tt.choose == "" && !strings.Contains(res.Output, "no answer")) {
+				t.Errorf("result %s %q, want %s", res.Status, res.Output, tt.want)
+			}
+			if doc, _ := c.Editor().Doc(uri); doc.Text != tt.text {
+				t.Errorf("editor text %q, want %q", doc.Text, tt.text)
+			}
+			if _, _, err := c.WaitDiagnostics(ctx, uri, seen, func(d []lsptest.Diagnostic) bool { return len(ofSource(d, "agentls", 0)) == 0 }); err != nil {
+				t.Errorf("the question was not taken down: %v", err)
+			}
+			if a := codeActions(ctx, t, c, uri, q.Range, []lsptest.Diagnostic{q}); len(a) != 0 {
+				t.Errorf("code actions for an answered question: %+v", a)
+			}
+			for _, m := range []string{"agentls/confirm", "window/showMessageRequest"} {
+				if c.Received(m) != nil {
+					t.Errorf("asked with %s, which the client did not advertise", m)
+				}
+			}
+		})
+	}
+}
+
+// TestConfirmationAsDiagnosticPlacement: a call that names no file (a shell command)
+// is asked on the document last opened or changed; with nothing open it is refused,
+// saying why. A client without code action literals gets the commands alone.
+func TestConfirmationAsDiagnosticPlacement(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	noLiterals := withCaps(helix, "textDocument", map[string]any{"publishDiagnostics": map[string]any{}})
+	c := session(t, root, noLiterals, nil)
+
+	res := runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "touch ran"})
+	if res.Status != tools.StatusCancelled || !contains(res.Output, "cannot ask", "no document is open") {
+		t.Errorf("with nothing open: %s %q, want refused saying so", res.Status, res.Output)
+	}
+	if fileExists(filepath.Join(root, "ran")) {
+		t.Fatalf("the command ran")
+	}
+
+	a, b := lsptest.FileURI(filepath.Join(root, "a.txt")), lsptest.FileURI(filepath.Join(root, "b.txt"))
+	if err := c.Editor().Open(a, "a\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Editor().Open(b, "b\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Editor().Change(a, lsptest.Change{Text: "a, typed\n"}); err != nil {
+		t.Fatal(err)
+	}
+	p := runToolAs(c, "sh-1", "run_shell_command", map[string]any{"command": "touch ran"})
+	diags, _, err := c.WaitDiagnostics(ctx, a, 0, func(d []lsptest.Diagnostic) bool { return len(questions(d)) == 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(questions(diags)[0].Message, "touch ran") {
+		t.Errorf("question %q does not show the command", questions(diags)[0].Message)
+	}
+	var commands []struct {
+		Title     string
+		Command   string
+		Arguments []confirmArg
+	}
+	if err := c.Call(ctx, "textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": a},
+		"range": questions(diags)[0].Range, "context": map[string]any{"diagnostics": []any{}}}, &commands); err != nil {
+		t.Fatal(err)
+	}
+	if len(commands) != 3 || commands[0].Command != "agentls.confirm" || commands[0].Title != "Allow once" {
+		t.Fatalf("commands %+v, want the three answers as commands", commands)
+	}
+	if err := command(ctx, c, "agentls.confirm", commands[0].Arguments[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	var r tools.CallResult
+	if err := p.Wait(ctx, &r); err != nil || r.Status != tools.StatusSuccess {
+		t.Fatalf("approved shell command: %+v %v", r, err)
+	}
+	if !fileExists(filepath.Join(root, "ran")) {
+		t.Errorf("the approved command did not run")
 	}
 }

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/workspace"
 )
@@ -36,12 +37,13 @@ type document struct {
 	path    string // the overlay key
 	version int32
 	text    string // as the editor holds it
-	// changed is closed at the document's next change, for an edit that waits for the
-	// editor to report it back.
-	changed chan struct{}
 	lines   lineIndex
 	// dirty marks text not yet handed to the workspace overlay.
 	dirty bool
+	// unreported marks an edit of agentls's that the editor applied but has not
+	// reported with didChange yet (see editwriter.go): text and version are older than
+	// what the editor holds, and the overlay holds the edited text.
+	unreported bool
 }
 
 // documents are the editor's open documents, by URI and by overlay path, and the files
@@ -54,6 +56,9 @@ type documents struct {
 	// the editor holds them as modified buffers, so the overlay holds the edited text
 	// until the editor opens (or the server forgets) them.
 	held map[string]string // path → URI
+	// active is the path of the document last opened or changed: the one the user is
+	// most likely looking at.
+	active string
 }
 
 func newDocuments() *documents {
@@ -67,6 +72,9 @@ type docState struct {
 	// held marks a file the editor has not opened but holds as edited by agentls: its
 	// edits are sent with a null version.
 	held bool
+	// unreported marks an applied edit the editor has not reported yet: the editor's
+	// version is unknown, and the next edit is sent with a null version too.
+	unreported bool
 	// bomUnits is the width of a byte-order mark at the start of the editor's text, in
 	// the negotiated encoding: the overlay's text has none, the editor counts it.
 	bomUnits uint32
@@ -102,7 +110,7 @@ func (d *documents) snapshot(path string, enc workspace.PositionEncoding, ws *wo
 
 func (d *documents) lookupLocked(path string, enc workspace.PositionEncoding) (docState, bool) {
 	if doc, ok := d.byPath[path]; ok {
-		st := docState{uri: doc.uri, version: doc.version}
+		st := docState{uri: doc.uri, version: doc.version, unreported: doc.unreported}
 		if len(doc.text) >= 3 && doc.text[:3] == "\uFEFF" {
 			st.bomUnits = workspace.OffsetToPosition(doc.text, 3, enc).Character
 		}
@@ -150,27 +158,14 @@ func (d *documents) holdOpen(path, uri string, open func()) {
 	open()
 }
 
-// waitChange waits until the document at path changes from version, the editor closes
-// it, ctx ends or timeout passes; it reports whether the document changed (or went).
-func (d *documents) waitChange(ctx context.Context, path string, version int32, timeout time.Duration) bool {
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	for {
-		d.mu.Lock()
-		doc, ok := d.byPath[path]
-		if !ok || doc.version != version {
-			d.mu.Unlock()
-			return true
-		}
-		ch := doc.changed
-		d.mu.Unlock()
-		select {
-		case <-ch:
-		case <-t.C:
-			return false
-		case <-ctx.Done():
-			return false
-		}
+// applied records that the editor applied an edit of agentls's to the open document at
+// path, sent when the document was at version: unless the editor has reported a change
+// since, the edit is unreported until it does.
+func (d *documents) applied(path string, version int32) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if doc, ok := d.byPath[path]; ok && doc.version == version {
+		doc.unreported = true
 	}
 }
 
@@ -223,19 +218,18 @@ func (s *Server) didOpen(_ context.Context, params jsonrpc2.RawMessage) error {
 		return nil
 	}
 	_, _, tb, _ := s.state()
-	doc := &document{uri: u, path: path, version: p.TextDocument.Version, text: p.TextDocument.Text, changed: make(chan struct{})}
+	doc := &document{uri: u, path: path, version: p.TextDocument.Version, text: p.TextDocument.Text}
 	doc.lines.reset(doc.text)
 	d := s.docs
 	d.mu.Lock()
 	if old, ok := d.byURI[u]; ok {
 		delete(d.byPath, old.path)
-		close(old.changed)
 	}
 	if old, ok := d.byPath[path]; ok && old.uri != u {
 		delete(d.byURI, old.uri)
-		close(old.changed)
 	}
 	d.byURI[u], d.byPath[path] = doc, doc
+	d.active = path
 	delete(d.held, path)
 	tb.Workspace.Open(path, doc.version, doc.text)
 	d.mu.Unlock()
@@ -281,9 +275,11 @@ func (s *Server) didChange(_ context.Context, params jsonrpc2.RawMessage) error 
 	if p.TextDocument.Version <= doc.version {
 		s.log.Warn("didChange without a newer version", "uri", u, "version", p.TextDocument.Version, "previous", doc.version)
 	}
-	doc.text, doc.version, doc.dirty = text, p.TextDocument.Version, true
-	close(doc.changed)
-	doc.changed = make(chan struct{})
+	// Whatever this change is, the editor is reporting: from here on its version is
+	// the one to edit against (an edit still unreported in it is refused as stale
+	// rather than applied to text nobody has seen).
+	doc.text, doc.version, doc.dirty, doc.unreported = text, p.TextDocument.Version, true, false
+	d.active = doc.path
 	return nil
 }
 
@@ -439,7 +435,6 @@ func (s *Server) didClose(_ context.Context, params jsonrpc2.RawMessage) error {
 	}
 	delete(d.byURI, u)
 	delete(d.byPath, doc.path)
-	close(doc.changed)
 	tb.Workspace.Close(doc.path)
 	return nil
 }
@@ -452,4 +447,69 @@ func (s *Server) didSave(_ context.Context, params jsonrpc2.RawMessage) error {
 	}
 	s.log.Debug("saved", "uri", p.TextDocument.URI)
 	return nil
+}
+
+// uri returns the URI under which to name path to the editor: the editor's own spelling
+// of an open document, else the path's file URI.
+func (d *documents) uri(path string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if doc, ok := d.byPath[path]; ok {
+		return doc.uri
+	}
+	return string(uri.File(path))
+}
+
+// isOpen reports whether the editor has the document at path open.
+func (d *documents) isOpen(path string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.byPath[path]
+	return ok
+}
+
+// activePath returns the open document the user most likely looks at: the one last
+// opened or changed, else the first by path; ok is false if nothing is open.
+func (d *documents) activePath() (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.byPath[d.active]; ok {
+		return d.active, true
+	}
+	var first string
+	for p := range d.byPath {
+		if first == "" || p < first {
+			first = p
+		}
+	}
+	return first, first != ""
+}
+
+// lineRange returns the range of line (0-based) of the document at path, from its
+// start to its end, as the editor counts; a document the editor has not opened (or a
+// line it does not have) gets the empty range at the line's start.
+func (d *documents) lineRange(path string, line uint32, enc workspace.PositionEncoding) protocol.Range {
+	start := protocol.Position{Line: line}
+	r := protocol.Range{Start: start, End: start}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	doc, ok := d.byPath[path]
+	if !ok {
+		return r
+	}
+	off := 0
+	for range line {
+		i := strings.IndexByte(doc.text[off:], '\n')
+		if i < 0 {
+			return r
+		}
+		off += i + 1
+	}
+	text := doc.text[off:]
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
+	}
+	text = strings.TrimSuffix(text, "\r")
+	r.End.Character = workspace.OffsetToPosition(text, len(text), enc).Character
+	return r
 }

@@ -3,8 +3,10 @@ package rpc_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,7 +156,9 @@ func TestEditRefused(t *testing.T) {
 		wantType tools.ErrorType
 		wantMsg  string
 	}{
-		{name: "stale version", reply: lsptest.ApplyResult{Applied: false, FailureReason: "version mismatch"}, wantType: tools.ErrStaleContent},
+		// The tool's explanation keeps the editor's reason.
+		{name: "stale version", reply: lsptest.ApplyResult{Applied: false, FailureReason: "Edits on 'f.txt' require version 0, you have 1"},
+			wantType: tools.ErrStaleContent, wantMsg: "Edits on 'f.txt' require version 0, you have 1"},
 		{name: "refused", reply: lsptest.ApplyResult{Applied: false, FailureReason: "the user said no"}, wantType: tools.ErrFileWriteFailure, wantMsg: "the user said no"},
 		{name: "no reason", reply: lsptest.ApplyResult{Applied: false}, wantType: tools.ErrFileWriteFailure, wantMsg: "no reason"},
 		{name: "error", err: &lsptest.ResponseError{Code: -32603, Message: "boom"}, wantType: tools.ErrFileWriteFailure, wantMsg: "boom"},
@@ -363,6 +367,92 @@ func TestURIsAsTheEditorSpellsThem(t *testing.T) {
 		t.Errorf("edit for %q, want the editor's URI %q", dc[0].TextDocument.URI, uri)
 	}
 	if doc, _ := c.Editor().Doc(uri); doc.Text != "in the buffer\n" {
+		t.Errorf("editor text %q", doc.Text)
+	}
+}
+
+// TestLateReportingEditor: an editor that reports the edits it applied only later (eglot
+// sends didChange from an idle timer, never while its own request waits) still gets
+// consecutive edits of one document right. The calls do not wait for the report; while
+// it is outstanding, the tools read the edited text and a further edit goes with a null
+// version, made against that text; once the editor has reported, edits carry its
+// version again.
+func TestLateReportingEditor(t *testing.T) {
+	ctx := testContext(t)
+	original := "alpha\nbeta\ngamma\n"
+	root := workspaceDir(t, map[string]string{"notes.txt": original})
+	c := session(t, root, capsEditor, map[string]any{"approvalMode": "auto_edit"})
+	path := filepath.Join(root, "notes.txt")
+	uri := lsptest.FileURI(path)
+	ed := c.Editor()
+	if err := ed.Open(uri, original); err != nil {
+		t.Fatal(err)
+	}
+	ed.ReportLate(true)
+	for i, r := range [][2]string{{"alpha", "ALPHA"}, {"gamma", "GAMMA"}, {"beta", "BETA"}} {
+		if res := runTool(ctx, t, c, "replace", replaceArgs("notes.txt", r[0], r[1])); res.Status != tools.StatusSuccess {
+			t.Fatalf("replace %d before the editor reported anything: %+v", i+1, res)
+		}
+	}
+	want := "ALPHA\nBETA\nGAMMA\n"
+	if doc, _ := ed.Doc(uri); doc.Text != want {
+		t.Errorf("editor text %q, want %q", doc.Text, want)
+	}
+	if got := readOverlay(ctx, t, c, path); got != want {
+		t.Errorf("the tools read %q before the editor reported, want %q", got, want)
+	}
+	var versions []string
+	for _, p := range applyEdits(t, c) {
+		if v := documentChanges(t, p)[0].TextDocument.Version; v != nil {
+			versions = append(versions, fmt.Sprint(*v))
+		} else {
+			versions = append(versions, "null")
+		}
+	}
+	if !slices.Equal(versions, []string{"1", "null", "null"}) {
+		t.Errorf("applyEdit versions %v, want 1 (the reported version), then null while the report is outstanding", versions)
+	}
+
+	// The editor reports; the server's copy follows, and edits are versioned again.
+	ed.ReportLate(false)
+	if err := ed.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readOverlay(ctx, t, c, path); got != want {
+		t.Errorf("the tools read %q once the editor reported, want %q", got, want)
+	}
+	if res := runTool(ctx, t, c, "replace", replaceArgs("notes.txt", "BETA", "B")); res.Status != tools.StatusSuccess {
+		t.Fatalf("replace after the report: %+v", res)
+	}
+	doc, _ := ed.Doc(uri)
+	if v := documentChanges(t, applyEdits(t, c)[3])[0].TextDocument.Version; v == nil || *v != 4 {
+		t.Errorf("the edit after the report carries version %v, want 4", v)
+	}
+	if doc.Text != "ALPHA\nB\nGAMMA\n" {
+		t.Errorf("editor text %q", doc.Text)
+	}
+
+	// An unreported edit, then the report and typing: the next edit is made against the
+	// version the editor reported last.
+	ed.ReportLate(true)
+	if res := runTool(ctx, t, c, "replace", replaceArgs("notes.txt", "B\n", "b\n")); res.Status != tools.StatusSuccess {
+		t.Fatalf("replace: %+v", res)
+	}
+	ed.ReportLate(false)
+	if err := ed.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ed.Change(uri, lsptest.Change{Range: &lsptest.Range{Start: lsptest.Position{Line: 3}, End: lsptest.Position{Line: 3}}, Text: "typed\n"}); err != nil {
+		t.Fatal(err)
+	}
+	typed, _ := ed.Doc(uri)
+	if res := runTool(ctx, t, c, "replace", replaceArgs("notes.txt", "typed", "TYPED")); res.Status != tools.StatusSuccess {
+		t.Fatalf("replace of the typed text: %+v", res)
+	}
+	if v := documentChanges(t, applyEdits(t, c)[5])[0].TextDocument.Version; v == nil || *v != typed.Version {
+		t.Errorf("the edit after the typing carries version %v, want %d", v, typed.Version)
+	}
+	if doc, _ := ed.Doc(uri); doc.Text != "ALPHA\nb\nGAMMA\nTYPED\n" {
 		t.Errorf("editor text %q", doc.Text)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
@@ -36,11 +35,18 @@ import (
 // file_write_failure and the editor's reason, and nothing is written. applied:true is
 // taken only as "applied", never as consent: consent was given before the call ran.
 
-// editEchoTimeout bounds the wait, after an edit of an open document was applied, for
-// the editor's didChange reporting it: the next edit must be made against the version
-// that includes this one. Editors that debounce didChange (Neovim: 150 ms) still send it
-// well within this.
-const editEchoTimeout = 3 * time.Second
+// Versions. An edit of an open document names the version of the document it was made
+// against, the editor's last didOpen or didChange, so that an editor whose buffer has
+// moved on refuses it. After an edit is applied, though, the editor reports it with
+// didChange only when it gets to it: Neovim debounces didChange, and eglot sends it from
+// an idle timer, never while a request of its own (the agentls.runTool that made the
+// edit) is waiting. Until that report the server does not know the version the editor
+// gave the edited buffer, while it does know its text: the text it was told plus its
+// own edit, which the overlay holds. So the call does not wait for the report; a
+// further edit of the document before it comes is made against the overlay's text and
+// sent with a null version, which editors apply to the buffer as it is. Any didChange
+// of the document ends this: from then on edits carry the reported version again, and
+// a buffer that has meanwhile moved on refuses them.
 
 // editWriter is the workspace's Writer: through the editor where the client applies
 // edits, else to disk.
@@ -80,7 +86,7 @@ func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docSt
 		return nil
 	}
 	var version *int32
-	if !st.held {
+	if !st.held && !st.unreported {
 		v := st.version
 		version = &v
 	}
@@ -97,9 +103,8 @@ func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docSt
 		return err
 	}
 	s.edits.add(c.Path)
-	if !st.held && !s.docs.waitChange(ctx, c.Path, st.version, editEchoTimeout) && ctx.Err() == nil {
-		s.log.Warn("the editor applied an edit but did not report the change; the next edit of the file may be refused as stale",
-			"path", c.Path, "version", st.version)
+	if !st.held {
+		s.docs.applied(c.Path, st.version)
 	}
 	return nil
 }
@@ -230,8 +235,9 @@ func (w *editWriter) apply(ctx context.Context, c workspace.Change, edit protoco
 	}
 	s.log.Info("the editor refused an edit", "path", c.Path, "reason", reason)
 	if (moved != nil && moved()) || looksStale(reason) {
+		// Only the cause: the tool that wrote says what it means (see tools/files).
 		return &tools.Error{Type: tools.ErrStaleContent, Err: workspace.ErrStale,
-			Message: fmt.Sprintf("The editor refused the edit to %s because the document changed since it was read (%s), so nothing was written. Read the file again and redo the change.", c.Path, reason)}
+			Message: fmt.Sprintf("the editor refused the edit to %s: %s", c.Path, reason)}
 	}
 	return &tools.Error{Type: tools.ErrFileWriteFailure,
 		Message: fmt.Sprintf("The editor refused the edit to %s (%s), so nothing was written.", c.Path, reason)}

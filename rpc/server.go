@@ -9,9 +9,10 @@
 // codec; capabilities.go what the client may be sent (every capability check goes
 // through ClientCapabilities); config.go settings and the tool system; documents.go the
 // document sync into the workspace overlay; commands.go the commands and agentls/*
-// methods; updates.go the agentls/update notifications; editwriter.go the
-// workspace.Writer that turns edits into workspace/applyEdit; confirm.go the
-// confirm.Asker; unsaved.go the note on unsaved files in shell results.
+// methods; updates.go the agentls/update notifications; progress.go live output;
+// diagnostics.go and codeactions.go diagnostics and the code actions on them;
+// editwriter.go the workspace.Writer that turns edits into workspace/applyEdit;
+// confirm.go the confirm.Asker; unsaved.go the note on unsaved files in shell results.
 //
 // Concurrency: messages are read one at a time. Notifications, initialize and the
 // phase change of shutdown are handled on the read loop, strictly in arrival order, so
@@ -19,9 +20,11 @@
 // Every other request is released with jsonrpc2.Async and runs concurrently, which is
 // what lets it send requests to the editor and wait for the answers.
 //
-// Extending the server (progress, diagnostics, code actions): add routes and
-// notification handlers in New, scheduler observers to s.observers, and a
-// confirmation path in askWithoutUI.
+// Tool calls reach the editor through scheduler observers (s.observers): updates.go
+// sends agentls/update to rich clients, progress.go live output as $/progress or
+// window/logMessage, diagnostics.go the locations of calls, their failures and the
+// compiler-style lines of shell output as diagnostics; codeactions.go answers
+// textDocument/codeAction.
 package rpc
 
 import (
@@ -134,8 +137,10 @@ type Server struct {
 	calls     toolCalls  // tool calls in flight, for agentls.cancel
 	docs      *documents // the editor's documents
 	confirms  confirmations
-	edits     editedFiles // files the agent edited through the editor
-	announced announced   // tool calls announced to rich clients
+	edits     editedFiles   // files the agent edited through the editor
+	announced announced     // tool calls announced to rich clients
+	diags     diagnosticSet // agentls's diagnostics (diagnostics.go)
+	streams   outputStreams // live output of running calls (progress.go)
 	seq       atomic.Uint64
 }
 
@@ -169,8 +174,9 @@ func New(o Options) *Server {
 		"workspace/didChangeWorkspaceFolders": s.didChangeWorkspaceFolders,
 		"workspace/didChangeConfiguration":    s.didChangeConfiguration,
 		"agentls/cancel":                      s.cancelNotification,
+		"window/workDoneProgress/cancel":      s.cancelProgress,
 	}
-	s.observers = []tools.Observer{s.sendUpdate}
+	s.observers = []tools.Observer{s.sendUpdate, s.streamOutput, s.diagnose}
 	return s
 }
 

@@ -163,6 +163,13 @@ func FuzzServe(f *testing.F) {
 	f.Add([]byte(init + msg(`{"jsonrpc":"2.0","id":2,"method":"workspace/executeCommand","params":{"command":"agentls.confirm","arguments":[{"id":"x","outcome":"cancel"}]}}`) +
 		msg(`{"jsonrpc":"2.0","method":"workspace/didChangeConfiguration","params":{"settings":{"approvalMode":"plan"}}}`) +
 		msg(`{"jsonrpc":"2.0","method":"workspace/didChangeWorkspaceFolders","params":{"event":{"added":[{"uri":"ROOT","name":"r"}],"removed":[]}}}`)))
+	plain := msg(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"rootUri":"ROOT","capabilities":{"textDocument":{"publishDiagnostics":{},"codeAction":{"codeActionLiteralSupport":{}}},"window":{"workDoneProgress":true}}}}`)
+	f.Add([]byte(plain + msg(`{"jsonrpc":"2.0","method":"initialized","params":{}}`) +
+		msg(`{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"ROOT/a.txt","languageId":"text","version":1,"text":"héllo\nwörld\n"}}}`) +
+		msg(`{"jsonrpc":"2.0","id":2,"method":"textDocument/codeAction","params":{"textDocument":{"uri":"ROOT/a.txt"},"range":{"start":{"line":0,"character":0},"end":{"line":0,"character":0}},"context":{"diagnostics":[{"data":{"confirmation":"x"}}],"only":["quickfix"]}}}`) +
+		msg(`{"jsonrpc":"2.0","method":"window/workDoneProgress/cancel","params":{"token":"agentls/editor-1/1"}}`) +
+		msg(`{"jsonrpc":"2.0","id":3,"method":"workspace/executeCommand","params":{"command":"agentls.runTool","arguments":[{"name":"read_file","args":{"file_path":"missing.txt"}}]}}`) +
+		msg(`{"jsonrpc":"2.0","id":4,"method":"shutdown"}`) + msg(`{"jsonrpc":"2.0","method":"exit"}`)))
 	f.Add([]byte("Content-Length: 10\r\n\r\n{\"id\":1}\r\nContent-Length: x\r\n\r\n" + init))
 	f.Add([]byte("Content-Length: 99999999999\r\n\r\n"))
 	f.Add([]byte(msg(`[]`) + msg(`{"jsonrpc":"2.0","id":{"a":1},"method":"x"}`) + msg(`{"jsonrpc":"2.0","id":7,"result":null}`)))

@@ -5,6 +5,8 @@ package session
 import (
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/settings"
@@ -24,6 +26,15 @@ type ToolboxOptions struct {
 	ConfigDir string
 	// Mode overrides the settings' approval mode when not empty.
 	Mode string
+	// Overrides are settings that count as the user's own, such as an editor's
+	// initializationOptions: they are merged over the user's settings file
+	// (settings.LoadWith), so the workspace's settings files can still only tighten
+	// them.
+	Overrides settings.Settings
+	// Tool, when set, sees every built-in tool before it is registered, and returns the
+	// tool to register in its place (itself, or a wrapper of it), or nil to leave it
+	// out. A front end uses it to adapt a tool to itself.
+	Tool func(tools.Tool) tools.Tool
 	// OnTodos is called whenever write_todos changes the todo list.
 	OnTodos func([]todos.Item)
 	Logger  *slog.Logger
@@ -32,6 +43,9 @@ type ToolboxOptions struct {
 // Toolbox is the tool system of one workspace: the workspace itself, the merged settings,
 // the registry with the built-in tools, and the consent policy. Front ends build
 // schedulers over it.
+//
+// Reconfigure replaces Settings, Policy and Registry; a front end that reads them while
+// another goroutine may reconfigure serialises the two itself.
 type Toolbox struct {
 	Workspace *workspace.Workspace
 	Settings  settings.Settings
@@ -40,9 +54,12 @@ type Toolbox struct {
 	Builtins  *builtin.Set
 	ConfigDir string
 	Logger    *slog.Logger
+
+	tool func(tools.Tool) tools.Tool
 }
 
-// NewToolbox loads the settings for o.Roots and builds the tool system.
+// NewToolbox loads the settings for o.Roots, with o.Overrides, and builds the tool
+// system.
 func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 	logger := o.Logger
 	if logger == nil {
@@ -58,14 +75,11 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 			return nil, err
 		}
 	}
-	loaded, err := settings.Load(configDir, ws.Roots()[0])
+	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, tool: o.Tool}
+	s, err := tb.load(o.Overrides)
 	if err != nil {
 		return nil, err
 	}
-	for _, why := range loaded.Ignored {
-		logger.Warn("ignored workspace setting", "setting", why)
-	}
-	s := loaded.Settings
 	mode := o.Mode
 	if mode == "" {
 		mode = s.ApprovalMode
@@ -83,11 +97,10 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 		return nil, err
 	}
 	searchOpts := search.Options{}
-	if s.Tools.Ripgrep != nil && !*s.Tools.Ripgrep {
+	if !useRipgrep(s) {
 		searchOpts.Ripgrep = "none"
 	}
-	tb := &Toolbox{Workspace: ws, Settings: s, Policy: policy, ConfigDir: configDir, Logger: logger}
-	tb.Registry = tools.NewRegistry(logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
+	tb.Settings, tb.Policy = s, policy
 	tb.Builtins = builtin.New(builtin.Options{
 		Workspace: ws,
 		ConfigDir: configDir,
@@ -95,8 +108,107 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 		Shell:     shell.Options{NoOutputTimeout: timeout},
 		OnTodos:   o.OnTodos,
 	})
-	tb.Builtins.Register(tb.Registry)
+	tb.Registry = tb.newRegistry(s)
 	return tb, nil
+}
+
+// load reads the user's and the workspace's settings files with overrides merged in as
+// user settings.
+func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, error) {
+	loaded, err := settings.LoadWith(tb.ConfigDir, tb.Workspace.Roots()[0], overrides)
+	if err != nil {
+		return settings.Settings{}, err
+	}
+	for _, why := range loaded.Ignored {
+		tb.Logger.Warn("ignored workspace setting", "setting", why)
+	}
+	return loaded.Settings, nil
+}
+
+// newRegistry returns a registry of the built-in tools (as ToolboxOptions.Tool adapts
+// them) with the tool selection of s.
+func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
+	reg := tools.NewRegistry(tb.Logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
+	if tb.tool == nil {
+		tb.Builtins.Register(reg)
+		return reg
+	}
+	all := tools.NewRegistry(nil, tools.Filter{})
+	tb.Builtins.Register(all)
+	for _, info := range all.List() {
+		t, ok := all.Get(info.Name)
+		if !ok {
+			continue
+		}
+		if t = tb.tool(t); t != nil {
+			reg.Register(t)
+		}
+	}
+	return reg
+}
+
+func useRipgrep(s settings.Settings) bool { return s.Tools.Ripgrep == nil || *s.Tools.Ripgrep }
+
+// Reconfiguration says what Reconfigure changed.
+type Reconfiguration struct {
+	// Policy reports a new consent policy: the policy rules changed, and the answers
+	// "always" given so far are forgotten. Registry reports a new registry: the tool
+	// selection changed. Schedulers built before either keep the old one.
+	Policy, Registry bool
+	// Mode reports that the approval mode changed to the settings' new one.
+	Mode bool
+	// Restart names the settings that changed but take effect only in a new Toolbox.
+	Restart []string
+}
+
+// Reconfigure reads the settings files again, with overrides in place of the overrides
+// given before, and applies what changed: the approval mode when the settings' approval
+// mode changed (a mode set on the policy since stays otherwise), a new policy when the
+// rules changed (in the mode in force), a new registry when the tool selection changed.
+// The shell's inactivity timeout and the ripgrep choice take effect only in a new
+// Toolbox. On an error nothing changes.
+func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, error) {
+	var r Reconfiguration
+	next, err := tb.load(overrides)
+	if err != nil {
+		return r, err
+	}
+	prev := tb.Settings
+	mode := tb.Policy.Mode()
+	if next.ApprovalMode != prev.ApprovalMode {
+		if mode, err = confirm.ParseMode(next.ApprovalMode); err != nil {
+			return r, fmt.Errorf("approvalMode: %w", err)
+		}
+		r.Mode = true
+	}
+	var policy *confirm.Policy
+	if !reflect.DeepEqual(prev.Policy.Rules, next.Policy.Rules) {
+		if policy, err = confirm.NewPolicy(mode, next.Policy.Rules, tb.Workspace.Roots); err != nil {
+			return r, fmt.Errorf("policy rules in settings: %w", err)
+		}
+	}
+	timeout, err := next.ShellTimeout()
+	if err != nil {
+		return r, err
+	}
+	if prevTimeout, _ := prev.ShellTimeout(); timeout != prevTimeout {
+		r.Restart = append(r.Restart, "tools.shell.inactivityTimeout")
+	}
+	if useRipgrep(prev) != useRipgrep(next) {
+		r.Restart = append(r.Restart, "tools.useRipgrep")
+	}
+
+	switch {
+	case policy != nil:
+		tb.Policy, r.Policy = policy, true
+	case r.Mode:
+		tb.Policy.SetMode(mode)
+	}
+	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) {
+		tb.Registry, r.Registry = tb.newRegistry(next), true
+	}
+	tb.Settings = next
+	return r, nil
 }
 
 // Scheduler returns a scheduler over the toolbox that asks through asker and reports to

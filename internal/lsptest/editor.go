@@ -70,6 +70,10 @@ type Editor struct {
 	enc     string
 	docs    map[string]*Doc
 	applied []AppliedEdit
+	// late holds back didChange notifications until Flush (see ReportLate); deferred
+	// are those held back, in order.
+	late     bool
+	deferred []map[string]any
 }
 
 func newEditor(c *Client) *Editor {
@@ -81,6 +85,41 @@ func (e *Editor) SetEncoding(enc string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.enc = enc
+}
+
+// ReportLate makes the editor report its changes late, as eglot does (it sends didChange
+// from an idle timer, never while a request of its own is waiting): from now on, until
+// ReportLate(false), every didChange is held back until Flush, edits applied for the
+// server included.
+func (e *Editor) ReportLate(late bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.late = late
+}
+
+// Flush sends the didChange notifications held back, in order.
+func (e *Editor) Flush() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for len(e.deferred) > 0 {
+		p := e.deferred[0]
+		e.deferred = e.deferred[1:]
+		if err := e.c.Notify("textDocument/didChange", p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// didChange sends (or, reporting late, holds back) a didChange; e.mu is held, so that
+// changes reach the server in order.
+func (e *Editor) didChange(uri string, version int32, changes []Change) error {
+	p := map[string]any{"textDocument": map[string]any{"uri": uri, "version": version}, "contentChanges": changes}
+	if e.late || len(e.deferred) > 0 {
+		e.deferred = append(e.deferred, p)
+		return nil
+	}
+	return e.c.Notify("textDocument/didChange", p)
 }
 
 // Open opens a document (version 1) and tells the server.
@@ -118,12 +157,8 @@ func (e *Editor) Change(uri string, changes ...Change) error {
 	doc.Text = text
 	doc.Version++
 	version := doc.Version
-	// The notification is sent under the lock: changes reach the server in order.
 	defer e.mu.Unlock()
-	return e.c.Notify("textDocument/didChange", map[string]any{
-		"textDocument":   map[string]any{"uri": uri, "version": version},
-		"contentChanges": changes,
-	})
+	return e.didChange(uri, version, changes)
 }
 
 // Close closes a document and tells the server.
@@ -331,10 +366,7 @@ func (e *Editor) apply(p ApplyParams) (ApplyResult, error) {
 				changes = append(changes, Change{Range: &rg, Text: te.NewText})
 			}
 			doc.Version++
-			if err := e.c.Notify("textDocument/didChange", map[string]any{
-				"textDocument":   map[string]any{"uri": u, "version": doc.Version},
-				"contentChanges": changes,
-			}); err != nil {
+			if err := e.didChange(u, doc.Version, changes); err != nil {
 				return ApplyResult{}, err
 			}
 		}

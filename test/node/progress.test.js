@@ -9,10 +9,7 @@ const fs = require('node:fs');
 const { withClient, baseCapabilities, rpc } = require('./lib/client');
 
 const T = { timeout: 30000 };
-// The server does not stream output yet: rpc/server.go has the observer for "later
-// progress", and no window/workDoneProgress/create, $/progress or window/logMessage of
-// output is sent. These tests still run; drop the todo when they pass.
-const P = { ...T, todo: 'agentls does not send window/workDoneProgress/create, $/progress or output window/logMessage yet' };
+const P = T;
 
 function progressCapabilities() {
   const caps = baseCapabilities();

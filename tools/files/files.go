@@ -117,7 +117,7 @@ func fileError(ws *workspace.Workspace, abs string, err error) *tools.Error {
 	case tools.ErrPermissionDenied:
 		msg = fmt.Sprintf("Permission denied: %s (%v)", rel, err)
 	case tools.ErrStaleContent:
-		msg = fmt.Sprintf("%s changed (on disk or in the editor) while the change was being written, so nothing was written. Read the file again and redo the change.", rel)
+		msg = fmt.Sprintf("%s changed (on disk or in the editor) while the change was being written, so nothing was written%s. Read the file again and redo the change.", rel, strings.ReplaceAll(staleCause(te), abs, rel))
 	case tools.ErrNoSpaceLeft:
 		msg = fmt.Sprintf("No space left on the device while writing %s: %v", rel, err)
 	}
@@ -125,6 +125,19 @@ func fileError(ws *workspace.Workspace, abs string, err error) *tools.Error {
 		return te
 	}
 	return &tools.Error{Type: te.Type, Message: msg, Err: err}
+}
+
+// staleCause returns what te says of why a write was refused as stale, such as the
+// editor's reason for refusing an edit, as " (cause)" to append to the explanation; ""
+// when it says no more than that the file changed.
+func staleCause(te *tools.Error) string {
+	cause := strings.TrimSpace(te.Message)
+	cause = strings.TrimSuffix(cause, ": "+workspace.ErrStale.Error())
+	cause = strings.TrimRight(cause, ". ")
+	if cause == "" || cause == workspace.ErrStale.Error() {
+		return ""
+	}
+	return " (" + cause + ")"
 }
 
 // readText reads the text of abs — from the editor's overlay when the document is open —

@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -276,5 +277,66 @@ func TestProposalRecomputed(t *testing.T) {
 				t.Errorf("disk %q", got)
 			}
 		})
+	}
+}
+
+// refusingWriter is a workspace writer that refuses every change with err, as the
+// editor writer does when the editor refuses an edit.
+type refusingWriter struct{ err error }
+
+func (w refusingWriter) Write(context.Context, workspace.Change) error { return w.err }
+
+// TestStaleWriteKeepsCause checks that a write refused as stale keeps the cause the
+// writer gave (the editor's reason) inside the tool's own explanation.
+func TestStaleWriteKeepsCause(t *testing.T) {
+	cases := []struct {
+		name  string
+		err   func(abs string) error
+		cause string // expected in the message; "" for none
+	}{
+		{
+			name: "the editor's reason",
+			err: func(abs string) error {
+				return &tools.Error{Type: tools.ErrStaleContent, Err: workspace.ErrStale,
+					Message: "the editor refused the edit to " + abs + ": Edits on 'f.txt' require version 0, you have 1"}
+			},
+			cause: "(the editor refused the edit to f.txt: Edits on 'f.txt' require version 0, you have 1)",
+		},
+		{
+			name: "a wrapped workspace error",
+			err: func(abs string) error {
+				return fmt.Errorf("%s changed on disk since it was read: %w", abs, workspace.ErrStale)
+			},
+			cause: "(f.txt changed on disk since it was read)",
+		},
+		{
+			name: "nothing more than stale",
+			err:  func(string) error { return workspace.ErrStale },
+		},
+	}
+	for _, tt := range editingTools {
+		for _, c := range cases {
+			t.Run(tt.name+"/"+c.name, func(t *testing.T) {
+				ws, root := testutil.Workspace(t, map[string]string{"f.txt": "head\ntarget\n"})
+				abs := filepath.Join(root, "f.txt")
+				ws.SetWriter(refusingWriter{err: c.err(abs)})
+				_, err := call(t, tt.new(ws), tt.args)
+				if got := testutil.ErrorType(err); got != tools.ErrStaleContent {
+					t.Fatalf("error %v, want stale_content", err)
+				}
+				msg := err.Error()
+				for _, part := range []string{"f.txt changed (on disk or in the editor)", "nothing was written", c.cause, "Read the file again"} {
+					if !strings.Contains(msg, part) {
+						t.Errorf("message %q lacks %q", msg, part)
+					}
+				}
+				if strings.Contains(msg, root) {
+					t.Errorf("message %q names the absolute path rather than the workspace-relative one", msg)
+				}
+				if c.cause == "" && strings.Contains(msg, "written (") {
+					t.Errorf("message %q adds a cause that says nothing new", msg)
+				}
+			})
+		}
 	}
 }

@@ -129,6 +129,9 @@ class Client {
     );
     this.conn.onError(() => {});
     this.conn.onNotification((method, params) => this.record(method, params));
+    // vscode-jsonrpc hands $/progress to handlers by token, never to the catch-all
+    // notification handler: the tokens are the server's, so all of it arrives here.
+    this.conn.onUnhandledProgress((params) => this.record('$/progress', params));
     this.conn.onRequest(async (method, params) => {
       this.record(method, params);
       switch (method) {

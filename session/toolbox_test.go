@@ -1,0 +1,199 @@
+package session
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/internal/testutil"
+	"github.com/agentls/agentls/settings"
+	"github.com/agentls/agentls/tools"
+)
+
+// dirs returns a workspace root holding files and a user configuration directory
+// holding the user's settings (none when user is empty).
+func dirs(t *testing.T, files map[string]string, user string) (root, config string) {
+	t.Helper()
+	_, root = testutil.Workspace(t, files)
+	config = t.TempDir()
+	if user != "" {
+		testutil.WriteFiles(t, config, map[string]string{"settings.json": user})
+	}
+	return root, config
+}
+
+func names(r *tools.Registry) []string {
+	var out []string
+	for _, info := range r.List() {
+		out = append(out, info.Name)
+	}
+	return out
+}
+
+func parse(t *testing.T, s string) settings.Settings {
+	t.Helper()
+	var out settings.Settings
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestOverrides: overrides count as the user's settings: they override the user's
+// file, and the workspace's files can still only tighten them.
+func TestOverrides(t *testing.T) {
+	root, config := dirs(t, map[string]string{
+		".gemini/settings.json": `{"approvalMode": "yolo", "excludeTools": ["write_file"],
+			"policy": {"rules": [{"toolName": "replace", "decision": "allow"}]}}`,
+	}, `{"approvalMode": "auto_edit", "excludeTools": ["glob"]}`)
+	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config,
+		Overrides: parse(t, `{"approvalMode": "plan", "coreTools": ["read_file", "write_file", "glob", "replace"]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if got := tb.Policy.Mode(); got != confirm.ModePlan {
+		t.Errorf("mode %s, want plan from the overrides (the workspace may not set it)", got)
+	}
+	// coreTools from the overrides; the user's and the workspace's exclusions stay.
+	if got := names(tb.Registry); !slices.Equal(got, []string{"read_file", "replace"}) {
+		t.Errorf("tools %v, want read_file and replace", got)
+	}
+	if len(tb.Settings.Policy.Rules) != 0 {
+		t.Errorf("the workspace's allow rule was taken: %+v", tb.Settings.Policy.Rules)
+	}
+	// Mode still overrides everything.
+	tb2, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, Mode: "default",
+		Overrides: parse(t, `{"approvalMode": "plan"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb2.Close()
+	if got := tb2.Policy.Mode(); got != confirm.ModeDefault {
+		t.Errorf("mode %s, want default from Options.Mode", got)
+	}
+	if _, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config,
+		Overrides: parse(t, `{"tools": {"shell": {"inactivityTimeout": "soon"}}}`)}); err == nil {
+		t.Errorf("an invalid override was accepted")
+	}
+}
+
+// wrapped is a tool adapted by a front end.
+type wrapped struct{ tools.Tool }
+
+// TestToolHook: ToolboxOptions.Tool adapts or leaves out each built-in tool, also in
+// the registries Reconfigure makes.
+func TestToolHook(t *testing.T) {
+	root, config := dirs(t, nil, "")
+	hook := func(t tools.Tool) tools.Tool {
+		switch t.Info().Name {
+		case "glob":
+			return nil
+		case "read_file":
+			return wrapped{t}
+		}
+		return t
+	}
+	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, Tool: hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	check := func(when string) {
+		if _, ok := tb.Registry.Get("glob"); ok {
+			t.Errorf("%s: glob was left out, yet registered", when)
+		}
+		if rf, ok := tb.Registry.Get("read_file"); !ok {
+			t.Errorf("%s: read_file missing", when)
+		} else if _, ok := rf.(wrapped); !ok {
+			t.Errorf("%s: read_file is %T, want the adapted tool", when, rf)
+		}
+		if _, ok := tb.Registry.Get("replace"); !ok {
+			t.Errorf("%s: replace missing", when)
+		}
+	}
+	check("built")
+	if _, err := tb.Reconfigure(parse(t, `{"excludeTools": ["write_file"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	check("reconfigured")
+	if _, ok := tb.Registry.Get("write_file"); ok {
+		t.Errorf("write_file still enabled after it was excluded")
+	}
+}
+
+// TestReconfigure: what a new configuration changes, and what it leaves.
+func TestReconfigure(t *testing.T) {
+	root, config := dirs(t, nil, `{"approvalMode": "auto_edit"}`)
+	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	policy, registry := tb.Policy, tb.Registry
+
+	// Nothing changed: nothing is replaced, and a mode set since stays.
+	tb.Policy.SetMode(confirm.ModeYolo)
+	r, err := tb.Reconfigure(settings.Settings{})
+	if err != nil || r.Policy || r.Registry || r.Mode || len(r.Restart) > 0 {
+		t.Fatalf("reconfigure without changes: %+v %v", r, err)
+	}
+	if tb.Policy != policy || tb.Registry != registry || tb.Policy.Mode() != confirm.ModeYolo {
+		t.Errorf("a configuration without changes replaced something")
+	}
+
+	// The settings' mode changes: it is followed, on the same policy.
+	r, err = tb.Reconfigure(parse(t, `{"approvalMode": "plan"}`))
+	if err != nil || !r.Mode || r.Policy || tb.Policy != policy || tb.Policy.Mode() != confirm.ModePlan {
+		t.Errorf("mode change: %+v %v, mode %s", r, err, tb.Policy.Mode())
+	}
+
+	// New rules: a new policy, in the mode in force.
+	r, err = tb.Reconfigure(parse(t, `{"approvalMode": "plan", "policy": {"rules": [{"toolName": "run_shell_command", "decision": "deny"}]}}`))
+	if err != nil || !r.Policy || r.Mode || tb.Policy == policy || tb.Policy.Mode() != confirm.ModePlan {
+		t.Errorf("rules change: %+v %v", r, err)
+	}
+
+	// The tool selection: a new registry. Settings read only at start: named.
+	r, err = tb.Reconfigure(parse(t, `{"approvalMode": "plan", "policy": {"rules": [{"toolName": "run_shell_command", "decision": "deny"}]},
+		"excludeTools": ["glob"], "tools": {"useRipgrep": false, "shell": {"inactivityTimeout": "1m"}}}`))
+	if err != nil || !r.Registry || r.Policy || tb.Registry == registry {
+		t.Errorf("tool selection change: %+v %v", r, err)
+	}
+	if _, ok := tb.Registry.Get("glob"); ok {
+		t.Errorf("glob still enabled")
+	}
+	if !slices.Equal(r.Restart, []string{"tools.shell.inactivityTimeout", "tools.useRipgrep"}) {
+		t.Errorf("restart %v", r.Restart)
+	}
+
+	// Invalid: an error, and nothing changes.
+	before, beforePolicy, beforeRegistry := tb.Settings, tb.Policy, tb.Registry
+	for _, bad := range []string{
+		`{"approvalMode": "sometimes"}`,
+		`{"tools": {"shell": {"inactivityTimeout": "-1s"}}}`,
+		`{"policy": {"rules": [{"toolName": "x", "decision": "allow", "commandRegex": "("}]}}`,
+	} {
+		if _, err := tb.Reconfigure(parse(t, bad)); err == nil {
+			t.Errorf("%s was accepted", bad)
+		}
+	}
+	if tb.Policy != beforePolicy || tb.Registry != beforeRegistry || tb.Settings.ApprovalMode != before.ApprovalMode ||
+		tb.Policy.Mode() != confirm.ModePlan {
+		t.Errorf("a rejected configuration changed something")
+	}
+
+	// The settings files are read again.
+	testutil.WriteFiles(t, root, map[string]string{".agentls/settings.json": `{"excludeTools": ["replace"]}`})
+	if _, err := tb.Reconfigure(settings.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tb.Registry.Get("replace"); ok {
+		t.Errorf("the workspace file written since was not read")
+	}
+	testutil.WriteFiles(t, config, map[string]string{"settings.json": `{not json`})
+	if _, err := tb.Reconfigure(settings.Settings{}); err == nil {
+		t.Errorf("an unreadable settings file was accepted")
+	}
+}
