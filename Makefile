@@ -4,7 +4,7 @@ PKGS     := ./...
 FUZZTIME ?= 20s
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build run test unit fuzz bench lint deps clean
+.PHONY: all build run test unit fuzz editors bench lint deps clean
 
 all: build
 
@@ -19,15 +19,26 @@ deps:
 	./scripts/deps.sh
 
 # The test command of README.md (and of .ci/run): lint, unit and integration tests under
-# the race detector, and each fuzz target for $(FUZZTIME).
-test: deps lint unit fuzz
+# the race detector, each fuzz target for $(FUZZTIME), and the real editor clients.
+test: deps lint unit fuzz editors
 
 unit:
 	$(GO) test -race -count=1 $(PKGS)
 
+FUZZ := $(GO) test -run='^$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzAnalyze$$' -fuzztime=$(FUZZTIME) ./confirm
-	$(GO) test -run='^$$' -fuzz='^FuzzReplace$$' -fuzztime=$(FUZZTIME) ./tools/files
+	$(FUZZ) -fuzz='^FuzzAnalyze$$' ./confirm
+	$(FUZZ) -fuzz='^FuzzReplace$$' ./tools/files
+	$(FUZZ) -fuzz='^FuzzUnifiedDiff$$' ./workspace
+	$(FUZZ) -fuzz='^FuzzTextEdits$$' ./workspace
+	$(FUZZ) -fuzz='^FuzzServe$$' ./rpc
+
+# The editor server driven by real clients: an independent vscode-jsonrpc client under
+# node --test, headless Neovim 0.10.4 with our plugin, and Emacs 28 with stock eglot.
+editors: build
+	AGENTLS_BIN=$(CURDIR)/bin/agentls test/node/run.sh
+	editors/nvim/tests/run.sh
+	AGENTLS_BIN=$(CURDIR)/bin/agentls test/emacs/run.sh
 
 bench: deps
 	./bench/run.sh
