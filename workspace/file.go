@@ -152,7 +152,7 @@ func readLimited(abs string, maxBytes int64) ([]byte, fs.FileInfo, error) {
 	if fi, err := os.Stat(abs); err != nil {
 		return nil, nil, err
 	} else if !fi.Mode().IsRegular() && !fi.IsDir() {
-		return nil, fi, fmt.Errorf("%s is %s, not a regular file", abs, fileKind(fi.Mode()))
+		return nil, fi, fmt.Errorf("%s is %s, not a regular file", abs, FileKind(fi.Mode()))
 	}
 	f, err := os.Open(abs)
 	if err != nil {
@@ -199,14 +199,20 @@ func readLimited(abs string, maxBytes int64) ([]byte, fs.FileInfo, error) {
 	return data, fi, nil
 }
 
-func fileKind(m fs.FileMode) string {
+// FileKind names, for messages, the kind of a file that is not a regular file or a
+// directory, such as "a named pipe".
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	default:
 		return "a special file"
 	}

@@ -152,7 +152,7 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 	case err == nil && fi.IsDir():
 		return fmt.Errorf("writing %s: %w", path, ErrIsDirectory)
 	case err == nil && !fi.Mode().IsRegular():
-		return fmt.Errorf("writing %s: it is %s, not a regular file", path, fileKind(fi.Mode()))
+		return fmt.Errorf("writing %s: it is %s, not a regular file", path, FileKind(fi.Mode()))
 	case err == nil:
 		keepMode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	case !errors.Is(err, fs.ErrNotExist):

@@ -28,7 +28,7 @@ func readCurrent(ws *workspace.Workspace, abs, verb string) (*workspace.File, er
 		case fi.IsDir():
 			return nil, fileError(ws, abs, fmt.Errorf("%s: %w", abs, workspace.ErrIsDirectory))
 		case !fi.Mode().IsRegular():
-			return nil, tools.Errorf(tools.ErrReadContentFailure, "Cannot %s %s: it is not a regular file (%s).", verb, ws.Rel(abs), fileKind(fi.Mode()))
+			return nil, tools.Errorf(tools.ErrReadContentFailure, "Cannot %s %s: it is not a regular file (%s).", verb, ws.Rel(abs), workspace.FileKind(fi.Mode()))
 		}
 	}
 	f, err := readText(ws, abs, verb)

@@ -251,7 +251,7 @@ func statRegular(ws *workspace.Workspace, abs string) (fs.FileInfo, error) {
 		return nil, fileError(ws, abs, fmt.Errorf("%s: %w", abs, workspace.ErrIsDirectory))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, tools.Errorf(tools.ErrReadContentFailure, "Cannot read %s: it is not a regular file (%s).", ws.Rel(abs), fileKind(fi.Mode()))
+		return nil, tools.Errorf(tools.ErrReadContentFailure, "Cannot read %s: it is not a regular file (%s).", ws.Rel(abs), workspace.FileKind(fi.Mode()))
 	}
 	return fi, nil
 }
@@ -330,21 +330,4 @@ func walkOptions(respectGit *bool, ff *filtering, defaultExcludes bool) workspac
 		}
 	}
 	return opts
-}
-
-// fileKind names the kind of a file that is not a regular file or a directory.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "a special file"
 }

@@ -221,6 +221,6 @@ func describe(name string, fi fs.FileInfo) listEntry {
 	case fi.Mode().IsRegular():
 		return listEntry{name: name, label: fmt.Sprintf("%s (%s)", name, formatSize(fi.Size()))}
 	default:
-		return listEntry{name: name, label: fmt.Sprintf("%s (%s)", name, fileKind(fi.Mode()))}
+		return listEntry{name: name, label: fmt.Sprintf("%s (%s)", name, workspace.FileKind(fi.Mode()))}
 	}
 }

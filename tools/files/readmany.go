@@ -462,7 +462,7 @@ func (c *readManyCall) readOne(abs, rel string, literal bool) (block string, par
 			return "", nil, fileError(c.ws, abs, err).Message
 		case !fi.Mode().IsRegular():
 			// A named pipe or a device would block the read, or never end.
-			return "", nil, fmt.Sprintf("not a regular file (%s)", fileKind(fi.Mode()))
+			return "", nil, fmt.Sprintf("not a regular file (%s)", workspace.FileKind(fi.Mode()))
 		case fi.Size() > maxFileBytes:
 			return "", nil, fmt.Sprintf("%s, over the limit of %s", formatSize(fi.Size()), formatSize(maxFileBytes))
 		}
