@@ -12,7 +12,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/creack/pty"
 
 	"github.com/agentls/agentls/tools"
 )
@@ -313,4 +317,89 @@ func TestServeExitWithoutShutdown(t *testing.T) {
 	if got.code != 1 || got.stdout != "" {
 		t.Errorf("agentls with stdin %q: code %d, stdout %q; want 1 and nothing written", "y\n", got.code, got.stdout)
 	}
+}
+
+// TestTerminalConsent answers the terminal prompt of agentls run through a real
+// pseudo-terminal: only an explicit yes (or always) lets the edit happen.
+func TestTerminalConsent(t *testing.T) {
+	tests := []struct {
+		answer   string
+		wantCode int
+		wantFile bool
+	}{
+		{"y", 0, true},
+		{"a", 0, true},
+		{"n", 1, false},
+		{"", 1, false},
+		{"whatever", 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("answer %q", tt.answer), func(t *testing.T) {
+			root := workspaceDir(t)
+			cmd := exec.Command(binary, "run", "write_file", `{"file_path":"new.txt","content":"x\n"}`)
+			cmd.Dir = root
+			cfg := t.TempDir()
+			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg)
+			tty, err := pty.Start(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tty.Close()
+			var out syncBuffer
+			copied := make(chan struct{})
+			go func() {
+				io.Copy(&out, tty) // ends with EIO once the process exits
+				close(copied)
+			}()
+			deadline := time.Now().Add(20 * time.Second) // a hang guard, not a speed check
+			for !strings.Contains(out.String(), "Allow?") {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("no prompt on the terminal; got %q", out.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !strings.Contains(out.String(), "+x") {
+				t.Errorf("the prompt does not show the diff: %q", out.String())
+			}
+			if _, err := os.Stat(filepath.Join(root, "new.txt")); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the file exists before the answer: %v", err)
+			}
+			io.WriteString(tty, tt.answer+"\n")
+			err = cmd.Wait()
+			<-copied
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d; terminal: %q", code, tt.wantCode, out.String())
+			}
+			_, err = os.Stat(filepath.Join(root, "new.txt"))
+			if got := err == nil; got != tt.wantFile {
+				t.Errorf("new.txt exists = %v, want %v", got, tt.wantFile)
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer written by one goroutine and read by the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
