@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,21 +45,35 @@ type WalkOptions struct {
 // DefaultWalk is what tools use unless the model asks otherwise.
 var DefaultWalk = WalkOptions{GitIgnore: true, AgentIgnore: true, DefaultExcludes: true}
 
-// Ignorer decides which paths a walk skips. It caches the ignore files it reads and is
-// safe for concurrent use.
+// Ignorer decides which paths a walk skips. It caches, per directory, the rules that
+// apply there, and is safe for concurrent use.
 //
 // .gitignore files are read from the top of the Git working tree that holds the
 // workspace root (the root itself when there is none) down to each directory, with
 // .git/info/exclude at that top, as Git and ripgrep do; .geminiignore and .agentlsignore
 // files from the workspace root down. A deeper file's patterns win over a shallower
 // one's, and within one directory the agent files win over .gitignore.
+//
+// Most directories have no ignore file, so looking for them must cost next to nothing:
+// a walk learns which ones a directory has from the listing it reads anyway (see
+// listedEntry), and Ignored looks once per directory, the first time it is asked about
+// a path there; every later question about that directory is answered from the cache.
 type Ignorer struct {
-	base     string // the walked directory
-	root     string // the workspace root holding base
-	top      string // where .gitignore files are read from: the Git top, or root
-	opts     WalkOptions
-	patterns sync.Map // directory → []gitignore.Pattern of every ignore file from top down to it
-	dirs     sync.Map // directory → bool: whether it or an ancestor below base is ignored
+	base   string // the walked directory
+	root   string // the workspace root holding base
+	top    string // where .gitignore files are read from: the Git top, or root
+	hasGit bool   // whether top holds .git, so that .git/info/exclude may exist
+	opts   WalkOptions
+	open   func(name string) (io.ReadCloser, error) // opens ignore files; tests count through it
+	rules  sync.Map                                 // directory → *dirRules
+	dirs   sync.Map                                 // directory → bool: whether it or an ancestor below base is ignored
+}
+
+// dirRules are the ignore patterns that apply to the entries of one directory.
+type dirRules struct {
+	rel      []string            // the directory's path components below top
+	patterns []gitignore.Pattern // of every ignore file from top down to the directory, in increasing priority
+	matcher  gitignore.Matcher   // over patterns; nil when there are none
 }
 
 // NewIgnorer returns an Ignorer for walks of dir (an absolute, resolved path).
@@ -71,22 +86,32 @@ func (w *Workspace) NewIgnorer(dir string, opts WalkOptions) *Ignorer {
 			break
 		}
 	}
-	top := root
+	top, hasGit := root, false
 	if opts.GitIgnore {
-		top = gitTop(root)
+		top, hasGit = gitTop(root)
 	}
-	return &Ignorer{base: dir, root: root, top: top, opts: opts}
+	return &Ignorer{base: dir, root: root, top: top, hasGit: hasGit, opts: opts, open: openFile}
 }
 
-// gitTop returns the top of the Git working tree holding dir, or dir if none does.
-func gitTop(dir string) string {
+// openFile opens an ignore file for reading.
+func openFile(name string) (io.ReadCloser, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// gitTop returns the top of the Git working tree holding dir and true, or dir and
+// false if none does.
+func gitTop(dir string) (string, bool) {
 	for d := dir; ; {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
+			return d, true
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return dir
+			return dir, false
 		}
 		d = parent
 	}
@@ -97,26 +122,35 @@ func gitTop(dir string) string {
 // cannot re-include a file whose directory is excluded, and a walk never enters one).
 func (ig *Ignorer) Ignored(path string, isDir bool) bool {
 	path = filepath.Clean(path)
-	return ig.dirIgnored(filepath.Dir(path)) || ig.ignoredHere(path, isDir)
+	dir := filepath.Dir(path)
+	return ig.dirIgnored(dir) || ig.ignoredIn(dir, filepath.Base(path), path, isDir)
 }
 
 // dirIgnored reports whether dir or one of its ancestors below base is ignored.
 func (ig *Ignorer) dirIgnored(dir string) bool {
-	if dir == ig.base || !within(ig.base, dir) {
+	if dir == ig.base {
 		return false
 	}
 	if v, ok := ig.dirs.Load(dir); ok {
 		return v.(bool)
 	}
-	v := ig.dirIgnored(filepath.Dir(dir)) || ig.ignoredHere(dir, true)
+	if !within(ig.base, dir) {
+		return false
+	}
+	parent := filepath.Dir(dir)
+	v := ig.dirIgnored(parent) || ig.ignoredIn(parent, filepath.Base(dir), dir, true)
 	ig.dirs.Store(dir, v)
 	return v
 }
 
-// ignoredHere judges path by its own name and patterns only, as a walk does once it has
-// entered the path's directory.
-func (ig *Ignorer) ignoredHere(path string, isDir bool) bool {
-	name := filepath.Base(path)
+// ignoredIn judges path, the entry name of dir, by its own name and patterns only, as a
+// walk does once it has entered dir.
+func (ig *Ignorer) ignoredIn(dir, name, path string, isDir bool) bool {
+	return ig.judge(ig.rulesFor(dir, path, listedEntry{}), name, path, isDir)
+}
+
+// judge judges path, named name, by its name and r, the rules of its directory.
+func (ig *Ignorer) judge(r *dirRules, name, path string, isDir bool) bool {
 	if ig.opts.DefaultExcludes && isDir && slices.Contains(DefaultExcludes, name) {
 		return true
 	}
@@ -133,58 +167,91 @@ func (ig *Ignorer) ignoredHere(path string, isDir bool) bool {
 			}
 		}
 	}
-	if !ig.opts.GitIgnore && !ig.opts.AgentIgnore {
+	if r == nil || r.matcher == nil {
 		return false
 	}
-	if path == ig.top || !within(ig.top, path) {
-		return false
-	}
-	ps := ig.dirPatterns(filepath.Dir(path))
-	if len(ps) == 0 {
-		return false
-	}
-	return gitignore.NewMatcher(ps).Match(splitRel(ig.top, path), isDir)
+	n := len(r.rel)
+	return r.matcher.Match(append(r.rel[:n:n], name), isDir)
 }
 
-// dirPatterns returns the patterns of every ignore file from top down to dir (top or
-// below it), in increasing priority.
-func (ig *Ignorer) dirPatterns(dir string) []gitignore.Pattern {
-	if v, ok := ig.patterns.Load(dir); ok {
-		return v.([]gitignore.Pattern)
+// rulesFor returns the rules for path, an entry of dir, or nil if no ignore file can
+// apply to it.
+func (ig *Ignorer) rulesFor(dir, path string, listed listedEntry) *dirRules {
+	if !ig.opts.GitIgnore && !ig.opts.AgentIgnore || path == ig.top {
+		return nil
 	}
-	var ps []gitignore.Pattern
+	if v, ok := ig.rules.Load(dir); ok {
+		return v.(*dirRules)
+	}
+	if !within(ig.top, dir) {
+		return nil
+	}
+	return ig.dirRules(dir, listed)
+}
+
+// listedEntry is, during a walk, the entry whose judgement first needs the rules of its
+// directory; the zero value stands for none (outside a walk, or for an ancestor).
+//
+// A walk lists each directory sorted by name (fastwalk.SortLexical) and hands its files
+// to the callback one by one in that order on one goroutine, enqueueing each
+// subdirectory at its place in that order, so after the files named before it were
+// handed over; and every callback fetches the rules of its entry's directory before
+// anything else. So when the rules of a directory are built on behalf of an entry, no
+// file named before it exists there: that file's callback would have built them first.
+// The entry itself is an ignore file if it is one by name and not a directory, and only
+// the ignore files named after it need to be opened to find out whether they exist.
+// Entries usually start with a letter or digit, which sort after all the ignore files'
+// names, so a walk opens the ignore files there are and no others; an ignore file (or
+// a name such as .dockerignore) judged first leaves those named after it to be tried.
+// On a case-insensitive file system, a differently cased ignore file sorts before the
+// lower-case name it stands for, so that name is tried, as outside a walk.
+type listedEntry struct {
+	name  string
+	isDir bool
+}
+
+// dirRules returns the rules that apply to the entries of dir (top or below it),
+// reading its ignore files the first time.
+func (ig *Ignorer) dirRules(dir string, listed listedEntry) *dirRules {
+	if v, ok := ig.rules.Load(dir); ok {
+		return v.(*dirRules)
+	}
+	r := &dirRules{}
 	if dir == ig.top {
-		if ig.opts.GitIgnore {
-			ps = readPatterns(filepath.Join(dir, ".git", "info", "exclude"), nil)
+		if ig.opts.GitIgnore && ig.hasGit {
+			r.patterns = ig.readPatterns(filepath.Join(dir, ".git", "info", "exclude"), nil)
 		}
 	} else {
-		parent := ig.dirPatterns(filepath.Dir(dir))
-		ps = parent[:len(parent):len(parent)] // appending must copy, not write into the parent's
+		parent := ig.dirRules(filepath.Dir(dir), listedEntry{})
+		// Appending must copy, not write into the parent's.
+		r.rel = append(parent.rel[:len(parent.rel):len(parent.rel)], filepath.Base(dir))
+		r.patterns = parent.patterns[:len(parent.patterns):len(parent.patterns)]
 	}
-	domain := splitRel(ig.top, dir)
 	if ig.opts.GitIgnore {
-		ps = append(ps, readPatterns(filepath.Join(dir, gitIgnoreFile), domain)...)
+		r.patterns = append(r.patterns, ig.readIgnoreFile(dir, gitIgnoreFile, r.rel, listed)...)
 	}
 	if ig.opts.AgentIgnore && within(ig.root, dir) {
 		for _, f := range agentIgnoreFiles {
-			ps = append(ps, readPatterns(filepath.Join(dir, f), domain)...)
+			r.patterns = append(r.patterns, ig.readIgnoreFile(dir, f, r.rel, listed)...)
 		}
 	}
-	ig.patterns.Store(dir, ps)
-	return ps
-}
-
-// splitRel returns the components of path below dir (nil for dir itself).
-func splitRel(dir, path string) []string {
-	rel, err := filepath.Rel(dir, path)
-	if err != nil || rel == "." {
-		return nil
+	if len(r.patterns) > 0 {
+		r.matcher = gitignore.NewMatcher(r.patterns)
 	}
-	return strings.Split(filepath.ToSlash(rel), "/")
+	v, _ := ig.rules.LoadOrStore(dir, r)
+	return v.(*dirRules)
 }
 
-func readPatterns(file string, domain []string) []gitignore.Pattern {
-	f, err := os.Open(file)
+// readIgnoreFile returns the patterns of the ignore file name in dir, if it exists.
+func (ig *Ignorer) readIgnoreFile(dir, name string, domain []string, listed listedEntry) []gitignore.Pattern {
+	if listed.name != "" && (name < listed.name || name == listed.name && listed.isDir) {
+		return nil // the walk's listing shows there is none
+	}
+	return ig.readPatterns(filepath.Join(dir, name), domain)
+}
+
+func (ig *Ignorer) readPatterns(file string, domain []string) []gitignore.Pattern {
+	f, err := ig.open(file)
 	if err != nil {
 		return nil // no ignore file here, or unreadable: nothing to ignore
 	}
@@ -216,9 +283,14 @@ func (s *stopWalk) Error() string { return s.err.Error() }
 // and is returned. Unreadable directories are skipped. Symlinks are reported, not
 // followed. Cancelling ctx stops the walk with ctx's error.
 func (w *Workspace) Walk(ctx context.Context, dir string, opts WalkOptions, fn func(path string, d fs.DirEntry) error) error {
-	dir = filepath.Clean(dir)
-	ig := w.NewIgnorer(dir, opts)
-	conf := fastwalk.Config{Follow: false}
+	return w.NewIgnorer(dir, opts).walk(ctx, fn)
+}
+
+// walk walks ig's directory for Walk.
+func (ig *Ignorer) walk(ctx context.Context, fn func(path string, d fs.DirEntry) error) error {
+	dir := ig.base
+	// Sorted listings let the Ignorer learn a directory's ignore files from them.
+	conf := fastwalk.Config{Follow: false, Sort: fastwalk.SortLexical}
 	err := fastwalk.Walk(&conf, dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			var stop *stopWalk
@@ -232,11 +304,14 @@ func (w *Workspace) Walk(ctx context.Context, dir string, opts WalkOptions, fn f
 		if path == dir {
 			return nil
 		}
+		isDir := d.IsDir()
+		name := d.Name()
+		// The rules come first, whatever happens next: see listedEntry.
+		r := ig.rulesFor(filepath.Dir(path), path, listedEntry{name, isDir})
 		if err := ctx.Err(); err != nil {
 			return &stopWalk{err}
 		}
-		isDir := d.IsDir()
-		if ig.ignoredHere(path, isDir) {
+		if ig.judge(r, name, path, isDir) {
 			if isDir {
 				return filepath.SkipDir
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -349,6 +350,125 @@ func TestWalkUnreadableDirectory(t *testing.T) {
 	}
 }
 
+// unfiltered returns every path below dir (dir excluded), relative to root, whose
+// Ignored answer from a fresh Ignorer is false: what a walk of dir must report.
+func unfiltered(t *testing.T, ws *workspace.Workspace, root, dir string, opts workspace.WalkOptions) []string {
+	t.Helper()
+	ig := ws.NewIgnorer(dir, opts)
+	var want []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != dir && !ig.Ignored(path, d.IsDir()) {
+			rel, _ := filepath.Rel(root, path)
+			want = append(want, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(want)
+	return want
+}
+
+// A walk learns which ignore files a directory has from its listing, Ignored by looking
+// for them: both must agree, whatever the names around the ignore files, on trees made
+// at random (with a fixed seed) from names that sort before, between and after them.
+func TestWalkAgreesWithIgnored(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	files := []string{"a.go", "b.txt", "x.log", "keep.log", "-dash", "!bang", "+plus", ".DS_Store", ".dockerignore", ".env", ".hidden", "Z.md", "_u", "0.bin", "~tmp"}
+	dirs := []string{"d1", "sub", ".github", "-sub", ".cache", "node_modules", "Zd", ".gitignore"}
+	ignoreFiles := []string{".gitignore", ".geminiignore", ".agentlsignore"}
+	lines := []string{
+		"*.log", "!keep.log", "b.txt", "/a.go", "sub/", "-dash", ".DS_Store", ".gitignore", ".geminiignore",
+		".agentlsignore", ".dockerignore", "!.env", ".*", "!/.github", "d1/", "**/Z*", "0.*", "!*.go", "/-sub/", "!d1/",
+	}
+	pick := func(from []string, p float64) []string {
+		var out []string
+		for _, s := range from {
+			if rng.Float64() < p {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	for i := range 30 {
+		tree := map[string]string{}
+		var fill func(dir string, depth int)
+		fill = func(dir string, depth int) {
+			for _, f := range pick(files, 0.3) {
+				tree[dir+f] = ""
+			}
+			for _, f := range pick(ignoreFiles, 0.3) {
+				tree[dir+f] = strings.Join(pick(lines, 0.15), "\n") + "\n"
+			}
+			if depth < 3 {
+				for _, d := range pick(dirs, 0.25) {
+					if _, isFile := tree[dir+d]; !isFile {
+						fill(dir+d+"/", depth+1)
+						tree[dir+d+"/f"] = ""
+					}
+				}
+			}
+		}
+		fill("", 0)
+		if rng.IntN(2) == 0 {
+			tree[".git/info/exclude"] = strings.Join(pick(lines, 0.1), "\n") + "\n"
+		}
+		ws, root := testutil.Workspace(t, tree)
+		if rng.IntN(3) == 0 {
+			// An ignore file that is a symlink, to a file or to nothing.
+			target := []string{"a.go", "missing"}[rng.IntN(2)]
+			if err := os.Symlink(target, filepath.Join(root, ".geminiignore")); err != nil && !errors.Is(err, fs.ErrExist) {
+				t.Fatal(err)
+			}
+		}
+		for _, opts := range []workspace.WalkOptions{workspace.DefaultWalk, {GitIgnore: true}, {AgentIgnore: true}} {
+			for _, dir := range []string{root, filepath.Join(root, "sub"), filepath.Join(root, "d1")} {
+				if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+					continue
+				}
+				want := unfiltered(t, ws, root, dir, opts)
+				if got := walked(t, ws, root, dir, opts); !slices.Equal(got, want) {
+					t.Errorf("tree %d, walk of %s with %+v:\n got %q\nwant %q\ntree %q", i, dir, opts, got, want, tree)
+				}
+			}
+		}
+	}
+}
+
+// A file that the callback skips its directory's remaining files with can come before
+// the directory's .gitignore: its rules still apply to the subdirectories.
+func TestWalkSkipFilesBeforeIgnoreFile(t *testing.T) {
+	ws, root := testutil.Workspace(t, map[string]string{
+		"-first":     "",
+		".gitignore": "gen/\n",
+		"gen/g.go":   "",
+		"src/s.go":   "",
+	})
+	var mu sync.Mutex
+	var got []string
+	err := ws.Walk(context.Background(), root, workspace.DefaultWalk, func(path string, d fs.DirEntry) error {
+		rel, _ := filepath.Rel(root, path)
+		mu.Lock()
+		got = append(got, filepath.ToSlash(rel))
+		mu.Unlock()
+		if rel == "-first" {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(got)
+	if want := []string{"-first", "src", "src/s.go"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
 // BenchmarkWalkGoroot walks the Go source tree with the default options.
 func BenchmarkWalkGoroot(b *testing.B) {
 	src := filepath.Join(runtime.GOROOT(), "src")
@@ -374,4 +494,40 @@ func BenchmarkWalkGoroot(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(files.Load()), "files")
+}
+
+// BenchmarkIgnoredGoroot judges every file of the Go source tree, in walk order, with a
+// fresh Ignorer each time: what the search tools do with the files ripgrep reports.
+func BenchmarkIgnoredGoroot(b *testing.B) {
+	src := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(src); err != nil {
+		b.Skipf("no Go source tree: %v", err)
+	}
+	ws, err := workspace.New(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	root := ws.Roots()[0]
+	var files []string
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ignored int
+	for b.Loop() {
+		ig := ws.NewIgnorer(root, workspace.DefaultWalk)
+		ignored = 0
+		for _, f := range files {
+			if ig.Ignored(f, false) {
+				ignored++
+			}
+		}
+	}
+	b.ReportMetric(float64(len(files)), "files")
+	b.ReportMetric(float64(ignored), "ignored")
 }
