@@ -122,13 +122,14 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			return exitBadUsage
 		}
 	}
+	if _, err := confirm.ParseMode(*mode); err != nil {
+		fmt.Fprintf(stderr, "agentls run: %v\n", err)
+		return exitBadUsage
+	}
 	logger := newLogger(stderr)
 	tb, err := newToolbox(*root, *mode, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
-		if strings.Contains(err.Error(), "approval mode") {
-			return exitBadUsage
-		}
 		return exitFailure
 	}
 	defer tb.Close()
