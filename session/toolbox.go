@@ -15,6 +15,7 @@ import (
 	"github.com/agentls/agentls/tools/search"
 	"github.com/agentls/agentls/tools/shell"
 	"github.com/agentls/agentls/tools/todos"
+	"github.com/agentls/agentls/trust"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -53,7 +54,10 @@ type Toolbox struct {
 	Registry  *tools.Registry
 	Builtins  *builtin.Set
 	ConfigDir string
-	Logger    *slog.Logger
+	// Trust is the user's trust in the first root, as decided when the settings were
+	// last read: only a trusted workspace's settings may loosen consent.
+	Trust  trust.Decision
+	Logger *slog.Logger
 
 	tool func(tools.Tool) tools.Tool
 }
@@ -76,7 +80,7 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 		}
 	}
 	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, tool: o.Tool}
-	s, err := tb.load(o.Overrides)
+	s, decision, err := tb.load(o.Overrides)
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +104,7 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 	if !useRipgrep(s) {
 		searchOpts.Ripgrep = "none"
 	}
-	tb.Settings, tb.Policy = s, policy
+	tb.Settings, tb.Policy, tb.Trust = s, policy, decision
 	tb.Builtins = builtin.New(builtin.Options{
 		Workspace: ws,
 		ConfigDir: configDir,
@@ -112,17 +116,26 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 	return tb, nil
 }
 
-// load reads the user's and the workspace's settings files with overrides merged in as
-// user settings.
-func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, error) {
-	loaded, err := settings.LoadWith(tb.ConfigDir, tb.Workspace.Roots()[0], overrides)
+// load decides the user's trust in the first root from the trust file in the
+// configuration directory, then reads the user's and the workspace's settings files
+// with overrides merged in as user settings. A damaged trust file is an error: it must
+// neither trust a folder nor be silently passed over.
+func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.Decision, error) {
+	store, err := trust.Load(tb.ConfigDir)
 	if err != nil {
-		return settings.Settings{}, err
+		return settings.Settings{}, trust.Decision{}, err
 	}
+	root := tb.Workspace.Roots()[0]
+	decision := store.Decide(root)
+	loaded, err := settings.LoadWith(tb.ConfigDir, root, settings.Options{Overrides: overrides, Trusted: decision.Trusted})
+	if err != nil {
+		return settings.Settings{}, trust.Decision{}, err
+	}
+	tb.Logger.Info("workspace trust", "root", root, "trusted", decision.Trusted, "source", decision.Source)
 	for _, why := range loaded.Ignored {
 		tb.Logger.Warn("ignored workspace setting", "setting", why)
 	}
-	return loaded.Settings, nil
+	return loaded.Settings, decision, nil
 }
 
 // newRegistry returns a registry of the built-in tools (as ToolboxOptions.Tool adapts
@@ -169,7 +182,7 @@ type Reconfiguration struct {
 // Toolbox. On an error nothing changes.
 func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, error) {
 	var r Reconfiguration
-	next, err := tb.load(overrides)
+	next, decision, err := tb.load(overrides)
 	if err != nil {
 		return r, err
 	}
@@ -207,7 +220,7 @@ func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, er
 	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) {
 		tb.Registry, r.Registry = tb.newRegistry(next), true
 	}
-	tb.Settings = next
+	tb.Settings, tb.Trust = next, decision
 	return r, nil
 }
 

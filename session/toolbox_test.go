@@ -3,12 +3,14 @@ package session
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/trust"
 )
 
 // dirs returns a workspace root holding files and a user configuration directory
@@ -195,5 +197,60 @@ func TestReconfigure(t *testing.T) {
 	testutil.WriteFiles(t, config, map[string]string{"settings.json": `{not json`})
 	if _, err := tb.Reconfigure(settings.Settings{}); err == nil {
 		t.Errorf("an unreadable settings file was accepted")
+	}
+}
+
+// TestTrust: the trust file in the configuration directory decides whether the first
+// root's settings may loosen consent; trusting the folder takes effect on Reconfigure;
+// a damaged trust file is an error, not an untrusted or trusted workspace.
+func TestTrust(t *testing.T) {
+	t.Setenv(trust.EnvVar, "")
+	root, config := dirs(t, map[string]string{
+		".agentls/settings.json": `{"approvalMode": "yolo"}`,
+	}, "")
+	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if tb.Trust.Trusted || tb.Policy.Mode() != confirm.ModeDefault {
+		t.Fatalf("untrusted workspace: trust %+v, mode %s; want untrusted, default", tb.Trust, tb.Policy.Mode())
+	}
+
+	store, err := trust.Load(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Set(root, trust.Folder); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Save(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tb.Reconfigure(settings.Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Mode || !tb.Trust.Trusted || tb.Policy.Mode() != confirm.ModeYolo {
+		t.Errorf("after trusting: %+v, trust %+v, mode %s; want the workspace's yolo", r, tb.Trust, tb.Policy.Mode())
+	}
+	tb2, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb2.Close()
+	if tb2.Policy.Mode() != confirm.ModeYolo {
+		t.Errorf("trusted workspace: mode %s, want yolo", tb2.Policy.Mode())
+	}
+
+	testutil.WriteFiles(t, config, map[string]string{trust.FileName: `{not json`})
+	if _, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config}); err == nil || !strings.Contains(err.Error(), trust.FileName) {
+		t.Errorf("damaged trust file: error %v, want one naming it", err)
+	}
+	if _, err := tb.Reconfigure(settings.Settings{}); err == nil {
+		t.Errorf("damaged trust file accepted on Reconfigure")
+	}
+	if !tb.Trust.Trusted || tb.Policy.Mode() != confirm.ModeYolo {
+		t.Errorf("a failed Reconfigure changed the toolbox: trust %+v, mode %s", tb.Trust, tb.Policy.Mode())
 	}
 }

@@ -2,9 +2,11 @@
 // directory and the workspace's files, merged. Key names follow Gemini CLI's settings so
 // that a project configured for it works unchanged.
 //
-// Workspace settings come from the repository being worked on, which may be hostile: a
-// workspace file may tighten consent (exclude tools, add deny or ask rules) but never
-// loosen it. Its approval mode and its allow rules are ignored and reported in Ignored.
+// Workspace settings come from the repository being worked on, which may be hostile: in
+// a workspace the user has not trusted (see package trust), a workspace file may tighten
+// consent (exclude tools, add deny or ask rules) but never loosen it; its approval mode
+// and its allow rules are ignored and reported in Ignored. In a trusted workspace they
+// apply.
 package settings
 
 import (
@@ -101,22 +103,36 @@ var WorkspaceFiles = []string{".gemini/settings.json", ".agentls/settings.json"}
 type Loaded struct {
 	Settings Settings
 	Files    []string
-	Ignored  []string
+	// Ignored says, for each setting of an untrusted workspace that was ignored, where
+	// it is, why, and how to trust the folder.
+	Ignored []string
+	// Trusted reports that the workspace settings were read as trusted.
+	Trusted bool
+}
+
+// Options are the optional inputs of LoadWith.
+type Options struct {
+	// Overrides are user-level settings, such as the ones an editor passes in its
+	// initializationOptions: they are merged over the user's settings file (see Merge)
+	// as if they were written in it, before the workspace files.
+	Overrides Settings
+	// Trusted says the user trusts the workspace (package trust decides): its settings
+	// files may then set the approval mode and add allow rules. Otherwise they can only
+	// tighten consent.
+	Trusted bool
 }
 
 // Load reads the user's settings file in configDir (if any) and the workspace settings
-// files under root (if any) and merges them. A file that exists but cannot be parsed is
-// an error naming it.
+// files under root (if any) and merges them, treating the workspace as untrusted. A file
+// that exists but cannot be parsed is an error naming it.
 func Load(configDir, root string) (*Loaded, error) {
-	return LoadWith(configDir, root, Settings{})
+	return LoadWith(configDir, root, Options{})
 }
 
-// LoadWith is Load with user-level overrides, such as the settings an editor passes in
-// its initializationOptions: they are merged over the user's settings file (see Merge)
-// as if they were written in it, before the workspace files, which can then only
-// tighten them.
-func LoadWith(configDir, root string, overrides Settings) (*Loaded, error) {
-	l := &Loaded{}
+// LoadWith is Load with user-level overrides and the user's trust in the workspace.
+func LoadWith(configDir, root string, o Options) (*Loaded, error) {
+	overrides := o.Overrides
+	l := &Loaded{Trusted: o.Trusted}
 	user, ok, err := readFile(filepath.Join(configDir, "settings.json"))
 	if err != nil {
 		return nil, err
@@ -139,7 +155,7 @@ func LoadWith(configDir, root string, overrides Settings) (*Loaded, error) {
 			continue
 		}
 		l.Files = append(l.Files, p)
-		l.mergeWorkspace(p, ws)
+		l.mergeWorkspace(root, p, ws)
 	}
 	return l, nil
 }
@@ -170,11 +186,17 @@ func Merge(base, over Settings) Settings {
 	return out
 }
 
-// mergeWorkspace applies the parts of a workspace file that can only tighten consent.
-func (l *Loaded) mergeWorkspace(file string, ws Settings) {
+// mergeWorkspace applies a workspace file of root: all of it when the workspace is
+// trusted, else only the parts that can only tighten consent.
+func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 	s := &l.Settings
-	if ws.ApprovalMode != "" {
-		l.Ignored = append(l.Ignored, fmt.Sprintf("%s: approvalMode %q (only the user's settings may set the approval mode)", file, ws.ApprovalMode))
+	hint := fmt.Sprintf("the folder is not trusted; to trust it, run: agentls trust %s", root)
+	switch {
+	case ws.ApprovalMode == "":
+	case l.Trusted:
+		s.ApprovalMode = ws.ApprovalMode
+	default:
+		l.Ignored = append(l.Ignored, fmt.Sprintf("%s: approvalMode %q ignored (%s)", file, ws.ApprovalMode, hint))
 	}
 	if core := ws.Core(); len(core) > 0 {
 		// An enable list narrows what runs: with a user list too, only tools on both stay.
@@ -197,8 +219,8 @@ func (l *Loaded) mergeWorkspace(file string, ws Settings) {
 	}
 	s.ExcludeTools = append(s.ExcludeTools, ws.Exclude()...)
 	for _, r := range ws.Policy.Rules {
-		if r.Decision == confirm.Allow {
-			l.Ignored = append(l.Ignored, fmt.Sprintf("%s: allow rule for %q (workspace settings may only add deny and ask rules)", file, r.ToolName))
+		if r.Decision == confirm.Allow && !l.Trusted {
+			l.Ignored = append(l.Ignored, fmt.Sprintf("%s: allow rule for %q ignored (%s)", file, r.ToolName, hint))
 			continue
 		}
 		s.Policy.Rules = append(s.Policy.Rules, r)

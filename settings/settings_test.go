@@ -29,6 +29,7 @@ func TestLoad(t *testing.T) {
 		wantCore    []string
 		wantExclude []string
 		wantRules   []confirm.Decision
+		trusted     bool
 		wantIgnored int
 		wantErr     string
 	}{
@@ -42,6 +43,15 @@ func TestLoad(t *testing.T) {
 			wantExclude: []string{"write_file"},
 			wantRules:   []confirm.Decision{confirm.Deny},
 			wantIgnored: 2,
+		},
+		{
+			name:        "trusted workspace may loosen and still tightens",
+			user:        `{"approvalMode":"default"}`,
+			ws:          `{"approvalMode":"yolo","policy":{"rules":[{"toolName":"*","decision":"allow"},{"toolName":"run_shell_command","decision":"deny"}]},"excludeTools":["write_file"]}`,
+			trusted:     true,
+			wantMode:    "yolo",
+			wantExclude: []string{"write_file"},
+			wantRules:   []confirm.Decision{confirm.Allow, confirm.Deny},
 		},
 		{
 			name:     "workspace core narrows user core",
@@ -61,7 +71,7 @@ func TestLoad(t *testing.T) {
 			if tt.ws != "" {
 				write(t, filepath.Join(root, ".agentls", "settings.json"), tt.ws)
 			}
-			l, err := Load(cfg, root)
+			l, err := LoadWith(cfg, root, Options{Trusted: tt.trusted})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Load error = %v, want one mentioning %q", err, tt.wantErr)
@@ -90,6 +100,14 @@ func TestLoad(t *testing.T) {
 			}
 			if len(l.Ignored) != tt.wantIgnored {
 				t.Errorf("ignored = %q, want %d entries", l.Ignored, tt.wantIgnored)
+			}
+			for _, why := range l.Ignored {
+				if !strings.Contains(why, "agentls trust "+root) {
+					t.Errorf("ignored %q does not say how to trust the folder", why)
+				}
+			}
+			if l.Trusted != tt.trusted {
+				t.Errorf("Trusted = %v, want %v", l.Trusted, tt.trusted)
 			}
 		})
 	}
@@ -168,7 +186,7 @@ func TestLoadWithOverrides(t *testing.T) {
 	write(t, filepath.Join(cfg, "settings.json"), `{"approvalMode":"auto_edit","coreTools":["read_file"]}`)
 	write(t, filepath.Join(root, ".agentls", "settings.json"), `{"excludeTools":["glob"],"policy":{"rules":[{"toolName":"*","decision":"allow"}]}}`)
 	over := Settings{ApprovalMode: "yolo", CoreTools: []string{"glob", "read_file"}}
-	l, err := LoadWith(cfg, root, over)
+	l, err := LoadWith(cfg, root, Options{Overrides: over})
 	if err != nil {
 		t.Fatal(err)
 	}

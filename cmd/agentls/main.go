@@ -6,6 +6,8 @@
 //	agentls [serve [--log-file FILE] [--confirm-timeout DURATION]]
 //	agentls tools [--json] [--root DIR]
 //	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
+//	agentls trust [DIR] [--parent | --distrust | --revoke]
+//	agentls trust --list
 //	agentls version
 package main
 
@@ -35,12 +37,22 @@ const usage = `usage:
   agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
       run one tool call through the scheduler, asking on the terminal where consent
       is needed; prints the output for the model (with --json, the ToolResult)
+  agentls trust [DIR] [--parent | --distrust | --revoke]
+      trust the folder DIR (default: the current directory), so that its settings
+      files may set the approval mode and allow rules; --parent trusts DIR and every
+      folder under it, --distrust records that DIR and every folder under it must
+      not be trusted, --revoke removes the entry for DIR
+  agentls trust --list
+      show the trusted folders
   agentls version
       print the version
 
 MODE is default, auto_edit, yolo or plan. DIR is the workspace root (default: the
 current directory). Settings are read from $XDG_CONFIG_HOME/agentls/settings.json and
-the workspace's .agentls/settings.json and .gemini/settings.json.
+the workspace's .agentls/settings.json and .gemini/settings.json; the workspace's
+files may only tighten consent unless the folder is trusted. Trust is kept in
+$XDG_CONFIG_HOME/agentls/trusted-folders.json, where the most specific entry decides.
+For CI and tests, AGENTLS_TRUST_WORKSPACE=1 trusts the workspace of that process.
 `
 
 func main() {
@@ -62,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdTools(ctx, args[1:], stdout, stderr)
 	case "run":
 		return cmdRun(ctx, args[1:], stdin, stdout, stderr)
+	case "trust":
+		return cmdTrust(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "agentls %s\n", version())
 		return exitOK
