@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/internal/testutil"
 )
 
 // pipeClient drives a Server in this process over io.Pipes: for what only a test inside
@@ -176,7 +178,7 @@ func FuzzServe(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := New(Options{ConfigDir: fuzzConfig(), ConfirmTimeout: 50 * time.Millisecond, onlyTools: []string{"read_file", "list_directory"}})
-		var out lockedBuffer
+		var out testutil.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		code := s.Serve(ctx, bytes.NewReader(data), &out)
@@ -205,21 +207,4 @@ func FuzzServe(f *testing.F) {
 			}
 		}
 	})
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
 }

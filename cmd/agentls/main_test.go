@@ -12,12 +12,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
 
+	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -345,7 +345,7 @@ func TestTerminalConsent(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tty.Close()
-			var out syncBuffer
+			var out testutil.Buffer
 			copied := make(chan struct{})
 			go func() {
 				io.Copy(&out, tty) // ends with EIO once the process exits
@@ -384,22 +384,4 @@ func TestTerminalConsent(t *testing.T) {
 			}
 		})
 	}
-}
-
-// syncBuffer is a bytes.Buffer written by one goroutine and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

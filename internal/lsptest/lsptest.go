@@ -11,7 +11,6 @@ package lsptest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testutil"
 )
 
 // Message is one JSON-RPC message from the server.
@@ -95,7 +96,7 @@ type Client struct {
 	changed  chan struct{} // closed and replaced when log grows
 	readErr  error
 
-	stderr  lockedBuffer
+	stderr  testutil.Buffer
 	exited  chan struct{}
 	exitErr error
 
@@ -451,24 +452,6 @@ func readFrame(r *bufio.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("reading a body of %d bytes: %w", length, err)
 	}
 	return body, nil
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writing process and a reading test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // Initialize sends initialize with params, then initialized, and returns the result.
