@@ -102,6 +102,8 @@ func diffCases() []diffCase {
 		{"insert", base, strings.Replace(base, "line 50\n", "line 50\nnew\nlines\n", 1)},
 		{"delete", base, strings.Replace(base, "line 50\nline 51\n", "", 1)},
 		{"swap", base, strings.Replace(base, "line 50\nline 51\n", "line 51\nline 50\n", 1)},
+		// Two shortest diffs exist (keep 8 or keep 0); either is right.
+		{"crossed lines", "\n1\n2\n9\n7\n8\n0\nline 11\nline 12\nline 14\nline 15\nline 16\n", "\n0\n8\n70000000000\nline 11\nline 12\n"},
 		{"two hunks", base, strings.Replace(strings.Replace(base, "line 20\n", "x\n", 1), "line 180\n", "y\n", 1)},
 		{"near hunks merge", base, strings.Replace(strings.Replace(base, "line 20\n", "x\n", 1), "line 25\n", "y\n", 1)},
 		{"hunks 7 lines apart", base, strings.Replace(strings.Replace(base, "line 20\n", "x\n", 1), "line 28\n", "y\n", 1)},
@@ -261,17 +263,8 @@ func checkUnifiedDiff(old, new string, isNew bool) error {
 	case wantAdd+wantDel < lcsSearchLimit && (add != wantAdd || del != wantDel):
 		return fmt.Errorf("diff adds %d and removes %d lines, udiff.Unified's shortest diff %d and %d; diff\n%s\nudiff\n%s", add, del, wantAdd, wantDel, got, want)
 	}
-	// udiff.Unified names the wrong new start line in hunks after one that joins two
-	// changes (golang/go#81453); applyUnified has checked those of got.
-	if distinctLines(old) && distinctLines(new) && add+del == wantAdd+wantDel &&
-		newStart.ReplaceAllString(got, "$1") != newStart.ReplaceAllString(want, "$1") {
-		return fmt.Errorf("texts repeat no line, yet diff\n%s\nis not udiff.Unified's\n%s", got, want)
-	}
 	return nil
 }
-
-// newStart matches the new start line of a hunk header.
-var newStart = regexp.MustCompile(`(?m)^(@@ -\S+ \+)\d+`)
 
 // countChanges returns the numbers of lines the unified diff d adds and removes.
 func countChanges(d string) (add, del int) {
@@ -463,18 +456,6 @@ func countOps(hunks []diffHunk, op byte) int {
 		}
 	}
 	return n
-}
-
-// distinctLines reports whether no line of s is repeated.
-func distinctLines(s string) bool {
-	seen := make(map[string]bool)
-	for _, l := range splitLines(s) {
-		if seen[l] {
-			return false
-		}
-		seen[l] = true
-	}
-	return true
 }
 
 func FuzzUnifiedDiff(f *testing.F) {
