@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools/mcp"
 )
 
 // Settings are the merged settings agentls runs with.
@@ -37,6 +39,71 @@ type Settings struct {
 	Policy PolicySettings `json:"policy,omitzero"`
 	// Tools holds per-tool settings.
 	Tools ToolSettings `json:"tools,omitzero"`
+
+	// Model is the model to talk to, and how many model turns a prompt may take.
+	Model ModelSettings `json:"model,omitzero"`
+	// Provider says which kind of endpoint serves the model and where it is; empty
+	// means Gemini, configured from the environment.
+	Provider ProviderSettings `json:"provider,omitzero"`
+	// MCPServers are the MCP servers to connect to, by name, in Gemini CLI's format.
+	MCPServers map[string]mcp.ServerConfig `json:"mcpServers,omitempty"`
+	// ToolDiscoveryCommand and ToolCallCommand are older spellings of
+	// tools.discoveryCommand and tools.callCommand.
+	ToolDiscoveryCommand string `json:"toolDiscoveryCommand,omitempty"`
+	ToolCallCommand      string `json:"toolCallCommand,omitempty"`
+	// Web configures web_fetch.
+	Web WebSettings `json:"web,omitzero"`
+}
+
+// ModelSettings name the model. In a file, "model" may also be just the model's name
+// (Gemini CLI's older form).
+type ModelSettings struct {
+	Name string `json:"name,omitempty"`
+	// MaxSessionTurns caps the model turns of one prompt; 0 means the default (100).
+	MaxSessionTurns int `json:"maxSessionTurns,omitempty"`
+}
+
+// UnmarshalJSON accepts the object form and the bare name.
+func (m *ModelSettings) UnmarshalJSON(data []byte) error {
+	var name string
+	if err := json.Unmarshal(data, &name); err == nil {
+		*m = ModelSettings{Name: name}
+		return nil
+	}
+	type plain ModelSettings
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return fmt.Errorf("model: want a model name or {\"name\": …}: %w", err)
+	}
+	*m = ModelSettings(p)
+	return nil
+}
+
+// ProviderSettings say which endpoint serves the model. Keys are better left to the
+// environment (GEMINI_API_KEY, OPENAI_API_KEY); APIKey is never logged.
+type ProviderSettings struct {
+	// Type is "gemini" (the default), "openai" (any OpenAI-compatible endpoint) or
+	// "scripted" (replays Script; for demos and tests).
+	Type string `json:"type,omitempty"`
+	// BaseURL overrides the endpoint (GOOGLE_GEMINI_BASE_URL or OPENAI_BASE_URL
+	// otherwise).
+	BaseURL string `json:"baseUrl,omitempty"`
+	APIKey  string `json:"apiKey,omitempty"`
+	// TextOnly is for models without function calling: tools are described in the
+	// system instruction and calls parsed from the reply.
+	TextOnly bool `json:"textOnly,omitempty"`
+	// ContextWindow is the model's input limit in tokens, for models agentls does not
+	// know.
+	ContextWindow int `json:"contextWindow,omitempty"`
+	// Script is the JSON script a scripted provider replays.
+	Script string `json:"script,omitempty"`
+}
+
+// WebSettings configure web_fetch.
+type WebSettings struct {
+	// AllowPrivateAddresses lets web_fetch reach loopback and private-network
+	// addresses, which it refuses by default.
+	AllowPrivateAddresses bool `json:"allowPrivateAddresses,omitempty"`
 }
 
 // PolicySettings are the policy rules.
@@ -53,6 +120,10 @@ type ToolSettings struct {
 	Ripgrep *bool `json:"useRipgrep,omitempty"`
 	// Shell configures run_shell_command.
 	Shell ShellSettings `json:"shell,omitzero"`
+	// DiscoveryCommand prints the declarations of project tools; CallCommand runs one
+	// (with the tool's name as its last argument and the arguments on stdin).
+	DiscoveryCommand string `json:"discoveryCommand,omitempty"`
+	CallCommand      string `json:"callCommand,omitempty"`
 }
 
 // ShellSettings configure run_shell_command.
@@ -72,6 +143,18 @@ func (s Settings) ShellTimeout() (time.Duration, error) {
 		return 0, fmt.Errorf("tools.shell.inactivityTimeout %q: want a positive duration such as \"5m\"", s.Tools.Shell.InactivityTimeout)
 	}
 	return d, nil
+}
+
+// Discovery returns the discovery and call commands from either spelling.
+func (s Settings) Discovery() (discover, call string) {
+	discover, call = s.Tools.DiscoveryCommand, s.Tools.CallCommand
+	if discover == "" {
+		discover = s.ToolDiscoveryCommand
+	}
+	if call == "" {
+		call = s.ToolCallCommand
+	}
+	return discover, call
 }
 
 // Core returns the enabled-tools list from either spelling.
@@ -108,6 +191,9 @@ type Loaded struct {
 	Ignored []string
 	// Trusted reports that the workspace settings were read as trusted.
 	Trusted bool
+	// UntrustedTools names the workspace's tool sources (MCP servers, the discovery
+	// and call commands) that were skipped because the workspace is not trusted.
+	UntrustedTools []string
 }
 
 // Options are the optional inputs of LoadWith.
@@ -120,6 +206,9 @@ type Options struct {
 	// files may then set the approval mode and add allow rules. Otherwise they can only
 	// tighten consent.
 	Trusted bool
+	// GeminiDir is Gemini CLI's user directory, whose settings.json is read for the
+	// keys both programs share (never written); empty means ~/.gemini.
+	GeminiDir string
 }
 
 // Load reads the user's settings file in configDir (if any) and the workspace settings
@@ -133,13 +222,32 @@ func Load(configDir, root string) (*Loaded, error) {
 func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 	overrides := o.Overrides
 	l := &Loaded{Trusted: o.Trusted}
+	geminiDir := o.GeminiDir
+	if geminiDir == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			geminiDir = filepath.Join(home, ".gemini")
+		}
+	}
+	if geminiDir != "" {
+		p := filepath.Join(geminiDir, "settings.json")
+		// Gemini CLI's own file is its business (it allows comments, for one): one
+		// agentls cannot read is passed over with a note rather than stopping agentls.
+		gemini, ok, err := readFile(p)
+		if err != nil {
+			l.Ignored = append(l.Ignored, fmt.Sprintf("%s ignored: %v", p, err))
+		}
+		if ok && err == nil {
+			l.Files = append(l.Files, p)
+			l.Settings = shared(gemini)
+		}
+	}
 	user, ok, err := readFile(filepath.Join(configDir, "settings.json"))
 	if err != nil {
 		return nil, err
 	}
 	if ok {
 		l.Files = append(l.Files, filepath.Join(configDir, "settings.json"))
-		l.Settings = user
+		l.Settings = Merge(l.Settings, user)
 	}
 	l.Settings = Merge(l.Settings, overrides)
 	if root == "" {
@@ -183,7 +291,77 @@ func Merge(base, over Settings) Settings {
 	if over.Tools.Shell.InactivityTimeout != "" {
 		out.Tools.Shell.InactivityTimeout = over.Tools.Shell.InactivityTimeout
 	}
+	mergeModel(&out, over)
+	mergeTrusted(&out, over)
 	return out
+}
+
+// mergeModel applies the model settings of over, which only choose among models and
+// need no trust.
+func mergeModel(out *Settings, over Settings) {
+	if over.Model.Name != "" {
+		out.Model.Name = over.Model.Name
+	}
+	if over.Model.MaxSessionTurns != 0 {
+		out.Model.MaxSessionTurns = over.Model.MaxSessionTurns
+	}
+}
+
+// mergeTrusted applies the settings of over that run commands, reach servers or send
+// keys somewhere: an untrusted workspace may set none of them.
+func mergeTrusted(out *Settings, over Settings) {
+	p := &out.Provider
+	for dst, src := range map[*string]string{
+		&p.Type: over.Provider.Type, &p.BaseURL: over.Provider.BaseURL, &p.APIKey: over.Provider.APIKey,
+		&p.Script: over.Provider.Script, &out.Tools.DiscoveryCommand: over.Tools.DiscoveryCommand,
+		&out.Tools.CallCommand: over.Tools.CallCommand, &out.ToolDiscoveryCommand: over.ToolDiscoveryCommand,
+		&out.ToolCallCommand: over.ToolCallCommand,
+	} {
+		if src != "" {
+			*dst = src
+		}
+	}
+	if over.Provider.TextOnly {
+		p.TextOnly = true
+	}
+	if over.Provider.ContextWindow != 0 {
+		p.ContextWindow = over.Provider.ContextWindow
+	}
+	if over.Web.AllowPrivateAddresses {
+		out.Web.AllowPrivateAddresses = true
+	}
+	if len(over.MCPServers) > 0 {
+		servers := maps.Clone(out.MCPServers)
+		if servers == nil {
+			servers = make(map[string]mcp.ServerConfig)
+		}
+		maps.Copy(servers, over.MCPServers)
+		out.MCPServers = servers
+	}
+}
+
+// untrustedParts lists, for an untrusted workspace file, the settings that mergeTrusted
+// would apply and that are therefore ignored. Tools reports those that would have added
+// tools (MCP servers and the discovery command).
+func untrustedParts(ws Settings) (all, tools []string) {
+	for _, name := range slices.Sorted(maps.Keys(ws.MCPServers)) {
+		tools = append(tools, fmt.Sprintf("mcpServers.%s", name))
+	}
+	discover, call := ws.Discovery()
+	if discover != "" {
+		tools = append(tools, "tools.discoveryCommand")
+	}
+	if call != "" {
+		tools = append(tools, "tools.callCommand")
+	}
+	all = slices.Clone(tools)
+	if ws.Provider != (ProviderSettings{}) {
+		all = append(all, "provider")
+	}
+	if ws.Web.AllowPrivateAddresses {
+		all = append(all, "web.allowPrivateAddresses")
+	}
+	return all, tools
 }
 
 // mergeWorkspace applies a workspace file of root: all of it when the workspace is
@@ -230,6 +408,35 @@ func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 	}
 	if ws.Tools.Shell.InactivityTimeout != "" {
 		s.Tools.Shell.InactivityTimeout = ws.Tools.Shell.InactivityTimeout
+	}
+	mergeModel(s, ws)
+	if l.Trusted {
+		mergeTrusted(s, ws)
+		return
+	}
+	// MCP servers reached by URL are skipped too, not only those started as commands:
+	// their headers expand environment variables, which would send the user's tokens
+	// wherever the workspace points.
+	all, tools := untrustedParts(ws)
+	for _, part := range all {
+		l.Ignored = append(l.Ignored, fmt.Sprintf("%s: %s ignored (%s)", file, part, hint))
+	}
+	for _, part := range tools {
+		l.UntrustedTools = append(l.UntrustedTools, fmt.Sprintf("%s in %s", part, file))
+	}
+}
+
+// shared returns the settings of Gemini CLI's user file that agentls shares with it.
+func shared(g Settings) Settings {
+	return Settings{
+		CoreTools:    g.CoreTools,
+		ExcludeTools: g.ExcludeTools,
+		Model:        ModelSettings{Name: g.Model.Name},
+		MCPServers:   g.MCPServers,
+		Tools: ToolSettings{
+			Core: g.Tools.Core, Exclude: g.Tools.Exclude,
+			DiscoveryCommand: g.Tools.DiscoveryCommand, CallCommand: g.Tools.CallCommand,
+		},
 	}
 }
 

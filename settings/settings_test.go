@@ -71,7 +71,7 @@ func TestLoad(t *testing.T) {
 			if tt.ws != "" {
 				write(t, filepath.Join(root, ".agentls", "settings.json"), tt.ws)
 			}
-			l, err := LoadWith(cfg, root, Options{Trusted: tt.trusted})
+			l, err := LoadWith(cfg, root, Options{Trusted: tt.trusted, GeminiDir: t.TempDir()})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Load error = %v, want one mentioning %q", err, tt.wantErr)
@@ -199,5 +199,92 @@ func TestLoadWithOverrides(t *testing.T) {
 	}
 	if !reflect.DeepEqual(s.Exclude(), []string{"glob"}) || len(s.Policy.Rules) != 0 || len(l.Ignored) != 1 {
 		t.Errorf("the workspace file must still tighten and not loosen: exclude %q, rules %v, ignored %q", s.Exclude(), s.Policy.Rules, l.Ignored)
+	}
+}
+
+func TestWorkspaceToolSourcesNeedTrust(t *testing.T) {
+	const ws = `{
+		"model": "gemini-2.5-pro",
+		"mcpServers": {"evil": {"command": "touch", "args": ["marker"]}, "remote": {"url": "http://example.invalid/mcp", "headers": {"Authorization": "Bearer $TOKEN"}}},
+		"tools": {"discoveryCommand": "./discover", "callCommand": "./call"},
+		"provider": {"baseUrl": "http://example.invalid"},
+		"web": {"allowPrivateAddresses": true}
+	}`
+	for _, trusted := range []bool{false, true} {
+		t.Run(fmt.Sprint("trusted=", trusted), func(t *testing.T) {
+			cfg, root := t.TempDir(), t.TempDir()
+			write(t, filepath.Join(root, ".agentls", "settings.json"), ws)
+			l, err := LoadWith(cfg, root, Options{Trusted: trusted, GeminiDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := l.Settings
+			if s.Model.Name != "gemini-2.5-pro" {
+				t.Errorf("model = %q; the model's name needs no trust", s.Model.Name)
+			}
+			discover, call := s.Discovery()
+			loaded := len(s.MCPServers) == 2 && discover == "./discover" && call == "./call" &&
+				s.Provider.BaseURL != "" && s.Web.AllowPrivateAddresses
+			empty := len(s.MCPServers) == 0 && discover == "" && call == "" &&
+				s.Provider == (ProviderSettings{}) && !s.Web.AllowPrivateAddresses
+			if trusted && !loaded || !trusted && !empty {
+				t.Errorf("trusted=%v: settings %+v", trusted, s)
+			}
+			wantSkipped := []string{"mcpServers.evil", "mcpServers.remote", "tools.discoveryCommand", "tools.callCommand"}
+			if trusted {
+				wantSkipped = nil
+			}
+			if len(l.UntrustedTools) != len(wantSkipped) {
+				t.Fatalf("UntrustedTools = %q, want %q", l.UntrustedTools, wantSkipped)
+			}
+			for i, w := range wantSkipped {
+				if !strings.HasPrefix(l.UntrustedTools[i], w+" in ") {
+					t.Errorf("UntrustedTools[%d] = %q, want %q in …", i, l.UntrustedTools[i], w)
+				}
+			}
+			if !trusted && len(l.Ignored) != 6 {
+				t.Errorf("Ignored = %q, want the four tool sources, provider and web", l.Ignored)
+			}
+			for _, why := range l.Ignored {
+				if !strings.Contains(why, "agentls trust "+root) {
+					t.Errorf("ignored setting %q does not say how to trust the folder", why)
+				}
+			}
+		})
+	}
+}
+
+func TestGeminiCLISettings(t *testing.T) {
+	cfg, gemini := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(gemini, "settings.json"), `{
+		"approvalMode": "yolo",
+		"model": {"name": "gemini-2.5-pro", "chatCompression": {"contextPercentageThreshold": 0.5}},
+		"mcpServers": {"fs": {"command": "npx", "args": ["server"]}, "both": {"command": "gemini-version"}},
+		"tools": {"discoveryCommand": "bin/discover", "shell": {"enableInteractiveShell": true}},
+		"excludeTools": ["web_fetch"]
+	}`)
+	write(t, filepath.Join(cfg, "settings.json"), `{"mcpServers": {"both": {"command": "agentls-version"}}, "model": "gemini-2.5-flash"}`)
+	l, err := LoadWith(cfg, "", Options{GeminiDir: gemini})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := l.Settings
+	if s.ApprovalMode != "" {
+		t.Errorf("approvalMode %q taken from Gemini CLI's settings, which share only some keys", s.ApprovalMode)
+	}
+	if s.Model.Name != "gemini-2.5-flash" || s.MCPServers["fs"].Command != "npx" || s.MCPServers["both"].Command != "agentls-version" {
+		t.Errorf("agentls's file should override Gemini CLI's per key: %+v", s)
+	}
+	if d, _ := s.Discovery(); d != "bin/discover" || !reflect.DeepEqual(s.Exclude(), []string{"web_fetch"}) {
+		t.Errorf("shared keys lost: discovery %q, exclude %q", d, s.Exclude())
+	}
+
+	write(t, filepath.Join(gemini, "settings.json"), "{\n  // Gemini CLI allows comments\n}")
+	l, err = LoadWith(cfg, "", Options{GeminiDir: gemini})
+	if err != nil {
+		t.Fatalf("a Gemini CLI file agentls cannot parse must not stop it: %v", err)
+	}
+	if len(l.Ignored) != 1 || !strings.Contains(l.Ignored[0], gemini) {
+		t.Errorf("Ignored = %q, want a note naming the unreadable file", l.Ignored)
 	}
 }
