@@ -1,0 +1,144 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"syscall"
+	"time"
+)
+
+// internalPrefixes are ranges netip has no predicate for that still reach the user's
+// own machine or network, or nothing useful, rather than the public internet.
+var internalPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),      // "this network": 0.x reaches the local host on Linux
+	netip.MustParsePrefix("100.64.0.0/10"),  // carrier-grade NAT, also used by VPN overlays
+	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking networks
+	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, and the broadcast address
+	netip.MustParsePrefix("fec0::/10"),      // deprecated site-local
+	netip.MustParsePrefix("64:ff9b:1::/48"), // local-use IPv4/IPv6 translation
+}
+
+// The IPv6 ranges that carry an IPv4 address, which is where their packets end up.
+var (
+	sixToFour = netip.MustParsePrefix("2002::/16")
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+)
+
+// addressClass says why addr must not be fetched without permission, or "" if it is a
+// public address. IPv4 addresses embedded in IPv6 ones (mapped, 6to4, NAT64) are judged
+// by the IPv4 address, which is where the packets end up.
+func addressClass(addr netip.Addr) string {
+	addr = addr.Unmap().WithZone("")
+	if addr.Is6() {
+		b := addr.As16()
+		switch {
+		case sixToFour.Contains(addr):
+			return addressClass(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
+		case nat64.Contains(addr):
+			return addressClass(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+		}
+	}
+	switch {
+	case addr.IsLoopback():
+		return "loopback"
+	case addr.IsUnspecified():
+		return "unspecified"
+	case addr.IsPrivate():
+		return "private"
+	case addr.IsLinkLocalUnicast():
+		return "link-local"
+	case addr.IsMulticast():
+		return "multicast"
+	}
+	for _, p := range internalPrefixes {
+		if p.Contains(addr) {
+			return "reserved"
+		}
+	}
+	return ""
+}
+
+// blockedError is a connection web_fetch refused to make.
+type blockedError struct {
+	host  string // as the URL names it; empty when not known yet
+	addr  netip.Addr
+	class string
+}
+
+func (e *blockedError) Error() string {
+	if e.host == "" || e.host == e.addr.String() {
+		return fmt.Sprintf("access to %s (a %s address) is not allowed", e.addr, e.class)
+	}
+	return fmt.Sprintf("access to %s is not allowed: it resolves to %s, a %s address", e.host, e.addr, e.class)
+}
+
+// guardControl refuses, just before a socket connects, any address that is not public.
+// Checking here rather than when the URL is parsed covers what a name resolves to at
+// the moment of use, so a DNS answer that changes between check and use cannot slip an
+// internal address through.
+func guardControl(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("unexpected dial address %q: %w", address, err)
+	}
+	if class := addressClass(ap.Addr()); class != "" {
+		return &blockedError{addr: ap.Addr().Unmap(), class: class}
+	}
+	return nil
+}
+
+// redirectError is a redirect web_fetch does not follow. Unlike a network failure, it
+// happens again if the call is repeated.
+type redirectError string
+
+func (e redirectError) Error() string { return string(e) }
+
+// newClient returns the HTTP client of web_fetch: its own transport, whose dialer
+// refuses internal addresses unless the options allow them, and a redirect policy that
+// subjects every hop to the rate limit.
+func (s *Set) newClient() *http.Client {
+	open := &net.Dialer{Resolver: s.opts.Resolver}
+	guarded := &net.Dialer{Resolver: s.opts.Resolver, Control: guardControl}
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		if s.opts.AllowPrivate || s.allowed(host, port) {
+			return open.DialContext(ctx, network, addr)
+		}
+		conn, err := guarded.DialContext(ctx, network, addr)
+		if be, ok := errors.AsType[*blockedError](err); ok {
+			be.host = host
+		}
+		return conn, err
+	}
+	tr := &http.Transport{
+		// No proxy from the environment: the address check would then judge the
+		// proxy, and the proxy would resolve the target where it cannot be checked.
+		Proxy:                 nil,
+		DialContext:           dial,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          32,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   s.opts.Timeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{
+		Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= maxRedirects {
+				return redirectError(fmt.Sprintf("stopped after %d redirects", maxRedirects))
+			}
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return redirectError(fmt.Sprintf("redirect to %s refused: only http and https URLs are fetched", req.URL.Redacted()))
+			}
+			return s.limiter.reserve(req.URL.Hostname())
+		},
+	}
+}
