@@ -1,20 +1,26 @@
-// Package session is the agent side of agentls: the tool system of a workspace as one
-// session sees it (Toolbox) and, later, the agent loop that drives it from a model.
+// Package session is the agent side of agentls: the tool system of a workspace as a
+// session sees it (Toolbox, with its external tools in external.go) and the agent loop
+// that drives it from a model (Session: agent.go, with its history, compression, loop
+// detection, system instruction, memory files and persistence in files of those names).
 package session
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/builtin"
+	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/search"
 	"github.com/agentls/agentls/tools/shell"
 	"github.com/agentls/agentls/tools/todos"
+	"github.com/agentls/agentls/tools/web"
 	"github.com/agentls/agentls/trust"
 	"github.com/agentls/agentls/workspace"
 )
@@ -38,7 +44,12 @@ type ToolboxOptions struct {
 	Tool func(tools.Tool) tools.Tool
 	// OnTodos is called whenever write_todos changes the todo list.
 	OnTodos func([]todos.Item)
-	Logger  *slog.Logger
+	// OnMCPStatus is called whenever an MCP server's status changes.
+	OnMCPStatus func(mcp.ServerStatus)
+	// GeminiDir is Gemini CLI's user directory, whose settings are read for the keys
+	// both share; empty means ~/.gemini.
+	GeminiDir string
+	Logger    *slog.Logger
 }
 
 // Toolbox is the tool system of one workspace: the workspace itself, the merged settings,
@@ -59,7 +70,18 @@ type Toolbox struct {
 	Trust  trust.Decision
 	Logger *slog.Logger
 
-	tool func(tools.Tool) tools.Tool
+	tool      func(tools.Tool) tools.Tool
+	geminiDir string
+	onStatus  func(mcp.ServerStatus)
+
+	// mu guards the external tool sources and the Registry field while they change
+	// (MCP servers report new tools from their own goroutines).
+	mu         sync.Mutex
+	discovered []tools.Tool
+	search     tools.Tool
+	mcp        *mcp.Manager
+	untrusted  []string
+	logged     map[string]bool
 }
 
 // NewToolbox loads the settings for o.Roots, with o.Overrides, and builds the tool
@@ -79,11 +101,13 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 			return nil, err
 		}
 	}
-	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, tool: o.Tool}
-	s, decision, err := tb.load(o.Overrides)
+	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, tool: o.Tool,
+		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool)}
+	s, decision, untrusted, err := tb.load(o.Overrides)
 	if err != nil {
 		return nil, err
 	}
+	tb.untrusted = untrusted
 	mode := o.Mode
 	if mode == "" {
 		mode = s.ApprovalMode
@@ -111,6 +135,7 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 		Search:    searchOpts,
 		Shell:     shell.Options{NoOutputTimeout: timeout},
 		OnTodos:   o.OnTodos,
+		Web:       web.Options{AllowPrivate: s.Web.AllowPrivateAddresses, Logger: logger},
 	})
 	tb.Registry = tb.newRegistry(s)
 	return tb, nil
@@ -118,30 +143,38 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 
 // load decides the user's trust in the first root from the trust file in the
 // configuration directory, then reads the user's and the workspace's settings files
-// with overrides merged in as user settings. A damaged trust file is an error: it must
-// neither trust a folder nor be silently passed over.
-func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.Decision, error) {
+// with overrides merged in as user settings. It returns the workspace tool sources
+// skipped for want of trust. A damaged trust file is an error: it must neither trust a
+// folder nor be silently passed over.
+func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.Decision, []string, error) {
 	store, err := trust.Load(tb.ConfigDir)
 	if err != nil {
-		return settings.Settings{}, trust.Decision{}, err
+		return settings.Settings{}, trust.Decision{}, nil, err
 	}
 	root := tb.Workspace.Roots()[0]
 	decision := store.Decide(root)
-	loaded, err := settings.LoadWith(tb.ConfigDir, root, settings.Options{Overrides: overrides, Trusted: decision.Trusted})
+	loaded, err := settings.LoadWith(tb.ConfigDir, root, settings.Options{
+		Overrides: overrides, Trusted: decision.Trusted, GeminiDir: tb.geminiDir})
 	if err != nil {
-		return settings.Settings{}, trust.Decision{}, err
+		return settings.Settings{}, trust.Decision{}, nil, err
 	}
 	tb.Logger.Info("workspace trust", "root", root, "trusted", decision.Trusted, "source", decision.Source)
 	for _, why := range loaded.Ignored {
-		tb.Logger.Warn("ignored workspace setting", "setting", why)
+		tb.logOnce("ignored setting", "setting", why)
 	}
-	return loaded.Settings, decision, nil
+	return loaded.Settings, decision, loaded.UntrustedTools, nil
 }
 
 // newRegistry returns a registry of the built-in tools (as ToolboxOptions.Tool adapts
-// them) with the tool selection of s.
+// them) and the external tools loaded so far, with the tool selection of s. tb.mu is
+// held or not yet needed.
 func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 	reg := tools.NewRegistry(tb.Logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
+	defer func() {
+		for _, t := range tb.external() {
+			reg.Register(t)
+		}
+	}()
 	if tb.tool == nil {
 		tb.Builtins.Register(reg)
 		return reg
@@ -172,6 +205,9 @@ type Reconfiguration struct {
 	Mode bool
 	// Restart names the settings that changed but take effect only in a new Toolbox.
 	Restart []string
+	// External reports that the MCP servers or the discovery command changed: the front
+	// end calls StartExternal (on a goroutine: it connects servers) to load them.
+	External bool
 }
 
 // Reconfigure reads the settings files again, with overrides in place of the overrides
@@ -182,7 +218,7 @@ type Reconfiguration struct {
 // Toolbox. On an error nothing changes.
 func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, error) {
 	var r Reconfiguration
-	next, decision, err := tb.load(overrides)
+	next, decision, untrusted, err := tb.load(overrides)
 	if err != nil {
 		return r, err
 	}
@@ -211,16 +247,23 @@ func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, er
 		r.Restart = append(r.Restart, "tools.useRipgrep")
 	}
 
+	prevDiscover, prevCall := prev.Discovery()
+	nextDiscover, nextCall := next.Discovery()
+	r.External = prevDiscover != nextDiscover || prevCall != nextCall ||
+		!reflect.DeepEqual(prev.MCPServers, next.MCPServers)
+
 	switch {
 	case policy != nil:
 		tb.Policy, r.Policy = policy, true
 	case r.Mode:
 		tb.Policy.SetMode(mode)
 	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
 	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) {
 		tb.Registry, r.Registry = tb.newRegistry(next), true
 	}
-	tb.Settings, tb.Trust = next, decision
+	tb.Settings, tb.Trust, tb.untrusted = next, decision, untrusted
 	return r, nil
 }
 
@@ -236,5 +279,16 @@ func (tb *Toolbox) Scheduler(asker confirm.Asker, observe tools.Observer) *tools
 	})
 }
 
-// Close stops what the tools left running in the background.
-func (tb *Toolbox) Close() error { return tb.Builtins.Close() }
+// Close stops what the tools left running in the background and disconnects the MCP
+// servers.
+func (tb *Toolbox) Close() error {
+	tb.mu.Lock()
+	m := tb.mcp
+	tb.mcp = nil
+	tb.mu.Unlock()
+	err := tb.Builtins.Close()
+	if m != nil {
+		err = errors.Join(err, m.Close())
+	}
+	return err
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
 	"golang.org/x/term"
 )
 
@@ -45,20 +46,20 @@ func newLogger(stderr io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// newToolbox builds the tool system for the workspace at root (default: the current
-// directory).
-func newToolbox(root, mode string, logger *slog.Logger) (*session.Toolbox, error) {
-	if root == "" {
+// newToolbox builds the tool system for the workspace at o.Roots[0] (the current
+// directory when empty).
+func newToolbox(o session.ToolboxOptions) (*session.Toolbox, error) {
+	if len(o.Roots) == 0 || o.Roots[0] == "" {
 		wd, err := os.Getwd()
 		if err != nil {
 			return nil, err
 		}
-		root = wd
+		o.Roots = []string{wd}
 	}
-	return session.NewToolbox(session.ToolboxOptions{Roots: []string{root}, Mode: mode, Logger: logger})
+	return session.NewToolbox(o)
 }
 
-func cmdTools(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentls tools", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print ToolInfo objects as JSON")
@@ -71,12 +72,16 @@ func cmdTools(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentls tools: unexpected argument %q\n", pos[0])
 		return exitBadUsage
 	}
-	tb, err := newToolbox(*root, "", newLogger(stderr))
+	tb, err := newToolbox(session.ToolboxOptions{Roots: []string{*root}, Logger: newLogger(stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
 	}
 	defer tb.Close()
+	if err := tb.StartExternal(ctx); err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+	}
+	noteExternal(tb, stderr)
 	infos := tb.Registry.List()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -127,12 +132,15 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitBadUsage
 	}
 	logger := newLogger(stderr)
-	tb, err := newToolbox(*root, *mode, logger)
+	tb, err := newToolbox(session.ToolboxOptions{Roots: []string{*root}, Mode: *mode, Logger: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
 	}
 	defer tb.Close()
+	if err := tb.StartExternal(ctx); err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+	}
 
 	in, isTTY := stdin.(*os.File)
 	isTTY = isTTY && term.IsTerminal(int(in.Fd()))
@@ -178,4 +186,20 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitFailure
 	}
 	return exitOK
+}
+
+// noteExternal says on stderr which workspace tool sources were skipped because the
+// folder is untrusted, and which MCP servers failed.
+func noteExternal(tb *session.Toolbox, stderr io.Writer) {
+	if u := tb.Untrusted(); u != nil {
+		fmt.Fprintf(stderr, "agentls: workspace tools skipped because the folder is untrusted: %s\n  %s\n",
+			strings.Join(u.Skipped, ", "), u.Hint)
+	}
+	if m := tb.MCP(); m != nil {
+		for _, st := range m.Statuses() {
+			if st.State != mcp.StateConnected {
+				fmt.Fprintf(stderr, "agentls: MCP server %s: %s %s\n", st.Name, st.State, st.Error)
+			}
+		}
+	}
 }

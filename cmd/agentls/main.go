@@ -6,6 +6,7 @@
 //	agentls [serve [--log-file FILE] [--confirm-timeout DURATION]]
 //	agentls tools [--json] [--root DIR]
 //	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
+//	agentls prompt "…" [--model M] [--approval-mode MODE] [--session ID] [--output text|json|stream-json] [--root DIR]
 //	agentls trust [DIR] [--parent | --distrust | --revoke]
 //	agentls trust --list
 //	agentls version
@@ -37,6 +38,11 @@ const usage = `usage:
   agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
       run one tool call through the scheduler, asking on the terminal where consent
       is needed; prints the output for the model (with --json, the ToolResult)
+  agentls prompt "PROMPT" [--model M] [--approval-mode MODE] [--session ID]
+                 [--output text|json|stream-json] [--root DIR]
+      run one prompt through the agent: the model's answer streams to stdout, tool
+      calls are shown on stderr, consent is asked on the terminal (refused without
+      one, unless MODE allows); --session continues a stored session
   agentls trust [DIR] [--parent | --distrust | --revoke]
       trust the folder DIR (default: the current directory), so that its settings
       files may set the approval mode and allow rules; --parent trusts DIR and every
@@ -53,6 +59,11 @@ the workspace's .agentls/settings.json and .gemini/settings.json; the workspace'
 files may only tighten consent unless the folder is trusted. Trust is kept in
 $XDG_CONFIG_HOME/agentls/trusted-folders.json, where the most specific entry decides.
 For CI and tests, AGENTLS_TRUST_WORKSPACE=1 trusts the workspace of that process.
+
+The model is Gemini (GEMINI_API_KEY or GOOGLE_API_KEY; GOOGLE_GEMINI_BASE_URL
+overrides the endpoint) unless settings name another provider ("provider": {"type":
+"openai", "baseUrl": …} with OPENAI_API_KEY, or "scripted" with a script file).
+Sessions are kept under $XDG_STATE_HOME/agentls/sessions.
 `
 
 func main() {
@@ -72,6 +83,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdServe(ctx, args[1:], stdin, stdout, stderr)
 	case "tools":
 		return cmdTools(ctx, args[1:], stdout, stderr)
+	case "prompt", "-p":
+		return cmdPrompt(ctx, args[1:], stdin, stdout, stderr)
 	case "run":
 		return cmdRun(ctx, args[1:], stdin, stdout, stderr)
 	case "trust":

@@ -1,14 +1,17 @@
-// Package builtin assembles agentls's built-in tools — files, search, shell, memory and
-// todos — over one workspace, so that every front end registers the same set.
+// Package builtin assembles agentls's built-in tools — files, search, shell, memory,
+// todos and the web — over one workspace, so that every front end registers the same set.
 package builtin
 
 import (
+	"slices"
+
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/files"
 	"github.com/agentls/agentls/tools/memory"
 	"github.com/agentls/agentls/tools/search"
 	"github.com/agentls/agentls/tools/shell"
 	"github.com/agentls/agentls/tools/todos"
+	"github.com/agentls/agentls/tools/web"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -22,6 +25,8 @@ type Options struct {
 	Shell     shell.Options
 	// OnTodos is called with the new list whenever write_todos changes it.
 	OnTodos func([]todos.Item)
+	// Web configures web_fetch (and google_web_search, when it has a Searcher).
+	Web web.Options
 }
 
 // Set is the built-in tools of one session, with the state some of them keep.
@@ -30,6 +35,8 @@ type Set struct {
 	Shell *shell.Shell
 	// Todos is the session's todo list, written by write_todos.
 	Todos *todos.List
+	// Web holds web_fetch's connections and rate limits.
+	Web   *web.Set
 	tools []tools.Tool
 }
 
@@ -38,11 +45,13 @@ func New(o Options) *Set {
 	s := &Set{
 		Shell: shell.New(o.Workspace, o.Shell),
 		Todos: todos.NewList(o.OnTodos),
+		Web:   web.New(o.Web),
 	}
 	s.tools = append(s.tools, files.Tools(o.Workspace)...)
 	s.tools = append(s.tools, search.Tools(o.Workspace, o.Search)...)
 	s.tools = append(s.tools, s.Shell.Tools()...)
 	s.tools = append(s.tools, memory.New(o.ConfigDir), s.Todos.Tool())
+	s.tools = append(s.tools, s.Web.Tools()...)
 	return s
 }
 
@@ -54,4 +63,10 @@ func (s *Set) Register(r *tools.Registry) {
 }
 
 // Close stops what the tools still run in the background.
-func (s *Set) Close() error { return s.Shell.Close() }
+func (s *Set) Close() error {
+	s.Web.CloseIdleConnections()
+	return s.Shell.Close()
+}
+
+// Tools returns the built-in tools.
+func (s *Set) Tools() []tools.Tool { return slices.Clone(s.tools) }

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"golang.org/x/term"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/todos"
+)
+
+// cmdPrompt runs one prompt through the agent loop and streams the answer to stdout.
+func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentls prompt", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", "", "the model (default: from settings, else "+clients.DefaultGeminiModel+")")
+	mode := fs.String("approval-mode", "", "default, auto_edit, yolo or plan (default: from settings, else default)")
+	id := fs.String("session", "", "continue the stored session with this id")
+	output := fs.String("output", "text", "text, json or stream-json")
+	root := fs.String("root", "", "workspace root (default: the current directory)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitBadUsage
+	}
+	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
+		fmt.Fprintf(stderr, "agentls prompt: want one prompt, quoted\n\n%s", usage)
+		return exitBadUsage
+	}
+	if _, err := confirm.ParseMode(*mode); err != nil {
+		fmt.Fprintf(stderr, "agentls prompt: %v\n", err)
+		return exitBadUsage
+	}
+	out, err := newPromptOutput(*output, stdout, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls prompt: %v\n", err)
+		return exitBadUsage
+	}
+
+	logger := newLogger(stderr)
+	tb, err := newToolbox(session.ToolboxOptions{Roots: []string{*root}, Mode: *mode, Logger: logger, OnTodos: out.todos})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	defer tb.Close()
+	s := tb.Settings
+	if *model != "" {
+		s.Model.Name = *model
+	}
+	client, err := newClient(ctx, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	tb.SetSearcher(client)
+	if err := tb.StartExternal(ctx); err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+	}
+	noteExternal(tb, stderr)
+
+	var asker confirm.Asker = noTerminal{}
+	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
+		asker = &terminalAsker{in: in, out: stderr}
+	}
+	stateDir, err := session.StateDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	sess, err := session.New(ctx, session.Options{
+		Client:       client,
+		Declarations: tb.Declarations,
+		Runner:       tb.Scheduler(asker, out.event),
+		Store:        session.NewStore(stateDir),
+		ID:           *id,
+		MaxTurns:     s.Model.MaxSessionTurns,
+		Env:          session.Environment{Roots: tb.Workspace.Roots(), ConfigDir: tb.ConfigDir},
+		Observe:      out.update,
+		Logger:       logger,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	out.begin(sess.ID(), client.Model())
+	res, err := sess.Prompt(ctx, pos[0], nil)
+	out.end(res, err)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	case res.StopReason != session.StopEndTurn:
+		fmt.Fprintf(stderr, "agentls: the turn ended: %s (session %s)\n", res.StopReason, sess.ID())
+		return exitFailure
+	}
+	return exitOK
+}
+
+// promptOutput writes what a prompt does in one of three forms: text (the answer on
+// stdout as it streams, tool calls on stderr), json (one object at the end) or
+// stream-json (one JSON object per line as things happen). Its methods are called from
+// the prompt's goroutine and from the scheduler's, hence the lock.
+type promptOutput struct {
+	format         string
+	stdout, stderr io.Writer
+
+	mu    sync.Mutex
+	enc   *json.Encoder
+	id    string
+	text  strings.Builder
+	calls []tools.CallResult
+}
+
+func newPromptOutput(format string, stdout, stderr io.Writer) (*promptOutput, error) {
+	switch format {
+	case "text", "json", "stream-json":
+	default:
+		return nil, fmt.Errorf("--output %q: want text, json or stream-json", format)
+	}
+	return &promptOutput{format: format, stdout: stdout, stderr: stderr, enc: json.NewEncoder(stdout)}, nil
+}
+
+// streamEvent is one line of stream-json output.
+type streamEvent struct {
+	Type       string             `json:"type"`
+	Session    string             `json:"session,omitempty"`
+	Model      string             `json:"model,omitempty"`
+	Text       string             `json:"text,omitempty"`
+	ToolCallID string             `json:"toolCallId,omitempty"`
+	Name       string             `json:"name,omitempty"`
+	Title      string             `json:"title,omitempty"`
+	Status     tools.Status       `json:"status,omitempty"`
+	Args       json.RawMessage    `json:"args,omitempty"`
+	Result     *tools.CallResult  `json:"result,omitempty"`
+	StopReason session.StopReason `json:"stopReason,omitempty"`
+	Usage      *clients.Usage     `json:"usage,omitempty"`
+	Error      string             `json:"error,omitempty"`
+	Todos      []todos.Item       `json:"todos,omitempty"`
+}
+
+func (o *promptOutput) emit(ev streamEvent) {
+	if o.format == "stream-json" {
+		o.enc.Encode(ev)
+	}
+}
+
+func (o *promptOutput) begin(id, model string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.id = id
+	o.emit(streamEvent{Type: "init", Session: id, Model: model})
+}
+
+func (o *promptOutput) update(u session.Update) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch u.Kind {
+	case session.UpdateMessage:
+		o.text.WriteString(u.Text)
+		if o.format == "text" {
+			io.WriteString(o.stdout, u.Text)
+		}
+		o.emit(streamEvent{Type: "message", Text: u.Text})
+	case session.UpdateThought:
+		o.emit(streamEvent{Type: "thought", Text: u.Text})
+	case session.UpdateCompression:
+		if o.format == "text" {
+			fmt.Fprintf(o.stderr, "[%s]\n", u.Text)
+		}
+		o.emit(streamEvent{Type: "compression", Text: u.Text})
+	}
+}
+
+func (o *promptOutput) event(ev tools.Event) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case ev.Output != "":
+		if o.format == "text" {
+			io.WriteString(o.stderr, ev.Output)
+		}
+		o.emit(streamEvent{Type: "tool_output", ToolCallID: ev.CallID, Name: ev.Name, Text: ev.Output})
+	case ev.Status == tools.StatusExecuting:
+		if o.format == "text" {
+			fmt.Fprintf(o.stderr, "\n[%s] %s\n", ev.Name, ev.Title)
+		}
+		o.emit(streamEvent{Type: "tool_call", ToolCallID: ev.CallID, Name: ev.Name, Title: ev.Title, Args: ev.Args})
+	case ev.Status.Terminal() && ev.Result != nil:
+		o.calls = append(o.calls, *ev.Result)
+		if o.format == "text" && ev.Status != tools.StatusSuccess {
+			msg := string(ev.Status)
+			if ev.Result.Error != nil {
+				msg = fmt.Sprintf("%s: %s", ev.Result.Error.Type, ev.Result.Error.Message)
+			}
+			fmt.Fprintf(o.stderr, "[%s] %s\n", ev.Name, msg)
+		}
+		o.emit(streamEvent{Type: "tool_result", ToolCallID: ev.CallID, Name: ev.Name, Status: ev.Status, Result: ev.Result})
+	}
+}
+
+func (o *promptOutput) todos(items []todos.Item) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.emit(streamEvent{Type: "plan", Todos: items})
+}
+
+func (o *promptOutput) end(res session.Result, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	switch o.format {
+	case "text":
+		if o.text.Len() > 0 && !strings.HasSuffix(o.text.String(), "\n") {
+			io.WriteString(o.stdout, "\n")
+		}
+	case "json":
+		enc := json.NewEncoder(o.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(struct {
+			Session    string             `json:"session"`
+			StopReason session.StopReason `json:"stopReason"`
+			Response   string             `json:"response"`
+			Usage      clients.Usage      `json:"usage"`
+			ToolCalls  []tools.CallResult `json:"toolCalls"`
+			Error      string             `json:"error,omitempty"`
+		}{o.id, res.StopReason, res.Text, res.Usage, o.calls, msg})
+	case "stream-json":
+		o.emit(streamEvent{Type: "result", StopReason: res.StopReason, Usage: &res.Usage, Error: msg})
+	}
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/fakegemini"
+	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/tools"
+)
+
+// promptScript reads hello.txt and runs a shell command, then answers.
+func promptScript() clients.Script {
+	return clients.Script{Turns: []clients.Turn{
+		{Text: "Reading.", Calls: []clients.ScriptCall{
+			{Name: "read_file", Args: json.RawMessage(`{"file_path": "hello.txt"}`)},
+			{Name: "run_shell_command", Args: json.RawMessage(`{"command": "echo from-the-shell > shell-ran"}`)},
+		}},
+		{Text: "hello.txt says hello.", Usage: &clients.Usage{PromptTokens: 100, OutputTokens: 5}},
+	}}
+}
+
+// agentlsPrompt runs `agentls prompt` in root against a fake Gemini server.
+func agentlsPrompt(t *testing.T, root, cfg string, srv *fakegemini.Server, args ...string) outcome {
+	t.Helper()
+	env := []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + srv.URL, "XDG_STATE_HOME=" + filepath.Join(cfg, "state")}
+	return agentlsWith(t, root, cfg, env, append([]string{"prompt"}, args...)...)
+}
+
+func TestPromptJSON(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	for _, tt := range []struct {
+		mode      string
+		shellRuns bool
+	}{
+		{"default", false}, // no terminal to ask on: refused, and the turn goes on
+		{"yolo", true},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			os.Remove(filepath.Join(root, "shell-ran"))
+			srv := fakegemini.Start(promptScript())
+			defer srv.Close()
+			got := agentlsPrompt(t, root, cfg, srv, "--output", "json", "--approval-mode", tt.mode, "What does hello.txt say?")
+			var res struct {
+				Session    string
+				StopReason session.StopReason
+				Response   string
+				Usage      clients.Usage
+				ToolCalls  []tools.CallResult
+			}
+			if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
+				t.Fatalf("stdout is not the JSON result: %v\n%s\nstderr: %s", err, got.stdout, got.stderr)
+			}
+			if got.code != 0 || res.StopReason != session.StopEndTurn || res.Response != "hello.txt says hello." || res.Session == "" {
+				t.Errorf("exit %d, result %+v\nstderr: %s", got.code, res, got.stderr)
+			}
+			if len(res.ToolCalls) != 2 || res.ToolCalls[0].Status != tools.StatusSuccess || !strings.Contains(res.ToolCalls[0].Output, "hello") {
+				t.Fatalf("tool calls %+v", res.ToolCalls)
+			}
+			_, err := os.Stat(filepath.Join(root, "shell-ran"))
+			if ran := err == nil; ran != tt.shellRuns || (res.ToolCalls[1].Status == tools.StatusSuccess) != tt.shellRuns {
+				t.Errorf("mode %s: shell ran %v, status %s", tt.mode, ran, res.ToolCalls[1].Status)
+			}
+			// The model got both function responses, in order, with the calls' ids.
+			reqs, err := srv.GenerateRequests()
+			if err != nil || len(reqs) != 2 {
+				t.Fatalf("%d generate requests (%v)", len(reqs), err)
+			}
+			last := reqs[1].Contents[len(reqs[1].Contents)-1]
+			if len(last.Parts) != 2 || last.Parts[0].FunctionResponse == nil || last.Parts[0].FunctionResponse.Name != "read_file" ||
+				last.Parts[1].FunctionResponse == nil || last.Parts[1].FunctionResponse.Name != "run_shell_command" {
+				t.Errorf("last content sent: %+v", last)
+			}
+		})
+	}
+}
+
+func TestPromptStreamJSONAndResume(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	srv := fakegemini.Start(promptScript())
+	defer srv.Close()
+	got := agentlsPrompt(t, root, cfg, srv, "--output", "stream-json", "--approval-mode", "yolo", "What does hello.txt say?")
+	if got.code != 0 {
+		t.Fatalf("exit %d\n%s", got.code, got.stderr)
+	}
+	var types []string
+	var id string
+	sc := bufio.NewScanner(strings.NewReader(got.stdout))
+	for sc.Scan() {
+		var ev struct{ Type, Session string }
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if len(types) == 0 || types[len(types)-1] != ev.Type {
+			types = append(types, ev.Type)
+		}
+		if ev.Type == "init" {
+			id = ev.Session
+		}
+	}
+	want := "init message tool_call tool_result tool_call tool_output tool_result message result"
+	if strings.Join(types, " ") != want {
+		// The two calls run in parallel: their events may interleave.
+		if types[0] != "init" || types[len(types)-1] != "result" || !strings.Contains(got.stdout, `"type":"tool_result"`) {
+			t.Errorf("event types %q, want like %q", types, want)
+		}
+	}
+
+	// A second prompt in the same session carries the first one's history.
+	srv2 := fakegemini.Start(clients.Script{Turns: []clients.Turn{{Text: "It said hello."}}})
+	defer srv2.Close()
+	got = agentlsPrompt(t, root, cfg, srv2, "--session", id, "--output", "text", "And again?")
+	if got.code != 0 || got.stdout != "It said hello.\n" {
+		t.Fatalf("resume: exit %d, stdout %q\nstderr: %s", got.code, got.stdout, got.stderr)
+	}
+	reqs, err := srv2.GenerateRequests()
+	if err != nil || len(reqs) != 1 {
+		t.Fatalf("%d requests (%v)", len(reqs), err)
+	}
+	body, _ := json.Marshal(reqs[0].Contents)
+	if !strings.Contains(string(body), "What does hello.txt say?") || !strings.Contains(string(body), "And again?") {
+		t.Errorf("the resumed session did not send its history: %s", body)
+	}
+
+	got = agentlsPrompt(t, root, cfg, srv2, "--session", "20200101-000000.000-deadbeef", "hi")
+	if got.code == 0 || !strings.Contains(got.stderr, "20200101-000000.000-deadbeef") {
+		t.Errorf("unknown session: exit %d, stderr %q", got.code, got.stderr)
+	}
+}
+
+func TestPromptErrors(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	env := []string{"GEMINI_API_KEY=", "GOOGLE_API_KEY=", "GOOGLE_GENAI_USE_VERTEXAI="}
+	got := agentlsWith(t, root, cfg, env, "prompt", "hi")
+	if got.code != 1 || !strings.Contains(got.stderr, "GEMINI_API_KEY") {
+		t.Errorf("no key: exit %d, stderr %q", got.code, got.stderr)
+	}
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{{HTTPError: &clients.ScriptHTTPError{Status: 400, Message: "the model does not like you"}}}})
+	defer srv.Close()
+	got = agentlsPrompt(t, root, cfg, srv, "hi")
+	if got.code != 1 || !strings.Contains(got.stderr, "the model does not like you") || strings.Contains(got.stderr, "test-key") {
+		t.Errorf("400: exit %d, stderr %q", got.code, got.stderr)
+	}
+	for _, args := range [][]string{{"prompt"}, {"prompt", "a", "b"}, {"prompt", "--output", "xml", "hi"}, {"prompt", "--approval-mode", "always", "hi"}} {
+		if got := agentlsWith(t, root, cfg, nil, args...); got.code != exitBadUsage {
+			t.Errorf("%q: exit %d, want %d", args, got.code, exitBadUsage)
+		}
+	}
+}

@@ -1,0 +1,491 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/tools"
+)
+
+// Runner schedules one batch of tool calls and returns their results in request order.
+// *tools.Scheduler satisfies it; the front end builds the scheduler so that tool events
+// reach its UI tagged with the session.
+type Runner interface {
+	Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
+}
+
+// defaultMaxTurns caps the model turns of one prompt when Options.MaxTurns is zero.
+const defaultMaxTurns = 100
+
+// Options configure a Session.
+type Options struct {
+	Client clients.Client
+	// Declarations returns the tools the model may call; read before every model turn
+	// (the registry can change between turns: MCP list_changed, discovery). Nil offers
+	// no tools.
+	Declarations func() []tools.Declaration
+	// Runner runs the model's tool calls; required when Declarations is set.
+	Runner Runner
+	// Store persists the session; nil keeps it in memory only.
+	Store *Store
+	// ID, when set, resumes the stored session with this id (Store required); an
+	// unknown id is an error naming it.
+	ID string
+	// MaxTurns caps model turns per prompt (0 means 100); reaching it ends the prompt
+	// with StopMaxTurns.
+	MaxTurns int
+	// Env is what the system instruction says about the environment.
+	Env Environment
+	// Observe receives the session's updates; may be nil. Called on the prompt's
+	// goroutine, in order.
+	Observe func(Update)
+	Logger  *slog.Logger
+}
+
+// Environment is the part of the system instruction that describes where the agent works.
+type Environment struct {
+	Roots     []string
+	ConfigDir string           // the user's config dir: AGENTS.md and GEMINI.md there are memory
+	Now       func() time.Time // nil means time.Now
+}
+
+// EditorContext is what the editor says about where the user is when prompting.
+type EditorContext struct {
+	Path      string // absolute path of the current file
+	StartLine int    // 1-based range of the selection; 0 when none
+	EndLine   int
+	Selection string // the selected text, if any
+	// Diagnostic is the text of a diagnostic the user asked about ("Ask agentls to fix this").
+	Diagnostic string
+}
+
+// Result is how a prompt ended.
+type Result struct {
+	StopReason StopReason
+	Text       string        // the model's final answer text of this prompt
+	Usage      clients.Usage // summed over the prompt's model calls
+}
+
+// StopReason says why a prompt ended. The values are the Agent Client Protocol's.
+type StopReason string
+
+// The stop reasons.
+const (
+	StopEndTurn   StopReason = "end_turn"
+	StopCancelled StopReason = "cancelled"
+	StopMaxTurns  StopReason = "max_turn_requests"
+	StopRefusal   StopReason = "refusal" // the model refused (safety), or loop detected
+	StopError     StopReason = "error"
+)
+
+// UpdateKind says what an Update reports.
+type UpdateKind string
+
+// The kinds of update.
+const (
+	UpdateMessage     UpdateKind = "message_chunk"
+	UpdateThought     UpdateKind = "thought_chunk"
+	UpdateCompression UpdateKind = "compression"
+	UpdateTurnEnd     UpdateKind = "turn_end"
+)
+
+// Update is one thing front ends show while a prompt runs. Tool-call updates do not pass
+// here: they come from the front end's own scheduler observer; plans come from
+// write_todos through the Toolbox's OnTodos.
+type Update struct {
+	Kind        UpdateKind
+	Text        string         // message_chunk, thought_chunk; for compression a one-line note
+	StopReason  StopReason     // turn_end
+	Usage       *clients.Usage // turn_end
+	Compression *Compression   // compression
+}
+
+// Compression reports a history compression: the prompt tokens of the last request
+// before it and the estimated (or counted) tokens of the compressed history.
+type Compression struct{ TokensBefore, TokensAfter int }
+
+// Session is one conversation with a model: its history, and the loop that runs a
+// prompt through model turns and tool calls. Its methods are safe for concurrent use,
+// but only one prompt runs at a time.
+type Session struct {
+	id       string
+	client   clients.Client
+	decls    func() []tools.Declaration
+	runner   Runner
+	store    *Store
+	maxTurns int
+	env      Environment
+	observe  func(Update)
+	logger   *slog.Logger
+
+	busy atomic.Bool
+
+	// Owned by the running prompt.
+	created    time.Time
+	persisted  bool // the session's file has its header
+	lastPrompt int  // prompt tokens of the last model request
+
+	mu sync.Mutex
+	// record is every content of the conversation; hist is the comprehensive history
+	// the model's curated history is made from, which compression shortens.
+	record, hist []clients.Content
+}
+
+// New starts a session, or resumes the stored one o.ID names.
+func New(ctx context.Context, o Options) (*Session, error) {
+	if o.Client == nil {
+		return nil, errors.New("session: no model client")
+	}
+	if o.Declarations != nil && o.Runner == nil {
+		return nil, errors.New("session: tools are declared but there is no runner for their calls")
+	}
+	s := &Session{
+		client:   o.Client,
+		decls:    o.Declarations,
+		runner:   o.Runner,
+		store:    o.Store,
+		maxTurns: o.MaxTurns,
+		env:      o.Env,
+		observe:  o.Observe,
+		logger:   o.Logger,
+	}
+	if s.maxTurns <= 0 {
+		s.maxTurns = defaultMaxTurns
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ID == "" {
+		s.created = s.now()
+		s.id = newID(s.created)
+		s.logger = s.logger.With("session", s.id)
+		return s, nil
+	}
+	if o.Store == nil {
+		return nil, fmt.Errorf("session: resuming session %q needs a store", o.ID)
+	}
+	st, err := o.Store.load(o.ID, s.logger)
+	if err != nil {
+		return nil, err
+	}
+	s.id, s.created, s.persisted = o.ID, st.header.Created, true
+	s.logger = s.logger.With("session", s.id)
+	s.record, s.hist = st.record, st.history
+	if st.broken {
+		// The last record was cut short by a crash: the next one starts on a new line.
+		if err := o.Store.appendNewline(s.id); err != nil {
+			return nil, err
+		}
+	}
+	if c, ok := unanswered(s.hist); ok {
+		s.add(c)
+	}
+	for _, c := range s.hist {
+		s.lastPrompt += size(c)
+	}
+	s.lastPrompt /= 4 // a rough estimate until the model reports the real count
+	if st.header.Model != "" && st.header.Model != s.client.Model() {
+		s.logger.Info("resuming a session with another model", "was", st.header.Model, "now", s.client.Model())
+	}
+	return s, nil
+}
+
+// ID returns the session's id, under which it is stored.
+func (s *Session) ID() string { return s.id }
+
+// History returns the full record of the conversation: every user and model content in
+// the order they happened, including the parts compression replaced by a summary.
+func (s *Session) History() []clients.Content {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]clients.Content, len(s.record))
+	for i, c := range s.record {
+		out[i] = clients.Content{Role: c.Role, Parts: slices.Clone(c.Parts)}
+	}
+	return out
+}
+
+// promptState is what one prompt carries from turn to turn.
+type promptState struct {
+	system     string
+	tools      []clients.Declaration
+	usage      clients.Usage
+	loops      loopDetector
+	noCompress bool
+}
+
+// Prompt runs one user prompt to the end. One prompt at a time per session: a second
+// concurrent call returns an error. Cancelling ctx stops the model stream and the running
+// tools, records what completed, and returns StopCancelled with a nil error. A model
+// failure (after the client's retries) returns StopError and the error.
+func (s *Session) Prompt(ctx context.Context, text string, ec *EditorContext) (Result, error) {
+	if !s.busy.CompareAndSwap(false, true) {
+		return Result{StopReason: StopError}, fmt.Errorf("session %s: a prompt is already running", s.id)
+	}
+	defer s.busy.Store(false)
+	if strings.TrimSpace(text) == "" {
+		return Result{StopReason: StopError}, errors.New("session: the prompt is empty")
+	}
+	res, err := s.run(ctx, text, ec)
+	s.persist(record{Type: recEnd, StopReason: res.StopReason, Usage: &res.Usage})
+	usage := res.Usage
+	s.emit(Update{Kind: UpdateTurnEnd, StopReason: res.StopReason, Usage: &usage})
+	return res, err
+}
+
+func (s *Session) run(ctx context.Context, text string, ec *EditorContext) (Result, error) {
+	s.persist(record{Type: recPrompt, Text: text, Time: s.now()})
+	s.add(clients.Content{Role: clients.RoleUser, Parts: []clients.Part{{Text: text}}})
+	p := &promptState{system: systemInstruction(s.env, ec, s.logger)}
+	res := Result{}
+	for turn := 0; ; turn++ {
+		if ctx.Err() != nil {
+			res.StopReason = StopCancelled
+			return res, nil
+		}
+		if turn == s.maxTurns {
+			s.logger.Info("prompt stopped at the turn limit", "turns", s.maxTurns)
+			res.StopReason = StopMaxTurns
+			return res, nil
+		}
+		p.tools = s.tools()
+		s.maybeCompress(ctx, p)
+		res.Usage = p.usage
+
+		s.mu.Lock()
+		req := clients.Request{System: p.system, History: curate(s.hist), Tools: p.tools}
+		s.mu.Unlock()
+		out := s.stream(ctx, req, &p.loops)
+		if out.usage != nil {
+			p.usage = addUsage(p.usage, *out.usage)
+			s.lastPrompt = out.usage.PromptTokens
+		}
+		res.Usage = p.usage
+		model := out.content
+		if len(model.Parts) > 0 {
+			s.add(model)
+		}
+		res.Text = answer(model)
+
+		switch {
+		case out.err != nil && ctx.Err() != nil:
+			s.answerNotRun(model, tools.ErrCancelled, "the user cancelled the request before the call ran.")
+			res.StopReason = StopCancelled
+			return res, nil
+		case out.err != nil:
+			s.answerNotRun(model, tools.ErrExecutionFailed, "the model's response broke off before the call could run.")
+			res.StopReason = StopError
+			return res, fmt.Errorf("model %s: %w", s.client.Model(), out.err)
+		case out.loop:
+			s.answerNotRun(model, tools.ErrCancelled, "the response was stopped because it repeated itself.")
+			s.emit(Update{Kind: UpdateMessage, Text: "\n\n[agentls stopped the response: the model kept repeating the same text. Rephrase the request or give it more direction.]\n"})
+			s.logger.Warn("loop detected: repeated text")
+			res.StopReason = StopRefusal
+			return res, nil
+		}
+
+		fcs := calls(model)
+		if len(fcs) == 0 {
+			return s.finish(res, out.finish)
+		}
+		if i := slices.IndexFunc(fcs, p.loops.call); i >= 0 {
+			s.answerNotRun(model, tools.ErrCancelled, "the call was not run: the same call was repeated too many times in a row.")
+			s.emit(Update{Kind: UpdateMessage, Text: fmt.Sprintf(
+				"\n\n[agentls stopped the turn: the model called %s with the same arguments %d times in a row. Rephrase the request or give it more direction.]\n",
+				fcs[i].Name, callLoop)})
+			s.logger.Warn("loop detected: repeated tool call", "tool", fcs[i].Name)
+			res.StopReason = StopRefusal
+			return res, nil
+		}
+
+		results := s.runner.Run(ctx, requests(fcs))
+		resp := clients.Content{Role: clients.RoleUser}
+		var fatal *tools.ErrorInfo
+		for i, fc := range fcs {
+			if i >= len(results) {
+				resp.Parts = append(resp.Parts, notRun(fc, tools.ErrUnhandledException, "the call got no result."))
+				continue
+			}
+			resp.Parts = append(resp.Parts, responseTo(fc, results[i]))
+			if e := results[i].Error; e != nil && e.Type.Fatal() && fatal == nil {
+				fatal = e
+			}
+		}
+		s.add(resp)
+		if ctx.Err() != nil {
+			res.StopReason = StopCancelled
+			return res, nil
+		}
+		if fatal != nil {
+			res.StopReason = StopError
+			return res, fmt.Errorf("tool call failed: %s: %s", fatal.Type, fatal.Message)
+		}
+	}
+}
+
+// Finish reasons (compared without case) after which the model's silence is a refusal
+// (with those starting with clients.FinishBlocked), and those that report a broken
+// function call.
+var (
+	refusals  = []string{"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "CONTENT_FILTER"}
+	malformed = []string{"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"}
+)
+
+// finish ends a prompt whose last model turn called no tools.
+func (s *Session) finish(res Result, reason string) (Result, error) {
+	reason = strings.ToUpper(reason)
+	switch {
+	case slices.Contains(refusals, reason) || strings.HasPrefix(reason, clients.FinishBlocked):
+		s.logger.Info("the model refused", "finishReason", reason)
+		res.StopReason = StopRefusal
+		return res, nil
+	case slices.Contains(malformed, reason):
+		res.StopReason = StopError
+		return res, fmt.Errorf("model %s produced a malformed function call (finish reason %s)", s.client.Model(), reason)
+	}
+	if res.Text == "" {
+		s.logger.Warn("the model ended its turn without an answer", "finishReason", reason)
+	}
+	res.StopReason = StopEndTurn
+	return res, nil
+}
+
+// streamed is one model response.
+type streamed struct {
+	content clients.Content
+	usage   *clients.Usage
+	finish  string
+	err     error
+	// loop reports that the response was stopped for repeating itself.
+	loop bool
+}
+
+// stream runs one model request, passing its text and thoughts on as updates.
+func (s *Session) stream(ctx context.Context, req clients.Request, loops *loopDetector) streamed {
+	loops.response()
+	var out streamed
+	var parts []clients.Part
+	for chunk, err := range s.client.Stream(ctx, req) {
+		if err != nil {
+			out.err = err
+			break
+		}
+		for _, p := range chunk.Parts {
+			if emptyPart(p) {
+				continue
+			}
+			parts = append(parts, p)
+			switch {
+			case p.Thought:
+				if p.Text != "" {
+					s.emit(Update{Kind: UpdateThought, Text: p.Text})
+				}
+			case p.Text != "":
+				s.emit(Update{Kind: UpdateMessage, Text: p.Text})
+				out.loop = out.loop || loops.text(p.Text)
+			}
+		}
+		if chunk.Usage != nil {
+			u := *chunk.Usage
+			out.usage = &u
+		}
+		if chunk.FinishReason != "" {
+			out.finish = chunk.FinishReason
+		}
+		if out.loop {
+			break
+		}
+	}
+	if out.err == nil && !out.loop && ctx.Err() != nil {
+		out.err = ctx.Err()
+	}
+	out.content = clients.Content{Role: clients.RoleModel, Parts: mergeText(parts)}
+	return out
+}
+
+// answer returns the answer text of a model content.
+func answer(c clients.Content) string {
+	var b strings.Builder
+	for _, p := range c.Parts {
+		if !p.Thought {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// answerNotRun records responses for the calls of model that will not run, so that
+// every call in the history has its response.
+func (s *Session) answerNotRun(model clients.Content, t tools.ErrorType, why string) {
+	if c, ok := responsesNotRun(model, t, why); ok {
+		s.add(c)
+	}
+}
+
+// tools returns the declarations of the tools offered this turn.
+func (s *Session) tools() []clients.Declaration {
+	if s.decls == nil {
+		return nil
+	}
+	decls, err := declarations(s.decls())
+	if err != nil {
+		s.logger.Error("tool declarations", "err", err)
+	}
+	return decls
+}
+
+// add appends c to the record and the history, and persists it.
+func (s *Session) add(c clients.Content) {
+	s.mu.Lock()
+	s.record = append(s.record, c)
+	s.hist = append(s.hist, c)
+	s.mu.Unlock()
+	s.persist(record{Type: recContent, Content: &c})
+}
+
+// persist appends recs to the session's file, writing its header first when the file is
+// new. A failure is logged: the conversation goes on in memory.
+func (s *Session) persist(recs ...record) {
+	if s.store == nil {
+		return
+	}
+	if !s.persisted {
+		h := record{Type: recSession, ID: s.id, Created: s.created, Model: s.client.Model(), Roots: s.env.Roots}
+		recs = append([]record{h}, recs...)
+	}
+	if err := s.store.append(s.id, recs...); err != nil {
+		s.logger.Error("session not saved", "err", err)
+		return
+	}
+	s.persisted = true
+}
+
+func (s *Session) emit(u Update) {
+	if s.observe != nil {
+		s.observe(u)
+	}
+}
+
+func (s *Session) now() time.Time {
+	if s.env.Now != nil {
+		return s.env.Now()
+	}
+	return time.Now()
+}
+
+func addUsage(a, b clients.Usage) clients.Usage {
+	return clients.Usage{
+		PromptTokens:  a.PromptTokens + b.PromptTokens,
+		OutputTokens:  a.OutputTokens + b.OutputTokens,
+		ThoughtTokens: a.ThoughtTokens + b.ThoughtTokens,
+		TotalTokens:   a.TotalTokens + b.TotalTokens,
+	}
+}

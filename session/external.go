@@ -1,0 +1,214 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/discovered"
+	"github.com/agentls/agentls/tools/mcp"
+	"github.com/agentls/agentls/tools/web"
+)
+
+// Untrusted says which of the workspace's tool sources were skipped because the user
+// has not trusted the folder, and how to trust it. It is empty in a trusted workspace
+// and in one that names no tool sources.
+type Untrusted struct {
+	Root string `json:"root"`
+	// Skipped names each skipped setting and its file, e.g. "mcpServers.db in
+	// /repo/.agentls/settings.json".
+	Skipped []string `json:"skipped"`
+	// Hint says how to trust the folder.
+	Hint string `json:"hint"`
+}
+
+// Untrusted reports the workspace tool sources skipped for want of trust, or nil.
+func (tb *Toolbox) Untrusted() *Untrusted {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if len(tb.untrusted) == 0 {
+		return nil
+	}
+	root := tb.Workspace.Roots()[0]
+	return &Untrusted{
+		Root:    root,
+		Skipped: slices.Clone(tb.untrusted),
+		Hint:    fmt.Sprintf("the folder is not trusted; to trust it, run: agentls trust %s", root),
+	}
+}
+
+// StartExternal runs the discovery command and connects the MCP servers of the
+// settings, in parallel, and registers their tools. It returns when every source has
+// loaded or failed: a failure is logged and reported in the error, and never takes the
+// built-in tools or the other sources down. Front ends that must not wait call it on a
+// goroutine; the tools appear in the registry as each source loads.
+func (tb *Toolbox) StartExternal(ctx context.Context) error {
+	tb.mu.Lock()
+	servers := tb.Settings.MCPServers
+	tb.mu.Unlock()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := tb.Discover(ctx)
+		errc <- err
+	}()
+	tb.startMCP(ctx, servers)
+	return <-errc
+}
+
+// startMCP replaces the MCP manager by one for servers and connects them.
+func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerConfig) {
+	tb.mu.Lock()
+	old := tb.mcp
+	tb.mcp = nil
+	tb.Registry.RemoveSource(tools.SourceMCP, "")
+	if len(servers) > 0 {
+		tb.mcp = mcp.NewManager(mcp.Options{
+			Servers:  servers,
+			Dir:      tb.Workspace.Roots()[0],
+			Logger:   tb.Logger,
+			OnTools:  tb.setMCPTools,
+			OnStatus: tb.onMCPStatus,
+		})
+	}
+	m := tb.mcp
+	tb.mu.Unlock()
+	if old != nil {
+		if err := old.Close(); err != nil {
+			tb.Logger.Warn("closing MCP servers", "err", err)
+		}
+	}
+	if m != nil {
+		m.Start(ctx)
+	}
+}
+
+// setMCPTools replaces the tools of one MCP server in the registry.
+func (tb *Toolbox) setMCPTools(server string, ts []tools.Tool) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.Registry.RemoveSource(tools.SourceMCP, server)
+	for _, t := range ts {
+		tb.Registry.Register(t)
+	}
+}
+
+func (tb *Toolbox) onMCPStatus(st mcp.ServerStatus) {
+	if tb.onStatus != nil {
+		tb.onStatus(st)
+	}
+}
+
+// MCP returns the manager of the MCP servers, or nil when the settings name none.
+func (tb *Toolbox) MCP() *mcp.Manager {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return tb.mcp
+}
+
+// Discover runs the settings' discovery command, if any, and replaces the previously
+// discovered tools by what it found. Without a discovery command it removes them.
+func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
+	tb.mu.Lock()
+	discover, call := tb.Settings.Discovery()
+	tb.mu.Unlock()
+	var found []tools.Tool
+	if discover != "" {
+		var err error
+		found, err = discovered.Discover(ctx, discovered.Options{
+			DiscoveryCommand: discover,
+			CallCommand:      call,
+			Dir:              tb.Workspace.Roots()[0],
+			Builtin:          tb.isBuiltin,
+			Logger:           tb.Logger,
+		})
+		if err != nil {
+			tb.Logger.Error("tool discovery failed; the built-in tools still work", "command", discover, "err", err)
+			return nil, fmt.Errorf("tool discovery: %w", err)
+		}
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.discovered = found
+	tb.Registry.RemoveSource(tools.SourceDiscovered, "")
+	infos := make([]tools.Info, 0, len(found))
+	for _, t := range found {
+		tb.Registry.Register(t)
+		infos = append(infos, t.Info())
+	}
+	return infos, nil
+}
+
+func (tb *Toolbox) isBuiltin(name string) bool {
+	return slices.ContainsFunc(tb.Builtins.Tools(), func(t tools.Tool) bool { return t.Info().Name == name })
+}
+
+// external returns the tools added after the built-in set (google_web_search, the
+// discovered and the MCP tools), for a new registry.
+// tb.mu is held.
+func (tb *Toolbox) external() []tools.Tool {
+	out := slices.Clone(tb.discovered)
+	if tb.search != nil {
+		out = append(out, tb.search)
+	}
+	if tb.mcp != nil {
+		out = append(out, tb.mcp.Tools()...)
+	}
+	return out
+}
+
+// logOnce logs msg as a warning the first time this toolbox sees it: settings are read
+// again on every configuration change, and a skipped setting is news only once.
+func (tb *Toolbox) logOnce(msg string, args ...any) {
+	key := msg + fmt.Sprint(args...)
+	tb.mu.Lock()
+	seen := tb.logged[key]
+	tb.logged[key] = true
+	tb.mu.Unlock()
+	if !seen {
+		tb.Logger.Warn(msg, args...)
+	}
+}
+
+// Declarations returns the enabled tools as the model is told of them.
+func (tb *Toolbox) Declarations() []tools.Declaration {
+	tb.mu.Lock()
+	reg := tb.Registry
+	tb.mu.Unlock()
+	return reg.Declarations()
+}
+
+// SetSearcher offers google_web_search when c can ground answers in web search (the
+// Gemini client can), and withdraws it otherwise.
+func (tb *Toolbox) SetSearcher(c clients.Client) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.search = nil
+	tb.Registry.Unregister(web.SearchName)
+	s, ok := c.(clients.Searcher)
+	if !ok {
+		return
+	}
+	for _, t := range web.New(web.Options{Searcher: searcher{s}, Logger: tb.Logger}).Tools() {
+		if t.Info().Name == web.SearchName {
+			tb.search = t
+			tb.Registry.Register(t)
+		}
+	}
+}
+
+// searcher adapts a model client's search to google_web_search.
+type searcher struct{ c clients.Searcher }
+
+func (s searcher) Search(ctx context.Context, query string) (string, []web.Source, error) {
+	res, err := s.c.Search(ctx, query)
+	if err != nil {
+		return "", nil, err
+	}
+	sources := make([]web.Source, len(res.Sources))
+	for i, src := range res.Sources {
+		sources[i] = web.Source{Title: src.Title, URI: src.URI}
+	}
+	return res.Text, sources, nil
+}

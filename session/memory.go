@@ -1,0 +1,161 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Memory files: instructions the user and the project keep for the agent.
+const (
+	// maxMemoryFile bounds what one memory file contributes, maxMemoryTotal all of
+	// them, in bytes.
+	maxMemoryFile  = 64 << 10
+	maxMemoryTotal = 256 << 10
+)
+
+// memoryNames are the names of memory files, in the order they are read in a directory:
+// AGENTS.md, the common name, and GEMINI.md, so that projects set up for Gemini CLI work
+// unchanged.
+var memoryNames = [...]string{"AGENTS.md", "GEMINI.md"}
+
+// memoryFile is one memory file as the system instruction shows it.
+type memoryFile struct {
+	Path string
+	Text string
+	// Truncated reports that Text is only the beginning of the file.
+	Truncated bool
+}
+
+// memoryDirs returns the directories whose memory files count, most general first: the
+// user's configuration directory, then for each root every directory from its
+// repository's top (the nearest ancestor holding .git, else the root itself) down to
+// the root.
+func memoryDirs(env Environment) []string {
+	var dirs []string
+	if env.ConfigDir != "" {
+		dirs = append(dirs, filepath.Clean(env.ConfigDir))
+	}
+	for _, root := range env.Roots {
+		root = filepath.Clean(root)
+		top := root
+		for d := root; ; {
+			if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+				top = d
+				break
+			}
+			parent := filepath.Dir(d)
+			if parent == d {
+				break
+			}
+			d = parent
+		}
+		var chain []string
+		for d := root; ; d = filepath.Dir(d) {
+			chain = append(chain, d)
+			if d == top {
+				break
+			}
+		}
+		slices.Reverse(chain)
+		for _, d := range chain {
+			if !slices.Contains(dirs, d) {
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	return dirs
+}
+
+// loadMemory reads the memory files of env, each up to maxMemoryFile bytes and all of
+// them up to maxMemoryTotal. Files that cannot be read are left out with a warning.
+func loadMemory(env Environment, logger *slog.Logger) []memoryFile {
+	var files []memoryFile
+	budget := maxMemoryTotal
+	for _, dir := range memoryDirs(env) {
+		for _, name := range memoryNames {
+			if budget <= 0 {
+				logger.Warn("memory files exceed the total limit; the rest are left out", "limit", maxMemoryTotal, "next", filepath.Join(dir, name))
+				return files
+			}
+			path := filepath.Join(dir, name)
+			mf, err := readMemory(path, min(maxMemoryFile, budget))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				logger.Warn("memory file left out", "path", path, "err", err)
+				continue
+			}
+			if strings.TrimSpace(mf.Text) == "" {
+				continue
+			}
+			budget -= len(mf.Text)
+			files = append(files, mf)
+		}
+	}
+	return files
+}
+
+// readMemory reads up to limit bytes of the memory file at path, cutting at a character
+// boundary.
+func readMemory(path string, limit int) (memoryFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return memoryFile{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return memoryFile{}, err
+	}
+	if !fi.Mode().IsRegular() {
+		return memoryFile{}, fmt.Errorf("%s is a %s, not a file", path, fi.Mode().Type())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return memoryFile{}, fmt.Errorf("reading %s: %w", path, err)
+	}
+	mf := memoryFile{Path: path}
+	if len(data) > limit {
+		data = data[:limit]
+		for i := 0; i < utf8.UTFMax-1 && len(data) > 0; i++ {
+			if r, n := utf8.DecodeLastRune(data); r != utf8.RuneError || n > 1 {
+				break
+			}
+			data = data[:len(data)-1]
+		}
+		mf.Truncated = true
+	}
+	mf.Text = string(data)
+	return mf, nil
+}
+
+// formatMemory renders memory files for the system instruction, each with its path.
+func formatMemory(files []memoryFile) string {
+	if len(files) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("# Memory\n\nThe user and the project keep these instructions and facts for you. " +
+		"Follow them; the more specific (later) files take precedence over the general ones.\n")
+	for _, f := range files {
+		fmt.Fprintf(&b, "\n--- Context from: %s ---\n", f.Path)
+		b.WriteString(f.Text)
+		if !strings.HasSuffix(f.Text, "\n") {
+			b.WriteByte('\n')
+		}
+		if f.Truncated {
+			b.WriteString("[… the rest of this file is left out: it is too long]\n")
+		}
+		fmt.Fprintf(&b, "--- End of context from: %s ---\n", f.Path)
+	}
+	return b.String()
+}

@@ -1,0 +1,327 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentls/agentls/clients"
+)
+
+// Store keeps sessions as JSON Lines files, one per session (<id>.jsonl in its
+// directory), appended record by record and never rewritten: a crash loses at most the
+// model response in flight.
+//
+// The records, one JSON object a line, in the order they happened:
+//
+//	{"type":"session","id":…,"created":…,"model":…,"roots":[…]}   first line
+//	{"type":"prompt","text":…,"time":…}                           a user prompt
+//	{"type":"content","content":{…}}                              a user or model content, as it completed
+//	{"type":"compression","summary":…,"kept":n}                   older history replaced by summary; the last n contents kept
+//	{"type":"end","stopReason":…,"usage":{…}}                     a prompt ended
+//
+// A Store is safe for concurrent use; one session's file is written by that session
+// only.
+type Store struct {
+	dir string
+}
+
+// NewStore returns a store keeping its files in dir, which is created when the first
+// session is written.
+func NewStore(dir string) *Store { return &Store{dir: dir} }
+
+// Dir returns the directory of the store's files.
+func (st *Store) Dir() string { return st.dir }
+
+// StateDir returns $XDG_STATE_HOME/agentls/sessions (else ~/.local/state/agentls/sessions).
+func StateDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "agentls", "sessions"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("session state directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "agentls", "sessions"), nil
+}
+
+// Info describes a stored session for listings.
+type Info struct {
+	ID      string
+	Title   string // the first prompt, shortened to one line
+	Created time.Time
+	// Updated is when the session's file was last written.
+	Updated time.Time
+	Prompts int
+}
+
+// Record types of a session file.
+const (
+	recSession     = "session"
+	recPrompt      = "prompt"
+	recContent     = "content"
+	recCompression = "compression"
+	recEnd         = "end"
+)
+
+// record is one line of a session file. Type comes first in its JSON form, which List
+// relies on to skip lines without decoding them.
+type record struct {
+	Type    string           `json:"type"`
+	ID      string           `json:"id,omitempty"`
+	Created time.Time        `json:"created,omitzero"`
+	Model   string           `json:"model,omitempty"`
+	Roots   []string         `json:"roots,omitempty"`
+	Text    string           `json:"text,omitempty"`
+	Time    time.Time        `json:"time,omitzero"`
+	Content *clients.Content `json:"content,omitempty"`
+	Summary string           `json:"summary,omitempty"`
+	// Kept is set on compression records, zero included.
+	Kept       *int           `json:"kept,omitempty"`
+	StopReason StopReason     `json:"stopReason,omitempty"`
+	Usage      *clients.Usage `json:"usage,omitempty"`
+}
+
+// newID returns a new session id: the UTC time to the millisecond, so that ids sort by
+// creation, and a random suffix.
+func newID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return now.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
+}
+
+// checkID refuses ids that could name a file outside the store.
+func checkID(id string) error {
+	if id == "" || strings.Trim(id, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_.") != "" ||
+		strings.HasPrefix(id, ".") {
+		return fmt.Errorf("invalid session id %q: ids are letters, digits, '-', '_' and '.'", id)
+	}
+	return nil
+}
+
+func (st *Store) path(id string) string { return filepath.Join(st.dir, id+".jsonl") }
+
+// append writes recs at the end of the session file of id, creating the file (and the
+// store's directory) if needed. Each record is one write of one line, so that a crash
+// leaves at most the last line incomplete.
+func (st *Store) append(id string, recs ...record) error {
+	var buf bytes.Buffer
+	for _, r := range recs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("encoding a %s record of session %s: %w", r.Type, id, err)
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	if err := os.MkdirAll(st.dir, 0o700); err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	f, err := os.OpenFile(st.path(id), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	_, err = f.Write(buf.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing session %s: %w", id, err)
+	}
+	return nil
+}
+
+// appendNewline ends the last line of the session file of id, which a crash left
+// incomplete, so that the next record starts on a line of its own.
+func (st *Store) appendNewline(id string) error {
+	f, err := os.OpenFile(st.path(id), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("session store: %w", err)
+	}
+	_, err = f.Write([]byte{'\n'})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing session %s: %w", id, err)
+	}
+	return nil
+}
+
+// stored is a session read back from its file.
+type stored struct {
+	header record
+	// record is every content in the order it was written; history is what the model
+	// is sent after compressions.
+	record, history []clients.Content
+	prompts         int
+	// broken is set when the file ends without a newline (a crash in the middle of a
+	// write): the next record must start on a line of its own.
+	broken bool
+}
+
+// load replays the session file of id. A line cut short by a crash is ignored.
+func (st *Store) load(id string, logger *slog.Logger) (*stored, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(st.path(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no session %q in %s", id, st.dir)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading session %s: %w", id, err)
+	}
+	s := &stored{broken: len(data) > 0 && data[len(data)-1] != '\n'}
+	lines := bytes.Split(data, []byte("\n"))
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var r record
+		if err := json.Unmarshal(line, &r); err != nil {
+			if i == 0 {
+				return nil, fmt.Errorf("session %s: the file does not start with its session header: %w", id, err)
+			}
+			// A crash mid-write leaves the last line incomplete; resuming then starts the
+			// next record on a new line, so such a line may also sit in the middle.
+			logger.Warn("ignoring an incomplete record in a session file", "session", id, "line", i+1, "err", err)
+			continue
+		}
+		if i == 0 {
+			if r.Type != recSession || r.ID != id {
+				return nil, fmt.Errorf("session %s: the file does not start with its session header", id)
+			}
+			s.header = r
+			continue
+		}
+		switch r.Type {
+		case recPrompt:
+			s.prompts++
+		case recContent:
+			if r.Content == nil {
+				return nil, fmt.Errorf("session %s, line %d: content record without content", id, i+1)
+			}
+			s.record = append(s.record, *r.Content)
+			s.history = append(s.history, *r.Content)
+		case recCompression:
+			if r.Kept == nil || *r.Kept < 0 || *r.Kept > len(s.history) {
+				return nil, fmt.Errorf("session %s, line %d: compression keeps a number of contents the history does not have", id, i+1)
+			}
+			s.history = compressed(r.Summary, s.history[len(s.history)-*r.Kept:])
+		case recEnd, recSession:
+		default:
+			logger.Warn("unknown record in session file", "session", id, "line", i+1, "type", r.Type)
+		}
+	}
+	if s.header.Type == "" {
+		return nil, fmt.Errorf("session %s: the file has no session header", id)
+	}
+	return s, nil
+}
+
+// List describes the stored sessions, most recently updated first. Files that are not
+// session files are left out.
+func (st *Store) List() ([]Info, error) {
+	entries, err := os.ReadDir(st.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	var infos []Info
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() || checkID(id) != nil {
+			continue
+		}
+		info, err := st.info(id)
+		if err != nil {
+			continue // not a session file, or one damaged beyond its header
+		}
+		infos = append(infos, info)
+	}
+	slices.SortFunc(infos, func(a, b Info) int {
+		return cmp.Or(b.Updated.Compare(a.Updated), strings.Compare(b.ID, a.ID))
+	})
+	return infos, nil
+}
+
+// info reads the header of a session file and counts its prompts, decoding only the
+// header and prompt lines.
+func (st *Store) info(id string) (Info, error) {
+	f, err := os.Open(st.path(id))
+	if err != nil {
+		return Info{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Info{}, err
+	}
+	info := Info{ID: id, Updated: fi.ModTime()}
+	r := bufio.NewReaderSize(f, 64<<10)
+	first := true
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			switch {
+			case first:
+				var h record
+				if jerr := json.Unmarshal(line, &h); jerr != nil || h.Type != recSession || h.ID != id {
+					return Info{}, fmt.Errorf("session %s: no session header", id)
+				}
+				info.Created = h.Created
+				first = false
+			case bytes.HasPrefix(line, []byte(`{"type":"prompt"`)):
+				var p record
+				if json.Unmarshal(line, &p) == nil {
+					info.Prompts++
+					if info.Title == "" {
+						info.Title = title(p.Text)
+					}
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Info{}, err
+		}
+	}
+	if first {
+		return Info{}, fmt.Errorf("session %s: empty file", id)
+	}
+	return info, nil
+}
+
+// title shortens a prompt to its first non-empty line, at most 80 characters.
+func title(prompt string) string {
+	const max = 80
+	for line := range strings.Lines(prompt) {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if r := []rune(line); len(r) > max {
+			return string(r[:max-1]) + "…"
+		}
+		return line
+	}
+	return ""
+}

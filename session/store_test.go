@@ -1,0 +1,180 @@
+package session
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/clients"
+)
+
+func TestNewIDSortsByTime(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	var ids []string
+	for i := range 5 {
+		ids = append(ids, newID(t0.Add(time.Duration(i)*time.Millisecond*10)))
+	}
+	if !slices.IsSorted(ids) {
+		t.Errorf("ids out of time order: %v", ids)
+	}
+	if a, b := newID(t0), newID(t0); a == b {
+		t.Errorf("two ids at the same time are equal: %s", a)
+	}
+	for _, id := range ids {
+		if err := checkID(id); err != nil {
+			t.Errorf("own id refused: %v", err)
+		}
+	}
+}
+
+func TestCheckID(t *testing.T) {
+	for _, id := range []string{"", "../x", "a/b", ".hidden", `a\b`, "a b"} {
+		if checkID(id) == nil {
+			t.Errorf("id %q accepted", id)
+		}
+	}
+}
+
+// writeSession writes a session file of records, each marshalled to one line, and
+// returns its path.
+func writeSession(t *testing.T, st *Store, id string, recs ...record) string {
+	t.Helper()
+	if err := st.append(id, recs...); err != nil {
+		t.Fatal(err)
+	}
+	return st.path(id)
+}
+
+func TestStoreLoad(t *testing.T) {
+	kept := 2
+	st := NewStore(t.TempDir())
+	created := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
+	q1, a1 := user("first"), modelTurn(text("one"))
+	q2, a2 := user("second"), modelTurn(text("two"))
+	path := writeSession(t, st, "s1",
+		record{Type: recSession, ID: "s1", Created: created, Model: "m"},
+		record{Type: recPrompt, Text: "first"},
+		record{Type: recContent, Content: &q1},
+		record{Type: recContent, Content: &a1},
+		record{Type: recEnd, StopReason: StopEndTurn},
+		record{Type: recPrompt, Text: "second"},
+		record{Type: recContent, Content: &q2},
+		record{Type: recContent, Content: &a2},
+		record{Type: recCompression, Summary: "<state_snapshot/>", Kept: &kept},
+	)
+	got, err := st.load("s1", discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.record, []clients.Content{q1, a1, q2, a2}) {
+		t.Errorf("record %s", js(t, got.record))
+	}
+	if want := compressed("<state_snapshot/>", []clients.Content{q2, a2}); !reflect.DeepEqual(got.history, want) {
+		t.Errorf("history %s, want %s", js(t, got.history), js(t, want))
+	}
+	if got.prompts != 2 || !got.header.Created.Equal(created) || got.broken {
+		t.Errorf("prompts %d created %v broken %v", got.prompts, got.header.Created, got.broken)
+	}
+
+	// A crash in the middle of a write leaves a truncated last line.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(data, `{"type":"content","content":{"role":"mo`...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = st.load("s1", discard())
+	if err != nil {
+		t.Fatalf("truncated last line not tolerated: %v", err)
+	}
+	if len(got.record) != 4 || !got.broken {
+		t.Errorf("after a truncated line: %d contents, broken %v", len(got.record), got.broken)
+	}
+}
+
+func TestStoreLoadErrors(t *testing.T) {
+	st := NewStore(t.TempDir())
+	writeSession(t, st, "nohead", record{Type: recPrompt, Text: "x"})
+	writeSession(t, st, "other", record{Type: recSession, ID: "someone-else"})
+	tests := []struct {
+		id   string
+		want string
+	}{
+		{"missing", `no session "missing"`},
+		{"nohead", "session header"},
+		{"other", "session header"},
+		{"../etc", "invalid session id"},
+	}
+	for _, tt := range tests {
+		_, err := st.load(tt.id, discard())
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("load(%q) = %v, want an error with %q", tt.id, err, tt.want)
+		}
+	}
+}
+
+func TestStoreList(t *testing.T) {
+	dir := t.TempDir()
+	st := NewStore(dir)
+	if infos, err := st.List(); err != nil || len(infos) != 0 {
+		t.Fatalf("empty store lists %v, %v", infos, err)
+	}
+	c := user("x")
+	writeSession(t, st, "a", record{Type: recSession, ID: "a", Created: time.Unix(100, 0)},
+		record{Type: recPrompt, Text: "\n  Fix the bug in parser.go  \nmore detail"},
+		record{Type: recContent, Content: &c},
+		record{Type: recPrompt, Text: "and test it"})
+	writeSession(t, st, "b", record{Type: recSession, ID: "b", Created: time.Unix(200, 0)},
+		record{Type: recPrompt, Text: strings.Repeat("long ", 40)})
+	writeSession(t, st, "c", record{Type: recSession, ID: "c", Created: time.Unix(300, 0)})
+	if err := os.WriteFile(filepath.Join(dir, "junk.jsonl"), []byte("not json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range []string{"a", "c", "b"} { // b updated last, then c, then a
+		mt := time.Unix(1000+int64(i)*10, 0)
+		if err := os.Chtimes(st.path(id), mt, mt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	infos, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, in := range infos {
+		ids = append(ids, in.ID)
+	}
+	if !slices.Equal(ids, []string{"b", "c", "a"}) {
+		t.Fatalf("listed %v, want [b c a]", ids)
+	}
+	a := infos[2]
+	if a.Title != "Fix the bug in parser.go" || a.Prompts != 2 || !a.Created.Equal(time.Unix(100, 0)) {
+		t.Errorf("info of a: %+v", a)
+	}
+	if b := infos[0]; len([]rune(b.Title)) != 80 || !strings.HasSuffix(b.Title, "…") || b.Prompts != 1 {
+		t.Errorf("info of b: %+v", b)
+	}
+	if c := infos[1]; c.Title != "" || c.Prompts != 0 {
+		t.Errorf("info of c: %+v", c)
+	}
+}
+
+func TestStateDir(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "/state")
+	if d, err := StateDir(); err != nil || d != filepath.Join("/state", "agentls", "sessions") {
+		t.Errorf("StateDir = %q, %v", d, err)
+	}
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", "/home/u")
+	if d, err := StateDir(); err != nil || d != filepath.Join("/home/u", ".local", "state", "agentls", "sessions") {
+		t.Errorf("StateDir = %q, %v", d, err)
+	}
+}
