@@ -1,0 +1,257 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+)
+
+// The names of the resource tools.
+const (
+	ListResourcesName = "list_mcp_resources"
+	ReadResourceName  = "read_mcp_resource"
+)
+
+// listResourcesTool lists the resources of the connected servers.
+type listResourcesTool struct{ m *Manager }
+
+func (t *listResourcesTool) Info() tools.Info {
+	return tools.Info{
+		Name:        ListResourcesName,
+		DisplayName: "List MCP resources",
+		Description: "Lists the resources (and resource templates) that the connected MCP servers offer, " +
+			"with their URIs, names and MIME types. Read one with " + ReadResourceName + ".",
+		Kind:   tools.KindRead,
+		Source: tools.SourceMCP,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"server":{"type":"string",` +
+			`"description":"Only list the resources of this MCP server."}},"additionalProperties":false}`),
+		Idempotent: true,
+	}
+}
+
+func (t *listResourcesTool) Build(args json.RawMessage) (tools.Invocation, error) {
+	var p struct {
+		Server string `json:"server"`
+	}
+	if err := decodeArgs(args, &p); err != nil {
+		return nil, err
+	}
+	if p.Server != "" {
+		if _, err := t.m.server(p.Server); err != nil {
+			return nil, err
+		}
+	}
+	return &listResourcesCall{m: t.m, server: p.Server}, nil
+}
+
+type listResourcesCall struct {
+	m      *Manager
+	server string
+}
+
+func (c *listResourcesCall) Describe() string {
+	if c.server == "" {
+		return "List the resources of all MCP servers"
+	}
+	return "List the resources of MCP server " + c.server
+}
+
+func (c *listResourcesCall) Locations() []tools.Location { return nil }
+
+// Confirmation is nil: listing resources changes nothing.
+func (c *listResourcesCall) Confirmation(context.Context) (*confirm.Details, error) { return nil, nil }
+
+func (c *listResourcesCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
+	names := c.m.order
+	if c.server != "" {
+		names = []string{c.server}
+	}
+	var (
+		b      strings.Builder
+		n      int
+		failed []string
+	)
+	for _, name := range names {
+		s := c.m.servers[name]
+		s.mu.Lock()
+		has := s.resources
+		s.mu.Unlock()
+		if !has {
+			if c.server != "" {
+				return nil, tools.Errorf(tools.ErrExecutionFailed, "MCP server %q offers no resources", name)
+			}
+			continue
+		}
+		conn, err := s.session(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			failed = append(failed, err.Error())
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout())
+		err = func() error {
+			for r, err := range conn.sess.Resources(rctx, nil) {
+				if err != nil {
+					return err
+				}
+				n++
+				fmt.Fprintf(&b, "%s: %s", name, r.URI)
+				if r.Name != "" {
+					fmt.Fprintf(&b, " — %s", r.Name)
+				}
+				if r.MIMEType != "" {
+					fmt.Fprintf(&b, " (%s)", r.MIMEType)
+				}
+				if r.Description != "" {
+					fmt.Fprintf(&b, ": %s", firstLine(r.Description))
+				}
+				b.WriteByte('\n')
+			}
+			for r, err := range conn.sess.ResourceTemplates(rctx, nil) {
+				if err != nil {
+					return err
+				}
+				n++
+				fmt.Fprintf(&b, "%s: template %s", name, r.URITemplate)
+				if r.Name != "" {
+					fmt.Fprintf(&b, " — %s", r.Name)
+				}
+				if r.MIMEType != "" {
+					fmt.Fprintf(&b, " (%s)", r.MIMEType)
+				}
+				if r.Description != "" {
+					fmt.Fprintf(&b, ": %s", firstLine(r.Description))
+				}
+				b.WriteByte('\n')
+			}
+			return nil
+		}()
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			failed = append(failed, fmt.Sprintf("MCP server %q: %v", name, err))
+		}
+	}
+	if n == 0 && len(failed) > 0 {
+		return nil, tools.Errorf(tools.ErrExecutionFailed, "listing resources failed: %s", strings.Join(failed, "; "))
+	}
+	out := b.String()
+	if n == 0 {
+		out = "No MCP server offers resources.\n"
+	}
+	for _, f := range failed {
+		out += "(not listed: " + f + ")\n"
+	}
+	return &tools.Result{Summary: fmt.Sprintf("%d resources", n), Output: strings.TrimSuffix(out, "\n")}, nil
+}
+
+// readResourceTool reads one resource of a server.
+type readResourceTool struct{ m *Manager }
+
+func (t *readResourceTool) Info() tools.Info {
+	return tools.Info{
+		Name:        ReadResourceName,
+		DisplayName: "Read MCP resource",
+		Description: "Reads a resource of an MCP server by its URI (see " + ListResourcesName + "). " +
+			"Text comes back as text, binary content as an attachment.",
+		Kind:   tools.KindRead,
+		Source: tools.SourceMCP,
+		Parameters: json.RawMessage(`{"type":"object","properties":{` +
+			`"server":{"type":"string","description":"The MCP server that offers the resource."},` +
+			`"uri":{"type":"string","description":"The resource's URI."}},` +
+			`"required":["server","uri"],"additionalProperties":false}`),
+		Idempotent: true,
+	}
+}
+
+func (t *readResourceTool) Build(args json.RawMessage) (tools.Invocation, error) {
+	var p struct {
+		Server string `json:"server"`
+		URI    string `json:"uri"`
+	}
+	if err := decodeArgs(args, &p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.URI) == "" {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "uri must not be empty")
+	}
+	s, err := t.m.server(p.Server)
+	if err != nil {
+		return nil, err
+	}
+	return &readResourceCall{s: s, uri: p.URI}, nil
+}
+
+type readResourceCall struct {
+	s   *server
+	uri string
+}
+
+func (c *readResourceCall) Describe() string {
+	return fmt.Sprintf("Read %s from MCP server %s", c.uri, c.s.name)
+}
+
+func (c *readResourceCall) Locations() []tools.Location { return nil }
+
+// Confirmation is nil: reading a resource changes nothing.
+func (c *readResourceCall) Confirmation(context.Context) (*confirm.Details, error) { return nil, nil }
+
+func (c *readResourceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
+	conn, err := c.s.session(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Err: err, Message: err.Error()}
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.s.cfg.RequestTimeout())
+	defer cancel()
+	res, err := conn.sess.ReadResource(rctx, &sdk.ReadResourceParams{URI: c.uri})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(rctx.Err(), context.DeadlineExceeded) {
+			return nil, tools.Errorf(tools.ErrTimeout, "MCP server %q did not answer within %s", c.s.name, c.s.cfg.RequestTimeout())
+		}
+		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Err: err,
+			Message: fmt.Sprintf("MCP server %q could not read %s: %v", c.s.name, c.uri, err)}
+	}
+	content := make([]sdk.Content, 0, len(res.Contents))
+	for _, rc := range res.Contents {
+		if rc != nil {
+			content = append(content, &sdk.EmbeddedResource{Resource: rc})
+		}
+	}
+	r, _ := convertResult(content, nil)
+	r.Summary = fmt.Sprintf("%s: %s", c.uri, summarize(r))
+	return r, nil
+}
+
+// decodeArgs decodes a tool's JSON arguments into p.
+func decodeArgs(args json.RawMessage, p any) error {
+	if len(args) == 0 || string(args) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(args, p); err != nil {
+		return tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return line
+}

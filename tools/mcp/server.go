@@ -1,0 +1,412 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentls/agentls/tools"
+)
+
+// Backoff between failed connection attempts: the first retry may come after
+// backoffBase, each further one after twice the previous wait, up to backoffMax. The
+// first attempt after a connection is lost is never delayed.
+const (
+	backoffBase = 2 * time.Second
+	backoffMax  = 2 * time.Minute
+)
+
+// clientVersion is the version agentls reports to servers.
+const clientVersion = "0.1.0"
+
+// conn is one connection to a server.
+type conn struct {
+	sess      *sdk.ClientSession
+	stdio     bool
+	cancel    context.CancelFunc // ends the connection's long-lived context
+	stderr    *stderrLog
+	done      chan struct{} // closed when the connection has ended and reason is set
+	reason    string
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// close closes the session once and returns what closing it returned (for a stdio
+// server, how its process ended).
+func (c *conn) close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.sess.Close()
+		c.cancel()
+	})
+	return c.closeErr
+}
+
+// server is the state of one configured server.
+type server struct {
+	m    *Manager
+	name string
+	cfg  ServerConfig
+
+	statusMu sync.Mutex // orders OnStatus calls
+	reloadMu sync.Mutex // serialises tool list loads
+	tokens   atomic.Int64
+
+	mu         sync.Mutex
+	state      State
+	reason     string
+	conn       *conn
+	connecting chan struct{} // closed when the running connection attempt ends
+	failures   int           // failed attempts since the last success
+	retryAt    time.Time
+	invalid    error // the configuration cannot work; no attempt is made
+	tools      []tools.Tool
+	toolNames  map[string]string // the server's tool name → registered name
+	prompts    bool
+	resources  bool
+	calls      map[string]*progressSink // by progress token
+}
+
+func newServer(m *Manager, name string, cfg ServerConfig) *server {
+	s := &server{m: m, name: name, cfg: cfg, state: StateDisconnected, calls: map[string]*progressSink{}}
+	if m.opts.Transport == nil {
+		if err := cfg.Validate(); err != nil {
+			s.invalid = fmt.Errorf("invalid configuration: %w", err)
+			s.state, s.reason = StateError, s.invalid.Error()
+		}
+	}
+	return s
+}
+
+// status returns the server's status.
+func (s *server) status() ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statusLocked()
+}
+
+func (s *server) statusLocked() ServerStatus {
+	kind, _ := s.cfg.Transport()
+	return ServerStatus{Name: s.name, State: s.state, Error: s.reason, Transport: kind,
+		Description: s.cfg.Description, Tools: len(s.tools), Prompts: s.prompts,
+		Resources: s.resources, Trusted: s.cfg.Trust}
+}
+
+// transition changes the state under s.mu by calling change, then reports the new
+// status; reports of one server never overtake each other.
+func (s *server) transition(change func()) {
+	s.statusMu.Lock()
+	defer s.statusMu.Unlock()
+	s.mu.Lock()
+	old := s.statusLocked()
+	change()
+	st := s.statusLocked()
+	s.mu.Unlock()
+	if st != old && s.m.opts.OnStatus != nil {
+		s.m.opts.OnStatus(st)
+	}
+}
+
+// errClosed is returned once the manager is closed.
+var errClosed = errors.New("the MCP manager is closed")
+
+// session returns the server's session, connecting first if there is none and the
+// backoff allows. Concurrent callers share one connection attempt.
+func (s *server) session(ctx context.Context) (*conn, error) {
+	for {
+		if s.m.closed.Load() {
+			return nil, errClosed
+		}
+		s.mu.Lock()
+		if s.conn != nil {
+			c := s.conn
+			s.mu.Unlock()
+			return c, nil
+		}
+		if s.invalid != nil {
+			s.mu.Unlock()
+			return nil, s.invalid
+		}
+		if ch := s.connecting; ch != nil {
+			s.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		if wait := time.Until(s.retryAt); wait > 0 {
+			reason := s.reason
+			s.mu.Unlock()
+			return nil, fmt.Errorf("%s (the next attempt to connect is in %s)", reason, wait.Round(100*time.Millisecond))
+		}
+		ch := make(chan struct{})
+		s.connecting = ch
+		s.mu.Unlock()
+
+		c, err := s.connect(ctx)
+		s.mu.Lock()
+		s.connecting = nil
+		close(ch)
+		s.mu.Unlock()
+		return c, err
+	}
+}
+
+// connect makes one connection attempt.
+func (s *server) connect(ctx context.Context) (*conn, error) {
+	s.transition(func() { s.state, s.reason = StateConnecting, "" })
+	log := s.m.logger.With("server", s.name)
+	log.Info("connecting to MCP server")
+	start := time.Now()
+
+	c, err := s.dial(ctx)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+			// The caller gave up; that says nothing about the server.
+			s.transition(func() { s.state, s.reason = StateDisconnected, "the connection attempt was cancelled" })
+			return nil, err
+		}
+		reason := fmt.Sprintf("MCP server %q could not be started: %v", s.name, err)
+		if kind, _ := s.cfg.Transport(); kind != TransportStdio {
+			reason = fmt.Sprintf("MCP server %q could not be reached: %v", s.name, err)
+		}
+		s.transition(func() {
+			s.failures++
+			s.retryAt = time.Now().Add(min(backoffBase<<(s.failures-1), backoffMax))
+			s.state, s.reason = StateError, reason
+		})
+		log.Warn("MCP server failed to connect", "err", err, "attempt", s.failures)
+		return nil, errors.New(reason)
+	}
+
+	if s.m.closed.Load() {
+		_ = c.close()
+		return nil, errClosed
+	}
+	s.transition(func() {
+		s.conn = c
+		s.failures, s.retryAt = 0, time.Time{}
+		s.state, s.reason = StateConnected, ""
+		caps := c.sess.InitializeResult().Capabilities
+		s.prompts = caps != nil && caps.Prompts != nil
+		s.resources = caps != nil && caps.Resources != nil
+	})
+	go s.watch(c)
+
+	if err := s.reload(ctx, c); err != nil {
+		log.Warn("MCP server's tools could not be listed", "err", err)
+	}
+	log.Info("MCP server connected", "elapsed", time.Since(start).Round(time.Millisecond), "tools", len(s.currentTools()))
+	return c, nil
+}
+
+// dial connects and initialises a session, bounded by the connect timeout.
+func (s *server) dial(ctx context.Context) (*conn, error) {
+	timeout := s.cfg.ConnectTimeout()
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	defer context.AfterFunc(s.m.ctx, cancel)()
+
+	life, cancelLife := context.WithCancel(context.Background())
+	stderr := newStderrLog(s.m.logger, s.name)
+	var (
+		t   sdk.Transport
+		err error
+	)
+	if s.m.opts.Transport != nil {
+		t, err = s.m.opts.Transport(cctx, s.name, s.cfg)
+	} else {
+		t, err = s.m.transport(life, s, stderr)
+	}
+	if err != nil {
+		cancelLife()
+		return nil, err
+	}
+	_, isCmd := t.(*sdk.CommandTransport)
+	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: clientVersion}, &sdk.ClientOptions{
+		Logger: s.m.logger.With("server", s.name),
+		// agentls offers no roots, sampling or elicitation to servers.
+		Capabilities: &sdk.ClientCapabilities{},
+		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
+			go s.listChanged(req.Session)
+		},
+		ProgressNotificationHandler: s.progress,
+	})
+	sess, err := client.Connect(cctx, t, nil)
+	if err != nil {
+		cancelLife()
+		if cctx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("it did not complete the MCP handshake within %s (the timeout setting)", timeout)
+		}
+		if tail := stderr.lastLines(); tail != "" {
+			err = fmt.Errorf("%w; its last output on stderr: %s", err, tail)
+		}
+		return nil, err
+	}
+	return &conn{sess: sess, stdio: isCmd, cancel: cancelLife, stderr: stderr, done: make(chan struct{})}, nil
+}
+
+// watch waits for the connection to end and, unless it was dropped on purpose, marks
+// the server disconnected, saying why.
+func (s *server) watch(c *conn) {
+	waitErr := c.sess.Wait()
+	reason := "the connection was closed"
+	if c.stdio {
+		reason = describeExit(c.close(), c.stderr)
+	} else if waitErr != nil {
+		reason = "the connection ended: " + waitErr.Error()
+	}
+	c.reason = reason
+	close(c.done)
+	s.lost(c, reason)
+}
+
+// lost marks the server disconnected if c is its current connection; the next call
+// reconnects at once.
+func (s *server) lost(c *conn, reason string) {
+	dropped := false
+	s.transition(func() {
+		if s.conn != c {
+			return
+		}
+		dropped = true
+		s.conn = nil
+		s.state, s.reason = StateDisconnected, fmt.Sprintf("MCP server %q disconnected: %s", s.name, reason)
+	})
+	if dropped {
+		s.m.logger.Warn("MCP server disconnected", "server", s.name, "reason", reason)
+		go func() { _ = c.close() }()
+	}
+}
+
+// failed handles a call that failed because the connection broke: it returns why,
+// preferring the server's exit status to the transport's error, and drops the
+// connection so that the next call reconnects.
+func (s *server) failed(c *conn, err error) string {
+	if c.stdio {
+		select {
+		case <-c.done:
+			return c.reason
+		case <-time.After(3 * terminateDelay):
+		}
+	}
+	reason := err.Error()
+	s.lost(c, reason)
+	return reason
+}
+
+// drop closes the current connection, if any, and optionally forgets the backoff.
+func (s *server) drop(reason string, resetBackoff bool) {
+	var c *conn
+	s.transition(func() {
+		c = s.conn
+		s.conn = nil
+		if resetBackoff {
+			s.failures, s.retryAt = 0, time.Time{}
+		}
+		if c != nil {
+			s.state, s.reason = StateDisconnected, reason
+		}
+	})
+	if c != nil {
+		_ = c.close()
+	}
+}
+
+// close ends the server's connection for good.
+func (s *server) close() error {
+	var c *conn
+	s.transition(func() {
+		c = s.conn
+		s.conn = nil
+		s.state, s.reason = StateDisconnected, "agentls closed the connection"
+	})
+	// Wait for a running connection attempt, which sees the closed manager and closes
+	// what it made.
+	s.mu.Lock()
+	ch := s.connecting
+	s.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+	if c == nil {
+		return nil
+	}
+	err := c.close()
+	var exit interface{ ExitCode() int }
+	if errors.As(err, &exit) {
+		// A server ended by the signal Close sends, or exiting non-zero on stdin's
+		// end, has still been stopped as asked.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("closing MCP server %q: %w", s.name, err)
+	}
+	return nil
+}
+
+// currentTools returns the server's registered tools.
+func (s *server) currentTools() []tools.Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tools
+}
+
+// listChanged reloads the tools after a notifications/tools/list_changed.
+func (s *server) listChanged(sess *sdk.ClientSession) {
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	if c == nil || c.sess != sess {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ConnectTimeout())
+	defer cancel()
+	if err := s.reload(ctx, c); err != nil {
+		s.m.logger.Warn("MCP server's changed tools could not be listed", "server", s.name, "err", err)
+	}
+}
+
+// reload lists the server's tools, keeps those the filters let through, names them and
+// reports them through OnTools.
+func (s *server) reload(ctx context.Context, c *conn) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	var list []*sdk.Tool
+	if caps := c.sess.InitializeResult().Capabilities; caps == nil || caps.Tools != nil {
+		for t, err := range c.sess.Tools(ctx, nil) {
+			if err != nil {
+				return err
+			}
+			if s.cfg.includes(t.Name) {
+				list = append(list, t)
+			}
+		}
+	}
+	raws := make([]string, len(list))
+	for i, t := range list {
+		raws[i] = t.Name
+	}
+	s.mu.Lock()
+	prev := s.toolNames
+	s.mu.Unlock()
+	names := s.m.assignNames(s, raws, prev)
+	ts := make([]tools.Tool, len(list))
+	for i, t := range list {
+		ts[i] = s.newTool(t, names[t.Name])
+	}
+	s.transition(func() {
+		s.tools = ts
+		s.toolNames = names
+	})
+	if s.m.opts.OnTools != nil {
+		s.m.opts.OnTools(s.name, ts)
+	}
+	return nil
+}
