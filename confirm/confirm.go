@@ -48,6 +48,18 @@ type Details struct {
 	// Info: a free-form question, and the URLs the call would reach.
 	Prompt string   `json:"prompt,omitempty"`
 	URLs   []string `json:"urls,omitempty"`
+
+	// Choices, when set, replace the usual answers with these labels: a question that
+	// is not "may this call run?" (such as whether to trust a folder) says what each
+	// outcome means. Front ends that cannot show them fall back to the usual answers,
+	// which map to the same outcomes.
+	Choices []Choice `json:"choices,omitempty"`
+}
+
+// Choice is one answer offered for a question, and the outcome it stands for.
+type Choice struct {
+	Outcome Outcome `json:"outcome"`
+	Label   string  `json:"label"`
 }
 
 // Outcome is a person's answer to a confirmation.

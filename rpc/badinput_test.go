@@ -94,12 +94,16 @@ func TestErrorsKeepServing(t *testing.T) {
 		wantMsg string
 	}{
 		{"textDocument/hover", map[string]any{}, lsptest.CodeMethodNotFound, "textDocument/hover"},
-		{"agentls/prompt", map[string]any{"prompt": "hi"}, lsptest.CodeMethodNotFound, "agentls/prompt"},
+		// No model: the test environment has no API key (see start).
+		{"agentls/prompt", map[string]any{"prompt": "hi"}, -32803, "model"},
+		{"agentls/prompt", map[string]any{"prompt": ""}, lsptest.CodeInvalidParams, `"prompt"`},
 		{"workspace/executeCommand", map[string]any{"command": 5}, lsptest.CodeInvalidParams, "command"},
 		{"workspace/executeCommand", []int{1}, lsptest.CodeInvalidParams, "workspace/executeCommand"},
 		{"workspace/executeCommand", nil, lsptest.CodeInvalidParams, "params are missing"},
 		{"workspace/executeCommand", map[string]any{"command": "agentls.frobnicate"}, lsptest.CodeInvalidParams, "unknown command"},
-		{"workspace/executeCommand", map[string]any{"command": "agentls.prompt", "arguments": []any{map[string]any{"prompt": "x"}}}, lsptest.CodeInvalidParams, "not available"},
+		{"workspace/executeCommand", map[string]any{"command": "agentls.prompt", "arguments": []any{map[string]any{"prompt": "x"}}}, -32803, "model"},
+		{"workspace/executeCommand", map[string]any{"command": "agentls.trust", "arguments": []any{map[string]any{"scope": "everything"}}}, lsptest.CodeInvalidParams, "want \"folder\""},
+		{"workspace/executeCommand", map[string]any{"command": "agentls.runPrompt", "arguments": []any{map[string]any{"name": "x"}}}, lsptest.CodeInvalidParams, "server and name"},
 		{"workspace/executeCommand", map[string]any{"command": "agentls.runTool", "arguments": []any{"read_file"}}, lsptest.CodeInvalidParams, "object"},
 		{"workspace/executeCommand", map[string]any{"command": "agentls.runTool", "arguments": []any{map[string]any{"name": 3}}}, lsptest.CodeInvalidParams, "/name"},
 		{"workspace/executeCommand", map[string]any{"command": "agentls.runTool", "arguments": []any{map[string]any{"args": map[string]any{}}}}, lsptest.CodeInvalidParams, `"name"`},

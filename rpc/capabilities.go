@@ -142,12 +142,24 @@ const (
 	cmdSetApprovalMode = "agentls.setApprovalMode"
 	cmdDiscoverTools   = "agentls.discoverTools"
 	cmdConfirm         = "agentls.confirm"
+	cmdListSessions    = "agentls.listSessions"
+	cmdMCPStatus       = "agentls.mcpStatus"
+	cmdListPrompts     = "agentls.listPrompts"
+	cmdRunPrompt       = "agentls.runPrompt"
+	cmdTrust           = "agentls.trust"
 )
 
-// advertisedCommands are the commands executeCommandProvider lists: those this build
-// serves. agentls.prompt and agentls.discoverTools join them with the agent loop and
-// tool discovery.
-var advertisedCommands = []string{cmdRunTool, cmdListTools, cmdCancel, cmdSetApprovalMode, cmdConfirm}
+// commands are the commands executeCommandProvider lists: those this server serves.
+// agentls.prompt and agentls.runPrompt are among them when the server has a model
+// (Options.NewClient).
+func (s *Server) commands() []string {
+	cmds := []string{cmdRunTool, cmdListTools, cmdCancel, cmdSetApprovalMode, cmdConfirm, cmdListSessions,
+		cmdDiscoverTools, cmdMCPStatus, cmdListPrompts, cmdTrust}
+	if s.opts.NewClient != nil {
+		cmds = append(cmds, cmdPrompt, cmdRunPrompt)
+	}
+	return cmds
+}
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this
 // server speaks, reported in capabilities.experimental.agentls.protocolVersion.
@@ -155,7 +167,7 @@ const ProtocolVersion = 1
 
 // serverCapabilities are the capabilities of the initialize result, exactly as
 // docs/protocol.md lists them.
-func serverCapabilities(enc workspace.PositionEncoding) protocol.ServerCapabilities {
+func serverCapabilities(enc workspace.PositionEncoding, commands []string) protocol.ServerCapabilities {
 	yes, no := true, false
 	incremental := protocol.TextDocumentSyncKindIncremental
 	return protocol.ServerCapabilities{
@@ -165,7 +177,7 @@ func serverCapabilities(enc workspace.PositionEncoding) protocol.ServerCapabilit
 			Change:    &incremental,
 			Save:      &protocol.SaveOptions{IncludeText: &no},
 		},
-		ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: slices.Clone(advertisedCommands)},
+		ExecuteCommandProvider: protocol.ExecuteCommandOptions{Commands: slices.Clone(commands)},
 		CodeActionProvider: &protocol.CodeActionOptions{CodeActionKinds: []protocol.CodeActionKind{
 			protocol.CodeActionKindQuickFix, protocol.CodeActionKindRefactorRewrite, "source.agentls",
 		}},

@@ -13,7 +13,9 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
 )
 
 // The commands of workspace/executeCommand, for every client, and the agentls/* methods
@@ -47,18 +49,29 @@ func (s *Server) executeCommand(ctx context.Context, params jsonrpc2.RawMessage)
 	case cmdRunTool:
 		return s.runTool(ctx, p.Command, arg)
 	case cmdListTools:
-		return s.listTools()
+		return s.listTools(p.Command, arg)
 	case cmdCancel:
 		return s.cancel(p.Command, arg)
 	case cmdSetApprovalMode:
 		return s.setApprovalMode(p.Command, arg)
 	case cmdConfirm:
 		return s.answerConfirmation(p.Command, arg)
-	case cmdPrompt, cmdDiscoverTools:
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams,
-			"command %s is not available in this version of agentls (it is not in executeCommandProvider.commands)", p.Command)
+	case cmdPrompt:
+		return s.prompt(ctx, p.Command, arg)
+	case cmdListSessions:
+		return s.listSessions(p.Command, arg)
+	case cmdDiscoverTools:
+		return s.discoverTools(ctx)
+	case cmdMCPStatus:
+		return s.mcpStatus()
+	case cmdListPrompts:
+		return s.listPrompts(ctx)
+	case cmdRunPrompt:
+		return s.runPrompt(ctx, p.Command, arg)
+	case cmdTrust:
+		return s.trustCommand(p.Command, arg)
 	}
-	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: agentls offers %s", p.Command, strings.Join(advertisedCommands, ", "))
+	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: agentls offers %s", p.Command, strings.Join(s.commands(), ", "))
 }
 
 // invalidArgs is the InvalidParams error of a command (or method) whose argument is wrong.
@@ -123,17 +136,48 @@ func (s *Server) runToolMethod(ctx context.Context, params jsonrpc2.RawMessage) 
 	return s.runTool(ctx, "agentls/runTool", json.RawMessage(params))
 }
 
-// listTools returns the enabled tools as ToolInfo objects.
-func (s *Server) listTools() (any, error) {
+// listToolsArgs are the arguments of agentls.listTools and agentls/tools.
+type listToolsArgs struct {
+	// Details asks for a ToolList instead of the bare ToolInfo array.
+	Details bool `json:"details"`
+}
+
+// toolList is the detailed result of agentls.listTools: the tools, the workspace tool
+// sources skipped because the folder is untrusted, and the MCP servers' status.
+type toolList struct {
+	Tools      []tools.Info       `json:"tools"`
+	Untrusted  *session.Untrusted `json:"untrusted,omitempty"`
+	MCPServers []mcp.ServerStatus `json:"mcpServers"`
+}
+
+// listTools returns the enabled tools as ToolInfo objects, or with details a toolList.
+func (s *Server) listTools(command string, arg json.RawMessage) (any, error) {
+	var a listToolsArgs
+	if err := decodeArg(command, arg, &a); err != nil {
+		return nil, err
+	}
 	infos := s.registry().List()
 	if infos == nil {
 		infos = []tools.Info{}
 	}
-	return infos, nil
+	if !a.Details {
+		return infos, nil
+	}
+	s.mu.Lock()
+	tb := s.toolbox
+	s.mu.Unlock()
+	list := toolList{Tools: infos, Untrusted: tb.Untrusted(), MCPServers: []mcp.ServerStatus{}}
+	if m := tb.MCP(); m != nil {
+		list.MCPServers = append(list.MCPServers, m.Statuses()...)
+	}
+	return list, nil
 }
 
-func (s *Server) listToolsMethod(context.Context, jsonrpc2.RawMessage) (any, error) {
-	return s.listTools()
+func (s *Server) listToolsMethod(_ context.Context, params jsonrpc2.RawMessage) (any, error) {
+	if len(bytes.TrimSpace(params)) == 0 || string(bytes.TrimSpace(params)) == "null" {
+		params = jsonrpc2.RawMessage("{}")
+	}
+	return s.listTools("agentls/tools", json.RawMessage(params))
 }
 
 // cancelArgs are the arguments of agentls.cancel and agentls/cancel.
@@ -141,14 +185,15 @@ type cancelArgs struct {
 	Session string `json:"session"`
 }
 
-// cancel cancels the running tool calls of a session, or of every session.
+// cancel cancels the running prompt and tool calls of a session, or of every session.
 func (s *Server) cancel(command string, arg json.RawMessage) (any, error) {
 	var a cancelArgs
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
 	}
+	prompts := s.agents.cancel(a.Session)
 	n := s.calls.cancel(a.Session)
-	s.log.Info("cancelled tool calls", "session", a.Session, "calls", n)
+	s.log.Info("cancelled", "session", a.Session, "prompts", prompts, "calls", n)
 	return nil, nil
 }
 
@@ -207,13 +252,8 @@ func (s *Server) answerConfirmation(command string, arg json.RawMessage) (any, e
 	return nil, nil
 }
 
-// promptMethod is agentls/prompt, which needs the agent loop.
-func (s *Server) promptMethod(context.Context, jsonrpc2.RawMessage) (any, error) {
-	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "agentls/prompt is not available in this version of agentls")
-}
-
 // toolCalls are the tool calls in flight, by call id, with their sessions, so that
-// agentls.cancel can stop them.
+// agentls.cancel and the cancellation of a call's progress can stop them.
 type toolCalls struct {
 	mu sync.Mutex
 	m  map[string]toolCall
@@ -242,15 +282,20 @@ func (c *toolCalls) start(ctx context.Context, id, session string) (context.Cont
 	}
 }
 
-// session returns the session of the call id; calls the server does not track are the
-// editor's.
-func (c *toolCalls) session(id string) string {
+// track records a call of session that cancel stops, and returns the function that
+// forgets it.
+func (c *toolCalls) track(id, session string, cancel context.CancelFunc) func() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if tc, ok := c.m[id]; ok {
-		return tc.session
+	if c.m == nil {
+		c.m = map[string]toolCall{}
 	}
-	return EditorSession
+	c.m[id] = toolCall{session: session, cancel: cancel}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.m, id)
+		c.mu.Unlock()
+	}
 }
 
 // cancelCall cancels the call id, if it is running, and reports whether it was.

@@ -7,6 +7,7 @@ import (
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/todos"
 )
 
 // Settings and the tool system.
@@ -28,11 +29,13 @@ func (s *Server) buildToolbox(roots []string) error {
 	overrides, rich := s.initOptions, s.caps.Rich()
 	s.mu.Unlock()
 	tb, err := session.NewToolbox(session.ToolboxOptions{
-		Roots:     roots,
-		ConfigDir: s.opts.ConfigDir,
-		Overrides: overrides,
-		Tool:      func(t tools.Tool) tools.Tool { return s.adaptTool(t, rich) },
-		Logger:    s.log,
+		Roots:       roots,
+		ConfigDir:   s.opts.ConfigDir,
+		Overrides:   overrides,
+		Tool:        func(t tools.Tool) tools.Tool { return s.adaptTool(t, rich) },
+		OnTodos:     s.onTodos,
+		OnMCPStatus: s.onMCPStatus,
+		Logger:      s.log,
 	})
 	if err != nil {
 		return err
@@ -40,8 +43,10 @@ func (s *Server) buildToolbox(roots []string) error {
 	tb.Workspace.SetWriter(&editWriter{s: s})
 	s.mu.Lock()
 	s.toolbox = tb
-	s.scheduler = tb.Scheduler(s, s.observe)
+	s.scheduler = tb.Scheduler(s, s.observeEditor)
+	s.schedGen++
 	s.mu.Unlock()
+	s.loadExternal()
 	return nil
 }
 
@@ -53,11 +58,17 @@ func (s *Server) adaptTool(t tools.Tool, rich bool) tools.Tool {
 	if len(s.opts.onlyTools) > 0 && !slices.Contains(s.opts.onlyTools, name) {
 		return nil
 	}
-	if name == shellToolName && !rich {
+	switch {
+	case name == shellToolName && !rich:
 		return &unsavedNoteTool{Tool: t, s: s}
+	case name == todos.Name:
+		return &todosTool{Tool: t, s: s}
 	}
 	return t
 }
+
+// observeEditor observes the calls of the editor's scheduler: those of agentls.runTool.
+func (s *Server) observeEditor(ev tools.Event) { s.observe(EditorSession, ev) }
 
 // reconfigure re-reads the settings files and applies them with the editor's overrides.
 // Nothing changes when they are invalid.
@@ -69,7 +80,11 @@ func (s *Server) reconfigure() error {
 		return err
 	}
 	if r.Policy || r.Registry {
-		s.scheduler = s.toolbox.Scheduler(s, s.observe)
+		s.scheduler = s.toolbox.Scheduler(s, s.observeEditor)
+		s.schedGen++
+	}
+	if r.External {
+		go s.loadExternal() // it takes s.mu, held here
 	}
 	if len(r.Restart) > 0 {
 		s.log.Info("these settings take effect when agentls restarts", "settings", r.Restart)

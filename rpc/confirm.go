@@ -219,9 +219,18 @@ const (
 	choiceReject       = "Reject"
 )
 
-// messageChoices returns the titles offered for a confirmation and the outcome of each.
-func messageChoices(t confirm.Type) ([]string, map[string]confirm.Outcome) {
-	if t == confirm.TypeMCP {
+// messageChoices returns the titles offered for a confirmation and the outcome of each:
+// the question's own choices when it has them.
+func messageChoices(d confirm.Details) ([]string, map[string]confirm.Outcome) {
+	if len(d.Choices) > 0 {
+		titles := make([]string, len(d.Choices))
+		outcomes := make(map[string]confirm.Outcome, len(d.Choices))
+		for i, c := range d.Choices {
+			titles[i], outcomes[c.Label] = c.Label, c.Outcome
+		}
+		return titles, outcomes
+	}
+	if d.Type == confirm.TypeMCP {
 		return []string{choiceOnce, choiceAlwaysTool, choiceAlwaysServer, choiceReject}, map[string]confirm.Outcome{
 			choiceOnce: confirm.ProceedOnce, choiceAlwaysTool: confirm.ProceedAlwaysTool,
 			choiceAlwaysServer: confirm.ProceedAlwaysServer, choiceReject: confirm.Cancel,
@@ -234,7 +243,7 @@ func messageChoices(t confirm.Type) ([]string, map[string]confirm.Outcome) {
 
 // askMessage puts the confirmation with window/showMessageRequest.
 func (s *Server) askMessage(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
-	titles, outcomes := messageChoices(req.Details.Type)
+	titles, outcomes := messageChoices(req.Details)
 	actions := make([]protocol.MessageActionItem, len(titles))
 	for i, t := range titles {
 		actions[i] = protocol.MessageActionItem{Title: t}
@@ -312,7 +321,7 @@ func (s *Server) askWithoutUI(caps ClientCapabilities, req confirm.Request) (hid
 		return nil, fmt.Errorf("%s, and agentls shows the question as a diagnostic on the call's file or on an open document, "+
 			"but no document is open. Open a file and run the call again, or: %s", cannot, instead)
 	}
-	titles, _ := messageChoices(req.Details.Type)
+	titles, _ := messageChoices(req.Details)
 	msg := fmt.Sprintf("agentls asks: allow %s? %s — answer with a code action on this line: %s (agentls.confirm %s).",
 		req.ToolName, questionText(req.Details), strings.Join(titles, ", "), req.ID)
 	s.log.Info("confirmation shown as a diagnostic", "id", req.ID, "path", path)

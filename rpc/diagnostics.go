@@ -112,14 +112,14 @@ type markedCall struct {
 
 // markedConfirm is a pending confirmation shown as a diagnostic.
 type markedConfirm struct {
-	seq  uint64
-	id   string
-	typ  confirm.Type
-	mark mark
+	seq     uint64
+	id      string
+	details confirm.Details
+	mark    mark
 }
 
 // diagnose is the scheduler observer behind the diagnostics of tool calls.
-func (s *Server) diagnose(ev tools.Event) {
+func (s *Server) diagnose(session string, ev tools.Event) {
 	if ev.Status == "" || ev.Status == tools.StatusValidating || !s.capabilities().Diagnostics() {
 		return
 	}
@@ -152,7 +152,6 @@ func (s *Server) diagnose(ev tools.Event) {
 		if isShell {
 			shell = s.shellMarks(ev)
 		}
-		session := s.calls.session(ev.CallID)
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		changed := len(failed) > 0 || (isShell && (len(shell) > 0 || len(d.shell) > 0))
@@ -288,7 +287,7 @@ func (s *Server) showConfirmation(req confirm.Request, path, message string) (hi
 		}
 	}
 	d.seq++
-	mc := &markedConfirm{seq: d.seq, id: req.ID, typ: req.Details.Type, mark: mark{path: path, diag: diagnostic{
+	mc := &markedConfirm{seq: d.seq, id: req.ID, details: req.Details, mark: mark{path: path, diag: diagnostic{
 		Range: s.docs.lineRange(path, line, enc), Severity: severityWarning, Source: sourceAgentls, Message: message,
 		Data: &diagnosticData{ToolCallID: req.ToolCallID, Confirmation: req.ID},
 	}}}

@@ -29,7 +29,9 @@ func TestInitializeResult(t *testing.T) {
 			"positionEncoding": "utf-16",
 			"textDocumentSync": map[string]any{"openClose": true, "change": 2.0, "save": map[string]any{"includeText": false}},
 			"executeCommandProvider": map[string]any{"commands": []any{
-				"agentls.runTool", "agentls.listTools", "agentls.cancel", "agentls.setApprovalMode", "agentls.confirm"}},
+				"agentls.runTool", "agentls.listTools", "agentls.cancel", "agentls.setApprovalMode", "agentls.confirm",
+				"agentls.listSessions", "agentls.discoverTools", "agentls.mcpStatus", "agentls.listPrompts", "agentls.trust",
+				"agentls.prompt", "agentls.runPrompt"}},
 			"codeActionProvider": map[string]any{"codeActionKinds": []any{"quickfix", "refactor.rewrite", "source.agentls"}},
 			"workspace":          map[string]any{"workspaceFolders": map[string]any{"supported": true, "changeNotifications": true}},
 			"experimental":       map[string]any{"agentls": map[string]any{"protocolVersion": 1.0}},

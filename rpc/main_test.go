@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,35 +20,51 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
-// binary is agentls, built once for these tests: they drive the real server over real
-// pipes, as an editor does.
-var binary string
+// binary is agentls, built on first use (buildBinary) for the tests that drive the real
+// server over real pipes, as an editor does. Tests of a server in this process
+// (lsptest.Serve) need none.
+var (
+	binary, binaryDir string
+	buildOnce         sync.Once
+	buildErr          error
+)
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if flag.Lookup("test.fuzz").Value.String() != "" || flag.Lookup("test.fuzzworker").Value.String() == "true" {
-		// Fuzzing runs the server in this process; nothing to build.
-		os.Exit(m.Run())
-	}
-	dir, err := os.MkdirTemp("", "agentls-rpc-test")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "agentls")
-	args := []string{"build", "-o", binary}
-	// Benchmarks measure the server as shipped; tests run it under the race detector
-	// when they run under it themselves.
-	if raceEnabled && flag.Lookup("test.bench").Value.String() == "" {
-		args = append(args, "-race")
-	}
-	build := exec.Command("go", append(args, "github.com/agentls/agentls/cmd/agentls")...)
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("building agentls: " + err.Error())
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if binaryDir != "" {
+		os.RemoveAll(binaryDir)
+	}
 	os.Exit(code)
+}
+
+// buildBinary builds agentls once, and fails the test if it cannot.
+func buildBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentls-rpc-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binaryDir, binary = dir, filepath.Join(dir, "agentls")
+		args := []string{"build", "-o", binary}
+		// Benchmarks measure the server as shipped; tests run it under the race
+		// detector when they run under it themselves.
+		if raceEnabled && flag.Lookup("test.bench").Value.String() == "" {
+			args = append(args, "-race")
+		}
+		build := exec.Command("go", append(args, "github.com/agentls/agentls/cmd/agentls")...)
+		var stderr strings.Builder
+		build.Stderr = &stderr
+		if err := build.Run(); err != nil {
+			buildErr = fmt.Errorf("building agentls: %v\n%s", err, stderr.String())
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
 }
 
 // testTimeout bounds every exchange: a server that stops answering fails the test
@@ -82,11 +100,28 @@ func workspaceDir(t testing.TB, files map[string]string) string {
 // start starts agentls serve in root with an empty user configuration.
 func start(t testing.TB, root string, args ...string) *lsptest.Client {
 	t.Helper()
+	return startEnv(t, root, nil, args...)
+}
+
+// modelEnv are the environment variables that give agentls a model: the tests' servers
+// have none unless a test gives them one (startEnv).
+var modelEnv = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI",
+	"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "OPENAI_API_KEY", "OPENAI_BASE_URL"}
+
+// startEnv starts agentls serve in root with an empty user configuration and state,
+// no model but what extra (KEY=value) gives it.
+func startEnv(t testing.TB, root string, extra []string, args ...string) *lsptest.Client {
+	t.Helper()
 	cfg := t.TempDir()
-	env := append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg, "AGENTLS_LOG_LEVEL=debug",
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(modelEnv, name)
+	})
+	env = append(env, "XDG_CONFIG_HOME="+cfg, "HOME="+cfg, "XDG_STATE_HOME="+filepath.Join(cfg, "state"), "AGENTLS_LOG_LEVEL=debug",
 		// A server built with -race otherwise sleeps a second before it exits.
 		"GORACE=atexit_sleep_ms=10")
-	return lsptest.Start(t, binary, lsptest.Options{Args: append([]string{"serve"}, args...), Dir: root, Env: env})
+	env = append(env, extra...)
+	return lsptest.Start(t, buildBinary(t), lsptest.Options{Args: append([]string{"serve"}, args...), Dir: root, Env: env})
 }
 
 // Client capability sets.

@@ -80,7 +80,7 @@ type outputStream struct {
 }
 
 // streamOutput is the scheduler observer behind live output.
-func (s *Server) streamOutput(ev tools.Event) {
+func (s *Server) streamOutput(_ string, ev tools.Event) {
 	switch {
 	case ev.Status == tools.StatusExecuting:
 		reg := s.registry()

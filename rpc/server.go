@@ -12,7 +12,9 @@
 // methods; updates.go the agentls/update notifications; progress.go live output;
 // diagnostics.go and codeactions.go diagnostics and the code actions on them;
 // editwriter.go the workspace.Writer that turns edits into workspace/applyEdit;
-// confirm.go the confirm.Asker; unsaved.go the note on unsaved files in shell results.
+// confirm.go the confirm.Asker; unsaved.go the note on unsaved files in shell results;
+// prompt.go the agent's sessions behind agentls.prompt, and transcript.go their
+// Markdown transcripts for clients without agentls/update.
 //
 // Concurrency: messages are read one at a time. Notifications, initialize and the
 // phase change of shutdown are handled on the read loop, strictly in arrival order, so
@@ -20,7 +22,8 @@
 // Every other request is released with jsonrpc2.Async and runs concurrently, which is
 // what lets it send requests to the editor and wait for the answers.
 //
-// Tool calls reach the editor through scheduler observers (s.observers): updates.go
+// Tool calls reach the editor through scheduler observers (s.observers), which get each
+// event with the session of its call (the editor's for agentls.runTool): updates.go
 // sends agentls/update to rich clients, progress.go live output as $/progress or
 // window/logMessage, diagnostics.go the locations of calls, their failures and the
 // compiler-style lines of shell output as diagnostics; codeactions.go answers
@@ -41,6 +44,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
@@ -74,6 +78,19 @@ type Options struct {
 	// Logger receives the server's log (never stdout, which carries the protocol); nil
 	// discards it.
 	Logger *slog.Logger
+
+	// NewClient makes the model client of a new session from the settings in force
+	// (and, as the caller decides, the environment). Nil means the server has no
+	// model: prompts fail saying so, and the code actions that prompt are not offered.
+	// An error (no API key, say) is the prompt's error, so it should say what to set.
+	NewClient func(ctx context.Context, s settings.Settings) (clients.Client, error)
+	// StateDir is agentls's state directory: sessions are stored in its sessions
+	// directory and transcripts in its transcripts directory. Empty means the parent
+	// of session.StateDir().
+	StateDir string
+	// MaxTurns caps the model turns of a prompt; 0 means the settings' model.maxSessionTurns
+	// (whose 0 means the session's default).
+	MaxTurns int
 
 	// onlyTools, when not empty, keeps only these tools registered: the fuzz target
 	// must not run a shell on whatever the fuzzer writes.
@@ -119,9 +136,10 @@ type Server struct {
 
 	routes        map[string]route
 	notifications map[string]notification
-	// observers receive every scheduler event (updates.go, and later progress and
-	// diagnostics); they are set up in New and not changed afterwards.
-	observers []tools.Observer
+	// observers receive every scheduler event with the session of its call (updates.go,
+	// progress.go, diagnostics.go, transcript.go); they are set up in New and not
+	// changed afterwards.
+	observers []func(session string, ev tools.Event)
 
 	mu        sync.Mutex // guards the fields below
 	phase     phase
@@ -129,6 +147,9 @@ type Server struct {
 	enc       workspace.PositionEncoding
 	toolbox   *session.Toolbox
 	scheduler *tools.Scheduler
+	// schedGen counts the schedulers made: a session's scheduler is made anew when it
+	// changed (prompt.go).
+	schedGen uint64
 	// initOptions are the settings overrides of initializationOptions, config those of
 	// the latest workspace/didChangeConfiguration.
 	initOptions, config settings.Settings
@@ -137,11 +158,17 @@ type Server struct {
 	calls     toolCalls  // tool calls in flight, for agentls.cancel
 	docs      *documents // the editor's documents
 	confirms  confirmations
+	trustAsk  trustAsk      // the trust question, put once per connection (external.go)
 	edits     editedFiles   // files the agent edited through the editor
 	announced announced     // tool calls announced to rich clients
 	diags     diagnosticSet // agentls's diagnostics (diagnostics.go)
 	streams   outputStreams // live output of running calls (progress.go)
+	agents    agentSessions // the sessions of prompts (prompt.go)
 	seq       atomic.Uint64
+	// todoMu serialises write_todos calls, and todoSession is the session of the one
+	// running, for onTodos.
+	todoMu      sync.Mutex
+	todoSession atomic.Pointer[string]
 }
 
 // New returns a server; it does nothing until Serve.
@@ -163,6 +190,7 @@ func New(o Options) *Server {
 		"agentls/tools":            {serve: s.listToolsMethod},
 		"agentls/cancel":           {serve: s.cancelMethod},
 		"agentls/prompt":           {serve: s.promptMethod},
+		"agentls/sessions":         {serve: s.listSessionsMethod},
 	}
 	s.notifications = map[string]notification{
 		"initialized":                         s.initialized,
@@ -176,7 +204,7 @@ func New(o Options) *Server {
 		"agentls/cancel":                      s.cancelNotification,
 		"window/workDoneProgress/cancel":      s.cancelProgress,
 	}
-	s.observers = []tools.Observer{s.sendUpdate, s.streamOutput, s.diagnose}
+	s.observers = []func(string, tools.Event){s.sendUpdate, s.streamOutput, s.diagnose, s.transcribe}
 	return s
 }
 
@@ -344,14 +372,15 @@ func (s *Server) capabilities() ClientCapabilities {
 	return s.caps
 }
 
-// observe hands a scheduler event to every observer. A call about to be validated or
-// executed is about to read files: the overlay is brought up to date first.
-func (s *Server) observe(ev tools.Event) {
+// observe hands a scheduler event of a call of session to every observer. A call about
+// to be validated or executed is about to read files: the overlay is brought up to date
+// first.
+func (s *Server) observe(session string, ev tools.Event) {
 	if ev.Status == tools.StatusValidating || ev.Status == tools.StatusExecuting {
 		s.syncOverlay()
 	}
 	for _, o := range s.observers {
-		o(ev)
+		o(session, ev)
 	}
 }
 

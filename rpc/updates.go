@@ -1,13 +1,19 @@
 package rpc
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"strings"
 	"sync"
+	"time"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/todos"
 )
 
 // agentls/update notifications: what rich clients (experimental.agentls.updates) see of
@@ -128,12 +134,11 @@ func (a *announced) forget(id string) {
 }
 
 // sendUpdate is the scheduler observer that sends agentls/update to rich clients.
-func (s *Server) sendUpdate(ev tools.Event) {
+func (s *Server) sendUpdate(session string, ev tools.Event) {
 	if !s.capabilities().RichUpdates() {
 		return
 	}
-	session := s.calls.session(ev.CallID)
-	notify := func(u any) { s.send("agentls/update", updateParams{Session: session, Update: u}) }
+	notify := s.notifier(session)
 	announce := func(status string) {
 		title, kind, args := ev.Title, ev.Kind, ev.Args
 		if title == "" {
@@ -189,4 +194,178 @@ func (s *Server) sendUpdate(ev tools.Event) {
 		return
 	}
 	notify(update)
+}
+
+// The kinds of the updates of prompts.
+const (
+	updatePlan = "plan"
+)
+
+// chunkNotice is a message_chunk or thought_chunk.
+type chunkNotice struct {
+	Kind string `json:"kind"`
+	Text string `json:"text"`
+}
+
+// turnEndNotice is a turn_end.
+type turnEndNotice struct {
+	Kind       string             `json:"kind"`
+	StopReason session.StopReason `json:"stopReason"`
+	Usage      *usage             `json:"usage,omitzero"`
+}
+
+// compressionNotice is a compression (an extension): the session's history was
+// summarised to fit the model's context window.
+type compressionNotice struct {
+	Kind         string `json:"kind"`
+	Text         string `json:"text"`
+	TokensBefore int    `json:"tokensBefore"`
+	TokensAfter  int    `json:"tokensAfter"`
+}
+
+// planNotice is a plan: the todo list of write_todos.
+type planNotice struct {
+	Kind    string      `json:"kind"`
+	Entries []planEntry `json:"entries"`
+}
+
+type planEntry struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+const (
+	// chunkDelay is how long a message or thought chunk may wait for more text before
+	// it is sent: a fast stream arrives as a few notifications rather than hundreds.
+	chunkDelay = 50 * time.Millisecond
+	// maxChunkText is sent at once, whatever the delay.
+	maxChunkText = 8 << 10
+)
+
+// updateStream is how the updates of one session reach a rich client: in order, with
+// consecutive chunks of one kind coalesced for at most chunkDelay. Every other update
+// sends the text held first, so nothing overtakes what was said before it. For other
+// clients it sends nothing.
+type updateStream struct {
+	s       *Server
+	session string
+	rich    bool
+
+	mu    sync.Mutex // held while sending, which keeps the order
+	kind  string
+	text  strings.Builder
+	timer *time.Timer
+}
+
+// chunk takes a message or thought chunk.
+func (u *updateStream) chunk(kind, text string) {
+	if u == nil || !u.rich || text == "" {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.kind != kind {
+		u.flushLocked()
+	}
+	u.kind = kind
+	u.text.WriteString(text)
+	switch {
+	case u.text.Len() >= maxChunkText:
+		u.flushLocked()
+	case u.timer == nil:
+		u.timer = time.AfterFunc(chunkDelay, u.flush)
+	}
+}
+
+// send sends an update after the text held.
+func (u *updateStream) send(update any) {
+	if u == nil || !u.rich {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.flushLocked()
+	u.s.send("agentls/update", updateParams{Session: u.session, Update: update})
+}
+
+// flush sends the text held.
+func (u *updateStream) flush() {
+	if u == nil || !u.rich {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.flushLocked()
+}
+
+func (u *updateStream) flushLocked() {
+	if u.timer != nil {
+		u.timer.Stop()
+		u.timer = nil
+	}
+	if u.text.Len() == 0 {
+		return
+	}
+	u.s.send("agentls/update", updateParams{Session: u.session, Update: chunkNotice{Kind: u.kind, Text: u.text.String()}})
+	u.text.Reset()
+}
+
+// notifier returns how updates of session are sent: through the session's stream when
+// it is live, else directly.
+func (s *Server) notifier(session string) func(any) {
+	if ls := s.agents.get(session); ls != nil {
+		return ls.updates.send
+	}
+	return func(u any) { s.send("agentls/update", updateParams{Session: session, Update: u}) }
+}
+
+// onTodos receives the todo list whenever write_todos changes it, and shows it to the
+// session that wrote it: a plan update for rich clients, a checklist in the transcript
+// for others.
+func (s *Server) onTodos(items []todos.Item) {
+	session := EditorSession
+	if p := s.todoSession.Load(); p != nil {
+		session = *p
+	}
+	entries := make([]planEntry, len(items))
+	for i, it := range items {
+		entries[i] = planEntry{Content: it.Description, Status: it.Status}
+	}
+	if ls := s.agents.get(session); ls != nil && ls.transcript != nil {
+		ls.transcript.plan(entries)
+	}
+	if s.capabilities().RichUpdates() {
+		s.notifier(session)(planNotice{Kind: updatePlan, Entries: entries})
+	}
+}
+
+// todosTool is write_todos, which tells onTodos whose list it writes. write_todos calls
+// OnTodos within Execute, one call at a time: s.todoMu makes the session it records
+// the caller's.
+type todosTool struct {
+	tools.Tool
+	s *Server
+}
+
+// Build implements tools.Tool.
+func (t *todosTool) Build(args json.RawMessage) (tools.Invocation, error) {
+	inv, err := t.Tool.Build(args)
+	if err != nil || inv == nil {
+		return inv, err
+	}
+	return &todosInvocation{Invocation: inv, s: t.s}, nil
+}
+
+type todosInvocation struct {
+	tools.Invocation
+	s *Server
+}
+
+// Execute implements tools.Invocation.
+func (i *todosInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Result, error) {
+	i.s.todoMu.Lock()
+	defer i.s.todoMu.Unlock()
+	session := sessionOf(ctx)
+	i.s.todoSession.Store(&session)
+	return i.Invocation.Execute(ctx, out)
 }

@@ -17,24 +17,32 @@ import (
 // and in one that names no tool sources.
 type Untrusted struct {
 	Root string `json:"root"`
-	// Skipped names each skipped setting and its file, e.g. "mcpServers.db in
+	// Skipped names each skipped tool source and its file, e.g. "mcpServers.db in
 	// /repo/.agentls/settings.json".
 	Skipped []string `json:"skipped"`
+	// Ignored says, for every setting ignored for want of trust (tool sources, the
+	// approval mode, allow rules, …), where it is and why.
+	Ignored []string `json:"ignored"`
 	// Hint says how to trust the folder.
 	Hint string `json:"hint"`
 }
 
-// Untrusted reports the workspace tool sources skipped for want of trust, or nil.
+// untrusted is what of the workspace's settings was skipped for want of trust.
+type untrusted struct{ tools, ignored []string }
+
+// Untrusted reports what of the workspace's settings was skipped for want of trust, or
+// nil when nothing was.
 func (tb *Toolbox) Untrusted() *Untrusted {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	if len(tb.untrusted) == 0 {
+	if len(tb.untrusted.ignored) == 0 {
 		return nil
 	}
 	root := tb.Workspace.Roots()[0]
 	return &Untrusted{
 		Root:    root,
-		Skipped: slices.Clone(tb.untrusted),
+		Skipped: slices.Clone(tb.untrusted.tools),
+		Ignored: slices.Clone(tb.untrusted.ignored),
 		Hint:    fmt.Sprintf("the folder is not trusted; to trust it, run: agentls trust %s", root),
 	}
 }

@@ -80,7 +80,7 @@ type Toolbox struct {
 	discovered []tools.Tool
 	search     tools.Tool
 	mcp        *mcp.Manager
-	untrusted  []string
+	untrusted  untrusted
 	logged     map[string]bool
 }
 
@@ -143,26 +143,26 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 
 // load decides the user's trust in the first root from the trust file in the
 // configuration directory, then reads the user's and the workspace's settings files
-// with overrides merged in as user settings. It returns the workspace tool sources
-// skipped for want of trust. A damaged trust file is an error: it must neither trust a
+// with overrides merged in as user settings. It returns what of the workspace's
+// settings was skipped for want of trust. A damaged trust file is an error: it must neither trust a
 // folder nor be silently passed over.
-func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.Decision, []string, error) {
+func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.Decision, untrusted, error) {
 	store, err := trust.Load(tb.ConfigDir)
 	if err != nil {
-		return settings.Settings{}, trust.Decision{}, nil, err
+		return settings.Settings{}, trust.Decision{}, untrusted{}, err
 	}
 	root := tb.Workspace.Roots()[0]
 	decision := store.Decide(root)
 	loaded, err := settings.LoadWith(tb.ConfigDir, root, settings.Options{
 		Overrides: overrides, Trusted: decision.Trusted, GeminiDir: tb.geminiDir})
 	if err != nil {
-		return settings.Settings{}, trust.Decision{}, nil, err
+		return settings.Settings{}, trust.Decision{}, untrusted{}, err
 	}
 	tb.Logger.Info("workspace trust", "root", root, "trusted", decision.Trusted, "source", decision.Source)
 	for _, why := range loaded.Ignored {
 		tb.logOnce("ignored setting", "setting", why)
 	}
-	return loaded.Settings, decision, loaded.UntrustedTools, nil
+	return loaded.Settings, decision, untrusted{loaded.UntrustedTools, loaded.Untrusted}, nil
 }
 
 // newRegistry returns a registry of the built-in tools (as ToolboxOptions.Tool adapts

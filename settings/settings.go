@@ -194,6 +194,15 @@ type Loaded struct {
 	// UntrustedTools names the workspace's tool sources (MCP servers, the discovery
 	// and call commands) that were skipped because the workspace is not trusted.
 	UntrustedTools []string
+	// Untrusted are the entries of Ignored that trusting the workspace would apply.
+	Untrusted []string
+}
+
+// ignoreUntrusted records a workspace setting ignored because the workspace is not
+// trusted.
+func (l *Loaded) ignoreUntrusted(msg string) {
+	l.Ignored = append(l.Ignored, msg)
+	l.Untrusted = append(l.Untrusted, msg)
 }
 
 // Options are the optional inputs of LoadWith.
@@ -374,7 +383,7 @@ func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 	case l.Trusted:
 		s.ApprovalMode = ws.ApprovalMode
 	default:
-		l.Ignored = append(l.Ignored, fmt.Sprintf("%s: approvalMode %q ignored (%s)", file, ws.ApprovalMode, hint))
+		l.ignoreUntrusted(fmt.Sprintf("%s: approvalMode %q ignored (%s)", file, ws.ApprovalMode, hint))
 	}
 	if core := ws.Core(); len(core) > 0 {
 		// An enable list narrows what runs: with a user list too, only tools on both stay.
@@ -398,7 +407,7 @@ func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 	s.ExcludeTools = append(s.ExcludeTools, ws.Exclude()...)
 	for _, r := range ws.Policy.Rules {
 		if r.Decision == confirm.Allow && !l.Trusted {
-			l.Ignored = append(l.Ignored, fmt.Sprintf("%s: allow rule for %q ignored (%s)", file, r.ToolName, hint))
+			l.ignoreUntrusted(fmt.Sprintf("%s: allow rule for %q ignored (%s)", file, r.ToolName, hint))
 			continue
 		}
 		s.Policy.Rules = append(s.Policy.Rules, r)
@@ -419,7 +428,7 @@ func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 	// wherever the workspace points.
 	all, tools := untrustedParts(ws)
 	for _, part := range all {
-		l.Ignored = append(l.Ignored, fmt.Sprintf("%s: %s ignored (%s)", file, part, hint))
+		l.ignoreUntrusted(fmt.Sprintf("%s: %s ignored (%s)", file, part, hint))
 	}
 	for _, part := range tools {
 		l.UntrustedTools = append(l.UntrustedTools, fmt.Sprintf("%s in %s", part, file))

@@ -191,7 +191,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 // noteExternal says on stderr which workspace tool sources were skipped because the
 // folder is untrusted, and which MCP servers failed.
 func noteExternal(tb *session.Toolbox, stderr io.Writer) {
-	if u := tb.Untrusted(); u != nil {
+	if u := tb.Untrusted(); u != nil && len(u.Skipped) > 0 {
 		fmt.Fprintf(stderr, "agentls: workspace tools skipped because the folder is untrusted: %s\n  %s\n",
 			strings.Join(u.Skipped, ", "), u.Hint)
 	}

@@ -80,8 +80,11 @@ type Options struct {
 
 // Client is a running server and the client end of its connection.
 type Client struct {
-	t      testing.TB
+	t testing.TB
+	// cmd is the server process; nil for a server in this process (Serve), which
+	// inproc describes.
 	cmd    *exec.Cmd
+	inproc *inProcess
 	stdin  io.WriteCloser
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -143,6 +146,49 @@ func Start(t testing.TB, binary string, o Options) *Client {
 		}
 		if t.Failed() {
 			t.Logf("server stderr:\n%s", c.Stderr())
+		}
+	})
+	return c
+}
+
+// inProcess is a server running in the test's process.
+type inProcess struct {
+	out  io.Closer // the server's output
+	code int       // its exit code, once exited is closed
+	done chan struct{}
+}
+
+// Serve runs a server in the test's process: serve speaks the protocol over in and out
+// until it returns its exit code (as a server's main would). The client talks to it over
+// pipes as it talks to a process; Stderr is empty (a test logs where it likes). When the
+// test ends, the server's input is closed and serve gets five seconds to return.
+func Serve(t testing.TB, serve func(in io.Reader, out io.Writer) int) *Client {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ip := &inProcess{out: outW, done: make(chan struct{})}
+	c := &Client{t: t, inproc: ip, stdin: inW, ctx: ctx, cancel: cancel, pending: map[string]chan Message{},
+		handlers: map[string]Handler{}, changed: make(chan struct{}), exited: make(chan struct{})}
+	c.editor = newEditor(c)
+	go func() {
+		defer close(ip.done)
+		ip.code = serve(inR, outW)
+		// What the server wrote is read to the end, then the read loop sees EOF.
+		outW.Close()
+		inR.Close()
+	}()
+	c.Handle("workspace/applyEdit", c.editor.ApplyEdit)
+	go c.readLoop(bufio.NewReaderSize(outR, 64<<10))
+	t.Cleanup(func() {
+		c.cancel()
+		c.stdin.Close()
+		select {
+		case <-c.exited:
+		case <-time.After(5 * time.Second):
+			t.Errorf("lsptest: the in-process server did not return within 5s of its input closing")
+			outW.CloseWithError(errors.New("lsptest: the server did not stop"))
+			<-c.exited
 		}
 	})
 	return c
@@ -259,6 +305,14 @@ func (c *Client) Wait(ctx context.Context) (int, error) {
 	case <-ctx.Done():
 		return -1, ctx.Err()
 	}
+	if c.inproc != nil {
+		select {
+		case <-c.inproc.done:
+			return c.inproc.code, nil
+		default:
+			return -1, errors.New("the in-process server's output ended before it returned")
+		}
+	}
 	var exit *exec.ExitError
 	switch {
 	case c.exitErr == nil:
@@ -361,6 +415,15 @@ func (c *Client) readLoop(r *bufio.Reader) {
 		delete(c.pending, id)
 	}
 	c.mu.Unlock()
+	if c.inproc != nil {
+		select {
+		case <-c.inproc.done:
+		case <-c.ctx.Done():
+			// The test is over and the server stuck: Cleanup reports it.
+		}
+		close(c.exited)
+		return
+	}
 	c.exitErr = c.cmd.Wait()
 	close(c.exited)
 }

@@ -5,16 +5,21 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const { withClient, baseCapabilities, richExperimental } = require('./lib/client');
 
-// The commands that need no model (issue 3); agentls.prompt comes with the agent loop
-// and agentls.discoverTools with tool discovery (see the todo test below).
+// The commands of this version.
 const commands = [
   'agentls.runTool',
   'agentls.listTools',
   'agentls.cancel',
   'agentls.setApprovalMode',
   'agentls.confirm',
+  'agentls.listSessions',
+  'agentls.discoverTools',
+  'agentls.mcpStatus',
+  'agentls.listPrompts',
+  'agentls.trust',
+  'agentls.prompt',
+  'agentls.runPrompt',
 ];
-const laterCommands = ['agentls.prompt', 'agentls.discoverTools'];
 
 test('initialize (agentls with no arguments) returns the capabilities of the protocol', { timeout: 20000 }, async () => {
   await withClient({ args: [], files: { 'a.txt': 'a\n' } }, async (c) => {
@@ -53,17 +58,40 @@ test('initialize (agentls with no arguments) returns the capabilities of the pro
   });
 });
 
-test('executeCommandProvider lists agentls.prompt and agentls.discoverTools',
-  { timeout: 20000, todo: 'agentls.prompt arrives with the agent-loop issue and agentls.discoverTools with tool discovery' },
-  async () => {
-    await withClient({}, async (c) => {
-      const res = await c.initialize();
-      for (const cmd of laterCommands) {
-        assert.ok(res.capabilities.executeCommandProvider.commands.includes(cmd), `command ${cmd}`);
-      }
-      await c.shutdown();
-    });
+test('agentls.discoverTools runs the discovery command of a trusted workspace', { timeout: 20000 }, async () => {
+  const files = {
+    'discover.sh': '#!/bin/sh\necho \'[{"functionDeclarations": [{"name": "project_lint", "description": "Lints.", "parametersJsonSchema": {"type": "object"}}]}]\'\n',
+    '.agentls/settings.json': '{"tools": {"discoveryCommand": "sh discover.sh", "callCommand": "sh call.sh"}}',
+  };
+  await withClient({ files, env: { AGENTLS_TRUST_WORKSPACE: '1' } }, async (c) => {
+    await c.initialize();
+    const found = await c.request('workspace/executeCommand', { command: 'agentls.discoverTools', arguments: [{}] });
+    assert.deepEqual(found.map((t) => [t.name, t.source]), [['project_lint', 'discovered']]);
+    const list = await c.request('workspace/executeCommand', { command: 'agentls.listTools', arguments: [{ details: true }] });
+    assert.ok(list.tools.some((t) => t.name === 'project_lint'), 'the discovered tool is listed');
+    assert.equal(list.untrusted, undefined, 'a trusted workspace skips nothing');
+    assert.deepEqual(await c.request('workspace/executeCommand', { command: 'agentls.mcpStatus', arguments: [{}] }), []);
+    await c.shutdown();
   });
+});
+
+test('an untrusted workspace runs no discovery command and says why', { timeout: 20000 }, async () => {
+  const files = {
+    'discover.sh': '#!/bin/sh\ntouch ran\necho []\n',
+    '.agentls/settings.json': '{"tools": {"discoveryCommand": "sh discover.sh", "callCommand": "sh call.sh"}}',
+  };
+  await withClient({ files }, async (c) => {
+    await c.initialize();
+    assert.deepEqual(await c.request('workspace/executeCommand', { command: 'agentls.discoverTools', arguments: [{}] }), []);
+    const list = await c.request('workspace/executeCommand', { command: 'agentls.listTools', arguments: [{ details: true }] });
+    assert.ok(list.untrusted, 'the untrusted note is there');
+    assert.ok(list.untrusted.skipped.some((s) => s.startsWith('tools.discoveryCommand')), JSON.stringify(list.untrusted));
+    assert.match(list.untrusted.hint, /agentls trust /);
+    assert.ok(Array.isArray(await c.request('workspace/executeCommand', { command: 'agentls.listTools', arguments: [{}] })), 'without details the result stays a ToolInfo array');
+    assert.equal(require('node:fs').existsSync(require('node:path').join(c.root, 'ran')), false, 'the discovery command did not run');
+    await c.shutdown();
+  });
+});
 
 test('position encoding negotiation', { timeout: 20000 }, async (t) => {
   const cases = [

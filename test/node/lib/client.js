@@ -34,6 +34,60 @@ function agentlsBinary() {
   return out;
 }
 
+let builtFake;
+
+/**
+ * Returns the fake Gemini API server binary (internal/fakegemini/cmd/fakegemini):
+ * $FAKEGEMINI_BIN, else a fresh `go build` of this checkout's.
+ */
+function fakeGeminiBinary() {
+  if (process.env.FAKEGEMINI_BIN) return path.resolve(process.env.FAKEGEMINI_BIN);
+  if (builtFake) return builtFake;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-node-fake-'));
+  const out = path.join(dir, 'fakegemini');
+  const env = { ...process.env, PATH: `${process.env.PATH}:/usr/local/go/bin` };
+  execFileSync(process.env.GO || 'go', ['build', '-o', out, './internal/fakegemini/cmd/fakegemini'],
+    { cwd: repoRoot, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+  builtFake = out;
+  return out;
+}
+
+/**
+ * Starts a fake Gemini API replaying script (a clients.Script: {turns: [...]}) and
+ * resolves with {url, env, stop}: env is what agentls needs to use it as its model.
+ */
+async function startFakeGemini(script) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-node-script-'));
+  const file = path.join(dir, 'script.json');
+  fs.writeFileSync(file, JSON.stringify(script));
+  const proc = spawn(fakeGeminiBinary(), ['-script', file, '-addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d.toString(); });
+  const exited = new Promise((resolve) => proc.on('exit', (code) => resolve(code)));
+  const url = await withTimeout(new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl).trim());
+    });
+    exited.then((code) => reject(new Error(`fakegemini exited with ${code}: ${stderr}`)));
+  }), 10000, 'fakegemini to print its URL');
+  return {
+    url,
+    env: { GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: url },
+    stderr: () => stderr,
+    async stop() {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill('SIGTERM');
+        await exited;
+      }
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** Creates a temporary workspace holding files ({relative path: content}). */
 function makeWorkspace(files = {}) {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-node-ws-')));
@@ -109,8 +163,9 @@ class Client {
     this.proc = spawn(agentlsBinary(), args, {
       cwd: this.root,
       stdio: ['pipe', 'pipe', 'pipe'],
-      // A private HOME and config dir: no user settings of this machine leak in.
-      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), ...(opts.env || {}) },
+      // A private HOME, config and state dir: no user settings or sessions of this
+      // machine leak in.
+      env: { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_STATE_HOME: path.join(home, '.local', 'state'), ...(opts.env || {}) },
     });
     this.exited = new Promise((resolve) => {
       this.proc.on('exit', (code, signal) => resolve({ code, signal }));
@@ -400,4 +455,4 @@ async function withClient(opts, fn) {
   }
 }
 
-module.exports = { Client, withClient, withTimeout, baseCapabilities, richExperimental, makeWorkspace, agentlsBinary, rpc };
+module.exports = { Client, withClient, withTimeout, baseCapabilities, richExperimental, makeWorkspace, agentlsBinary, startFakeGemini, rpc };

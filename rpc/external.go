@@ -1,0 +1,292 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
+	"github.com/agentls/agentls/trust"
+)
+
+// External tools and folder trust.
+//
+// The discovered and MCP tools load on a goroutine once the toolbox exists, and again
+// when the configuration changes what they are (loadExternal), so that initialize and
+// the read loop never wait for a server. MCP status changes reach rich clients as
+// agentls/update notifications of kind mcp_status (session "").
+//
+// In a workspace whose settings name tool sources or loosen consent but which the user
+// has not trusted, the server asks once, after the first load (askTrust): trust this
+// folder, trust its parent, or not now. "Not now" holds for this connection only.
+
+// loadExternal loads the discovered and MCP tools of the settings in force, then asks
+// about trust if the workspace's settings were skipped for want of it.
+func (s *Server) loadExternal() {
+	s.mu.Lock()
+	tb := s.toolbox
+	s.mu.Unlock()
+	if tb == nil {
+		return
+	}
+	go func() {
+		if err := tb.StartExternal(s.ctx); err != nil {
+			s.log.Warn("loading external tools", "err", err)
+			s.tell(protocol.MessageTypeWarning, fmt.Sprintf("agentls: %v", err))
+		}
+		s.askTrust(tb)
+	}()
+}
+
+// onMCPStatus tells rich clients of an MCP server's new status.
+func (s *Server) onMCPStatus(st mcp.ServerStatus) {
+	if st.State == mcp.StateError {
+		s.log.Warn("MCP server failed", "server", st.Name, "err", st.Error)
+	}
+	if s.capabilities().Rich() {
+		s.send("agentls/update", map[string]any{"session": "", "update": map[string]any{"kind": "mcp_status", "server": st}})
+	}
+}
+
+// trustAsk remembers that the trust question was put in this connection.
+type trustAsk struct {
+	once sync.Once
+}
+
+// Trust answers.
+const (
+	trustFolderLabel = "Trust this folder"
+	trustParentLabel = "Trust the parent folder"
+	trustNotNowLabel = "Not now"
+)
+
+// askTrust asks once per connection whether to trust the workspace, when its settings
+// were skipped for want of trust.
+func (s *Server) askTrust(tb *session.Toolbox) {
+	u := tb.Untrusted()
+	if u == nil {
+		return
+	}
+	s.trustAsk.once.Do(func() {
+		prompt := fmt.Sprintf("The workspace %s has settings that run commands or loosen consent, which agentls ignores until you trust the folder:\n", u.Root)
+		for _, item := range u.Ignored {
+			prompt += "  - " + item + "\n"
+		}
+		prompt += "Only trust folders whose contents you trust: their settings can start programs."
+		a, err := s.Ask(s.ctx, confirm.Request{
+			ID:       fmt.Sprintf("trust-%d", s.seq.Add(1)),
+			ToolName: "agentls",
+			Details: confirm.Details{
+				Type: confirm.TypeInfo, Title: "Trust this folder?", Prompt: prompt,
+				Choices: []confirm.Choice{
+					{Outcome: confirm.ProceedOnce, Label: trustFolderLabel},
+					{Outcome: confirm.ProceedAlways, Label: trustParentLabel},
+					{Outcome: confirm.Cancel, Label: trustNotNowLabel},
+				},
+			},
+		})
+		scope := ""
+		switch {
+		case err != nil:
+			s.log.Info("trust not granted", "root", u.Root, "reason", err)
+		case a.Outcome == confirm.ProceedOnce:
+			scope = "folder"
+		case a.Outcome == confirm.ProceedAlways:
+			scope = "parent"
+		default:
+			s.log.Info("trust not granted for this session", "root", u.Root)
+		}
+		if scope == "" {
+			return
+		}
+		res, err := s.setTrust(scope)
+		if err != nil {
+			s.log.Error("trusting the folder", "err", err)
+			s.tell(protocol.MessageTypeError, fmt.Sprintf("agentls: %v", err))
+			return
+		}
+		s.tell(protocol.MessageTypeInfo, "agentls: "+res.Message)
+	})
+}
+
+// trustArgs are the arguments of agentls.trust.
+type trustArgs struct {
+	// Scope is "folder", "parent" or "revoke".
+	Scope string `json:"scope"`
+}
+
+// trustResult is the result of agentls.trust.
+type trustResult struct {
+	Trusted bool   `json:"trusted"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}
+
+func (s *Server) trustCommand(command string, arg json.RawMessage) (any, error) {
+	var a trustArgs
+	if err := decodeArg(command, arg, &a); err != nil {
+		return nil, err
+	}
+	switch a.Scope {
+	case "folder", "parent", "revoke":
+	default:
+		return nil, invalidArgs(command, `scope %q: want "folder", "parent" or "revoke"`, a.Scope)
+	}
+	res, err := s.setTrust(a.Scope)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+	}
+	return res, nil
+}
+
+// setTrust records the user's trust in the workspace's first root (scope "folder"), in
+// its parent and everything under it ("parent"), or removes the entries that trust it
+// ("revoke"), then re-reads the settings and loads what they now allow.
+func (s *Server) setTrust(scope string) (trustResult, error) {
+	s.mu.Lock()
+	tb := s.toolbox
+	s.mu.Unlock()
+	if tb == nil {
+		return trustResult{}, errors.New("no workspace yet")
+	}
+	store, err := trust.Load(tb.ConfigDir)
+	if err != nil {
+		return trustResult{}, err
+	}
+	root, err := filepath.EvalSymlinks(tb.Workspace.Roots()[0])
+	if err != nil {
+		return trustResult{}, err
+	}
+	path := root
+	switch scope {
+	case "folder":
+		err = store.Set(root, trust.Folder)
+	case "parent":
+		path = filepath.Dir(root)
+		err = store.Set(path, trust.Parent)
+	case "revoke":
+		// Every entry that trusts the root goes, the parent's too: "revoke" from the
+		// editor means this folder must stop being trusted.
+		for _, e := range store.List() {
+			if e.Kind != trust.DoNotTrust && (e.Path == root || e.Kind == trust.Parent && within(e.Path, root)) {
+				_, rerr := store.Revoke(e.Path)
+				err = errors.Join(err, rerr)
+			}
+		}
+	}
+	if err == nil {
+		err = store.Save()
+	}
+	if err != nil {
+		return trustResult{}, err
+	}
+	if err := s.reconfigure(); err != nil {
+		return trustResult{}, fmt.Errorf("re-reading the settings: %w", err)
+	}
+	trusted := store.Decide(root).Trusted
+	msg := fmt.Sprintf("%s is trusted: its settings apply", root)
+	if !trusted {
+		msg = fmt.Sprintf("%s is not trusted: its settings may only tighten consent", root)
+	}
+	return trustResult{Trusted: trusted, Path: path, Message: msg}, nil
+}
+
+// within reports whether path is dir or under it.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// discoverTools re-runs the discovery command and returns the tools it found.
+func (s *Server) discoverTools(ctx context.Context) (any, error) {
+	s.mu.Lock()
+	tb := s.toolbox
+	s.mu.Unlock()
+	infos, err := tb.Discover(ctx)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+	}
+	if infos == nil {
+		infos = []tools.Info{}
+	}
+	return infos, nil
+}
+
+// mcpStatus returns the status of each MCP server.
+func (s *Server) mcpStatus() (any, error) {
+	s.mu.Lock()
+	tb := s.toolbox
+	s.mu.Unlock()
+	out := []mcp.ServerStatus{}
+	if m := tb.MCP(); m != nil {
+		out = append(out, m.Statuses()...)
+	}
+	return out, nil
+}
+
+// listPrompts returns the prompts of the connected MCP servers.
+func (s *Server) listPrompts(ctx context.Context) (any, error) {
+	s.mu.Lock()
+	tb := s.toolbox
+	s.mu.Unlock()
+	out := []mcp.PromptInfo{}
+	if m := tb.MCP(); m != nil {
+		ps, err := m.Prompts(ctx)
+		if err != nil {
+			return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+// runPromptArgs are the arguments of agentls.runPrompt.
+type runPromptArgs struct {
+	Server    string            `json:"server"`
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments"`
+	// Session continues a session, as in agentls.prompt.
+	Session string `json:"session"`
+}
+
+// runPrompt renders an MCP prompt and sends it to the agent as agentls.prompt would.
+func (s *Server) runPrompt(ctx context.Context, command string, arg json.RawMessage) (any, error) {
+	var a runPromptArgs
+	if err := decodeArg(command, arg, &a); err != nil {
+		return nil, err
+	}
+	if a.Server == "" || a.Name == "" {
+		return nil, invalidArgs(command, "want the prompt's server and name")
+	}
+	s.mu.Lock()
+	tb := s.toolbox
+	s.mu.Unlock()
+	m := tb.MCP()
+	if m == nil {
+		return nil, invalidArgs(command, "no MCP servers are configured")
+	}
+	text, err := m.GetPrompt(ctx, a.Server, a.Name, a.Arguments)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+	}
+	p, err := json.Marshal(map[string]string{"prompt": text, "session": a.Session})
+	if err != nil {
+		return nil, err
+	}
+	return s.prompt(ctx, command, p)
+}
+
+// tell shows the user a message with window/showMessage.
+func (s *Server) tell(typ protocol.MessageType, message string) {
+	s.send("window/showMessage", protocol.ShowMessageParams{Type: typ, Message: message})
+}
