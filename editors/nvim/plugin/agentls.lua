@@ -46,7 +46,59 @@ end, {
 
 api.nvim_create_user_command('AgentlsCancel', function()
   require('agentls').cancel()
-end, { nargs = 0, desc = 'agentls: cancel the running tool calls' })
+end, { nargs = 0, desc = 'agentls: cancel the running prompt (in a chat) or prompts and tool calls' })
+
+api.nvim_create_user_command('Agentls', function(cmd)
+  local opts = { bufnr = api.nvim_get_current_buf() }
+  if cmd.range > 0 then
+    local range = { start_line = cmd.line1, end_line = cmd.line2 }
+    -- A characterwise selection that is exactly the range narrows it to its columns.
+    local s, e = vim.fn.getpos("'<"), vim.fn.getpos("'>")
+    if vim.fn.visualmode() == 'v' and s[2] == cmd.line1 and e[2] == cmd.line2 then
+      local last = vim.fn.getline(cmd.line2)
+      range.start_col = s[3] - 1
+      -- '> is on the last byte of the last character.
+      local char = vim.fn.strpart(last, e[3] - 1, 1, true)
+      range.end_col = math.min(e[3] - 1 + #char, #last)
+    end
+    opts.range = range
+  end
+  local chat = require('agentls.chat')
+  if vim.trim(cmd.args) == '' then
+    chat.ask(opts)
+  else
+    chat.prompt(cmd.args, opts)
+  end
+end, {
+  nargs = '*',
+  range = true,
+  desc = 'agentls: ask the agent (with a range: about those lines); no argument asks for the prompt',
+})
+
+api.nvim_create_user_command('AgentlsSessions', function()
+  require('agentls').sessions()
+end, { nargs = 0, desc = 'agentls: resume a stored session in the chat' })
+
+api.nvim_create_user_command('AgentlsTrust', function(cmd)
+  local scope = vim.trim(cmd.args)
+  if cmd.bang then
+    if scope ~= '' and scope ~= 'revoke' then
+      vim.notify('agentls: :AgentlsTrust! takes no scope (it revokes)', vim.log.levels.ERROR)
+      return
+    end
+    scope = 'revoke'
+  end
+  require('agentls').trust(scope ~= '' and scope or nil)
+end, {
+  nargs = '?',
+  bang = true,
+  desc = 'agentls: trust this folder (folder), its parent (parent), or revoke (! or revoke)',
+  complete = function(arglead)
+    return vim.tbl_filter(function(m)
+      return vim.startswith(m, arglead)
+    end, require('agentls').trust_scopes)
+  end,
+})
 
 api.nvim_create_user_command('AgentlsOutput', function()
   require('agentls').open_output()

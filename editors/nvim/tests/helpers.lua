@@ -49,6 +49,21 @@ vim.ui.select = function(items, opts, on_choice)
   on_choice(choice, index)
 end
 
+H.input_calls = {}
+H.input_value = function()
+  error('unexpected vim.ui.input')
+end
+vim.ui.input = function(opts, on_confirm)
+  H.input_calls[#H.input_calls + 1] = { opts = opts }
+  local ok, value = pcall(H.input_value, opts)
+  if not ok then
+    H.input_error = value
+    on_confirm(nil)
+    return
+  end
+  on_confirm(value)
+end
+
 -- The global state before the plugin loads (globals_test.lua compares against it).
 H.globals_before = vim.tbl_keys(_G)
 H.gvars_before = vim.tbl_keys(vim.fn.eval('g:'))
@@ -174,6 +189,67 @@ function H.reset()
   H.select_choice = function()
     error('unexpected vim.ui.select')
   end
+  H.input_calls = {}
+  H.input_error = nil
+  H.input_value = function()
+    error('unexpected vim.ui.input')
+  end
+  for _, job in ipairs(H.jobs) do
+    pcall(vim.fn.jobstop, job)
+  end
+  H.jobs = {}
+end
+
+H.jobs = {} -- processes started by a test, stopped by H.reset
+H.skipped = 0
+
+--- Reports a test that cannot run here, with the reason.
+function H.skip(name, reason)
+  H.skipped = H.skipped + 1
+  out('SKIP ' .. name .. ': ' .. reason)
+end
+
+--- The fake Gemini server (internal/fakegemini/cmd/fakegemini, built by run.sh), or nil.
+H.fakegemini = vim.env.AGENTLS_FAKEGEMINI ~= '' and vim.env.AGENTLS_FAKEGEMINI or nil
+
+--- Starts the fake Gemini server with a script (a table, encoded as JSON, or the text
+--- of the script file) and returns its base URL. H.reset stops it.
+---@param script table|string
+---@return string url
+function H.fake_gemini(script)
+  assert(H.fakegemini, 'AGENTLS_FAKEGEMINI is not set')
+  local file = vim.fn.tempname() .. '.json'
+  local f = assert(io.open(file, 'wb'))
+  f:write(type(script) == 'string' and script or vim.json.encode(script))
+  f:close()
+  local url
+  local stderr = {}
+  local job = vim.fn.jobstart({ H.fakegemini, '-script', file, '-addr', '127.0.0.1:0' }, {
+    on_stdout = function(_, data)
+      if not url and data[1] and data[1] ~= '' then
+        url = vim.trim(data[1])
+      end
+    end,
+    on_stderr = function(_, data)
+      vim.list_extend(stderr, data)
+    end,
+  })
+  H.truthy(job > 0, 'fakegemini started')
+  H.jobs[#H.jobs + 1] = job
+  local ok = vim.wait(10000, function()
+    return url
+  end, 10)
+  if not ok then
+    error('the fake Gemini server printed no URL; stderr: ' .. table.concat(stderr, '\n'), 2)
+  end
+  return url
+end
+
+--- The options of H.open that point the server at the fake Gemini server at url.
+function H.model_env(url, extra)
+  return vim.tbl_extend('force', {
+    cmd_env = { GEMINI_API_KEY = 'test-key', GOOGLE_GEMINI_BASE_URL = url },
+  }, extra or {})
 end
 
 --- Sets agentls up for the workspace root (cd root) with the built binary, opens path

@@ -7,7 +7,9 @@
 # ../shared/tools/build-nvim.sh (cached; about two minutes the first time), runs each test
 # file in its own `nvim --headless -n -u NONE -i NONE`, and prints "N passed, M failed".
 # Exits nonzero if any test failed, a file did not finish, or nothing ran.
-# Environment: NVIM (use this nvim instead of building one), AGENTLS_TEST_VERBOSE=1
+# Builds internal/fakegemini/cmd/fakegemini too, for the prompt tests (which report SKIP
+# without it). Environment: NVIM (use this nvim instead of building one), AGENTLS_BIN and
+# FAKEGEMINI_BIN (use these binaries instead of building them), AGENTLS_TEST_VERBOSE=1
 # (print notifications), AGENTLS_TEST_FILE_TIMEOUT (seconds per file, default 180).
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -26,17 +28,30 @@ fi
 "$NVIM" --headless -u NONE -c 'if !has("nvim-0.10") | cquit 1 | endif' -c 'qall!' \
   || { echo "run.sh: $NVIM is not Neovim 0.10 or later" >&2; exit 2; }
 
-(cd "$REPO" && go build -o "$TMP/agentls" ./cmd/agentls)
+if [ -n "${AGENTLS_BIN:-}" ]; then
+  cp "$AGENTLS_BIN" "$TMP/agentls"
+else
+  (cd "$REPO" && go build -o "$TMP/agentls" ./cmd/agentls)
+fi
+# The fake Gemini server the prompt tests script (they are skipped without it).
+unset AGENTLS_FAKEGEMINI
+if [ -n "${FAKEGEMINI_BIN:-}" ]; then
+  cp "$FAKEGEMINI_BIN" "$TMP/fakegemini"
+  export AGENTLS_FAKEGEMINI="$TMP/fakegemini"
+elif compgen -G "$REPO/internal/fakegemini/cmd/fakegemini/*.go" >/dev/null; then
+  (cd "$REPO" && go build -o "$TMP/fakegemini" ./internal/fakegemini/cmd/fakegemini)
+  export AGENTLS_FAKEGEMINI="$TMP/fakegemini"
+fi
 
 # A private home, so user settings, memories and swap files play no part.
 mkdir -p "$TMP/home" "$TMP/config" "$TMP/state" "$TMP/data"
 export HOME="$TMP/home" XDG_CONFIG_HOME="$TMP/config" XDG_STATE_HOME="$TMP/state" XDG_DATA_HOME="$TMP/data"
-unset GEMINI_API_KEY GOOGLE_API_KEY
+unset GEMINI_API_KEY GOOGLE_API_KEY GOOGLE_GEMINI_BASE_URL AGENTLS_TRUST_WORKSPACE
 export AGENTLS_BIN="$TMP/agentls" AGENTLS_NVIM_PLUGIN="$PLUGIN"
 export TMPDIR="$TMP"
 
 if [ $# -gt 0 ]; then files=("$@"); else files=("$HERE"/*_test.lua); fi
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 for f in "${files[@]}"; do
   f=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")
   echo "== $(basename "$f")"
@@ -47,6 +62,7 @@ for f in "${files[@]}"; do
   rc=$?
   set -e
   cat "$log"
+  skipped=$((skipped + $(grep -c '^SKIP ' "$log" || true)))
   line=$(grep '^RESULT ' "$log" | tail -n 1 || true)
   if [ -n "$line" ]; then
     read -r _ p m <<<"$line"
@@ -60,5 +76,6 @@ for f in "${files[@]}"; do
     echo "-- stderr of $(basename "$f"):"; tail -n 40 "$log.err"
   fi
 done
+[ "$skipped" -eq 0 ] || echo "$skipped skipped (see SKIP above)"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -28,7 +28,24 @@ M.defaults = {
     max_lines = 10000,
   },
   notify_results = true,
+  chat = {
+    position = 'right',
+    size = nil,
+    thoughts = 'fold',
+    keys = {
+      jump = '<CR>',
+      cancel = '<C-c>',
+      prompt = 'i',
+      close = 'q',
+    },
+  },
 }
+
+--- Where the chat window may open (option chat.position).
+M.chat_positions = { 'right', 'left', 'top', 'bottom', 'tab' }
+
+--- How thoughts show in the chat (option chat.thoughts).
+M.thought_modes = { 'fold', 'dim', 'hide' }
 
 --- The options in effect (defaults until setup() runs).
 M.options = vim.deepcopy(M.defaults)
@@ -39,6 +56,22 @@ local function check(name, value, types, optional)
     vim.validate(name, value, types, optional)
   else
     vim.validate({ [name] = { value, types, optional } })
+  end
+end
+
+--- vim.validate for one value, in the form every Neovim from 0.10 on accepts: raises an
+--- error naming name unless value has one of types (or is nil, with optional).
+---@param name string
+---@param value any
+---@param types string|string[]
+---@param optional boolean|nil
+function M.check(name, value, types, optional)
+  check(name, value, types, optional)
+end
+
+local function one_of(name, value, allowed)
+  if value ~= nil and not vim.tbl_contains(allowed, value) then
+    error(('%s: expected one of %s, got %s'):format(name, table.concat(allowed, ', '), vim.inspect(value)), 0)
   end
 end
 
@@ -83,6 +116,7 @@ local known_top = {
   keys = true,
   output = true,
   notify_results = true,
+  chat = true,
 }
 
 --- Validates user options and returns them merged over the defaults. Raises an error
@@ -130,6 +164,28 @@ function M.resolve(opts)
       no_unknown('output.', opts.output, M.defaults.output)
       check('output.height', opts.output.height, 'number', true)
       check('output.max_lines', opts.output.max_lines, 'number', true)
+    end
+    check('chat', opts.chat, 'table', true)
+    if opts.chat then
+      local chat = opts.chat
+      no_unknown('chat.', chat, { position = true, size = true, thoughts = true, keys = true })
+      check('chat.position', chat.position, 'string', true)
+      one_of('chat.position', chat.position, M.chat_positions)
+      check('chat.size', chat.size, 'number', true)
+      if chat.size ~= nil and chat.size <= 0 then
+        error('chat.size: expected a positive number', 0)
+      end
+      check('chat.thoughts', chat.thoughts, 'string', true)
+      one_of('chat.thoughts', chat.thoughts, M.thought_modes)
+      check('chat.keys', chat.keys, 'table', true)
+      if chat.keys then
+        no_unknown('chat.keys.', chat.keys, M.defaults.chat.keys)
+        for k, v in pairs(chat.keys) do
+          if v ~= false then
+            check('chat.keys.' .. k, v, 'string')
+          end
+        end
+      end
     end
   end)
   if not ok then

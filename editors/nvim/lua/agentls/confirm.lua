@@ -267,10 +267,50 @@ local function open_edit(entry)
   api.nvim_create_autocmd('BufWipeout', { group = group, buffer = orig, callback = refuse_later })
 end
 
---- Items offered for a non-edit confirmation: { label, outcome } in display order.
+local outcomes = {
+  proceed_once = true,
+  proceed_always = true,
+  proceed_always_server = true,
+  proceed_always_tool = true,
+  cancel = true,
+}
+
+-- The choices a question offers itself (details.choices: [{ title|label, outcome }]),
+-- such as the server's own "Trust this folder?"; nil when it offers none usable.
+local function offered(d)
+  if type(d.choices) ~= 'table' then
+    return nil
+  end
+  local items = {}
+  for _, c in ipairs(d.choices) do
+    local label = type(c) == 'table' and (c.title or c.label)
+    if type(label) ~= 'string' or not outcomes[c.outcome] then
+      return nil
+    end
+    items[#items + 1] = { label = label, outcome = c.outcome }
+  end
+  if #items == 0 then
+    return nil
+  end
+  -- Dismissing the picker refuses, but a refusal must also be on offer.
+  local refuses = vim.tbl_contains(vim.tbl_map(function(i)
+    return i.outcome
+  end, items), 'cancel')
+  if not refuses then
+    items[#items + 1] = { label = 'Reject', outcome = 'cancel' }
+  end
+  return items
+end
+
+--- Items offered for a non-edit confirmation: { label, outcome } in display order. An info
+--- question that offers its own choices (details.choices) gets those.
 ---@param d table ConfirmDetails
 ---@return table[]
 function M.choices(d)
+  local own = d.type == 'info' and offered(d)
+  if own then
+    return own
+  end
   local items = { { label = 'Allow once', outcome = 'proceed_once' } }
   if d.type == 'execute' then
     local roots = type(d.rootCommands) == 'table' and table.concat(d.rootCommands, ', ') or ''
@@ -304,7 +344,11 @@ local function prompt_for(d)
     return ('agentls: %s\nCall %s on MCP server %s %s?'):format(title, tostring(d.tool), tostring(d.server), args)
   elseif d.type == 'info' then
     local urls = type(d.urls) == 'table' and #d.urls > 0 and ('\n' .. table.concat(d.urls, '\n')) or ''
-    return ('agentls: %s\n%s%s'):format(title, tostring(d.prompt or ''), urls)
+    local text = type(d.prompt) == 'string' and d.prompt or ''
+    if text == '' or text == title then
+      return ('agentls: %s%s'):format(title, urls)
+    end
+    return ('agentls: %s\n%s%s'):format(title, text, urls)
   end
   return 'agentls: ' .. title
 end

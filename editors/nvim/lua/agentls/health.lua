@@ -122,6 +122,21 @@ function M.check()
       'Tools work without a model; prompts need a key',
     })
   end
+  -- What the running server says of its model, if it says (experimental.agentls.model:
+  -- a name, or false/"" when none is configured).
+  local c = attached[1] or all[1]
+  local exp = c and vim.tbl_get(c.server_capabilities or {}, 'experimental', 'agentls') or {}
+  local model = exp.model
+  if type(model) == 'table' then
+    model = model.name or model.id
+  end
+  if type(model) == 'string' and model ~= '' then
+    health.ok(('the server uses the model %s'):format(model))
+  elseif exp.model ~= nil then
+    health.warn('the server has no model configured: prompts will fail', {
+      'Set GEMINI_API_KEY (or configure a model in the settings) and restart agentls',
+    })
+  end
 end
 
 return M

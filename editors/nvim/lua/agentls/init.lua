@@ -6,6 +6,7 @@ local rpc = require('agentls.rpc')
 local output = require('agentls.output')
 local confirm = require('agentls.confirm')
 local edit = require('agentls.edit')
+local chat = require('agentls.chat')
 
 local api = vim.api
 local M = {}
@@ -85,6 +86,7 @@ local function lsp_config(root)
       ['agentls/confirm'] = confirm.handler,
       ['agentls/update'] = function(_, params, ctx)
         output.handle_update(params, ctx and ctx.client_id)
+        chat.handle_update(params, ctx and ctx.client_id)
       end,
       ['workspace/applyEdit'] = edit.handler,
     },
@@ -108,6 +110,7 @@ local function lsp_config(root)
         state.server_info[client_id] = nil
         confirm.cancel_all(client_id)
         output.forget_client(client_id)
+        chat.forget_client(client_id)
       end)
     end,
   }
@@ -308,10 +311,20 @@ end
 --- cancelled too (Neovim never reports a request answered with RequestCancelled).
 M.cancel_grace_ms = 3000
 
---- Cancels what agentls is doing: the server's running calls (agentls.cancel), whose
---- runs then end with status "cancelled"; a run started here that has not ended after
---- cancel_grace_ms gets $/cancelRequest and its callback an error with code -32800.
+--- Cancels what agentls is doing. In a chat buffer: the chat's running prompt (see
+--- require('agentls.chat').cancel()). Elsewhere: the running prompts of every chat, and
+--- the server's running calls (agentls.cancel), whose runs then end with status
+--- "cancelled"; a run started here that has not ended after cancel_grace_ms gets
+--- $/cancelRequest and its callback an error with code -32800.
 function M.cancel()
+  local current = chat.get()
+  if current then
+    if not chat.cancel(current) then
+      notify('no prompt is running in this chat')
+    end
+    return
+  end
+  chat.cancel_all()
   local runs = {}
   for box in pairs(state.inflight) do
     if box.cancellable then
@@ -338,6 +351,123 @@ function M.cancel()
       end
     end, M.cancel_grace_ms)
   end
+end
+
+--- Sends a prompt to the agent; the answer streams into the chat buffer. See
+--- require('agentls.chat').prompt() for {opts} ({ bufnr?, range?, callback? }).
+---@param text string
+---@param opts table|nil
+---@return table|nil chat
+function M.prompt(text, opts)
+  return chat.prompt(text, opts)
+end
+
+--- Lists the stored sessions (agentls.listSessions, newest first) with vim.ui.select
+--- and binds the chat to the chosen one: the next prompt continues it.
+---@param callback fun(err: table|nil, chat: table|nil)|nil called once decided
+function M.sessions(callback)
+  config.check('callback', callback, 'function', true)
+  local function done(err, c)
+    if callback then
+      callback(err, c)
+    end
+  end
+  local client = need_client()
+  if not client then
+    return done({ message = 'agentls is not running' })
+  end
+  rpc.call(client, nil, 'agentls.listSessions', vim.empty_dict(), function(err, result)
+    if err then
+      notify('listing the sessions failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
+      return done(err)
+    end
+    if type(result) ~= 'table' or #result == 0 then
+      notify('no stored sessions')
+      return done(nil, nil)
+    end
+    vim.ui.select(result, {
+      prompt = 'agentls: resume a session',
+      kind = 'agentls.sessions',
+      format_item = function(item)
+        local when = type(item.updated) == 'string' and item.updated:sub(1, 16):gsub('T', ' ') or ''
+        local n = tonumber(item.prompts) or 0
+        return ('%s  (%s, %d prompt%s)'):format(
+          type(item.title) == 'string' and item.title ~= '' and item.title or tostring(item.id),
+          when,
+          n,
+          n == 1 and '' or 's'
+        )
+      end,
+    }, function(item)
+      if type(item) ~= 'table' or type(item.id) ~= 'string' then
+        return done(nil, nil)
+      end
+      done(nil, chat.resume(item.id, item))
+    end)
+  end)
+end
+
+--- The trust scopes of agentls.trust.
+M.trust_scopes = { 'folder', 'parent', 'revoke' }
+
+--- Trusts the workspace folder ('folder'), its parent and everything under it
+--- ('parent'), or takes the trust back ('revoke'), with the server command
+--- agentls.trust; the server's message is shown. Without scope, asks with
+--- vim.ui.select (the two ways to trust, or not now).
+---@param scope string|nil
+---@param callback fun(err: table|nil, result: table|nil)|nil
+function M.trust(scope, callback)
+  config.check('scope', scope, 'string', true)
+  config.check('callback', callback, 'function', true)
+  local function done(err, result)
+    if callback then
+      callback(err, result)
+    end
+  end
+  if scope and not vim.tbl_contains(M.trust_scopes, scope) then
+    local msg = ('unknown trust scope %q (want %s)'):format(scope, table.concat(M.trust_scopes, ', '))
+    notify(msg, vim.log.levels.ERROR)
+    return done({ message = msg })
+  end
+  local client = need_client()
+  if not client then
+    return done({ message = 'agentls is not running' })
+  end
+  local function send(s)
+    rpc.call(client, nil, 'agentls.trust', { scope = s }, function(err, result)
+      if err then
+        notify('trust failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
+      elseif type(result) == 'table' then
+        local msg = type(result.message) == 'string' and result.message ~= '' and result.message
+          or ('%s %s'):format(result.trusted and 'trusted' or 'not trusted', tostring(result.path or ''))
+        notify(msg)
+      end
+      done(err, result)
+    end)
+  end
+  if scope then
+    return send(scope)
+  end
+  local folder = client.root_dir or (client.config and client.config.root_dir) or vim.fn.getcwd()
+  local parent = vim.fn.fnamemodify(folder, ':h')
+  local items = {
+    { label = ('Trust this folder (%s)'):format(vim.fn.fnamemodify(folder, ':~')), scope = 'folder' },
+    { label = ('Trust the parent folder (%s) and everything under it'):format(vim.fn.fnamemodify(parent, ':~')), scope = 'parent' },
+    { label = 'Not now', scope = nil },
+  }
+  vim.ui.select(items, {
+    prompt = 'agentls: trust this folder? Its settings may then loosen consent.',
+    kind = 'agentls.trust',
+    format_item = function(item)
+      return item.label
+    end,
+  }, function(item)
+    if type(item) == 'table' and item.scope then
+      send(item.scope)
+    else
+      done(nil, nil)
+    end
+  end)
 end
 
 --- The serverInfo ({ name, version }) the client's server sent in its initialize result.

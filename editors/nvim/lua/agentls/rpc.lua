@@ -76,6 +76,52 @@ function M.flush_changes(client, bufnr)
   end
 end
 
+--- Sends a request and calls cb(err, result) exactly once. With method, the rich-client
+--- method is tried first and, if the server does not know it (MethodNotFound), command
+--- is run through workspace/executeCommand instead; without method only the command is
+--- run. Returns a handle { client, id (of the request last sent), finished, finish }:
+--- finish(err, result) ends the call early, and later answers are then ignored.
+---@param client vim.lsp.Client
+---@param method string|nil
+---@param command string
+---@param params table
+---@param cb fun(err: table|nil, result: any)
+---@param bufnr integer|nil
+---@return table
+function M.call(client, method, command, params, cb, bufnr)
+  local box = { client = client, finished = false }
+  function box.finish(err, result)
+    if box.finished then
+      return
+    end
+    box.finished = true
+    cb(err, result)
+  end
+  local function send(m, p, handler)
+    local ok, id = M.request(client, m, p, handler, bufnr)
+    if ok then
+      box.id = id
+    else
+      box.finish({ message = 'the agentls client has stopped' })
+    end
+  end
+  local function send_command()
+    send('workspace/executeCommand', { command = command, arguments = { params } }, box.finish)
+  end
+  if not method then
+    send_command()
+  else
+    send(method, params, function(err, result)
+      if err and err.code == vim.lsp.protocol.ErrorCodes.MethodNotFound then
+        send_command()
+        return
+      end
+      box.finish(err, result)
+    end)
+  end
+  return box
+end
+
 --- Converts a decoded JSON object back into something vim.json encodes as an object:
 --- an empty Lua table would otherwise be sent as [].
 ---@param t table|nil
