@@ -4,16 +4,20 @@ PKGS     := ./...
 FUZZTIME ?= 20s
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build run test unit fuzz editors bench lint deps clean
+.PHONY: all build demo run test unit fuzz editors bench lint deps clean
 
 all: build
 
 build:
 	$(GO) build -o bin/agentls ./cmd/agentls
 
-# The main job: build agentls and list its tools for the current directory.
-run: build
-	./bin/agentls tools
+# The main job: the agent at work on demo/sample in Neovim (headless without a terminal);
+# with GEMINI_API_KEY it talks to Gemini, without one it replays demo/script.json and says
+# so. See demo/run.sh.
+demo:
+	./demo/run.sh
+
+run: demo
 
 deps:
 	./scripts/deps.sh

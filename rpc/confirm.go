@@ -159,11 +159,14 @@ type confirmDetails struct {
 	// info
 	Prompt *string  `json:"prompt,omitzero"`
 	URLs   []string `json:"urls,omitzero"`
+
+	Choices []confirm.Choice `json:"choices,omitzero"`
 }
 
 func newConfirmDetails(req confirm.Request) confirmDetails {
 	d := req.Details
-	cd := confirmDetails{ID: req.ID, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Type: d.Type, Title: d.Title}
+	cd := confirmDetails{ID: req.ID, ToolCallID: req.ToolCallID, ToolName: req.ToolName, Type: d.Type, Title: d.Title,
+		Choices: d.Choices}
 	switch d.Type {
 	case confirm.TypeEdit:
 		cd.URI, cd.Path, cd.Diff, cd.NewContent = string(uri.File(d.Path)), d.Path, &d.Diff, &d.NewContent

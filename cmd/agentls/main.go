@@ -16,9 +16,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 )
 
@@ -67,6 +69,11 @@ Sessions are kept under $XDG_STATE_HOME/agentls/sessions.
 `
 
 func main() {
+	// The genai SDK prints through the standard logger what it also returns as errors
+	// ("Error context canceled" on every cancelled stream): keep that for debugging.
+	if !strings.EqualFold(os.Getenv("AGENTLS_LOG_LEVEL"), "debug") {
+		log.SetOutput(io.Discard)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -1,5 +1,5 @@
 -- The plugin defines no global variables: loading plugin/agentls.lua, setup(), attaching,
--- running a tool, the health check and the statusline leave _G and g: as they were.
+-- running a tool, the chat, the health check and the statusline leave _G and g: as they were.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 
 H.main(function()
@@ -11,6 +11,9 @@ H.main(function()
     require('agentls.health')
     require('agentls').statusline()
     vim.cmd('AgentlsOutput')
+    local chat = require('agentls.chat').resume('globals-1')
+    require('agentls.chat').handle_update({ session = 'globals-1', update = { kind = 'thought_chunk', text = 'x' } }, nil)
+    H.eq(require('agentls.chat').current(), chat, 'the chat')
     local g = vim.tbl_keys(_G)
     -- Neovim's own LSP client keeps state in g:_lsp_* (0.12); only those are allowed.
     local gv = vim.tbl_filter(function(name)

@@ -22,6 +22,7 @@ H.main(function()
     H.contains(text, 'running for main.go', 'server state')
     H.contains(text, 'protocol 1', 'protocol version')
     H.contains(text, 'model key present in GEMINI_API_KEY', 'model key')
+    H.contains(text, 'the server has a model client', 'model client')
     H.not_contains(text, secret, 'the key itself')
     H.not_contains(text, secret:sub(1, 12), 'a prefix of the key')
     if vim.fn.executable('rg') == 1 then
@@ -74,7 +75,7 @@ H.main(function()
     vim.fn.writefile(vim.fn.readfile(H.plugin .. '/doc/agentls.txt', 'b'), dir .. '/doc/agentls.txt', 'b')
     vim.cmd('helptags ' .. vim.fn.fnameescape(dir .. '/doc'))
     local tags = table.concat(vim.fn.readfile(dir .. '/doc/tags'), '\n')
-    for _, tag in ipairs({ 'agentls.txt', 'agentls-options', ':AgentlsTool', ':AgentlsMode', ':AgentlsCancel', ':AgentlsOutput', 'agentls-confirm' }) do
+    for _, tag in ipairs({ 'agentls.txt', 'agentls-options', ':AgentlsTool', ':AgentlsMode', ':AgentlsCancel', ':AgentlsOutput', 'agentls-confirm', ':Agentls', ':AgentlsSessions', ':AgentlsTrust', 'agentls-chat', 'agentls-chat-keys', 'agentls-trust', 'agentls.prompt()' }) do
       H.contains(tags, tag .. '\t', 'tags')
     end
   end)

@@ -275,8 +275,9 @@ local outcomes = {
   cancel = true,
 }
 
--- The choices a question offers itself (details.choices: [{ title|label, outcome }]),
--- such as the server's own "Trust this folder?"; nil when it offers none usable.
+-- The choices a question offers itself (details.choices: [{ label, outcome }], an
+-- extension of the protocol), such as the server's own "Trust this folder?"; nil when it
+-- offers none usable.
 local function offered(d)
   if type(d.choices) ~= 'table' then
     return nil
@@ -289,25 +290,19 @@ local function offered(d)
     end
     items[#items + 1] = { label = label, outcome = c.outcome }
   end
+  -- Exactly the labels offered; dismissing the picker still refuses.
   if #items == 0 then
     return nil
-  end
-  -- Dismissing the picker refuses, but a refusal must also be on offer.
-  local refuses = vim.tbl_contains(vim.tbl_map(function(i)
-    return i.outcome
-  end, items), 'cancel')
-  if not refuses then
-    items[#items + 1] = { label = 'Reject', outcome = 'cancel' }
   end
   return items
 end
 
---- Items offered for a non-edit confirmation: { label, outcome } in display order. An info
---- question that offers its own choices (details.choices) gets those.
+--- Items offered for a non-edit confirmation: { label, outcome } in display order. A
+--- question that offers its own choices (details.choices) gets exactly those.
 ---@param d table ConfirmDetails
 ---@return table[]
 function M.choices(d)
-  local own = d.type == 'info' and offered(d)
+  local own = offered(d)
   if own then
     return own
   end

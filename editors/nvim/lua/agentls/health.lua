@@ -122,20 +122,17 @@ function M.check()
       'Tools work without a model; prompts need a key',
     })
   end
-  -- What the running server says of its model, if it says (experimental.agentls.model:
-  -- a name, or false/"" when none is configured).
+  -- The server lists agentls.prompt among its commands only when it has a model client.
   local c = attached[1] or all[1]
-  local exp = c and vim.tbl_get(c.server_capabilities or {}, 'experimental', 'agentls') or {}
-  local model = exp.model
-  if type(model) == 'table' then
-    model = model.name or model.id
-  end
-  if type(model) == 'string' and model ~= '' then
-    health.ok(('the server uses the model %s'):format(model))
-  elseif exp.model ~= nil then
-    health.warn('the server has no model configured: prompts will fail', {
-      'Set GEMINI_API_KEY (or configure a model in the settings) and restart agentls',
-    })
+  if c then
+    local cmds = vim.tbl_get(c.server_capabilities or {}, 'executeCommandProvider', 'commands') or {}
+    if vim.tbl_contains(cmds, 'agentls.prompt') then
+      health.ok('the server has a model client: prompts (:Agentls) are available')
+    else
+      health.warn('the server has no model client: :Agentls prompts will fail', {
+        'Update agentls, or check its log for why the model could not be set up',
+      })
+    end
   end
 end
 

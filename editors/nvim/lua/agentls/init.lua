@@ -376,7 +376,7 @@ function M.sessions(callback)
   if not client then
     return done({ message = 'agentls is not running' })
   end
-  rpc.call(client, nil, 'agentls.listSessions', vim.empty_dict(), function(err, result)
+  rpc.call(client, 'agentls/sessions', 'agentls.listSessions', vim.empty_dict(), function(err, result)
     if err then
       notify('listing the sessions failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
       return done(err)

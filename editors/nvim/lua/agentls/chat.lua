@@ -1,0 +1,1084 @@
+-- The chat of agentls: prompts go to the agent (agentls/prompt) and its answer streams
+-- into a scratch buffer (filetype markdown): message text appended as it arrives,
+-- thoughts folded or dimmed, one line per tool call with its status and locations
+-- (updated in place), plans as checklists, a note when the context was compressed, and
+-- the stop reason and usage when the turn ends. One chat per session; a chat remembers
+-- its session, so later prompts continue it.
+--
+-- The buffer is a list of blocks, each owning a run of whole lines. The plugin is the
+-- only writer (the buffer is not modifiable), so a block's rows follow from the lengths
+-- of the blocks before it; updating a block replaces its lines, and streaming text is
+-- appended to the last block, which is always at the end of the buffer.
+local config = require('agentls.config')
+local rpc = require('agentls.rpc')
+
+local api = vim.api
+local M = {}
+
+local ns = api.nvim_create_namespace('agentls.chat')
+
+--- How long a cancelled prompt may take to end before its request is cancelled too.
+M.cancel_grace_ms = 3000
+
+-- Module state: the chats by buffer, the chat last used, and a counter for buffer names.
+local state = {
+  chats = {},
+  current = nil,
+  seq = 0,
+}
+
+-- The session of runs started from the editor (agentls.runTool); never a chat's.
+local EDITOR_SESSION = 'editor'
+
+local status_labels = {
+  pending = 'pending',
+  awaiting_approval = 'awaiting approval',
+  in_progress = 'running',
+  completed = 'done',
+  failed = 'failed',
+  cancelled = 'cancelled',
+}
+
+local status_hl = {
+  pending = 'AgentlsChatPending',
+  awaiting_approval = 'AgentlsChatAwaiting',
+  in_progress = 'AgentlsChatRunning',
+  completed = 'AgentlsChatDone',
+  failed = 'AgentlsChatFailed',
+  cancelled = 'AgentlsChatCancelled',
+}
+
+local function define_highlights()
+  for name, link in pairs({
+    AgentlsChatThought = 'Comment',
+    AgentlsChatNote = 'Comment',
+    AgentlsChatPending = 'Comment',
+    AgentlsChatAwaiting = 'DiagnosticWarn',
+    AgentlsChatRunning = 'DiagnosticInfo',
+    AgentlsChatDone = 'DiagnosticOk',
+    AgentlsChatFailed = 'DiagnosticError',
+    AgentlsChatCancelled = 'Comment',
+  }) do
+    api.nvim_set_hl(0, name, { link = link, default = true })
+  end
+end
+
+local function notify(msg, level)
+  vim.notify('agentls: ' .. msg, level or vim.log.levels.INFO)
+end
+
+local function one_line(s)
+  s = tostring(s or ''):gsub('\r?\n', ' ')
+  return s
+end
+
+local function display_uri(uri)
+  local ok, fname = pcall(vim.uri_to_fname, uri)
+  if not ok then
+    return tostring(uri)
+  end
+  return vim.fn.fnamemodify(fname, ':~:.')
+end
+
+local function location_label(loc)
+  local label = display_uri(loc.uri)
+  local start = type(loc.range) == 'table' and loc.range.start
+  if type(start) == 'table' and type(start.line) == 'number' then
+    label = label .. ':' .. (start.line + 1)
+  end
+  return label
+end
+
+-- Blocks ---------------------------------------------------------------------------
+
+local function lines_of(block)
+  if block.sep then
+    local out = { '' }
+    vim.list_extend(out, block.body)
+    return out
+  end
+  return block.body
+end
+
+-- The 0-based row of the first line of block.
+local function block_row(chat, block)
+  local row = 0
+  for _, b in ipairs(chat.blocks) do
+    if b == block then
+      return row
+    end
+    row = row + #b.lines
+  end
+  error('agentls: block not in its chat')
+end
+
+-- The block at 0-based row and the 1-based index of the row in the block's body (0 for
+-- the separator line).
+local function block_at(chat, row)
+  local start = 0
+  for _, b in ipairs(chat.blocks) do
+    if row < start + #b.lines then
+      return b, row - start + (b.sep and 0 or 1)
+    end
+    start = start + #b.lines
+  end
+  return nil, nil
+end
+
+local function followers(buf)
+  local count = api.nvim_buf_line_count(buf)
+  local out = {}
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == buf and api.nvim_win_get_cursor(win)[1] >= count then
+      out[#out + 1] = win
+    end
+  end
+  return out
+end
+
+-- Changes the buffer through fn; windows whose cursor was on the last line follow the end.
+local function write(chat, fn)
+  local buf = chat.buf
+  if not api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local follow = followers(buf)
+  -- Folds are computed while the lines change, from the blocks: those are updated first.
+  chat.folds = nil
+  vim.bo[buf].modifiable = true
+  local ok, err = pcall(fn, buf)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  if not ok then
+    error(err, 0)
+  end
+  local last = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(follow) do
+    pcall(api.nvim_win_set_cursor, win, { last, 0 })
+  end
+end
+
+-- Highlights of a block (thought dimming, tool status), redone whenever it changes.
+local function highlight(chat, block)
+  if not api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  for _, id in ipairs(block.marks or {}) do
+    pcall(api.nvim_buf_del_extmark, chat.buf, ns, id)
+  end
+  block.marks = {}
+  local row = block_row(chat, block) + (block.sep and 1 or 0)
+  local function mark(r, col, end_col, group)
+    local opts = end_col and { end_row = r, end_col = end_col, hl_group = group } or { line_hl_group = group }
+    block.marks[#block.marks + 1] = api.nvim_buf_set_extmark(chat.buf, ns, r, col, opts)
+  end
+  if block.kind == 'thought' and config.options.chat.thoughts == 'dim' then
+    for i = 1, #block.body do
+      mark(row + i - 1, 0, nil, 'AgentlsChatThought')
+    end
+  elseif block.kind == 'note' then
+    for i = 1, #block.body do
+      mark(row + i - 1, 0, nil, 'AgentlsChatNote')
+    end
+  elseif block.kind == 'tool' and block.status_col then
+    mark(row, block.status_col, #block.body[1], status_hl[block.call.status] or 'AgentlsChatPending')
+  end
+end
+
+local function add_block(chat, kind, body, fields)
+  local block = fields or {}
+  block.kind = kind
+  block.body = body
+  local prev = chat.blocks[#chat.blocks]
+  block.sep = prev ~= nil and not (kind == 'tool' and prev.kind == 'tool')
+  block.lines = lines_of(block)
+  local first = #chat.blocks == 0
+  chat.blocks[#chat.blocks + 1] = block
+  write(chat, function(buf)
+    if first then
+      api.nvim_buf_set_lines(buf, 0, -1, false, block.lines)
+    else
+      api.nvim_buf_set_lines(buf, -1, -1, false, block.lines)
+    end
+  end)
+  highlight(chat, block)
+  return block
+end
+
+local function set_body(chat, block, body)
+  local row = block_row(chat, block)
+  local old = #block.lines
+  block.body = body
+  block.lines = lines_of(block)
+  write(chat, function(buf)
+    api.nvim_buf_set_lines(buf, row, row + old, false, block.lines)
+  end)
+  highlight(chat, block)
+end
+
+-- Appends streamed text to the last block (a message or a thought); every new line of a
+-- thought is quoted.
+local function append_text(chat, block, text)
+  text = text:gsub('\r\n', '\n')
+  local pieces = vim.split(text, '\n', { plain = true })
+  if block.kind == 'thought' then
+    for i = 2, #pieces do
+      pieces[i] = '> ' .. pieces[i]
+    end
+  end
+  local last = block.body[#block.body]
+  block.body[#block.body] = last .. pieces[1]
+  for i = 2, #pieces do
+    block.body[#block.body + 1] = pieces[i]
+  end
+  block.lines = lines_of(block)
+  write(chat, function(buf)
+    local row = api.nvim_buf_line_count(buf) - 1
+    api.nvim_buf_set_text(buf, row, #last, row, #last, pieces)
+  end)
+  if block.kind == 'thought' then
+    highlight(chat, block)
+  end
+end
+
+-- Rendering of updates ---------------------------------------------------------------
+
+local function tool_body(call)
+  local label = call.name or call.id
+  if type(call.title) == 'string' and call.title ~= '' and call.title ~= call.name then
+    label = label .. ': ' .. one_line(call.title)
+  end
+  local status = status_labels[call.status] or tostring(call.status or 'pending')
+  if call.status == 'failed' and call.error then
+    status = status .. ': ' .. one_line(call.error)
+  end
+  local head = '- ' .. label .. ' · '
+  local body = { head .. status }
+  for _, loc in ipairs(call.locations) do
+    body[#body + 1] = '  - ' .. location_label(loc)
+  end
+  return body, #head
+end
+
+local function render_tool(chat, call)
+  local body, status_col = tool_body(call)
+  if call.block then
+    call.block.status_col = status_col
+    set_body(chat, call.block, body)
+  else
+    call.block = add_block(chat, 'tool', body, { call = call, status_col = status_col })
+  end
+end
+
+local function add_locations(call, locs)
+  if type(locs) ~= 'table' then
+    return
+  end
+  for _, loc in ipairs(locs) do
+    if type(loc) == 'table' and type(loc.uri) == 'string' then
+      local key = location_label(loc)
+      if not call.seen[key] then
+        call.seen[key] = true
+        call.locations[#call.locations + 1] = { uri = loc.uri, range = loc.range ~= vim.NIL and loc.range or nil }
+      end
+    end
+  end
+end
+
+local function get_call(chat, id)
+  local call = chat.calls[id]
+  if not call then
+    call = { id = id, status = 'pending', locations = {}, seen = {} }
+    chat.calls[id] = call
+  end
+  return call
+end
+
+local plan_marks = { completed = '[x]', in_progress = '[-]', cancelled = '[~]' }
+
+local function plan_body(entries)
+  local body = { '**Plan**' }
+  for _, e in ipairs(type(entries) == 'table' and entries or {}) do
+    if type(e) == 'table' then
+      local text = one_line(e.content)
+      local suffix = ''
+      if e.status == 'in_progress' then
+        suffix = ' (in progress)'
+      elseif e.status == 'cancelled' then
+        text = '~~' .. text .. '~~'
+      end
+      body[#body + 1] = ('- %s %s%s'):format(plan_marks[e.status] or '[ ]', text, suffix)
+    end
+  end
+  return body
+end
+
+local function usage_text(usage)
+  if type(usage) ~= 'table' then
+    return ''
+  end
+  local parts = {}
+  if type(usage.inputTokens) == 'number' then
+    parts[#parts + 1] = ('%d in'):format(usage.inputTokens)
+  end
+  if type(usage.outputTokens) == 'number' then
+    parts[#parts + 1] = ('%d out'):format(usage.outputTokens)
+  end
+  if #parts == 0 then
+    return ''
+  end
+  return ' · tokens: ' .. table.concat(parts, ', ')
+end
+
+local function render_end(chat, stop_reason, usage, extra)
+  local text = ('_turn ended: %s%s%s_'):format(tostring(stop_reason or 'unknown'), usage_text(usage), extra or '')
+  add_block(chat, 'note', { text })
+  chat.last_stop = stop_reason
+  chat.plan = nil
+end
+
+-- Ends the chat's running prompt (once), showing how it ended. by_update says it was
+-- the turn_end update, not the prompt's answer or the editor.
+local function end_turn(chat, stop_reason, usage, extra, by_update)
+  local turn = chat.turn
+  if not turn or turn.ended then
+    return
+  end
+  turn.ended = true
+  turn.ended_by_update = by_update
+  render_end(chat, stop_reason, usage, extra)
+end
+
+local function stream(chat, kind, text)
+  if type(text) ~= 'string' or text == '' then
+    return
+  end
+  if kind == 'thought' and config.options.chat.thoughts == 'hide' then
+    return
+  end
+  local last = chat.blocks[#chat.blocks]
+  local new = not last or last.kind ~= kind
+  if new then
+    last = add_block(chat, kind, { kind == 'thought' and '> ' or '' })
+  end
+  append_text(chat, last, text)
+  if new and kind == 'thought' and config.options.chat.thoughts == 'fold' then
+    -- Vim keeps a new fold open when the cursor is in it, as a following cursor is.
+    local lnum = block_row(chat, last) + (last.sep and 1 or 0) + 1
+    for _, win in ipairs(api.nvim_list_wins()) do
+      if api.nvim_win_get_buf(win) == chat.buf and vim.wo[win].foldmethod == 'expr' then
+        api.nvim_win_call(win, function()
+          pcall(vim.cmd, ('silent %dfoldclose'):format(lnum))
+        end)
+      end
+    end
+  end
+  if kind == 'message' and chat.turn then
+    chat.turn.got_text = true
+  end
+end
+
+-- Applies one update to a chat.
+local function apply(chat, u)
+  local kind = u.kind
+  if kind == 'message_chunk' then
+    stream(chat, 'message', u.text)
+  elseif kind == 'thought_chunk' then
+    stream(chat, 'thought', u.text)
+  elseif kind == 'tool_call' and u.toolCallId then
+    local call = get_call(chat, u.toolCallId)
+    call.name = u.name or call.name
+    call.title = u.title or call.title
+    call.status = u.status or call.status
+    add_locations(call, u.locations)
+    render_tool(chat, call)
+  elseif kind == 'tool_call_update' and u.toolCallId then
+    local call = get_call(chat, u.toolCallId)
+    local changed = not call.block
+    if type(u.status) == 'string' and u.status ~= call.status then
+      call.status = u.status
+      changed = true
+    end
+    if type(u.locations) == 'table' then
+      local n = #call.locations
+      add_locations(call, u.locations)
+      changed = changed or #call.locations ~= n
+    end
+    local diff = type(u.content) == 'table' and u.content.diff
+    if type(diff) == 'table' and #call.locations == 0 then
+      local uri = diff.uri
+      if type(uri) ~= 'string' and type(diff.path) == 'string' then
+        uri = vim.uri_from_fname(diff.path)
+      end
+      if type(uri) == 'string' then
+        add_locations(call, { { uri = uri } })
+        changed = true
+      end
+    end
+    if type(u.error) == 'table' and u.error.message then
+      call.error = u.error.message
+      changed = true
+    end
+    if changed then
+      render_tool(chat, call)
+    end
+  elseif kind == 'plan' then
+    -- One checklist per turn, redrawn in place as the plan changes.
+    if chat.plan then
+      set_body(chat, chat.plan, plan_body(u.entries))
+    else
+      chat.plan = add_block(chat, 'plan', plan_body(u.entries))
+    end
+  elseif kind == 'compression' then
+    local note = '_context compressed'
+    if type(u.tokensBefore) == 'number' and type(u.tokensAfter) == 'number' then
+      note = note .. (': %d → %d tokens'):format(u.tokensBefore, u.tokensAfter)
+    end
+    if type(u.text) == 'string' and u.text ~= '' then
+      note = note .. ' · ' .. one_line(u.text)
+    end
+    add_block(chat, 'note', { note .. '_' })
+  elseif kind == 'turn_end' then
+    local turn = chat.turn
+    if turn and not turn.ended then
+      end_turn(chat, u.stopReason, u.usage, nil, true)
+    elseif turn and not turn.ended_by_update and not turn.late_end_seen then
+      -- The answer to the prompt came first and already showed the end.
+      turn.late_end_seen = true
+    else
+      -- A turn this editor did not start (another client, a code action).
+      render_end(chat, u.stopReason, u.usage)
+    end
+  end
+end
+
+-- Buffers and windows ------------------------------------------------------------------
+
+local function fold_levels(chat)
+  if chat.folds then
+    return chat.folds
+  end
+  local levels, row = {}, 0
+  for _, b in ipairs(chat.blocks) do
+    local first = row + (b.sep and 1 or 0) + 1
+    for lnum = row + 1, row + #b.lines do
+      if b.kind == 'thought' then
+        levels[lnum] = lnum == first and '>1' or (lnum > first and '1' or '0')
+      else
+        levels[lnum] = '0'
+      end
+    end
+    row = row + #b.lines
+  end
+  chat.folds = levels
+  return levels
+end
+
+--- 'foldexpr' of chat windows: thoughts are folds (option chat.thoughts = 'fold').
+---@return string
+function M.foldexpr()
+  local chat = state.chats[api.nvim_get_current_buf()]
+  if not chat then
+    return '0'
+  end
+  return fold_levels(chat)[vim.v.lnum] or '0'
+end
+
+--- 'foldtext' of chat windows.
+---@return string
+function M.foldtext()
+  local n = vim.v.foldend - vim.v.foldstart + 1
+  return ('> thinking… (%d line%s)'):format(n, n == 1 and '' or 's')
+end
+
+local function setup_window(win)
+  local function set(name, value)
+    api.nvim_set_option_value(name, value, { scope = 'local', win = win })
+  end
+  set('wrap', true)
+  set('linebreak', true)
+  set('number', false)
+  set('relativenumber', false)
+  set('signcolumn', 'no')
+  if config.options.chat.thoughts == 'fold' then
+    set('foldmethod', 'expr')
+    set('foldexpr', "v:lua.require'agentls.chat'.foldexpr()")
+    set('foldtext', "v:lua.require'agentls.chat'.foldtext()")
+    set('foldlevel', 0)
+    set('foldminlines', 0) -- a thought of one line folds too
+    set('foldenable', true)
+  else
+    set('foldenable', false)
+  end
+end
+
+local function set_keys(chat)
+  local keys = config.options.chat.keys
+  local buf = chat.buf
+  local maps = {
+    jump = {
+      function()
+        M.jump()
+      end,
+      'agentls: jump to the tool call or location under the cursor',
+    },
+    cancel = {
+      function()
+        M.cancel(chat)
+      end,
+      'agentls: cancel the running prompt',
+    },
+    prompt = {
+      function()
+        M.ask({ chat = chat })
+      end,
+      'agentls: send a prompt',
+    },
+    close = {
+      function()
+        if #api.nvim_list_wins() > 1 then
+          api.nvim_win_close(0, false)
+        end
+      end,
+      'agentls: close the chat window',
+    },
+  }
+  for name, m in pairs(maps) do
+    if keys[name] then
+      vim.keymap.set('n', keys[name], m[1], { buffer = buf, nowait = true, desc = m[2] })
+    end
+  end
+end
+
+local function new_chat(client_id, session)
+  define_highlights()
+  state.seq = state.seq + 1
+  local buf = api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].undolevels = -1
+  pcall(api.nvim_buf_set_name, buf, ('agentls://chat/%d'):format(state.seq))
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modifiable = false
+  local chat = {
+    buf = buf,
+    client_id = client_id,
+    session = session,
+    blocks = {},
+    calls = {},
+  }
+  state.chats[buf] = chat
+  vim.b[buf].agentls_session = session
+  set_keys(chat)
+  local group = api.nvim_create_augroup('agentls_chat_' .. buf, { clear = true })
+  api.nvim_create_autocmd('BufWinEnter', {
+    group = group,
+    buffer = buf,
+    desc = 'agentls: chat window options',
+    callback = function()
+      setup_window(api.nvim_get_current_win())
+    end,
+  })
+  api.nvim_create_autocmd('BufWipeout', {
+    group = group,
+    buffer = buf,
+    callback = function()
+      if chat.turn and not chat.turn.ended then
+        M.cancel(chat)
+      end
+      state.chats[buf] = nil
+      if state.current == chat then
+        state.current = nil
+      end
+      pcall(api.nvim_del_augroup_by_id, group)
+    end,
+  })
+  return chat
+end
+
+local function bind(chat, session)
+  chat.session = session
+  if api.nvim_buf_is_valid(chat.buf) then
+    vim.b[chat.buf].agentls_session = session
+  end
+  local turn = chat.turn
+  if turn and turn.cancel_wanted and not turn.ended then
+    turn.cancel_wanted = false
+    M.cancel(chat)
+  end
+end
+
+local function is_chat_win(win)
+  return state.chats[api.nvim_win_get_buf(win)] ~= nil
+end
+
+--- Shows the chat in a window of the current tab page (focusing it), opening a split
+--- where option chat.position says if none shows it yet. Returns the window.
+---@param chat table
+---@return integer
+function M.show(chat)
+  local prev = api.nvim_get_current_win()
+  for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+    if api.nvim_win_get_buf(win) == chat.buf then
+      if win ~= prev and not is_chat_win(prev) then
+        chat.prev_win = prev
+      end
+      api.nvim_set_current_win(win)
+      return win
+    end
+  end
+  if not is_chat_win(prev) then
+    chat.prev_win = prev
+  end
+  local opts = config.options.chat
+  local pos = opts.position
+  local vertical = pos == 'right' or pos == 'left'
+  local size = opts.size
+  if not size then
+    size = vertical and math.floor(vim.o.columns * 0.4) or math.floor(vim.o.lines * 0.4)
+  end
+  if pos == 'tab' then
+    vim.cmd('tab split')
+  else
+    local mods = ({ right = 'botright vertical', left = 'topleft vertical', top = 'topleft', bottom = 'botright' })[pos]
+    vim.cmd(('%s %dsplit'):format(mods, math.max(size, 1)))
+  end
+  local win = api.nvim_get_current_win()
+  api.nvim_win_set_buf(win, chat.buf)
+  setup_window(win)
+  api.nvim_win_set_cursor(win, { api.nvim_buf_line_count(chat.buf), 0 })
+  return win
+end
+
+local function client_alive(id)
+  local c = id and vim.lsp.get_client_by_id(id)
+  if c and not rpc.is_stopped(c) then
+    return c
+  end
+  return nil
+end
+
+-- The chat to use with client: the chat last used if it belongs to the client (or to
+-- none running), else the newest chat of the client, else a new one.
+local function chat_for(client)
+  local cur = state.current
+  if cur and api.nvim_buf_is_valid(cur.buf) then
+    if cur.client_id == client.id or not client_alive(cur.client_id) then
+      cur.client_id = client.id
+      return cur
+    end
+  end
+  local best
+  for _, chat in pairs(state.chats) do
+    if chat.client_id == client.id and (not best or chat.buf > best.buf) then
+      best = chat
+    end
+  end
+  return best or new_chat(client.id, nil)
+end
+
+-- Public API -----------------------------------------------------------------------------
+
+--- The chat last used, or nil.
+---@return table|nil chat { buf, session, client_id, ... }
+function M.current()
+  local cur = state.current
+  if cur and api.nvim_buf_is_valid(cur.buf) then
+    return cur
+  end
+  return nil
+end
+
+--- The chat shown in bufnr (default: the current buffer), or nil.
+---@param bufnr integer|nil
+---@return table|nil
+function M.get(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  return state.chats[bufnr]
+end
+
+--- The whole text of a chat (default: the current one).
+---@param chat table|nil
+---@return string
+function M.text(chat)
+  chat = chat or M.current()
+  if not chat then
+    return ''
+  end
+  return table.concat(api.nvim_buf_get_lines(chat.buf, 0, -1, false), '\n')
+end
+
+--- Opens the chat (the current one, or a new one bound to no session yet) in a window.
+---@param opts table|nil { client? }
+---@return table chat
+function M.open(opts)
+  opts = opts or {}
+  config.check('opts', opts, 'table')
+  local client = opts.client or rpc.client()
+  local chat
+  if client then
+    chat = chat_for(client)
+  else
+    chat = M.current() or new_chat(nil, nil)
+  end
+  state.current = chat
+  M.show(chat)
+  return chat
+end
+
+local function lsp_range(bufnr, client, range)
+  local enc = client.offset_encoding or 'utf-16'
+  local function pos(row, col)
+    local line = api.nvim_buf_get_lines(bufnr, row, row + 1, false)[1] or ''
+    col = math.min(col, #line)
+    return { line = row, character = vim.lsp.util.character_offset(bufnr, row, col, enc) }
+  end
+  local l1, l2 = range.start_line, range.end_line
+  local last = api.nvim_buf_get_lines(bufnr, l2 - 1, l2, false)[1] or ''
+  return {
+    start = pos(l1 - 1, range.start_col or 0),
+    ['end'] = pos(l2 - 1, range.end_col or #last),
+  }
+end
+
+local function context_label(bufnr, range)
+  local name = vim.fn.fnamemodify(api.nvim_buf_get_name(bufnr), ':~:.')
+  if not range then
+    return name
+  end
+  if range.start_line == range.end_line then
+    return ('%s:%d'):format(name, range.start_line)
+  end
+  return ('%s:%d-%d'):format(name, range.start_line, range.end_line)
+end
+
+--- Sends a prompt to the agent and streams its answer into the chat, which is opened.
+--- With bufnr (a file buffer), its URI goes with the prompt, and with range the lines
+--- (1-based, inclusive; start_col/end_col are 0-based byte columns) as the selection.
+--- The chat's session is continued; the first prompt of a chat starts one.
+---@param text string
+---@param opts table|nil { bufnr?, range? = { start_line, end_line, start_col?, end_col? }, chat?, callback? }
+---@return table|nil chat
+function M.prompt(text, opts)
+  config.check('text', text, 'string')
+  opts = opts or {}
+  config.check('opts', opts, 'table')
+  config.check('opts.bufnr', opts.bufnr, 'number', true)
+  config.check('opts.range', opts.range, 'table', true)
+  config.check('opts.chat', opts.chat, 'table', true)
+  config.check('opts.callback', opts.callback, 'function', true)
+  if vim.trim(text) == '' then
+    notify('the prompt is empty', vim.log.levels.WARN)
+    return nil
+  end
+  local src = opts.bufnr
+  if src == 0 then
+    src = api.nvim_get_current_buf()
+  end
+  if src and (not api.nvim_buf_is_valid(src) or vim.bo[src].buftype ~= '' or api.nvim_buf_get_name(src) == '') then
+    src = nil
+  end
+  local chat = opts.chat
+  local client = chat and client_alive(chat.client_id)
+  if not client then
+    client = rpc.client(src)
+  end
+  if not client then
+    notify('not running (call require("agentls").setup() and open a file, or :AgentlsStart)', vim.log.levels.ERROR)
+    return nil
+  end
+  chat = chat or chat_for(client)
+  chat.client_id = client.id
+  state.current = chat
+  if chat.turn and not chat.turn.ended then
+    notify('a prompt is still running in this chat; cancel it first (:AgentlsCancel)', vim.log.levels.WARN)
+    M.show(chat)
+    return nil
+  end
+
+  local params = { prompt = text }
+  if chat.session then
+    params.session = chat.session
+  end
+  local ctx_label
+  if src then
+    params.uri = vim.uri_from_bufnr(src)
+    if opts.range then
+      params.range = lsp_range(src, client, opts.range)
+    end
+    ctx_label = context_label(src, opts.range)
+    rpc.flush_changes(client, src)
+  end
+
+  M.show(chat)
+  local body = { '## You', '' }
+  vim.list_extend(body, vim.split(text, '\n', { plain = true }))
+  if ctx_label then
+    vim.list_extend(body, { '', ('_context: %s_'):format(ctx_label) })
+  end
+  vim.list_extend(body, { '', '## agentls' })
+  add_block(chat, 'prompt', body)
+
+  local turn = {}
+  chat.turn = turn
+  chat.plan = nil
+  turn.box = rpc.call(client, 'agentls/prompt', 'agentls.prompt', params, function(err, result)
+    if chat.turn == turn then
+      if err then
+        if not turn.ended then
+          add_block(chat, 'note', { ('**error:** %s'):format(one_line(rpc.error_message(err))) })
+          end_turn(chat, turn.cancel_sent and 'cancelled' or 'error')
+        end
+      elseif type(result) == 'table' then
+        if type(result.session) == 'string' and result.session ~= '' and chat.session ~= result.session then
+          bind(chat, result.session)
+        end
+        if not turn.got_text and type(result.text) == 'string' and result.text ~= '' then
+          stream(chat, 'message', result.text)
+        end
+        if type(result.error) == 'table' and result.error.message then
+          add_block(chat, 'note', { ('**error:** %s'):format(one_line(result.error.message)) })
+        end
+        end_turn(chat, result.stopReason, result.usage)
+      else
+        end_turn(chat, 'error', nil, ' · the server sent no result')
+      end
+    end
+    pcall(vim.cmd, 'redrawstatus')
+    if opts.callback then
+      opts.callback(err, result)
+    end
+  end, src)
+  return chat
+end
+
+--- Opens the chat and asks for a prompt with vim.ui.input, then sends it (see prompt()).
+---@param opts table|nil the options of prompt()
+function M.ask(opts)
+  opts = opts or {}
+  config.check('opts', opts, 'table')
+  local chat = opts.chat
+  if chat then
+    M.show(chat)
+  else
+    local ok, opened = pcall(M.open, { client = rpc.client(opts.bufnr) })
+    if not ok then
+      notify(tostring(opened), vim.log.levels.ERROR)
+      return
+    end
+    opts = vim.tbl_extend('force', opts, { chat = opened })
+  end
+  vim.ui.input({ prompt = 'agentls: ' }, function(text)
+    if type(text) == 'string' and vim.trim(text) ~= '' then
+      M.prompt(text, opts)
+    end
+  end)
+end
+
+--- Cancels the running prompt of a chat (default: the chat in the current buffer, else
+--- the current chat) with agentls/cancel for its session. If the prompt has not ended
+--- after cancel_grace_ms, its request is cancelled too and the turn ends as cancelled.
+---@param chat table|nil
+---@return boolean whether a prompt was running
+function M.cancel(chat)
+  config.check('chat', chat, 'table', true)
+  chat = chat or M.get() or M.current()
+  local turn = chat and chat.turn
+  if not turn or turn.ended then
+    return false
+  end
+  local client = client_alive(chat.client_id)
+  if not client then
+    end_turn(chat, 'cancelled', nil, ' · the server is gone')
+    return true
+  end
+  if not chat.session then
+    -- The session is not known until the server's first update or its answer: the
+    -- cancellation goes out as soon as it is (bind), not to every session.
+    turn.cancel_wanted = true
+  else
+    turn.cancel_sent = true
+    rpc.notify(client, 'agentls/cancel', { session = chat.session })
+  end
+  if not turn.grace then
+    turn.grace = true
+    vim.defer_fn(function()
+      if chat.turn == turn and not turn.ended then
+        local box = turn.box
+        end_turn(chat, 'cancelled', nil, ' · the server did not answer in time')
+        if box and box.id and not rpc.is_stopped(client) then
+          pcall(rpc.cancel_request, client, box.id)
+        end
+        if box then
+          box.finish({ code = -32800, message = 'cancelled from the editor' })
+        end
+      end
+    end, M.cancel_grace_ms)
+  end
+  return true
+end
+
+--- Cancels the running prompts of every chat. Returns how many were running.
+---@return integer
+function M.cancel_all()
+  local n = 0
+  for _, chat in pairs(state.chats) do
+    if M.cancel(chat) then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+--- Binds a chat to a stored session, so that its next prompt continues it: the chat
+--- already bound to it, else the current chat if it is still empty, else a new one.
+--- The chat is opened.
+---@param session string session id
+---@param info table|nil the session's entry of agentls.listSessions ({ title, ... })
+---@return table chat
+function M.resume(session, info)
+  config.check('session', session, 'string')
+  config.check('info', info, 'table', true)
+  local client = rpc.client()
+  local chat
+  for _, c in pairs(state.chats) do
+    if c.session == session then
+      chat = c
+    end
+  end
+  if not chat then
+    local cur = M.current()
+    if cur and #cur.blocks == 0 and not cur.turn then
+      chat = cur
+    else
+      chat = new_chat(client and client.id, nil)
+    end
+    bind(chat, session)
+    local title = info and type(info.title) == 'string' and info.title ~= '' and (': ' .. one_line(info.title)) or ''
+    add_block(chat, 'note', { ('_resumed session %s%s_'):format(session, title) })
+  end
+  if client and not client_alive(chat.client_id) then
+    chat.client_id = client.id
+  end
+  state.current = chat
+  M.show(chat)
+  return chat
+end
+
+--- Jumps to what the cursor is on in a chat: a tool call's location (its first for the
+--- tool call's own line), opening the file at the line in the previous window.
+---@return boolean whether it jumped
+function M.jump()
+  local chat = M.get()
+  if not chat then
+    return false
+  end
+  local row = api.nvim_win_get_cursor(0)[1] - 1
+  local block, index = block_at(chat, row)
+  if not block or block.kind ~= 'tool' or index < 1 then
+    return false
+  end
+  local call = block.call
+  local loc = index == 1 and call.locations[1] or call.locations[index - 1]
+  if not loc then
+    notify(('%s names no file'):format(call.name or call.id), vim.log.levels.INFO)
+    return false
+  end
+  local chat_win = api.nvim_get_current_win()
+  local target = chat.prev_win
+  if not (target and api.nvim_win_is_valid(target) and not is_chat_win(target)) then
+    local prev = vim.fn.win_getid(vim.fn.winnr('#'))
+    if prev ~= 0 and prev ~= chat_win and not is_chat_win(prev) then
+      target = prev
+    else
+      target = nil
+      for _, win in ipairs(api.nvim_tabpage_list_wins(0)) do
+        if not is_chat_win(win) and api.nvim_win_get_config(win).relative == '' then
+          target = win
+          break
+        end
+      end
+    end
+  end
+  if target then
+    api.nvim_set_current_win(target)
+  else
+    vim.cmd('aboveleft split')
+  end
+  local client = client_alive(chat.client_id)
+  local enc = client and client.offset_encoding or 'utf-16'
+  local location = { uri = loc.uri, range = loc.range }
+  local ok, err = pcall(vim.lsp.util.show_document, location, enc, { focus = true })
+  if not ok then
+    notify('cannot open ' .. location_label(loc) .. ': ' .. tostring(err), vim.log.levels.ERROR)
+    return false
+  end
+  chat.prev_win = api.nvim_get_current_win()
+  pcall(vim.cmd, 'normal! zv')
+  return true
+end
+
+--- Handler of agentls/update for the chats: the update goes to the chat bound to its
+--- session; a session not bound yet is taken by the chat whose first prompt is running.
+---@param params table { session, update }
+---@param client_id integer|nil
+function M.handle_update(params, client_id)
+  local u = type(params) == 'table' and params.update
+  local session = type(params) == 'table' and params.session
+  if type(u) ~= 'table' or type(session) ~= 'string' or session == '' or session == EDITOR_SESSION then
+    return
+  end
+  local target, waiting
+  for _, chat in pairs(state.chats) do
+    if chat.session == session and (client_id == nil or chat.client_id == client_id) then
+      target = chat
+    elseif
+      not chat.session
+      and chat.turn
+      and not chat.turn.ended
+      and (client_id == nil or chat.client_id == client_id)
+      and (not waiting or chat.buf < waiting.buf)
+    then
+      waiting = chat
+    end
+  end
+  if not target and waiting then
+    target = waiting
+    bind(target, session)
+  end
+  if not target then
+    return
+  end
+  local ok, err = pcall(apply, target, u)
+  if not ok then
+    notify('could not show an update in the chat: ' .. tostring(err), vim.log.levels.ERROR)
+  end
+end
+
+--- Ends the running prompts of a client that went away.
+---@param client_id integer
+function M.forget_client(client_id)
+  for _, chat in pairs(state.chats) do
+    if chat.client_id == client_id and chat.turn and not chat.turn.ended then
+      if chat.turn.box then
+        chat.turn.box.finished = true
+      end
+      end_turn(chat, 'error', nil, ' · the agentls server stopped')
+    end
+  end
+end
+
+--- The chats with a prompt running.
+---@return table[]
+function M.busy()
+  local out = {}
+  for _, chat in pairs(state.chats) do
+    if chat.turn and not chat.turn.ended then
+      out[#out + 1] = chat
+    end
+  end
+  return out
+end
+
+return M
