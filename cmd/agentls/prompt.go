@@ -119,6 +119,8 @@ type promptOutput struct {
 	id    string
 	text  strings.Builder
 	calls []tools.CallResult
+	// afterTools reports tool calls since the last message chunk.
+	afterTools bool
 }
 
 func newPromptOutput(format string, stdout, stderr io.Writer) (*promptOutput, error) {
@@ -166,6 +168,12 @@ func (o *promptOutput) update(u session.Update) {
 	defer o.mu.Unlock()
 	switch u.Kind {
 	case session.UpdateMessage:
+		if o.afterTools && o.format == "text" && o.text.Len() > 0 && !strings.HasSuffix(o.text.String(), "\n") {
+			// A new model turn after tool calls starts on a line of its own.
+			io.WriteString(o.stdout, "\n")
+			o.text.WriteString("\n")
+		}
+		o.afterTools = false
 		o.text.WriteString(u.Text)
 		if o.format == "text" {
 			io.WriteString(o.stdout, u.Text)
@@ -191,6 +199,7 @@ func (o *promptOutput) event(ev tools.Event) {
 		}
 		o.emit(streamEvent{Type: "tool_output", ToolCallID: ev.CallID, Name: ev.Name, Text: ev.Output})
 	case ev.Status == tools.StatusExecuting:
+		o.afterTools = true
 		if o.format == "text" {
 			fmt.Fprintf(o.stderr, "\n[%s] %s\n", ev.Name, ev.Title)
 		}
