@@ -46,7 +46,6 @@ func (s *Server) buildToolbox(roots []string) error {
 	s.scheduler = tb.Scheduler(s, s.observeEditor)
 	s.schedGen++
 	s.mu.Unlock()
-	s.loadExternal()
 	return nil
 }
 

@@ -178,8 +178,14 @@ func decodeSettings(raw jsontext.Value) (settings.Settings, error) {
 	return out, nil
 }
 
-// initialized needs nothing: agentls registers no capabilities dynamically.
-func (s *Server) initialized(context.Context, jsonrpc2.RawMessage) error { return nil }
+// initialized starts loading the external tools; agentls registers no capabilities
+// dynamically.
+func (s *Server) initialized(context.Context, jsonrpc2.RawMessage) error {
+	// The external tools load only now: loading them may ask the user whether to trust
+	// the folder, and nothing may be asked before the client has the initialize result.
+	s.loadExternal()
+	return nil
+}
 
 // shuttingDown enters the shutdown phase before the next message is read: after
 // shutdown only exit is accepted.

@@ -1,0 +1,132 @@
+package rpc_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/internal/lsptest"
+)
+
+// discoveringWorkspace is a workspace whose settings run a discovery command that leaves
+// a marker file.
+func discoveringWorkspace(t *testing.T) string {
+	t.Helper()
+	root := workspaceDir(t, map[string]string{
+		"discover.sh": "#!/bin/sh\ntouch discovery-ran\n" +
+			`echo '[{"name": "project_lint", "description": "Lints.", "parameters": {"type": "object"}}]'` + "\n",
+		".agentls/settings.json": `{"tools": {"discoveryCommand": "sh discover.sh", "callCommand": "sh call.sh"}}`,
+	})
+	return root
+}
+
+// TestTrustQuestion: in an untrusted workspace whose settings would run a command, the
+// server asks once whether to trust the folder; only a trusting answer runs it.
+func TestTrustQuestion(t *testing.T) {
+	tests := []struct {
+		answer     string
+		wantKind   string // the entry written to trusted-folders.json, "" for none
+		wantParent bool
+	}{
+		{answer: "Trust this folder", wantKind: "TRUST_FOLDER"},
+		{answer: "Trust the parent folder", wantKind: "TRUST_PARENT", wantParent: true},
+		{answer: "Not now"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.answer, func(t *testing.T) {
+			ctx := testContext(t)
+			root := discoveringWorkspace(t)
+			cfg := t.TempDir()
+			c := startEnv(t, root, []string{"XDG_CONFIG_HOME=" + cfg})
+			asked := make(chan json.RawMessage, 4)
+			c.Handle("window/showMessageRequest", func(_ context.Context, params json.RawMessage) (any, error) {
+				asked <- params
+				return map[string]any{"title": tt.answer}, nil
+			})
+			if _, err := c.Initialize(ctx, initParams(root, capsEditor, nil)); err != nil {
+				t.Fatal(err)
+			}
+			var p struct {
+				Message string
+				Actions []struct{ Title string }
+			}
+			select {
+			case raw := <-asked:
+				json.Unmarshal(raw, &p)
+			case <-ctx.Done():
+				t.Fatal("the trust question was never asked")
+			}
+			var titles []string
+			for _, a := range p.Actions {
+				titles = append(titles, a.Title)
+			}
+			if strings.Join(titles, "|") != "Trust this folder|Trust the parent folder|Not now" ||
+				!strings.Contains(p.Message, "tools.discoveryCommand") {
+				t.Errorf("question %q with %q", p.Message, titles)
+			}
+			if tt.wantKind != "" {
+				// Trusting re-reads the settings and runs the discovery command.
+				if _, err := c.WaitFor(ctx, "window/showMessage", func(m lsptest.Message) bool {
+					return strings.Contains(string(m.Params), "is trusted")
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var list struct {
+				Tools []struct{ Name string }
+			}
+			for range 100 { // the discovery runs on its own goroutine after the answer
+				if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": "agentls.listTools", "arguments": []any{map[string]any{"details": true}}}, &list); err != nil {
+					t.Fatal(err)
+				}
+				if tt.wantKind == "" || strings.Contains(toolNames(list.Tools), "project_lint") {
+					break
+				}
+				waitALittle(ctx)
+			}
+			listed := strings.Contains(toolNames(list.Tools), "project_lint")
+			ran := fileExists(filepath.Join(root, "discovery-ran"))
+			if trusted := tt.wantKind != ""; listed != trusted || ran != trusted {
+				t.Errorf("answer %q: discovered tool listed %v, discovery ran %v", tt.answer, listed, ran)
+			}
+			data, _ := os.ReadFile(filepath.Join(cfg, "agentls", "trusted-folders.json"))
+			want := root
+			if tt.wantParent {
+				want = filepath.Dir(root)
+			}
+			if tt.wantKind != "" && (!strings.Contains(string(data), tt.wantKind) || !strings.Contains(string(data), want)) {
+				t.Errorf("trusted-folders.json = %s, want %s for %s", data, tt.wantKind, want)
+			}
+			if tt.wantKind == "" && len(data) > 0 {
+				t.Errorf("not now wrote the trust file: %s", data)
+			}
+			// Asked once per connection, also after the settings are read again.
+			c.Notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"agentls": map[string]any{"excludeTools": []string{"glob"}}}})
+			var tools []struct{ Name string }
+			c.Call(ctx, "agentls/tools", nil, &tools)
+			if n := len(c.Received("window/showMessageRequest")); n != 1 {
+				t.Errorf("asked %d times", n)
+			}
+		})
+	}
+}
+
+func toolNames(ts []struct{ Name string }) string {
+	var names []string
+	for _, t := range ts {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, " ")
+}
+
+// waitALittle pauses a polling loop.
+func waitALittle(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(20 * time.Millisecond):
+	}
+}
