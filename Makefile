@@ -26,8 +26,10 @@ deps:
 # the race detector, each fuzz target for $(FUZZTIME), and the real editor clients.
 test: deps lint unit fuzz editors
 
+# AGENTLS_REQUIRE_NPM makes the tests against the npm MCP servers fail, not skip, when
+# those servers are missing (deps installs them).
 unit:
-	$(GO) test -race -count=1 $(PKGS)
+	AGENTLS_REQUIRE_NPM=1 $(GO) test -race -count=1 $(PKGS)
 
 FUZZ := $(GO) test -run='^$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s
 fuzz:
@@ -41,7 +43,7 @@ fuzz:
 # node --test, headless Neovim 0.10.4 with our plugin, and Emacs 28 with stock eglot.
 editors: build
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/node/run.sh
-	editors/nvim/tests/run.sh
+	AGENTLS_REQUIRE_NPM=1 editors/nvim/tests/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/emacs/run.sh
 
 bench: deps

@@ -14,5 +14,7 @@ go test -run='^$' -bench='BenchmarkSchedulerRun' -benchmem -count=3 ./tools
 go test -run='^$' -bench='BenchmarkDecideShell' -benchmem ./confirm
 echo "== editor server"
 go test -run='^$' -bench=. -benchtime=2000x ./rpc
+echo "== MCP: echo overhead, eight servers connecting in parallel"
+bench/mcp.sh
 echo "== agent session end to end, beside Gemini CLI (npm install of @google/gemini-cli on first run)"
 bench/agent.sh

@@ -87,8 +87,19 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 			tb.Logger.Warn("closing MCP servers", "err", err)
 		}
 	}
-	if m != nil {
-		m.Start(ctx)
+	if m == nil {
+		return
+	}
+	if err := m.Start(ctx); err != nil {
+		tb.Logger.Warn("starting MCP servers", "err", err)
+	}
+	// The resource tools belong to no one server, so OnTools never brings them.
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	for _, t := range m.Tools() {
+		if t.Info().Server == "" {
+			tb.Registry.Register(t)
+		}
 	}
 }
 

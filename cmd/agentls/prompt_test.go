@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/fakegemini"
+	"github.com/agentls/agentls/internal/fakeopenai"
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
 )
@@ -150,5 +151,41 @@ func TestPromptErrors(t *testing.T) {
 		if got := agentlsWith(t, root, cfg, nil, args...); got.code != exitBadUsage {
 			t.Errorf("%q: exit %d, want %d", args, got.code, exitBadUsage)
 		}
+	}
+}
+
+// TestPromptOpenAI: settings naming an OpenAI-compatible provider drive the same loop
+// through openai-go, with the tools as functions and the results as tool messages.
+func TestPromptOpenAI(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	srv := fakeopenai.Start(promptScript())
+	defer srv.Close()
+	settings := `{"provider": {"type": "openai", "baseUrl": "` + srv.URL + `/v1"}, "model": "local-model"}`
+	if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := agentlsWith(t, root, cfg, []string{"OPENAI_API_KEY=", "XDG_STATE_HOME=" + filepath.Join(cfg, "state")},
+		"prompt", "--approval-mode", "yolo", "What does hello.txt say?")
+	if got.code != 0 || got.stdout != "Reading.\nhello.txt says hello.\n" {
+		t.Fatalf("exit %d, stdout %q\nstderr: %s", got.code, got.stdout, got.stderr)
+	}
+	reqs, err := srv.ChatRequests()
+	if err != nil || len(reqs) != 2 {
+		t.Fatalf("%d requests (%v)", len(reqs), err)
+	}
+	if reqs[0].Model != "local-model" || len(reqs[0].Tools) == 0 {
+		t.Errorf("first request: model %q, %d tools", reqs[0].Model, len(reqs[0].Tools))
+	}
+	var toolMessages int
+	for _, m := range reqs[1].Messages {
+		if m.Role == "tool" {
+			toolMessages++
+		}
+	}
+	if toolMessages != 2 {
+		t.Errorf("second request has %d tool messages, want 2: %+v", toolMessages, reqs[1].Messages)
 	}
 }

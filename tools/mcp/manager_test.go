@@ -159,6 +159,8 @@ func TestCrashMidCallThenReconnect(t *testing.T) {
 	requireState(t, m, "kit", StateConnected)
 	mu.Lock()
 	defer mu.Unlock()
+	// (A status is also reported when only the number of tools changes.)
+	states = slices.Compact(states)
 	want := []State{StateConnecting, StateConnected, StateDisconnected, StateConnecting, StateConnected}
 	if !slices.Equal(states, want) {
 		t.Errorf("status changes = %v, want %v", states, want)

@@ -15,12 +15,12 @@ var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
 
 // inputSchema turns a tool's input schema, as the SDK decoded it, into the tool's
 // Parameters: the server's schema without "$schema", which the scheduler's validator
-// can compile. Servers write schemas for many drafts; where the validator cannot use
-// one as it is, it is repaired step by step, each step noted in the returned notes for
-// the log:
+// can compile and apply. Servers write schemas for many drafts; what the validator
+// cannot use is repaired, each change noted in the returned notes for the log:
 //
-//  1. draft-04 forms: boolean exclusiveMinimum/exclusiveMaximum become numbers, unknown
-//     type names and $refs to other documents (which cannot be loaded) are dropped;
+//  1. always, draft-04 forms and plain mistakes: boolean exclusiveMinimum and
+//     exclusiveMaximum become numbers, unknown type names (which would fail every
+//     call) and $refs to other documents (which cannot be loaded) are dropped;
 //  2. parameters whose schema still cannot be compiled keep only their description;
 //  3. as a last resort, any object is accepted.
 //
@@ -46,10 +46,6 @@ func inputSchema(schema any) (json.RawMessage, []string) {
 		notes = append(notes, fmt.Sprintf("input schema has type %v, not object; type object is used", t))
 		root["type"] = "object"
 	}
-	if out, ok := compiles(root); ok {
-		return out, notes
-	}
-
 	walkSchema(root, func(m map[string]any) { notes = append(notes, repairDraft04(m)...) })
 	if out, ok := compiles(root); ok {
 		return out, notes

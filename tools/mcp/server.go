@@ -229,6 +229,13 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		return nil, err
 	}
 	_, isCmd := t.(*sdk.CommandTransport)
+	switch t.(type) {
+	case *sdk.StreamableClientTransport, *sdk.SSEClientTransport, *sseTransport:
+		// Progress notifications are counted in the HTTP responses (the streamable
+		// client's connection must not be wrapped: the SDK needs its own type).
+	default:
+		t = &countingTransport{inner: t, s: s}
+	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: clientVersion}, &sdk.ClientOptions{
 		Logger: s.m.logger.With("server", s.name),
 		// agentls offers no roots, sampling or elicitation to servers.

@@ -177,12 +177,16 @@ func newKitServer() *sdk.Server {
 	// but serves it.)
 	for _, name := range []string{"x y", "x_y"} {
 		s.AddTool(&sdk.Tool{Name: name, InputSchema: objectSchema},
-			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("I am %q", name), nil })
+			func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return text("I am %q", name), nil
+			})
 	}
 	s.AddTool(&sdk.Tool{Name: "add_tool", Description: "Adds the tool \"added\".", InputSchema: objectSchema},
 		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			s.AddTool(&sdk.Tool{Name: "added", InputSchema: objectSchema},
-				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("added works"), nil })
+				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return text("added works"), nil
+				})
 			return text("added"), nil
 		})
 	s.AddResource(&sdk.Resource{URI: "test://hello", Name: "hello", MIMEType: "text/plain", Description: "A greeting."},
@@ -202,7 +206,8 @@ func newKitServer() *sdk.Server {
 
 // kitConfig is the configuration of the test binary serving mode over stdio.
 func kitConfig(mode string, env map[string]string) ServerConfig {
-	e := map[string]string{serverModeEnv: mode}
+	// GORACE: a race-enabled process otherwise sleeps a second when it exits.
+	e := map[string]string{serverModeEnv: mode, "GORACE": "atexit_sleep_ms=0"}
 	for k, v := range env {
 		e[k] = v
 	}

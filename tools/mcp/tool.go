@@ -9,7 +9,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -131,12 +130,12 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 		s.mu.Lock()
 		delete(s.calls, token)
 		s.mu.Unlock()
-		sink.end()
 	}()
 
 	params := &sdk.CallToolParams{Name: t.raw, Arguments: inv.args}
 	params.SetProgressToken(token)
 	res, err := c.sess.CallTool(cctx, params)
+	sink.drain()
 	if err != nil {
 		var rpcErr *jsonrpc.Error
 		switch {
@@ -162,55 +161,6 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 	}
 	r.Summary = fmt.Sprintf("%s: %s", t.info.DisplayName, summarize(r))
 	return r, nil
-}
-
-// progressSink writes a call's progress notifications to its live output until the
-// call ends.
-type progressSink struct {
-	mu    sync.Mutex
-	out   io.Writer
-	ended bool
-}
-
-func (p *progressSink) write(line string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.ended && p.out != nil {
-		_, _ = io.WriteString(p.out, line)
-	}
-}
-
-func (p *progressSink) end() {
-	p.mu.Lock()
-	p.ended = true
-	p.mu.Unlock()
-}
-
-// progress routes a progress notification to the call that asked for it, as a line
-// "progress 3/10: message".
-func (s *server) progress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-	p := req.Params
-	if p == nil {
-		return
-	}
-	token, ok := p.ProgressToken.(string)
-	if !ok {
-		return
-	}
-	s.mu.Lock()
-	sink := s.calls[token]
-	s.mu.Unlock()
-	if sink == nil {
-		return
-	}
-	line := "progress " + strconv.FormatFloat(p.Progress, 'f', -1, 64)
-	if p.Total > 0 {
-		line += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
-	}
-	if p.Message != "" {
-		line += ": " + p.Message
-	}
-	sink.write(line + "\n")
 }
 
 // convertResult turns MCP content into a tool result: text (of text content and of

@@ -57,7 +57,7 @@ func (m *Manager) transport(life context.Context, s *server, stderr *stderrLog) 
 		return &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateDelay}, nil
 	case TransportSSE:
 		return &sseTransport{
-			inner: &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: m.httpClient(cfg)},
+			inner: &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: m.httpClient(s)},
 			life:  life,
 		}, nil
 	default:
@@ -65,21 +65,23 @@ func (m *Manager) transport(life context.Context, s *server, stderr *stderrLog) 
 		if endpoint == "" {
 			endpoint = cfg.HTTPURL
 		}
-		return &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: m.httpClient(cfg), MaxRetries: 1}, nil
+		return &sdk.StreamableClientTransport{Endpoint: endpoint, HTTPClient: m.httpClient(s), MaxRetries: 1}, nil
 	}
 }
 
-// httpClient returns a client that adds the configured headers, expanded from the
-// environment, to every request.
-func (m *Manager) httpClient(cfg ServerConfig) *http.Client {
-	if len(cfg.Headers) == 0 {
-		return http.DefaultClient
+// httpClient returns the HTTP client of the server: it adds the configured headers,
+// expanded from the environment, to every request, and counts progress notifications
+// (see sseCounter).
+func (m *Manager) httpClient(s *server) *http.Client {
+	var rt http.RoundTripper = http.DefaultTransport
+	if len(s.cfg.Headers) > 0 {
+		h := make(http.Header, len(s.cfg.Headers))
+		for k, v := range s.cfg.Headers {
+			h.Set(k, expand(v, m.getenv))
+		}
+		rt = &headerTransport{base: rt, headers: h}
 	}
-	h := make(http.Header, len(cfg.Headers))
-	for k, v := range cfg.Headers {
-		h.Set(k, expand(v, m.getenv))
-	}
-	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: h}}
+	return &http.Client{Transport: &sseCounter{base: rt, s: s}}
 }
 
 // headerTransport adds headers to each request.
