@@ -20,6 +20,21 @@ function M.request(client, method, params, handler, bufnr)
   return client.request(method, params, handler, bufnr)
 end
 
+--- Sends a request and waits for its answer (processing events) at most timeout_ms.
+--- Returns { err, result }, or nil and a message on timeout or a stopped client.
+---@param client vim.lsp.Client
+---@param method string
+---@param params table|nil
+---@param timeout_ms integer
+---@param bufnr integer|nil
+---@return table|nil, string|nil
+function M.request_sync(client, method, params, timeout_ms, bufnr)
+  if has_011 then
+    return client:request_sync(method, params, timeout_ms, bufnr)
+  end
+  return client.request_sync(method, params, timeout_ms, bufnr)
+end
+
 ---@param client vim.lsp.Client
 ---@param method string
 ---@param params table|nil
