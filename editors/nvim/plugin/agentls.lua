@@ -72,7 +72,10 @@ api.nvim_create_user_command('Agentls', function(cmd)
 end, {
   nargs = '*',
   range = true,
-  desc = 'agentls: ask the agent (with a range: about those lines); no argument asks for the prompt',
+  desc = 'agentls: ask the agent (with a range: about those lines); /server:prompt runs an MCP prompt',
+  complete = function(arglead, line)
+    return require('agentls.prompts').complete(arglead, line)
+  end,
 })
 
 api.nvim_create_user_command('AgentlsSessions', function()

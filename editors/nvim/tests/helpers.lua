@@ -198,9 +198,16 @@ function H.reset()
     pcall(vim.fn.jobstop, job)
   end
   H.jobs = {}
+  for _, h in ipairs(H.handles) do
+    if not h:is_closing() then
+      h:close()
+    end
+  end
+  H.handles = {}
 end
 
 H.jobs = {} -- processes started by a test, stopped by H.reset
+H.handles = {} -- libuv handles opened by a test, closed by H.reset
 H.skipped = 0
 
 --- Reports a test that cannot run here, with the reason.
@@ -243,6 +250,74 @@ function H.fake_gemini(script)
     error('the fake Gemini server printed no URL; stderr: ' .. table.concat(stderr, '\n'), 2)
   end
   return url
+end
+
+--- Puts a recording relay on loopback in front of the HTTP server at url (such as the
+--- fake Gemini server): every byte a client sends through it is kept, so a test can see
+--- what reached the server (the fake's own log has no request bodies). Returns
+--- { url (of the relay), text() (all bytes received so far) }. H.reset closes it.
+---@param url string http://HOST:PORT
+---@return table
+function H.tap(url)
+  local host, port = url:match('^http://([^:/]+):(%d+)')
+  assert(host, 'H.tap: not an http://HOST:PORT URL: ' .. url)
+  local uv = vim.uv or vim.loop
+  local rec = { chunks = {} }
+  local function close(h)
+    if not h:is_closing() then
+      h:close()
+    end
+  end
+  local server = uv.new_tcp()
+  H.handles[#H.handles + 1] = server
+  assert(server:bind('127.0.0.1', 0))
+  assert(server:listen(64, function(err)
+    if err then
+      return
+    end
+    local down, up = uv.new_tcp(), uv.new_tcp()
+    H.handles[#H.handles + 1] = down
+    H.handles[#H.handles + 1] = up
+    server:accept(down)
+    local queue = {} -- what the client sent before the upstream connection was made
+    up:connect(host, tonumber(port), function(cerr)
+      if cerr then
+        close(down)
+        close(up)
+        return
+      end
+      for _, d in ipairs(queue) do
+        up:write(d)
+      end
+      queue = nil
+      up:read_start(function(_, data)
+        if data and not down:is_closing() then
+          down:write(data)
+        else
+          close(up)
+          close(down)
+        end
+      end)
+    end)
+    down:read_start(function(_, data)
+      if not data then
+        close(down)
+        close(up)
+        return
+      end
+      rec.chunks[#rec.chunks + 1] = data
+      if queue then
+        queue[#queue + 1] = data
+      elseif not up:is_closing() then
+        up:write(data)
+      end
+    end)
+  end))
+  rec.url = ('http://127.0.0.1:%d'):format(server:getsockname().port)
+  function rec.text()
+    return table.concat(rec.chunks)
+  end
+  return rec
 end
 
 --- The options of H.open that point the server at the fake Gemini server at url.

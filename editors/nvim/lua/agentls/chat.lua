@@ -3,7 +3,8 @@
 -- thoughts folded or dimmed, one line per tool call with its status and locations
 -- (updated in place), plans as checklists, a note when the context was compressed, and
 -- the stop reason and usage when the turn ends. One chat per session; a chat remembers
--- its session, so later prompts continue it.
+-- its session, so later prompts continue it. `/server:prompt key=value` runs an MCP
+-- prompt (agentls.runPrompt) through the same path; prompts.lua resolves the command.
 --
 -- The buffer is a list of blocks, each owning a run of whole lines. The plugin is the
 -- only writer (the buffer is not modifiable), so a block's rows follow from the lengths
@@ -11,6 +12,7 @@
 -- appended to the last block, which is always at the end of the buffer.
 local config = require('agentls.config')
 local rpc = require('agentls.rpc')
+local prompts = require('agentls.prompts')
 
 local api = vim.api
 local M = {}
@@ -753,25 +755,9 @@ local function context_label(bufnr, range)
   return ('%s:%d-%d'):format(name, range.start_line, range.end_line)
 end
 
---- Sends a prompt to the agent and streams its answer into the chat, which is opened.
---- With bufnr (a file buffer), its URI goes with the prompt, and with range the lines
---- (1-based, inclusive; start_col/end_col are 0-based byte columns) as the selection.
---- The chat's session is continued; the first prompt of a chat starts one.
----@param text string
----@param opts table|nil { bufnr?, range? = { start_line, end_line, start_col?, end_col? }, chat?, callback? }
----@return table|nil chat
-function M.prompt(text, opts)
-  config.check('text', text, 'string')
-  opts = opts or {}
-  config.check('opts', opts, 'table')
-  config.check('opts.bufnr', opts.bufnr, 'number', true)
-  config.check('opts.range', opts.range, 'table', true)
-  config.check('opts.chat', opts.chat, 'table', true)
-  config.check('opts.callback', opts.callback, 'function', true)
-  if vim.trim(text) == '' then
-    notify('the prompt is empty', vim.log.levels.WARN)
-    return nil
-  end
+-- The chat and client a prompt goes to (opts as in prompt()), and the file buffer whose
+-- URI goes with it; nil after telling the user why there is none.
+local function target(opts)
   local src = opts.bufnr
   if src == 0 then
     src = api.nvim_get_current_buf()
@@ -791,31 +777,36 @@ function M.prompt(text, opts)
   chat = chat or chat_for(client)
   chat.client_id = client.id
   state.current = chat
+  return chat, client, src
+end
+
+local function busy(chat)
   if chat.turn and not chat.turn.ended then
     notify('a prompt is still running in this chat; cancel it first (:AgentlsCancel)', vim.log.levels.WARN)
     M.show(chat)
+    return true
+  end
+  return false
+end
+
+-- Runs one prompt request in chat: shows what the user asked (`shown`, and the context
+-- label), sends the request (rich method, else the command), binds the chat to the
+-- session it names and ends the turn with its PromptResult. The updates of the turn
+-- reach the chat through handle_update. Every kind of prompt (typed, an MCP prompt)
+-- goes through here. req: { method?, command, params, shown, ctx_label?, src? }.
+local function start_turn(chat, client, req, callback)
+  if busy(chat) then
     return nil
   end
-
-  local params = { prompt = text }
+  local params = req.params
   if chat.session then
     params.session = chat.session
   end
-  local ctx_label
-  if src then
-    params.uri = vim.uri_from_bufnr(src)
-    if opts.range then
-      params.range = lsp_range(src, client, opts.range)
-    end
-    ctx_label = context_label(src, opts.range)
-    rpc.flush_changes(client, src)
-  end
-
   M.show(chat)
   local body = { '## You', '' }
-  vim.list_extend(body, vim.split(text, '\n', { plain = true }))
-  if ctx_label then
-    vim.list_extend(body, { '', ('_context: %s_'):format(ctx_label) })
+  vim.list_extend(body, vim.split(req.shown, '\n', { plain = true }))
+  if req.ctx_label then
+    vim.list_extend(body, { '', ('_context: %s_'):format(req.ctx_label) })
   end
   vim.list_extend(body, { '', '## agentls' })
   add_block(chat, 'prompt', body)
@@ -823,7 +814,7 @@ function M.prompt(text, opts)
   local turn = {}
   chat.turn = turn
   chat.plan = nil
-  turn.box = rpc.call(client, 'agentls/prompt', 'agentls.prompt', params, function(err, result)
+  turn.box = rpc.call(client, req.method, req.command, params, function(err, result)
     if chat.turn == turn then
       if err then
         if not turn.ended then
@@ -846,11 +837,138 @@ function M.prompt(text, opts)
       end
     end
     pcall(vim.cmd, 'redrawstatus')
-    if opts.callback then
-      opts.callback(err, result)
+    if callback then
+      callback(err, result)
     end
-  end, src)
+  end, req.src)
   return chat
+end
+
+-- Resolves an MCP prompt command (see prompts.parse()) with the user's help, then runs
+-- it in chat with agentls.runPrompt. Returns the chat.
+local function run_command(chat, client, cmd, callback)
+  local function abort(msg, level)
+    if msg then
+      notify(msg, level or vim.log.levels.ERROR)
+    end
+    if callback then
+      callback({ message = msg or 'the prompt was not sent: a question was cancelled' }, nil)
+    end
+  end
+  prompts.resolve(client, cmd, function(err, spec)
+    if err then
+      return abort(err)
+    end
+    if not spec then
+      return abort(nil)
+    end
+    if not client_alive(client.id) then
+      return abort('the agentls server stopped')
+    end
+    local p = spec.prompt
+    local sent = start_turn(chat, client, {
+      command = 'agentls.runPrompt',
+      params = { server = p.server, name = p.name, arguments = rpc.object(spec.args) },
+      shown = prompts.format(p, spec.args),
+    }, callback)
+    if not sent then
+      abort(nil)
+    end
+  end)
+  return chat
+end
+
+--- Sends a prompt to the agent and streams its answer into the chat, which is opened.
+--- With bufnr (a file buffer), its URI goes with the prompt, and with range the lines
+--- (1-based, inclusive; start_col/end_col are 0-based byte columns) as the selection.
+--- The chat's session is continued; the first prompt of a chat starts one.
+--- Text of the form `/server:prompt key=value …` runs that MCP prompt instead
+--- (run_prompt(); missing required arguments are asked for), `/` alone offers the
+--- prompts with vim.ui.select, and `//…` sends `/…` as an ordinary prompt. The callback
+--- is called once the prompt ends, or with an error if it was never sent after a
+--- question (a prompt, an argument) was cancelled or failed.
+---@param text string
+---@param opts table|nil { bufnr?, range? = { start_line, end_line, start_col?, end_col? }, chat?, callback? }
+---@return table|nil chat
+function M.prompt(text, opts)
+  config.check('text', text, 'string')
+  opts = opts or {}
+  config.check('opts', opts, 'table')
+  config.check('opts.bufnr', opts.bufnr, 'number', true)
+  config.check('opts.range', opts.range, 'table', true)
+  config.check('opts.chat', opts.chat, 'table', true)
+  config.check('opts.callback', opts.callback, 'function', true)
+  if vim.trim(text) == '' then
+    notify('the prompt is empty', vim.log.levels.WARN)
+    return nil
+  end
+  local cmd = prompts.parse(text)
+  if cmd.kind == 'error' then
+    notify(cmd.message, vim.log.levels.ERROR)
+    return nil
+  end
+  local chat, client, src = target(opts)
+  if not chat or busy(chat) then
+    return nil
+  end
+  if cmd.kind ~= 'text' then
+    M.show(chat)
+    return run_command(chat, client, cmd, opts.callback)
+  end
+  text = cmd.text
+
+  local params = { prompt = text }
+  local ctx_label
+  if src then
+    params.uri = vim.uri_from_bufnr(src)
+    if opts.range then
+      params.range = lsp_range(src, client, opts.range)
+    end
+    ctx_label = context_label(src, opts.range)
+    rpc.flush_changes(client, src)
+  end
+  return start_turn(chat, client, {
+    method = 'agentls/prompt',
+    command = 'agentls.prompt',
+    params = params,
+    shown = text,
+    ctx_label = ctx_label,
+    src = src,
+  }, opts.callback)
+end
+
+--- Runs the MCP prompt {name} of MCP server {server} (agentls.runPrompt) with args
+--- (argument name → string) in the chat, as prompt() runs a typed prompt: the answer
+--- and its tool calls stream into the chat, and the chat's session is continued.
+--- Required arguments missing from args are asked for with vim.ui.input; a prompt the
+--- servers do not offer makes vim.ui.select offer those they do.
+---@param server string
+---@param name string
+---@param args table<string,string>|nil
+---@param opts table|nil { bufnr?, chat?, callback? } (bufnr only picks the server)
+---@return table|nil chat
+function M.run_prompt(server, name, args, opts)
+  config.check('server', server, 'string')
+  config.check('name', name, 'string')
+  config.check('args', args, 'table', true)
+  opts = opts or {}
+  config.check('opts', opts, 'table')
+  config.check('opts.bufnr', opts.bufnr, 'number', true)
+  config.check('opts.chat', opts.chat, 'table', true)
+  config.check('opts.callback', opts.callback, 'function', true)
+  local named = {}
+  for k, v in pairs(args or {}) do
+    if type(k) ~= 'string' or type(v) ~= 'string' then
+      error(('args: expected string names and values, got %s = %s'):format(vim.inspect(k), vim.inspect(v)), 2)
+    end
+    named[k] = v
+  end
+  local chat, client = target(opts)
+  if not chat or busy(chat) then
+    return nil
+  end
+  M.show(chat)
+  return run_command(chat, client, { kind = 'prompt', server = server, name = name, args = named, positional = {} }, opts.callback)
 end
 
 --- Opens the chat and asks for a prompt with vim.ui.input, then sends it (see prompt()).

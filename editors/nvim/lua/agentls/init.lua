@@ -7,6 +7,7 @@ local output = require('agentls.output')
 local confirm = require('agentls.confirm')
 local edit = require('agentls.edit')
 local chat = require('agentls.chat')
+local prompts = require('agentls.prompts')
 
 local api = vim.api
 local M = {}
@@ -87,6 +88,7 @@ local function lsp_config(root)
       ['agentls/update'] = function(_, params, ctx)
         output.handle_update(params, ctx and ctx.client_id)
         chat.handle_update(params, ctx and ctx.client_id)
+        prompts.handle_update(params, ctx and ctx.client_id)
       end,
       ['workspace/applyEdit'] = edit.handler,
     },
@@ -111,6 +113,7 @@ local function lsp_config(root)
         confirm.cancel_all(client_id)
         output.forget_client(client_id)
         chat.forget_client(client_id)
+        prompts.forget_client(client_id)
       end)
     end,
   }
@@ -360,6 +363,30 @@ end
 ---@return table|nil chat
 function M.prompt(text, opts)
   return chat.prompt(text, opts)
+end
+
+--- Runs the MCP prompt {name} of MCP server {server} with {args} in the chat, as
+--- `:Agentls /server:name key=value`. See require('agentls.chat').run_prompt().
+---@param server string
+---@param name string
+---@param args table<string,string>|nil
+---@param opts table|nil { bufnr?, chat?, callback? }
+---@return table|nil chat
+function M.run_prompt(server, name, args, opts)
+  return chat.run_prompt(server, name, args, opts)
+end
+
+--- Calls cb(err, list) with the prompts of the MCP servers of the current buffer's
+--- server (agentls.listPrompts, cached): { server, name, description?, arguments =
+--- { { name, description?, required } } }[].
+---@param cb fun(err: table|nil, list: table[]|nil)
+function M.list_prompts(cb)
+  config.check('cb', cb, 'function')
+  local client = need_client()
+  if not client then
+    return cb({ message = 'agentls is not running' }, nil)
+  end
+  prompts.list(client, cb)
 end
 
 --- Lists the stored sessions (agentls.listSessions, newest first) with vim.ui.select
