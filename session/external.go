@@ -12,9 +12,8 @@ import (
 	"github.com/agentls/agentls/tools/web"
 )
 
-// Untrusted says which of the workspace's tool sources were skipped because the user
-// has not trusted the folder, and how to trust it. It is empty in a trusted workspace
-// and in one that names no tool sources.
+// Untrusted says what of the workspace's settings was skipped because the user has not
+// trusted the folder — its tool sources among them — and how to trust it.
 type Untrusted struct {
 	Root string `json:"root"`
 	// Skipped names each skipped tool source and its file, e.g. "mcpServers.db in

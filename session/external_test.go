@@ -1,0 +1,62 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/fakegemini"
+	"github.com/agentls/agentls/tools/web"
+)
+
+// TestExternalTools: the user's discovery command loads its tools into the registry,
+// a changed command is reported for reloading, and google_web_search comes and goes with
+// a model that can search.
+func TestExternalTools(t *testing.T) {
+	root, config := dirs(t, map[string]string{
+		"discover.sh": "#!/bin/sh\necho '[{\"name\": \"lint\", \"description\": \"Lints.\"}]'\n",
+		"other.sh":    "#!/bin/sh\necho '[{\"name\": \"format\", \"description\": \"Formats.\"}]'\n",
+	}, `{"tools": {"discoveryCommand": "sh discover.sh", "callCommand": "sh call.sh"}}`)
+	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close()
+	if slices.Contains(names(tb.Registry), "lint") {
+		t.Fatal("discovered tools before StartExternal")
+	}
+	if err := tb.StartExternal(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(names(tb.Registry), "lint") || tb.Untrusted() != nil || tb.MCP() != nil {
+		t.Fatalf("after StartExternal: tools %v, untrusted %+v", names(tb.Registry), tb.Untrusted())
+	}
+
+	r, err := tb.Reconfigure(parse(t, `{"tools": {"discoveryCommand": "sh other.sh"}}`))
+	if err != nil || !r.External {
+		t.Fatalf("Reconfigure = %+v, %v; want External", r, err)
+	}
+	infos, err := tb.Discover(context.Background())
+	if err != nil || len(infos) != 1 || infos[0].Name != "format" {
+		t.Fatalf("Discover = %+v, %v", infos, err)
+	}
+	if got := names(tb.Registry); slices.Contains(got, "lint") || !slices.Contains(got, "format") {
+		t.Errorf("discovery did not replace the discovered set: %v", got)
+	}
+
+	tb.SetSearcher(clients.NewScripted(clients.Script{}))
+	if slices.Contains(names(tb.Registry), web.SearchName) {
+		t.Error("google_web_search offered with a model that cannot search")
+	}
+	srv := fakegemini.Start(clients.Script{})
+	defer srv.Close()
+	gemini, err := clients.NewGemini(context.Background(), clients.GeminiOptions{APIKey: "k", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.SetSearcher(gemini)
+	if !slices.Contains(names(tb.Registry), web.SearchName) {
+		t.Error("google_web_search missing with Gemini")
+	}
+}
