@@ -60,12 +60,18 @@ func TestPromptJSON(t *testing.T) {
 			if got.code != 0 || res.StopReason != session.StopEndTurn || res.Response != "hello.txt says hello." || res.Session == "" {
 				t.Errorf("exit %d, result %+v\nstderr: %s", got.code, res, got.stderr)
 			}
-			if len(res.ToolCalls) != 2 || res.ToolCalls[0].Status != tools.StatusSuccess || !strings.Contains(res.ToolCalls[0].Output, "hello") {
+			// The calls run in parallel: they are listed as they end.
+			calls := map[string]tools.CallResult{}
+			for _, c := range res.ToolCalls {
+				calls[c.Name] = c
+			}
+			read, shell := calls["read_file"], calls["run_shell_command"]
+			if len(res.ToolCalls) != 2 || read.Status != tools.StatusSuccess || !strings.Contains(read.Output, "hello") {
 				t.Fatalf("tool calls %+v", res.ToolCalls)
 			}
 			_, err := os.Stat(filepath.Join(root, "shell-ran"))
-			if ran := err == nil; ran != tt.shellRuns || (res.ToolCalls[1].Status == tools.StatusSuccess) != tt.shellRuns {
-				t.Errorf("mode %s: shell ran %v, status %s", tt.mode, ran, res.ToolCalls[1].Status)
+			if ran := err == nil; ran != tt.shellRuns || (shell.Status == tools.StatusSuccess) != tt.shellRuns {
+				t.Errorf("mode %s: shell ran %v, status %s", tt.mode, ran, shell.Status)
 			}
 			// The model got both function responses, in order, with the calls' ids.
 			reqs, err := srv.GenerateRequests()

@@ -27,47 +27,29 @@ package fakegemini
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/fakeserver"
 )
 
-// Options configure a Server.
-type Options struct {
-	// Addr is the address to listen on; empty means "127.0.0.1:0".
-	Addr string
-	// ChunkDelay pauses between streamed chunks (the script's chunkDelayMs when zero).
-	ChunkDelay time.Duration
-	// Logger receives a line per request; nil logs nothing.
-	Logger *slog.Logger
-}
+// Options configure a Server: the address, the pause between streamed chunks and the
+// logger.
+type Options = fakeserver.Options
 
-// Server is a running fake Gemini API.
+// Server is a running fake Gemini API. Its URL, e.g. "http://127.0.0.1:41234", is the
+// base URL to give the client; Close, Requests and Remaining come with it from
+// fakeserver.Server.
 type Server struct {
-	// URL is the server's base URL, e.g. "http://127.0.0.1:41234"; give it to the
-	// client as its base URL.
-	URL string
-
-	script clients.Script
-	opts   Options
-	srv    *http.Server
-	done   chan struct{}
-	closed sync.Once
-
-	mu       sync.Mutex
-	next     int
-	requests []Request
+	*server
+	core *fakeserver.Core[Request]
 }
+
+// server is what a Server shows of fakeserver's: URL, Close, Requests and Remaining.
+type server = fakeserver.Server[Request]
 
 // Request is a request the server received.
 type Request struct {
@@ -89,81 +71,13 @@ type Request struct {
 
 // Start serves script on a loopback port and panics if it cannot listen, like
 // httptest.NewServer; tests call it.
-func Start(script clients.Script) *Server {
-	s, err := New(script, Options{})
-	if err != nil {
-		panic(fmt.Sprintf("fakegemini: %v", err))
-	}
-	return s
-}
+func Start(script clients.Script) *Server { return fakeserver.Must("fakegemini", New, script) }
 
 // New serves script with the given options.
 func New(script clients.Script, opts Options) (*Server, error) {
-	if err := script.Validate(); err != nil {
-		return nil, err
-	}
-	addr := cmp.Or(opts.Addr, "127.0.0.1:0")
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", addr, err)
-	}
-	if opts.ChunkDelay == 0 {
-		opts.ChunkDelay = time.Duration(script.ChunkDelayMS) * time.Millisecond
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	s := &Server{
-		URL:    "http://" + ln.Addr().String(),
-		script: script,
-		opts:   opts,
-		done:   make(chan struct{}),
-	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.opts.Logger.Error("fakegemini: serving", "err", err)
-		}
-	}()
-	return s, nil
-}
-
-// Close stops the server, ending hanging turns and open connections.
-func (s *Server) Close() {
-	s.closed.Do(func() {
-		close(s.done)
-		_ = s.srv.Close()
+	return fakeserver.Start("fakegemini", script, opts, writeError, func(s *server, c *fakeserver.Core[Request]) *Server {
+		return &Server{server: s, core: c}
 	})
-}
-
-// Requests returns the requests received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// GenerateRequests returns the generate calls that consumed a turn, decoded.
-func (s *Server) GenerateRequests() ([]GenerateRequest, error) {
-	var out []GenerateRequest
-	for _, r := range s.Requests() {
-		if r.Turn == 0 {
-			continue
-		}
-		g, err := r.Generate()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, g)
-	}
-	return out, nil
-}
-
-// Remaining is the number of turns not yet consumed.
-func (s *Server) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.script.Turns) - s.next
 }
 
 // GenerateRequest is a generateContent request body as the wire carries it.
@@ -229,17 +143,19 @@ type FunctionDeclaration struct {
 
 // Generate decodes the body of a generate call.
 func (r Request) Generate() (GenerateRequest, error) {
-	var g GenerateRequest
-	if err := json.Unmarshal(r.Body, &g); err != nil {
-		return g, fmt.Errorf("decoding the body of %s: %w", r.Path, err)
-	}
-	return g, nil
+	return fakeserver.DecodeBody[GenerateRequest](r.Path, r.Body)
+}
+
+func (r Request) consumed() bool { return r.Turn != 0 }
+
+// GenerateRequests returns the generate calls that consumed a turn, decoded.
+func (s *Server) GenerateRequests() ([]GenerateRequest, error) {
+	return fakeserver.Decode(s.Requests(), Request.consumed, Request.Generate)
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "reading the body: "+err.Error(), "")
+	body, ok := s.core.ReadBody(w, r)
+	if !ok {
 		return
 	}
 	req := Request{
@@ -259,22 +175,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.countTokens(w, body)
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
 		s.record(req)
-		writeJSON(w, map[string]any{"models": []any{modelInfo(cmp.Or(s.script.Model, clients.DefaultGeminiModel))}})
+		s.core.WriteJSON(w, map[string]any{"models": []any{modelInfo(cmp.Or(s.core.Script().Model, clients.DefaultGeminiModel))}})
 	case r.Method == http.MethodGet && req.Model != "" && req.Action == "":
 		s.record(req)
-		writeJSON(w, modelInfo(req.Model))
+		s.core.WriteJSON(w, modelInfo(req.Model))
 	default:
 		s.record(req)
-		s.opts.Logger.Warn("fakegemini: unknown endpoint", "method", r.Method, "path", r.URL.Path)
+		s.core.Logger().Warn("fakegemini: unknown endpoint", "method", r.Method, "path", r.URL.Path)
 		writeError(w, http.StatusNotFound, fmt.Sprintf("fakegemini serves no %s %s", r.Method, r.URL.Path), "")
 	}
 }
 
 func (s *Server) record(req Request) {
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
-	s.opts.Logger.Info("fakegemini: request", "method", req.Method, "path", req.Path,
+	s.core.Record(req, "method", req.Method, "path", req.Path,
 		"turn", req.Turn, "side", req.Side, "bytes", len(req.Body))
 }
 
@@ -328,88 +241,38 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req Request) {
 		resp := response(req.Model, []map[string]any{{"text": string(text)}}, "STOP", &clients.Usage{}, nil)
 		if stream {
 			w.Header().Set("Content-Type", "text/event-stream")
-			s.writeEvent(w, resp)
+			s.core.WriteEvent(w, resp)
 			return
 		}
-		writeJSON(w, resp)
+		s.core.WriteJSON(w, resp)
 		return
 	}
 
-	s.mu.Lock()
-	n := s.next
-	if n < len(s.script.Turns) {
-		s.next++
-		req.Turn = n + 1
-	}
-	s.mu.Unlock()
+	t, n := s.core.NextTurn()
+	req.Turn = n
 	s.record(req)
-	if req.Turn == 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("fakegemini: the script has no turn left (it has %d turns)", len(s.script.Turns)), "")
-		return
-	}
-	t := s.script.Turns[n]
-	if h := t.HTTPError; h != nil {
-		writeError(w, h.Status, h.Message, h.RetryAfter)
+	if s.core.WriteTurnError(w, t, n) {
 		return
 	}
 	chunks := turnChunks(req.Model, t)
 	if !stream {
-		writeJSON(w, merge(chunks))
+		s.core.WriteJSON(w, merge(chunks))
 		return
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	events := make([]any, len(chunks))
 	for i, c := range chunks {
-		if i > 0 && !s.pause(r.Context()) {
-			return
-		}
-		if !s.writeEvent(w, c) {
-			return
-		}
+		events[i] = c
+	}
+	if !s.core.Stream(r.Context(), w, events) {
+		return
 	}
 	if t.Error != "" {
-		s.writeEvent(w, map[string]any{"error": map[string]any{"code": 500, "message": t.Error, "status": "INTERNAL"}})
+		s.core.WriteEvent(w, map[string]any{"error": map[string]any{"code": 500, "message": t.Error, "status": "INTERNAL"}})
 		return
 	}
 	if t.Hang {
-		select {
-		case <-r.Context().Done():
-		case <-s.done:
-		}
+		s.core.Hang(r.Context())
 	}
-}
-
-// pause waits the chunk delay; false when the request or the server ended.
-func (s *Server) pause(ctx context.Context) bool {
-	if s.opts.ChunkDelay <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(s.opts.ChunkDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-s.done:
-		return false
-	}
-}
-
-func (s *Server) writeEvent(w http.ResponseWriter, v any) bool {
-	data, err := json.Marshal(v)
-	if err != nil {
-		s.opts.Logger.Error("fakegemini: encoding a chunk", "err", err)
-		return false
-	}
-	if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-		return false
-	}
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-	return true
 }
 
 // turnChunks renders a turn as the streamed responses Gemini would send: the thought,
@@ -553,7 +416,7 @@ func (s *Server) countTokens(w http.ResponseWriter, body []byte) {
 		b, _ := json.Marshal(g)
 		size += len(b)
 	}
-	writeJSON(w, map[string]any{"totalTokens": (size + 3) / 4})
+	s.core.WriteJSON(w, map[string]any{"totalTokens": (size + 3) / 4})
 }
 
 // minimalValue is the smallest JSON value schema allows; both JSON Schema (lower-case
@@ -607,16 +470,6 @@ func minimalValue(schema map[string]any) any {
 	default:
 		return map[string]any{}
 	}
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "encoding the answer: "+err.Error(), "")
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(data)
 }
 
 // writeError answers with a Google API error body.

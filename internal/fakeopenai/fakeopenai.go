@@ -15,46 +15,29 @@ package fakeopenai
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/fakeserver"
 )
 
-// Options configure a Server.
-type Options struct {
-	// Addr is the address to listen on; empty means "127.0.0.1:0".
-	Addr string
-	// ChunkDelay pauses between streamed chunks (the script's chunkDelayMs when zero).
-	ChunkDelay time.Duration
-	// Logger receives a line per request; nil logs nothing.
-	Logger *slog.Logger
-}
+// Options configure a Server: the address, the pause between streamed chunks and the
+// logger.
+type Options = fakeserver.Options
 
-// Server is a running fake endpoint.
+// Server is a running fake endpoint. Its URL is the server's address (clients take
+// URL + "/v1" as their base URL); Close, Requests and Remaining come with it from
+// fakeserver.Server.
 type Server struct {
-	// URL is the server's address; clients take URL + "/v1" as their base URL.
-	URL string
-
-	script clients.Script
-	opts   Options
-	srv    *http.Server
-	done   chan struct{}
-	closed sync.Once
-
-	mu       sync.Mutex
-	next     int
-	requests []Request
+	*server
+	core *fakeserver.Core[Request]
 }
+
+// server is what a Server shows of fakeserver's: URL, Close, Requests and Remaining.
+type server = fakeserver.Server[Request]
 
 // Request is a request the server received.
 type Request struct {
@@ -125,98 +108,34 @@ type Tool struct {
 
 // Chat decodes the body of a chat completions request.
 func (r Request) Chat() (ChatRequest, error) {
-	var c ChatRequest
-	if err := json.Unmarshal(r.Body, &c); err != nil {
-		return c, fmt.Errorf("decoding the body of %s: %w", r.Path, err)
-	}
-	return c, nil
+	return fakeserver.DecodeBody[ChatRequest](r.Path, r.Body)
 }
+
+func (r Request) consumed() bool { return r.Turn != 0 }
 
 // Start serves script on a loopback port and panics if it cannot listen, like
 // httptest.NewServer; tests call it.
-func Start(script clients.Script) *Server {
-	s, err := New(script, Options{})
-	if err != nil {
-		panic(fmt.Sprintf("fakeopenai: %v", err))
-	}
-	return s
-}
+func Start(script clients.Script) *Server { return fakeserver.Must("fakeopenai", New, script) }
 
 // New serves script with the given options.
 func New(script clients.Script, opts Options) (*Server, error) {
-	if err := script.Validate(); err != nil {
-		return nil, err
-	}
-	addr := cmp.Or(opts.Addr, "127.0.0.1:0")
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listening on %s: %w", addr, err)
-	}
-	if opts.ChunkDelay == 0 {
-		opts.ChunkDelay = time.Duration(script.ChunkDelayMS) * time.Millisecond
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	s := &Server{URL: "http://" + ln.Addr().String(), script: script, opts: opts, done: make(chan struct{})}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.opts.Logger.Error("fakeopenai: serving", "err", err)
-		}
-	}()
-	return s, nil
-}
-
-// Close stops the server, ending hanging turns and open connections.
-func (s *Server) Close() {
-	s.closed.Do(func() {
-		close(s.done)
-		_ = s.srv.Close()
+	return fakeserver.Start("fakeopenai", script, opts, writeError, func(s *server, c *fakeserver.Core[Request]) *Server {
+		return &Server{server: s, core: c}
 	})
-}
-
-// Requests returns the requests received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
 }
 
 // ChatRequests returns the completions that consumed a turn, decoded.
 func (s *Server) ChatRequests() ([]ChatRequest, error) {
-	var out []ChatRequest
-	for _, r := range s.Requests() {
-		if r.Turn == 0 {
-			continue
-		}
-		c, err := r.Chat()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// Remaining is the number of turns not yet consumed.
-func (s *Server) Remaining() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.script.Turns) - s.next
+	return fakeserver.Decode(s.Requests(), Request.consumed, Request.Chat)
 }
 
 func (s *Server) record(req Request) {
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
-	s.opts.Logger.Info("fakeopenai: request", "method", req.Method, "path", req.Path, "turn", req.Turn, "bytes", len(req.Body))
+	s.core.Record(req, "method", req.Method, "path", req.Path, "turn", req.Turn, "bytes", len(req.Body))
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "reading the body: "+err.Error(), "")
+	body, ok := s.core.ReadBody(w, r)
+	if !ok {
 		return
 	}
 	req := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}
@@ -225,8 +144,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.complete(w, r, req)
 	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models"):
 		s.record(req)
-		writeJSON(w, map[string]any{"object": "list", "data": []any{map[string]any{
-			"id": cmp.Or(s.script.Model, "scripted"), "object": "model", "created": 0, "owned_by": "fakeopenai",
+		s.core.WriteJSON(w, map[string]any{"object": "list", "data": []any{map[string]any{
+			"id": cmp.Or(s.core.Script().Model, "scripted"), "object": "model", "created": 0, "owned_by": "fakeopenai",
 		}}})
 	default:
 		s.record(req)
@@ -241,21 +160,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, req Request) {
 		writeError(w, http.StatusBadRequest, "the body is not JSON: "+err.Error(), "")
 		return
 	}
-	s.mu.Lock()
-	n := s.next
-	if n < len(s.script.Turns) {
-		s.next++
-		req.Turn = n + 1
-	}
-	s.mu.Unlock()
+	t, n := s.core.NextTurn()
+	req.Turn = n
 	s.record(req)
-	if req.Turn == 0 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("fakeopenai: the script has no turn left (it has %d turns)", len(s.script.Turns)), "")
-		return
-	}
-	t := s.script.Turns[n]
-	if h := t.HTTPError; h != nil {
-		writeError(w, h.Status, h.Message, h.RetryAfter)
+	if s.core.WriteTurnError(w, t, n) {
 		return
 	}
 	id := fmt.Sprintf("chatcmpl-%d", req.Turn)
@@ -275,7 +183,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, req Request) {
 		if t.Usage != nil {
 			resp["usage"] = usage(*t.Usage)
 		}
-		writeJSON(w, resp)
+		s.core.WriteJSON(w, resp)
 		return
 	}
 
@@ -305,44 +213,30 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, req Request) {
 		}
 	}
 
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
-	for i, e := range events {
-		if i > 0 && !s.pause(r.Context()) {
-			return
-		}
-		if !s.writeEvent(w, e) {
-			return
-		}
+	if !s.core.Stream(r.Context(), w, events) {
+		return
 	}
 	if t.Error != "" {
-		s.writeEvent(w, map[string]any{"error": map[string]any{"message": t.Error, "type": "server_error"}})
+		s.core.WriteEvent(w, map[string]any{"error": map[string]any{"message": t.Error, "type": "server_error"}})
 		return
 	}
 	if t.Hang {
-		select {
-		case <-r.Context().Done():
-		case <-s.done:
-		}
+		s.core.Hang(r.Context())
 		return
 	}
-	if !s.writeEvent(w, chunk(map[string]any{}, finishReason(t, len(calls) > 0))) {
+	if !s.core.WriteEvent(w, chunk(map[string]any{}, finishReason(t, len(calls) > 0))) {
 		return
 	}
 	if chat.StreamOptions != nil && chat.StreamOptions.IncludeUsage {
 		u := cmp.Or(t.Usage, &clients.Usage{})
-		if !s.writeEvent(w, map[string]any{
+		if !s.core.WriteEvent(w, map[string]any{
 			"id": id, "object": "chat.completion.chunk", "created": 0, "model": chat.Model,
 			"choices": []any{}, "usage": usage(*u),
 		}) {
 			return
 		}
 	}
-	_, _ = io.WriteString(w, "data: [DONE]\n\n")
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
+	fakeserver.WriteData(w, []byte("[DONE]"))
 }
 
 // toolCalls renders the turn's calls as the wire has them; ids are made up when the
@@ -385,47 +279,6 @@ func usage(u clients.Usage) map[string]any {
 		m["completion_tokens_details"] = map[string]any{"reasoning_tokens": u.ThoughtTokens}
 	}
 	return m
-}
-
-func (s *Server) pause(ctx context.Context) bool {
-	if s.opts.ChunkDelay <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(s.opts.ChunkDelay)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-s.done:
-		return false
-	}
-}
-
-func (s *Server) writeEvent(w http.ResponseWriter, v any) bool {
-	data, err := json.Marshal(v)
-	if err != nil {
-		s.opts.Logger.Error("fakeopenai: encoding a chunk", "err", err)
-		return false
-	}
-	if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
-		return false
-	}
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-	return true
-}
-
-func writeJSON(w http.ResponseWriter, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "encoding the answer: "+err.Error(), "")
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(data)
 }
 
 // writeError answers with an OpenAI error body.

@@ -194,40 +194,21 @@ local function need_client(bufnr)
   return client
 end
 
--- Runs method with params; on MethodNotFound retries as workspace/executeCommand.
--- cb runs exactly once. A cancellable call can be ended by M.cancel().
+-- rpc.call, with the call kept in state.inflight until it finishes (which removes it
+-- before cb runs). A cancellable call can be ended by M.cancel().
 local function call(client, method, command, params, bufnr, cb, cancellable)
-  local box = { client = client, cancellable = cancellable }
-  state.inflight[box] = true
-  function box.finish(err, result)
-    if box.finished then
-      return
+  local box
+  box = rpc.call(client, method, command, params, function(err, result)
+    -- box is nil when the call finished before rpc.call returned (the client had
+    -- stopped); it was never in flight then.
+    if box then
+      state.inflight[box] = nil
     end
-    box.finished = true
-    state.inflight[box] = nil
     cb(err, result)
-  end
-  local function send(m, p, handler)
-    local ok, id = rpc.request(client, m, p, handler, bufnr)
-    if ok then
-      box.id = id
-    else
-      box.finish({ message = 'the agentls client has stopped' })
-    end
-  end
-  local function send_command()
-    send('workspace/executeCommand', { command = command, arguments = { params } }, box.finish)
-  end
-  if not method then
-    send_command()
-  else
-    send(method, params, function(err, result)
-      if err and err.code == vim.lsp.protocol.ErrorCodes.MethodNotFound then
-        send_command()
-        return
-      end
-      box.finish(err, result)
-    end)
+  end, bufnr)
+  box.cancellable = cancellable
+  if not box.finished then
+    state.inflight[box] = true
   end
   return box
 end
