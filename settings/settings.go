@@ -320,16 +320,14 @@ func mergeModel(out *Settings, over Settings) {
 // keys somewhere: an untrusted workspace may set none of them.
 func mergeTrusted(out *Settings, over Settings) {
 	p := &out.Provider
-	for dst, src := range map[*string]string{
-		&p.Type: over.Provider.Type, &p.BaseURL: over.Provider.BaseURL, &p.APIKey: over.Provider.APIKey,
-		&p.Script: over.Provider.Script, &out.Tools.DiscoveryCommand: over.Tools.DiscoveryCommand,
-		&out.Tools.CallCommand: over.Tools.CallCommand, &out.ToolDiscoveryCommand: over.ToolDiscoveryCommand,
-		&out.ToolCallCommand: over.ToolCallCommand,
-	} {
-		if src != "" {
-			*dst = src
-		}
-	}
+	setIf(&p.Type, over.Provider.Type)
+	setIf(&p.BaseURL, over.Provider.BaseURL)
+	setIf(&p.APIKey, over.Provider.APIKey)
+	setIf(&p.Script, over.Provider.Script)
+	setIf(&out.Tools.DiscoveryCommand, over.Tools.DiscoveryCommand)
+	setIf(&out.Tools.CallCommand, over.Tools.CallCommand)
+	setIf(&out.ToolDiscoveryCommand, over.ToolDiscoveryCommand)
+	setIf(&out.ToolCallCommand, over.ToolCallCommand)
 	if over.Provider.TextOnly {
 		p.TextOnly = true
 	}
@@ -346,6 +344,13 @@ func mergeTrusted(out *Settings, over Settings) {
 		}
 		maps.Copy(servers, over.MCPServers)
 		out.MCPServers = servers
+	}
+}
+
+// setIf sets *dst to src unless src is empty.
+func setIf(dst *string, src string) {
+	if src != "" {
+		*dst = src
 	}
 }
 
