@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/lsptest"
+	"github.com/agentls/agentls/internal/testutil"
 )
 
 // discoveringWorkspace is a workspace whose settings run a discovery command that leaves
@@ -129,4 +130,64 @@ func waitALittle(ctx context.Context) {
 	case <-ctx.Done():
 	case <-time.After(20 * time.Millisecond):
 	}
+}
+
+// TestMCPInTheEditor: an MCP server of the user's settings (npm server-everything over
+// stdio) connects after initialized, rich clients hear its status, its calls are
+// confirmed as type mcp, and "always for this server" covers its other tools.
+func TestMCPInTheEditor(t *testing.T) {
+	entry := testutil.NPMServer(t, "server-everything")
+	ctx := testContext(t)
+	root := workspaceDir(t, nil)
+	cfg := t.TempDir()
+	settings := `{"mcpServers": {"everything": {"command": "node", "args": [` + strconvQuote(entry) + `, "stdio"]}}}`
+	if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startEnv(t, root, []string{"XDG_CONFIG_HOME=" + cfg})
+	asked := make(chan json.RawMessage, 8)
+	c.Handle("agentls/confirm", func(_ context.Context, params json.RawMessage) (any, error) {
+		asked <- params
+		return map[string]any{"outcome": "proceed_always_server"}, nil
+	})
+	if _, err := c.Initialize(ctx, initParams(root, capsRich, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.WaitFor(ctx, "agentls/update", func(m lsptest.Message) bool {
+		return strings.Contains(string(m.Params), `"mcp_status"`) && strings.Contains(string(m.Params), `"connected"`) &&
+			!strings.Contains(string(m.Params), `"tools":0`)
+	}); err != nil {
+		t.Fatalf("no connected status: %v", err)
+	}
+	var statuses []struct{ Name, State string }
+	if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": "agentls.mcpStatus"}, &statuses); err != nil ||
+		len(statuses) != 1 || statuses[0].Name != "everything" || statuses[0].State != "connected" {
+		t.Fatalf("mcpStatus = %+v, %v", statuses, err)
+	}
+
+	res := runTool(ctx, t, c, "everything__echo", map[string]any{"message": "hello"})
+	if res.Status != "success" || res.Output != "Echo: hello" {
+		t.Fatalf("echo: %+v", res)
+	}
+	res = runTool(ctx, t, c, "everything__get-sum", map[string]any{"a": 2, "b": 3})
+	if res.Status != "success" || !strings.Contains(res.Output, "5") {
+		t.Fatalf("get-sum: %+v", res)
+	}
+	if len(asked) != 1 {
+		t.Fatalf("asked %d times, want once (then always for the server)", len(asked))
+	}
+	first := <-asked
+	var d struct{ Type, Server, Tool string }
+	json.Unmarshal(first, &d)
+	if d.Type != "mcp" || d.Server != "everything" || d.Tool != "echo" {
+		t.Errorf("confirmation %s", first)
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }

@@ -408,12 +408,14 @@ func (s *server) reload(ctx context.Context, c *conn) error {
 	for i, t := range list {
 		ts[i] = s.newTool(t, names[t.Name])
 	}
+	// The owner registers the tools before the status reports them, so that a front end
+	// told of N tools can call them.
+	if s.m.opts.OnTools != nil {
+		s.m.opts.OnTools(s.name, ts)
+	}
 	s.transition(func() {
 		s.tools = ts
 		s.toolNames = names
 	})
-	if s.m.opts.OnTools != nil {
-		s.m.opts.OnTools(s.name, ts)
-	}
 	return nil
 }
