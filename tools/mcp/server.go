@@ -98,7 +98,11 @@ func (s *server) statusLocked() ServerStatus {
 
 // transition changes the state under s.mu by calling change, then reports the new
 // status; reports of one server never overtake each other.
-func (s *server) transition(change func()) {
+func (s *server) transition(change func()) { s.transitionThen(change, nil) }
+
+// transitionThen is transition with then, when not nil, run after the change and
+// before the new status is reported.
+func (s *server) transitionThen(change, then func()) {
 	s.statusMu.Lock()
 	defer s.statusMu.Unlock()
 	s.mu.Lock()
@@ -106,6 +110,9 @@ func (s *server) transition(change func()) {
 	change()
 	st := s.statusLocked()
 	s.mu.Unlock()
+	if then != nil {
+		then()
+	}
 	if st != old && s.m.opts.OnStatus != nil {
 		s.m.opts.OnStatus(st)
 	}
@@ -410,12 +417,13 @@ func (s *server) reload(ctx context.Context, c *conn) error {
 	}
 	// The owner registers the tools before the status reports them, so that a front end
 	// told of N tools can call them.
-	if s.m.opts.OnTools != nil {
-		s.m.opts.OnTools(s.name, ts)
-	}
-	s.transition(func() {
+	s.transitionThen(func() {
 		s.tools = ts
 		s.toolNames = names
+	}, func() {
+		if s.m.opts.OnTools != nil {
+			s.m.opts.OnTools(s.name, ts)
+		}
 	})
 	return nil
 }
