@@ -36,7 +36,7 @@ func (s *Server) loadExternal() {
 	s.mu.Lock()
 	tb := s.toolbox
 	s.mu.Unlock()
-	if tb == nil {
+	if tb == nil || !s.externalAllowed() {
 		return
 	}
 	go func() {
@@ -47,6 +47,10 @@ func (s *Server) loadExternal() {
 		s.askTrust(tb)
 	}()
 }
+
+// externalAllowed reports whether the settings may start programs: not under the fuzz
+// target (Options.onlyTools), whose settings are whatever the fuzzer writes.
+func (s *Server) externalAllowed() bool { return len(s.opts.onlyTools) == 0 }
 
 // onMCPStatus tells rich clients of an MCP server's new status.
 func (s *Server) onMCPStatus(st mcp.ServerStatus) {
@@ -212,6 +216,9 @@ func (s *Server) discoverTools(ctx context.Context) (any, error) {
 	s.mu.Lock()
 	tb := s.toolbox
 	s.mu.Unlock()
+	if !s.externalAllowed() {
+		return []tools.Info{}, nil
+	}
 	infos, err := tb.Discover(ctx)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)

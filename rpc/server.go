@@ -92,8 +92,9 @@ type Options struct {
 	// (whose 0 means the session's default).
 	MaxTurns int
 
-	// onlyTools, when not empty, keeps only these tools registered: the fuzz target
-	// must not run a shell on whatever the fuzzer writes.
+	// onlyTools, when not empty, keeps only these tools registered and loads no
+	// discovered or MCP tools: the fuzz target must not run a shell, or any program its
+	// settings name, on whatever the fuzzer writes.
 	onlyTools []string
 }
 
