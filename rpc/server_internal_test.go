@@ -177,7 +177,8 @@ func FuzzServe(f *testing.F) {
 	f.Add([]byte(msg(`[]`) + msg(`{"jsonrpc":"2.0","id":{"a":1},"method":"x"}`) + msg(`{"jsonrpc":"2.0","id":7,"result":null}`)))
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := New(Options{ConfigDir: fuzzConfig(), ConfirmTimeout: 50 * time.Millisecond, onlyTools: []string{"read_file", "list_directory"}})
+		s := New(Options{ConfigDir: fuzzConfig(), StateDir: filepath.Join(fuzzConfig(), "state"), ConfirmTimeout: 50 * time.Millisecond,
+			onlyTools: []string{"read_file", "list_directory"}})
 		var out testutil.Buffer
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
