@@ -31,7 +31,25 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// The servers run in this process (lsptest.Serve) must not read the user's own
+	// Gemini CLI settings: HOME is an empty directory, and the Go caches, which default
+	// to places under HOME, are pinned where they are so the binary still builds from
+	// the cache.
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
+		vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+		for i, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+			if i < len(vals) && vals[i] != "" {
+				os.Setenv(name, vals[i])
+			}
+		}
+	}
+	home, err := os.MkdirTemp("", "agentls-rpc-home")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("HOME", home)
 	code := m.Run()
+	os.RemoveAll(home)
 	if binaryDir != "" {
 		os.RemoveAll(binaryDir)
 	}
