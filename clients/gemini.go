@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"cloud.google.com/go/auth/credentials"
@@ -217,13 +218,15 @@ func (g *Gemini) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 		}
 		ctx, ci := trackCall(ctx)
 		var usage *Usage
-		usageSent := false
+		usageSent, finished, called := false, false, false
 		for resp, err := range g.client.Models.GenerateContentStream(ctx, g.model, contents, cfg) {
 			if err != nil {
 				yield(Chunk{}, g.wrap(ctx, err, ci))
 				return
 			}
 			c := g.chunk(resp)
+			finished = finished || c.FinishReason != ""
+			called = called || slices.ContainsFunc(c.Parts, func(p Part) bool { return p.FunctionCall != nil })
 			if c.Usage != nil {
 				usage = c.Usage
 			}
@@ -240,6 +243,14 @@ func (g *Gemini) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 		}
 		if err := ctx.Err(); err != nil {
 			yield(Chunk{}, err)
+			return
+		}
+		if !finished && !called {
+			// Gemini ends every complete answer with a finish reason; without one the
+			// stream was cut (a dropped connection, a proxy, a backend fault), and the
+			// text so far must not pass for the whole answer. Calls arrive whole, so a
+			// response with calls stands, as in Gemini CLI.
+			yield(Chunk{}, g.ep.errorf(0, nil, "the response broke off: the stream ended before the model finished (no finish reason)"))
 			return
 		}
 		if usage != nil && !usageSent {

@@ -135,6 +135,19 @@ func TestGeminiStream(t *testing.T) {
 				t.Errorf("error %v, want the server's message", r.err)
 			}
 		},
+	}, {
+		// Gemini ends every complete response with a finish reason: a stream that ends
+		// without one broke off, and its text must not pass for a whole answer.
+		name: "stream cut before the finish reason",
+		turn: clients.Turn{Text: "The answer is partly", Cut: true},
+		check: func(t *testing.T, r result) {
+			if r.text != "The answer is partly" {
+				t.Errorf("text %q, want what came before the cut", r.text)
+			}
+			if r.err == nil || !strings.Contains(r.err.Error(), "finish reason") {
+				t.Errorf("error %v, want one saying the response ended without a finish reason", r.err)
+			}
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -142,7 +155,7 @@ func TestGeminiStream(t *testing.T) {
 			srv := startGemini(t, tt.turn)
 			g := newGemini(t, srv, clients.GeminiOptions{})
 			r := collect(g.Stream(t.Context(), clients.Request{History: []clients.Content{userText("hi")}}))
-			if r.err != nil && tt.turn.Error == "" {
+			if r.err != nil && tt.turn.Error == "" && !tt.turn.Cut {
 				t.Fatal(r.err)
 			}
 			tt.check(t, r)

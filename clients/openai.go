@@ -119,12 +119,15 @@ func (c *OpenAI) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 		defer stream.Close()
 
 		type pending struct {
+			index    int64
 			id, name string
 			args     strings.Builder
 		}
 		var (
-			calls  = map[int64]*pending{}
-			order  []int64
+			// calls are the tool calls in the order they began; open is the call
+			// each index is assembling.
+			calls  []*pending
+			open   = map[int64]*pending{}
 			finish string
 			usage  *Usage
 		)
@@ -151,11 +154,14 @@ func (c *OpenAI) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 					out.Parts = append(out.Parts, Part{Text: d.Content})
 				}
 				for _, tc := range d.ToolCalls {
-					p := calls[tc.Index]
-					if p == nil {
-						p = &pending{}
-						calls[tc.Index] = p
-						order = append(order, tc.Index)
+					p := open[tc.Index]
+					// OpenAI gives a call's id with its first piece only; a new id at
+					// the same index is a new call from a server that sends calls
+					// whole and leaves the index out (Gemini's compatible endpoint).
+					if p == nil || (tc.ID != "" && p.id != "" && tc.ID != p.id) {
+						p = &pending{index: tc.Index}
+						open[tc.Index] = p
+						calls = append(calls, p)
 					}
 					if tc.ID != "" {
 						p.id = tc.ID
@@ -182,9 +188,8 @@ func (c *OpenAI) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 			return
 		}
 		last := Chunk{FinishReason: finish, Usage: usage}
-		slices.Sort(order)
-		for _, i := range order {
-			p := calls[i]
+		slices.SortStableFunc(calls, func(a, b *pending) int { return cmp.Compare(a.index, b.index) })
+		for _, p := range calls {
 			if p.name == "" {
 				yield(Chunk{}, c.ep.errorf(0, nil, "the model sent a tool call without a name"))
 				return

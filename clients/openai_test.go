@@ -350,3 +350,35 @@ func TestOpenAIScriptExhausted(t *testing.T) {
 		t.Errorf("error %v, want the script's exhaustion", r.err)
 	}
 }
+
+// TestOpenAIIndexlessCalls: Gemini's OpenAI-compatible endpoint streams parallel calls
+// whole, each in its own delta without an index; they stay separate calls rather than
+// merging into one with both names and both argument objects run together.
+func TestOpenAIIndexlessCalls(t *testing.T) {
+	t.Parallel()
+	srv := fakeopenai.StartWith(clients.Script{Turns: []clients.Turn{{Calls: []clients.ScriptCall{
+		{ID: "function-call-1", Name: "read_file", Args: json.RawMessage(`{"absolute_path":"/w/a.go"}`)},
+		{ID: "function-call-2", Name: "read_file", Args: json.RawMessage(`{"absolute_path":"/w/b.go"}`)},
+		{ID: "function-call-3", Name: "glob", Args: json.RawMessage(`{"pattern":"*.md"}`)},
+	}}}}, fakeopenai.Options{IndexlessCalls: true})
+	t.Cleanup(srv.Close)
+	c := newOpenAI(t, srv, clients.OpenAIOptions{})
+	r := collect(c.Stream(t.Context(), clients.Request{History: []clients.Content{userText("hi")}}))
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	want := []struct{ id, name, args string }{
+		{"function-call-1", "read_file", `{"absolute_path":"/w/a.go"}`},
+		{"function-call-2", "read_file", `{"absolute_path":"/w/b.go"}`},
+		{"function-call-3", "glob", `{"pattern":"*.md"}`},
+	}
+	if len(r.calls) != len(want) {
+		t.Fatalf("got %d calls %+v, want %d", len(r.calls), r.calls, len(want))
+	}
+	for i, w := range want {
+		c := r.calls[i]
+		if c.ID != w.id || c.Name != w.name || !jsonEqual(t, string(c.Args), w.args) {
+			t.Errorf("call %d = %s %s %s, want %s %s %s", i, c.ID, c.Name, c.Args, w.id, w.name, w.args)
+		}
+	}
+}

@@ -37,7 +37,9 @@ import (
 // answer it with that HTTP status, which clients may retry, consuming further turns).
 // "thoughtSignature" (base64, as on Gemini's wire) and "grounding" are for the fake
 // Gemini server; "hang" makes the turn stream its content and then wait until the
-// caller gives up, for cancellation tests.
+// caller gives up, for cancellation tests; "cut" ends the stream cleanly after the
+// thought and text, without calls, finish reason or usage, as a connection closed
+// early by the server or a proxy.
 type Script struct {
 	Model         string `json:"model,omitempty"`
 	ContextWindow int    `json:"contextWindow,omitempty"`
@@ -69,6 +71,9 @@ type Turn struct {
 	Grounding *ScriptGrounding `json:"grounding,omitempty"`
 	// Hang makes the turn, once streamed, wait until the call is cancelled.
 	Hang bool `json:"hang,omitempty"`
+	// Cut ends the turn's stream cleanly after its thought and text: no calls, finish
+	// reason or usage follow.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // ScriptCall is a function call of a scripted turn.

@@ -99,6 +99,9 @@ func (s *Scripted) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, err
 			yield(Chunk{}, fmt.Errorf("scripted model: %s", t.Error))
 			return
 		}
+		if t.Cut {
+			return
+		}
 		if t.Hang {
 			<-ctx.Done()
 			yield(Chunk{}, ctx.Err())

@@ -22,6 +22,10 @@ type Runner interface {
 	Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 }
 
+// maxUnsaved is how many records a session keeps for writing again after its store
+// failed, before it gives up saving.
+const maxUnsaved = 256
+
 // defaultMaxTurns caps the model turns of one prompt when Options.MaxTurns is zero.
 const defaultMaxTurns = 100
 
@@ -130,8 +134,9 @@ type Session struct {
 
 	// Owned by the running prompt.
 	created    time.Time
-	persisted  bool // the session's file has its header
-	lastPrompt int  // prompt tokens of the last model request
+	persisted  bool     // the session's file has its header
+	unsaved    []record // records a failed write left for the next one
+	lastPrompt int      // prompt tokens of the last model request
 
 	mu sync.Mutex
 	// record is every content of the conversation; hist is the comprehensive history
@@ -452,19 +457,30 @@ func (s *Session) add(c clients.Content) {
 }
 
 // persist appends recs to the session's file, writing its header first when the file is
-// new. A failure is logged: the conversation goes on in memory.
+// new. A failure is logged and the conversation goes on in memory; the records are
+// written with the next ones, so that the file has no holes (a lost function response
+// would leave a history the model rejects).
 func (s *Session) persist(recs ...record) {
 	if s.store == nil {
 		return
 	}
-	if !s.persisted {
+	if !s.persisted && len(s.unsaved) == 0 {
 		h := record{Type: recSession, ID: s.id, Created: s.created, Model: s.client.Model(), Roots: s.env.Roots}
-		recs = append([]record{h}, recs...)
+		s.unsaved = append(s.unsaved, h)
 	}
-	if err := s.store.append(s.id, recs...); err != nil {
-		s.logger.Error("session not saved", "err", err)
+	s.unsaved = append(s.unsaved, recs...)
+	if err := s.store.append(s.id, s.unsaved...); err != nil {
+		if len(s.unsaved) > maxUnsaved {
+			// The store is not coming back: stop, leaving a file that resumes to the
+			// conversation as it was until then.
+			s.logger.Error("session no longer saved", "err", err)
+			s.store, s.unsaved = nil, nil
+			return
+		}
+		s.logger.Error("session not saved; retrying with the next record", "err", err, "unsaved", len(s.unsaved))
 		return
 	}
+	s.unsaved = nil
 	s.persisted = true
 }
 

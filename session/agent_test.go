@@ -493,6 +493,24 @@ func TestPromptModelError(t *testing.T) {
 	}
 }
 
+// TestPromptCutStream: a Gemini stream that ends without a finish reason broke off; the
+// prompt fails saying so instead of passing the half answer off as the whole one.
+func TestPromptCutStream(t *testing.T) {
+	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
+		{Text: "The first half of the answer", Cut: true},
+		{Text: "Recovered."},
+	}})
+	s := h.session(nil)
+	res, err := s.Prompt(context.Background(), "go", nil)
+	if err == nil || !strings.Contains(err.Error(), "finish reason") || res.StopReason != StopError {
+		t.Fatalf("Prompt = %+v, %v; want an error saying the response broke off", res, err)
+	}
+	checkValid(t, s.History())
+	if res, err := s.Prompt(context.Background(), "again", nil); err != nil || res.Text != "Recovered." {
+		t.Fatalf("prompt after the cut: %+v, %v", res, err)
+	}
+}
+
 func TestPromptRefusal(t *testing.T) {
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{{FinishReason: "SAFETY"}, {Text: "ok"}}})
 	s := h.session(nil)
@@ -784,5 +802,54 @@ func TestStoreRecords(t *testing.T) {
 	}
 	if got := strings.Join(types, ","); got != "session,prompt,content,content,end" {
 		t.Errorf("records %s", got)
+	}
+}
+
+// TestPersistAfterAFailedWrite: records that could not be written (the file was
+// unavailable for a while) are written with the next records, so that the file never
+// has holes and resumes to the conversation as it went.
+func TestPersistAfterAFailedWrite(t *testing.T) {
+	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{shellCall("c1", "echo one")}},
+		{Text: "First done."},
+		{Calls: []clients.ScriptCall{shellCall("c2", "echo two")}},
+		{Text: "Second done."},
+		{Text: "Third done."},
+	}})
+	s := h.session(nil)
+	if _, err := s.Prompt(context.Background(), "first", nil); err != nil {
+		t.Fatal(err)
+	}
+	// Make the session's file unwritable, even for root: a directory takes its name.
+	path := h.store.path(s.ID())
+	if err := os.Rename(path, path+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(context.Background(), "second", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".away", path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(context.Background(), "third", nil); err != nil {
+		t.Fatal(err)
+	}
+	resumed := h.session(func(o *Options) { o.ID = s.ID() })
+	checkValid(t, resumed.History())
+	if got, want := js(t, resumed.History()), js(t, s.History()); got != want {
+		t.Errorf("resumed history\n%s\nwant\n%s", got, want)
+	}
+	infos, err := h.store.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != 1 || infos[0].Prompts != 3 {
+		t.Errorf("List = %+v, want one session of 3 prompts", infos)
 	}
 }

@@ -34,14 +34,26 @@ type memoryFile struct {
 	Truncated bool
 }
 
+// memoryDir is a directory whose memory files count, and the tree those files must lie
+// in once symbolic links are followed ("" for anywhere).
+type memoryDir struct {
+	path, within string
+}
+
 // memoryDirs returns the directories whose memory files count, most general first: the
 // user's configuration directory, then for each root every directory from its
 // repository's top (the nearest ancestor holding .git, else the root itself) down to
-// the root.
-func memoryDirs(env Environment) []string {
-	var dirs []string
+// the root. The files of a root's directories must lie inside its repository's top: a
+// project cannot make the agent read, and send to the model, a file of the user's
+// elsewhere (AGENTS.md -> ~/.ssh/id_ed25519). The user's own directory may link
+// anywhere.
+func memoryDirs(env Environment) []memoryDir {
+	var dirs []memoryDir
+	seen := func(d string) bool {
+		return slices.ContainsFunc(dirs, func(m memoryDir) bool { return m.path == d })
+	}
 	if env.ConfigDir != "" {
-		dirs = append(dirs, filepath.Clean(env.ConfigDir))
+		dirs = append(dirs, memoryDir{path: filepath.Clean(env.ConfigDir)})
 	}
 	for _, root := range env.Roots {
 		root = filepath.Clean(root)
@@ -66,8 +78,8 @@ func memoryDirs(env Environment) []string {
 		}
 		slices.Reverse(chain)
 		for _, d := range chain {
-			if !slices.Contains(dirs, d) {
-				dirs = append(dirs, d)
+			if !seen(d) {
+				dirs = append(dirs, memoryDir{path: d, within: top})
 			}
 		}
 	}
@@ -75,18 +87,21 @@ func memoryDirs(env Environment) []string {
 }
 
 // loadMemory reads the memory files of env, each up to maxMemoryFile bytes and all of
-// them up to maxMemoryTotal. Files that cannot be read are left out with a warning.
+// them up to maxMemoryTotal. A file reached under several names (GEMINI.md linking to
+// AGENTS.md) is read once. Files that cannot be read, that are not regular files, or
+// that lead out of their project are left out with a warning.
 func loadMemory(env Environment, logger *slog.Logger) []memoryFile {
 	var files []memoryFile
+	var read []string // the real paths of the files read
 	budget := maxMemoryTotal
 	for _, dir := range memoryDirs(env) {
 		for _, name := range memoryNames {
 			if budget <= 0 {
-				logger.Warn("memory files exceed the total limit; the rest are left out", "limit", maxMemoryTotal, "next", filepath.Join(dir, name))
+				logger.Warn("memory files exceed the total limit; the rest are left out", "limit", maxMemoryTotal, "next", filepath.Join(dir.path, name))
 				return files
 			}
-			path := filepath.Join(dir, name)
-			mf, err := readMemory(path, min(maxMemoryFile, budget))
+			path := filepath.Join(dir.path, name)
+			real, err := filepath.EvalSymlinks(path)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}
@@ -94,6 +109,19 @@ func loadMemory(env Environment, logger *slog.Logger) []memoryFile {
 				logger.Warn("memory file left out", "path", path, "err", err)
 				continue
 			}
+			if dir.within != "" && !inside(dir.within, real) {
+				logger.Warn("memory file left out: it links outside the project", "path", path, "target", real, "project", dir.within)
+				continue
+			}
+			if slices.Contains(read, real) {
+				continue
+			}
+			mf, err := readMemory(path, min(maxMemoryFile, budget))
+			if err != nil {
+				logger.Warn("memory file left out", "path", path, "err", err)
+				continue
+			}
+			read = append(read, real)
 			if strings.TrimSpace(mf.Text) == "" {
 				continue
 			}
@@ -104,9 +132,25 @@ func loadMemory(env Environment, logger *slog.Logger) []memoryFile {
 	return files
 }
 
+// inside reports whether the real path p lies in the tree of dir (whose own links are
+// resolved here).
+func inside(dir, p string) bool {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
 // readMemory reads up to limit bytes of the memory file at path, cutting at a character
 // boundary.
 func readMemory(path string, limit int) (memoryFile, error) {
+	// Look before opening: opening a named pipe for reading waits for a writer.
+	if fi, err := os.Stat(path); err != nil {
+		return memoryFile{}, err
+	} else if !fi.Mode().IsRegular() {
+		return memoryFile{}, fmt.Errorf("%s is a %s, not a file", path, fi.Mode().Type())
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return memoryFile{}, err

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentls/agentls/internal/testutil"
 )
@@ -113,5 +115,65 @@ func TestReadMemoryCutsAtCharacter(t *testing.T) {
 	}
 	if f.Text != "ab" || !f.Truncated {
 		t.Errorf("text %q truncated %v, want \"ab\" truncated", f.Text, f.Truncated)
+	}
+}
+
+// TestMemoryLinksAndSpecialFiles: a project's memory file that is a symbolic link counts
+// only when it leads to a file inside the project, and once however many names lead to
+// it (GEMINI.md -> AGENTS.md is the usual set-up for sharing one file between tools); a
+// named pipe is left out rather than waited on. The user's own configuration directory
+// may link anywhere.
+func TestMemoryLinksAndSpecialFiles(t *testing.T) {
+	top := t.TempDir()
+	config := t.TempDir()
+	elsewhere := t.TempDir()
+	testutil.WriteFiles(t, elsewhere, map[string]string{"id_ed25519": "PRIVATE KEY", "dotfiles/AGENTS.md": "user agents"})
+	testutil.WriteFiles(t, top, map[string]string{
+		"repo/.git/HEAD":           "ref: refs/heads/main\n",
+		"repo/AGENTS.md":           "repo agents",
+		"repo/docs/agent-notes.md": "notes inside the repository",
+		"repo/pkg/sub/placeholder": "",
+	})
+	repo := filepath.Join(top, "repo")
+	links := map[string]string{
+		filepath.Join(repo, "GEMINI.md"):         "AGENTS.md",
+		filepath.Join(repo, "pkg/AGENTS.md"):     filepath.Join(elsewhere, "id_ed25519"),
+		filepath.Join(repo, "pkg/GEMINI.md"):     "../AGENTS.md",
+		filepath.Join(repo, "pkg/sub/GEMINI.md"): "../../docs/agent-notes.md",
+		filepath.Join(config, "AGENTS.md"):       filepath.Join(elsewhere, "dotfiles/AGENTS.md"),
+	}
+	for link, target := range links {
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fifo := filepath.Join(repo, "pkg/sub/AGENTS.md")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	done := make(chan []memoryFile, 1)
+	go func() {
+		done <- loadMemory(Environment{ConfigDir: config, Roots: []string{filepath.Join(repo, "pkg/sub")}}, discard())
+	}()
+	var files []memoryFile
+	select {
+	case files = <-done:
+	case <-time.After(20 * time.Second):
+		// Opening a pipe for reading waits for a writer: be the writer, so that the
+		// test ends and reports.
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		files = <-done
+		t.Error("reading the memory waited on a named pipe")
+	}
+	var got []string
+	for _, f := range files {
+		got = append(got, f.Text)
+	}
+	want := []string{"user agents", "repo agents", "notes inside the repository"}
+	if !slices.Equal(got, want) {
+		t.Errorf("memory %q, want %q", got, want)
 	}
 }

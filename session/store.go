@@ -115,8 +115,9 @@ func checkID(id string) error {
 func (st *Store) path(id string) string { return filepath.Join(st.dir, id+".jsonl") }
 
 // append writes recs at the end of the session file of id, creating the file (and the
-// store's directory) if needed. Each record is one write of one line, so that a crash
-// leaves at most the last line incomplete.
+// store's directory) if needed. The records go in one write; a write that fails is
+// undone, so that the caller may send the same records again. A crash can still leave
+// the last line incomplete: the next write then starts on a new line.
 func (st *Store) append(id string, recs ...record) error {
 	var buf bytes.Buffer
 	for _, r := range recs {
@@ -130,16 +131,42 @@ func (st *Store) append(id string, recs ...record) error {
 	if err := os.MkdirAll(st.dir, 0o700); err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
-	f, err := os.OpenFile(st.path(id), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(st.path(id), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return fmt.Errorf("session store: %w", err)
 	}
-	_, err = f.Write(buf.Bytes())
+	err = appendLines(f, buf.Bytes())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("writing session %s: %w", id, err)
+	}
+	return nil
+}
+
+// appendLines writes lines at the end of f, after a newline when f ends without one,
+// and cuts f back to its former size when the write fails.
+func appendLines(f *os.File, lines []byte) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	if size > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, size-1); err != nil {
+			return err
+		}
+		if last[0] != '\n' {
+			lines = append([]byte{'\n'}, lines...)
+		}
+	}
+	if _, err := f.Write(lines); err != nil {
+		if terr := f.Truncate(size); terr != nil {
+			return errors.Join(err, fmt.Errorf("undoing a partial write: %w", terr))
+		}
+		return err
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,5 +113,27 @@ func TestSystemInstruction(t *testing.T) {
 				t.Logf("system instruction:\n%s", got)
 			}
 		})
+	}
+}
+
+// TestListingStaysInTheWorkspace: a link to a directory elsewhere is listed, not
+// entered, so the listing never shows what lies outside the workspace.
+func TestListingStaysInTheWorkspace(t *testing.T) {
+	root := t.TempDir()
+	outside := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{"pkg/a.go": "x"})
+	testutil.WriteFiles(t, outside, map[string]string{"private-notes.txt": "x", "sub/deeper.txt": "x"})
+	if err := os.Symlink(outside, filepath.Join(root, "elsewhere")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(root, "pkg", "loop")); err != nil {
+		t.Fatal(err)
+	}
+	out := listing(root, maxListing)
+	if strings.Contains(out, "private-notes") || strings.Contains(out, "deeper") {
+		t.Errorf("the listing shows files outside the workspace:\n%s", out)
+	}
+	if !strings.Contains(out, "  elsewhere\n") || !strings.Contains(out, "    a.go\n") {
+		t.Errorf("the listing lacks the link or the workspace's own files:\n%s", out)
 	}
 }

@@ -286,6 +286,17 @@ func turnChunks(model string, t clients.Turn) []map[string]any {
 	for _, piece := range t.TextChunks() {
 		partsByChunk = append(partsByChunk, []map[string]any{{"text": piece}})
 	}
+	if t.Cut {
+		// The stream ends early: no calls, and no chunk with a finish reason or usage.
+		if len(partsByChunk) == 0 {
+			partsByChunk = append(partsByChunk, []map[string]any{{"text": ""}})
+		}
+		out := make([]map[string]any, len(partsByChunk))
+		for i, parts := range partsByChunk {
+			out[i] = response(model, parts, "", nil, nil)
+		}
+		return out
+	}
 	var calls []map[string]any
 	for _, c := range t.Calls {
 		fc := map[string]any{"name": c.Name, "args": json.RawMessage(cmp.Or(string(c.Args), "{}"))}

@@ -25,8 +25,13 @@ import (
 )
 
 // Options configure a Server: the address, the pause between streamed chunks and the
-// logger.
-type Options = fakeserver.Options
+// logger, and the quirks of other servers to imitate.
+type Options struct {
+	fakeserver.Options
+	// IndexlessCalls streams each tool call whole in one delta without an "index", as
+	// Gemini's OpenAI-compatible endpoint does.
+	IndexlessCalls bool
+}
 
 // Server is a running fake endpoint. Its URL is the server's address (clients take
 // URL + "/v1" as their base URL); Close, Requests and Remaining come with it from
@@ -34,6 +39,7 @@ type Options = fakeserver.Options
 type Server struct {
 	*server
 	core *fakeserver.Core[Request]
+	opts Options
 }
 
 // server is what a Server shows of fakeserver's: URL, Close, Requests and Remaining.
@@ -115,12 +121,21 @@ func (r Request) consumed() bool { return r.Turn != 0 }
 
 // Start serves script on a loopback port and panics if it cannot listen, like
 // httptest.NewServer; tests call it.
-func Start(script clients.Script) *Server { return fakeserver.Must("fakeopenai", New, script) }
+func Start(script clients.Script) *Server { return StartWith(script, Options{}) }
+
+// StartWith serves script with opts on a loopback port and panics if it cannot listen.
+func StartWith(script clients.Script, opts Options) *Server {
+	srv, err := New(script, opts)
+	if err != nil {
+		panic("fakeopenai: " + err.Error())
+	}
+	return srv
+}
 
 // New serves script with the given options.
 func New(script clients.Script, opts Options) (*Server, error) {
-	return fakeserver.Start("fakeopenai", script, opts, writeError, func(s *server, c *fakeserver.Core[Request]) *Server {
-		return &Server{server: s, core: c}
+	return fakeserver.Start("fakeopenai", script, opts.Options, writeError, func(s *server, c *fakeserver.Core[Request]) *Server {
+		return &Server{server: s, core: c, opts: opts}
 	})
 }
 
@@ -200,8 +215,19 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, req Request) {
 	for _, piece := range t.TextChunks() {
 		events = append(events, chunk(map[string]any{"content": piece}, nil))
 	}
+	if t.Cut {
+		// The stream ends early: no calls, finish reason, usage or [DONE].
+		s.core.Stream(r.Context(), w, events)
+		return
+	}
 	for i, c := range calls {
 		fn := c["function"].(map[string]any)
+		if s.opts.IndexlessCalls {
+			events = append(events, chunk(map[string]any{"tool_calls": []any{map[string]any{
+				"id": c["id"], "type": "function", "function": fn,
+			}}}, nil))
+			continue
+		}
 		events = append(events, chunk(map[string]any{"tool_calls": []any{map[string]any{
 			"index": i, "id": c["id"], "type": "function",
 			"function": map[string]any{"name": fn["name"], "arguments": ""},
