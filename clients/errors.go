@@ -18,7 +18,10 @@ type Error struct {
 	// StatusCode is the HTTP status of the failure; 0 when no answer came.
 	StatusCode int
 	msg        string
-	err        error
+	// code is the error code of the server's error body, when it gave a string one
+	// (OpenAI's "context_length_exceeded").
+	code string
+	err  error
 }
 
 func (e *Error) Error() string { return e.msg }
@@ -121,7 +124,9 @@ func (ep endpoint) callError(ctx context.Context, err error, ci *callInfo, sdkSt
 		if wait > 0 {
 			msg = fmt.Sprintf("the server asks to wait %v before trying again: %s", wait, msg)
 		}
-		return ep.statusError(status, msg, attempts, err)
+		e := ep.statusError(status, msg, attempts, err)
+		e.code = errorCode(body)
+		return e
 	}
 	if sdkStatus >= 400 {
 		return ep.statusError(sdkStatus, sdkMsg, attempts, err)
@@ -169,4 +174,49 @@ func errorMessage(body []byte) string {
 		text = text[:500] + "…"
 	}
 	return text
+}
+
+// errorCode finds the string code of an error body, {"error": {"code": "…"}}.
+func errorCode(body []byte) string {
+	var e struct {
+		Error struct {
+			Code any `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(body), &e) != nil {
+		return ""
+	}
+	code, _ := e.Error.Code.(string)
+	return code
+}
+
+// contextOverflow holds what servers say, in lower case, when a request is larger than
+// the model's context window: Gemini ("The input token count (N) exceeds the maximum
+// number of tokens allowed (M)."), OpenAI and vLLM ("This model's maximum context length
+// is N tokens…", code context_length_exceeded), llama.cpp ("the request exceeds the
+// available context size").
+var contextOverflow = []string{
+	"exceeds the maximum number of tokens",
+	"input token count",
+	"context_length_exceeded",
+	"maximum context length",
+	"exceeds the available context size",
+	"exceed_context_size_error",
+}
+
+// IsContextOverflow reports whether err is a model call that failed because the request
+// is larger than the model's context window, which shortening the history (compression)
+// can fix; no retry of the same request can.
+func IsContextOverflow(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.StatusCode == 0 {
+		return false
+	}
+	msg := strings.ToLower(e.msg + " " + e.code)
+	for _, s := range contextOverflow {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -259,17 +259,28 @@ func (g *Gemini) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 	}
 }
 
-// CountTokens counts the tokens of req's system instruction and history through
-// countTokens. The Gemini API counts no system instruction or tools, so the instruction
-// is counted as a first user turn and the tools are left out.
+// CountTokens counts the tokens of req's system instruction, tools and history through
+// countTokens. The Gemini API's countTokens takes neither a system instruction nor tools,
+// so the instruction and the tools' declarations (as JSON) are counted as a first user
+// turn: a request's size is what compression needs, and the tools are a good part of it.
 func (g *Gemini) CountTokens(ctx context.Context, req Request) (int, error) {
 	contents, err := g.contents(req.History)
 	if err != nil {
 		return 0, err
 	}
+	var preamble []*genai.Part
 	if req.System != "" {
-		sys := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: req.System}}}
-		contents = append([]*genai.Content{sys}, contents...)
+		preamble = append(preamble, &genai.Part{Text: req.System})
+	}
+	if len(req.Tools) > 0 {
+		decls, err := json.Marshal(req.Tools)
+		if err != nil {
+			return 0, fmt.Errorf("counting the tools' tokens: %w", err)
+		}
+		preamble = append(preamble, &genai.Part{Text: string(decls)})
+	}
+	if len(preamble) > 0 {
+		contents = append([]*genai.Content{{Role: genai.RoleUser, Parts: preamble}}, contents...)
 	}
 	ctx, ci := trackCall(ctx)
 	resp, err := g.client.Models.CountTokens(ctx, g.model, contents, nil)

@@ -501,6 +501,7 @@ func TestGeminiCountTokens(t *testing.T) {
 	n, err := g.CountTokens(t.Context(), clients.Request{
 		System:  "You are agentls.",
 		History: []clients.Content{userText(strings.Repeat("word ", 100))},
+		Tools:   []clients.Declaration{{Name: "read_file", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object"}`)}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -518,8 +519,9 @@ func TestGeminiCountTokens(t *testing.T) {
 	if err := json.Unmarshal(reqs[0].Body, &body); err != nil {
 		t.Fatal(err)
 	}
-	if len(body.Contents) != 2 || body.Contents[0].Parts[0].Text != "You are agentls." {
-		t.Errorf("counted contents %+v, want the system instruction first", body.Contents)
+	if len(body.Contents) != 2 || len(body.Contents[0].Parts) != 2 || body.Contents[0].Parts[0].Text != "You are agentls." ||
+		!strings.Contains(body.Contents[0].Parts[1].Text, `"name":"read_file"`) {
+		t.Errorf("counted contents %+v, want the system instruction and the tools first", body.Contents)
 	}
 }
 

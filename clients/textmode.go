@@ -17,7 +17,10 @@ import (
 // Past calls go back to the model as those blocks, and function responses as user text.
 //
 // The wrapper counts tokens and searches through inner when inner can; otherwise those
-// methods fail with errors.ErrUnsupported.
+// methods fail with errors.ErrUnsupported. Since it has them either way, what the model
+// can do is a question for inner: the returned client has an Unwrap() Client method
+// giving inner back, and callers that offer a capability (google_web_search) look
+// through it to the innermost client, as errors.Unwrap looks through wrapped errors.
 func NewTextMode(inner Client) Client {
 	return &textMode{inner: inner}
 }
@@ -30,6 +33,9 @@ var (
 	_ TokenCounter = (*textMode)(nil)
 	_ Searcher     = (*textMode)(nil)
 )
+
+// Unwrap returns the client of the model behind the wrapper.
+func (t *textMode) Unwrap() Client { return t.inner }
 
 func (t *textMode) Model() string      { return t.inner.Model() }
 func (t *textMode) ContextWindow() int { return t.inner.ContextWindow() }

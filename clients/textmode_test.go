@@ -205,3 +205,17 @@ func TestTextModeRoundTrip(t *testing.T) {
 		t.Errorf("CountTokens over a client without it: %v", err)
 	}
 }
+
+// TestTextModeUnwrap: the text-mode wrapper gives back the client it wraps, so that its
+// users can ask what the model behind it can do.
+func TestTextModeUnwrap(t *testing.T) {
+	t.Parallel()
+	inner := clients.NewScripted(clients.Script{})
+	w, ok := clients.NewTextMode(inner).(interface{ Unwrap() clients.Client })
+	if !ok {
+		t.Fatal("the text-mode client has no Unwrap method")
+	}
+	if got := w.Unwrap(); got != inner {
+		t.Errorf("Unwrap = %v, want the wrapped client", got)
+	}
+}

@@ -112,8 +112,10 @@ type Update struct {
 	Compression *Compression   // compression
 }
 
-// Compression reports a history compression: the prompt tokens of the last request
-// before it and the estimated (or counted) tokens of the compressed history.
+// Compression reports a history compression: the estimated prompt tokens of the request
+// before it (those the model reported for the last request, and an estimate of what was
+// added since; at least the context window when the model refused the request as too
+// large) and the estimated (or counted) tokens of the compressed history.
 type Compression struct{ TokensBefore, TokensAfter int }
 
 // Session is one conversation with a model: its history, and the loop that runs a
@@ -137,6 +139,10 @@ type Session struct {
 	persisted  bool     // the session's file has its header
 	unsaved    []record // records a failed write left for the next one
 	lastPrompt int      // prompt tokens of the last model request
+	// added is the size (in bytes, as size counts) of what the history gained since
+	// lastPrompt was counted: tool outputs that may push the next request past the
+	// window before any model reports it.
+	added int
 
 	mu sync.Mutex
 	// record is every content of the conversation; hist is the comprehensive history
@@ -197,6 +203,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		s.lastPrompt += size(c)
 	}
 	s.lastPrompt /= 4 // a rough estimate until the model reports the real count
+	s.added = 0
 	if st.header.Model != "" && st.header.Model != s.client.Model() {
 		s.logger.Info("resuming a session with another model", "was", st.header.Model, "now", s.client.Model())
 	}
@@ -269,9 +276,17 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext) (Resu
 		req := clients.Request{System: p.system, History: curate(s.hist), Tools: p.tools}
 		s.mu.Unlock()
 		out := s.stream(ctx, req, &p.loops)
+		if overflowed(ctx, out) && s.compress(ctx, p, true) {
+			// The estimate missed: the model's tokenizer counts otherwise, or the
+			// session was resumed. Once only: a request still too large fails.
+			s.mu.Lock()
+			req.History = curate(s.hist)
+			s.mu.Unlock()
+			out = s.stream(ctx, req, &p.loops)
+		}
 		if out.usage != nil {
 			p.usage = addUsage(p.usage, *out.usage)
-			s.lastPrompt = out.usage.PromptTokens
+			s.lastPrompt, s.added = out.usage.PromptTokens, 0
 		}
 		res.Usage = p.usage
 		model := out.content
@@ -299,7 +314,11 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext) (Resu
 
 		fcs := calls(model)
 		if len(fcs) == 0 {
-			return s.finish(res, out.finish)
+			res, err := s.finish(res, out.finish)
+			if res.StopReason == StopRefusal && turn == 0 && res.Text == "" {
+				s.forgetRefused(len(model.Parts) > 0)
+			}
+			return res, err
 		}
 		if i := slices.IndexFunc(fcs, p.loops.call); i >= 0 {
 			s.answerNotRun(model, tools.ErrCancelled, "the call was not run: the same call was repeated too many times in a row.")
@@ -361,6 +380,35 @@ func (s *Session) finish(res Result, reason string) (Result, error) {
 	}
 	res.StopReason = StopEndTurn
 	return res, nil
+}
+
+// forgetRefused leaves the prompt the model just refused without answering (and the
+// model's empty turn, when it has one) out of the history the model is sent, so that it
+// does not merge into the next prompts and get them refused too. The record and the
+// session's file keep it.
+func (s *Session) forgetRefused(withModel bool) {
+	n := 1
+	if withModel {
+		n = 2
+	}
+	s.mu.Lock()
+	n = min(n, len(s.hist))
+	dropped := 0
+	for _, c := range s.hist[len(s.hist)-n:] {
+		dropped += size(c)
+	}
+	s.hist = s.hist[:len(s.hist)-n]
+	s.mu.Unlock()
+	// The model's count, when it gave one, includes the prompt.
+	if dropped <= s.added {
+		s.added -= dropped
+	} else {
+		s.lastPrompt = max(0, s.lastPrompt-(dropped-s.added)/4)
+		s.added = 0
+	}
+	s.persist(record{Type: recRefused, Dropped: n})
+	s.emit(Update{Kind: UpdateMessage, Text: "\n\n[The model refused this prompt without answering. " +
+		"It stays in the session's record but is not kept in the conversation's context, so that later prompts are not refused for it.]\n"})
 }
 
 // streamed is one model response.
@@ -453,6 +501,7 @@ func (s *Session) add(c clients.Content) {
 	s.record = append(s.record, c)
 	s.hist = append(s.hist, c)
 	s.mu.Unlock()
+	s.added += size(c)
 	s.persist(record{Type: recContent, Content: &c})
 }
 

@@ -43,6 +43,12 @@ type harness struct {
 
 func newHarness(t *testing.T, files map[string]string, script clients.Script) *harness {
 	t.Helper()
+	return newHarnessWith(t, files, script, fakegemini.Options{})
+}
+
+// newHarnessWith is newHarness with the fake Gemini server started with opts.
+func newHarnessWith(t *testing.T, files map[string]string, script clients.Script, opts fakegemini.Options) *harness {
+	t.Helper()
 	_, root := testutil.Workspace(t, files)
 	config := t.TempDir()
 	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, Mode: "yolo"})
@@ -59,7 +65,7 @@ func newHarness(t *testing.T, files map[string]string, script clients.Script) *h
 			c.Args = json.RawMessage(strings.ReplaceAll(string(c.Args), "ROOT", root))
 		}
 	}
-	h.model = newModel(t, script)
+	h.model = newModelWith(t, script, opts)
 	return h
 }
 
@@ -255,7 +261,16 @@ type geminiModel struct {
 // Gemini server on loopback serving script.
 func newModel(t *testing.T, script clients.Script) model {
 	t.Helper()
-	srv := fakegemini.Start(script)
+	return newModelWith(t, script, fakegemini.Options{})
+}
+
+// newModelWith is newModel with the fake server started with opts.
+func newModelWith(t *testing.T, script clients.Script, opts fakegemini.Options) model {
+	t.Helper()
+	srv, err := fakegemini.New(script, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(srv.Close)
 	g, err := clients.NewGemini(context.Background(), clients.GeminiOptions{
 		APIKey:        "test-key",
@@ -511,21 +526,63 @@ func TestPromptCutStream(t *testing.T) {
 	}
 }
 
+// TestPromptRefusal: a prompt the model refused without answering (a safety stop, or
+// the prompt itself blocked) stays in the record but leaves the history the model is
+// sent, so that the prompts after it are not refused for it; the user is told.
 func TestPromptRefusal(t *testing.T) {
-	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{{FinishReason: "SAFETY"}, {Text: "ok"}}})
+	for _, reason := range []string{"SAFETY", "BLOCKED:PROHIBITED_CONTENT"} {
+		t.Run(reason, func(t *testing.T) {
+			h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
+				{Text: "Hello."},
+				{FinishReason: reason},
+				{Text: "ok"},
+				{Text: "still ok"},
+			}})
+			s := h.session(nil)
+			if _, err := s.Prompt(context.Background(), "hi", nil); err != nil {
+				t.Fatal(err)
+			}
+			res, err := s.Prompt(context.Background(), "something bad", nil)
+			if err != nil || res.StopReason != StopRefusal {
+				t.Fatalf("Prompt = %+v, %v; want refusal", res, err)
+			}
+			if m := h.messages(); !strings.Contains(m, "refused") || !strings.Contains(m, "not kept") {
+				t.Errorf("the user is not told: %q", m)
+			}
+			if res, err := s.Prompt(context.Background(), "something else", nil); err != nil || res.Text != "ok" {
+				t.Fatalf("the next prompt: %+v, %v", res, err)
+			}
+			checkTexts(t, h.model.requests()[2].History, []string{"hi", "Hello.", "something else"})
+			// The full record keeps the refused prompt, in memory and in the file.
+			want := []string{"hi", "Hello.", "something bad", "something else", "ok"}
+			checkTexts(t, s.History(), want)
+			checkTexts(t, loadRecord(t, h, s.ID()), want)
+			// A resumed session leaves it out too.
+			resumed := h.session(func(o *Options) { o.ID = s.ID() })
+			checkTexts(t, resumed.History(), want)
+			if _, err := resumed.Prompt(context.Background(), "more", nil); err != nil {
+				t.Fatal(err)
+			}
+			checkTexts(t, h.model.requests()[3].History, []string{"hi", "Hello.", "something else", "ok", "more"})
+		})
+	}
+}
+
+// TestPromptRefusalAfterAnswer: a refusal that comes after the model answered part of
+// the prompt keeps the prompt in the history: the model did answer it.
+func TestPromptRefusalAfterAnswer(t *testing.T) {
+	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
+		{Text: "Here is the start", FinishReason: "SAFETY"},
+		{Text: "ok"},
+	}})
 	s := h.session(nil)
-	res, err := s.Prompt(context.Background(), "something bad", nil)
-	if err != nil || res.StopReason != StopRefusal {
+	if res, err := s.Prompt(context.Background(), "tell me", nil); err != nil || res.StopReason != StopRefusal {
 		t.Fatalf("Prompt = %+v, %v; want refusal", res, err)
 	}
-	if _, err := s.Prompt(context.Background(), "something else", nil); err != nil {
+	if _, err := s.Prompt(context.Background(), "go on", nil); err != nil {
 		t.Fatal(err)
 	}
-	// The empty model turn is dropped; the user turns before and after merge.
-	req := h.model.requests()[1]
-	if len(req.History) != 1 || len(req.History[0].Parts) != 2 {
-		t.Errorf("history after a refusal: %s", js(t, req.History))
-	}
+	checkTexts(t, h.model.requests()[1].History, []string{"tell me", "Here is the start", "go on"})
 }
 
 func TestPromptLoopDetection(t *testing.T) {
@@ -599,10 +656,10 @@ func TestPromptConcurrent(t *testing.T) {
 
 func TestPromptCompression(t *testing.T) {
 	long := strings.Repeat("Here is a lot of context about the task. ", 50)
-	h := newHarness(t, nil, clients.Script{ContextWindow: 6000, Turns: []clients.Turn{
-		{Text: "answer one", Usage: &clients.Usage{PromptTokens: 1000}},
-		{Text: "answer two", Usage: &clients.Usage{PromptTokens: 1100}},
-		{Text: "answer three", Usage: &clients.Usage{PromptTokens: 5000}},
+	h := newHarness(t, nil, clients.Script{ContextWindow: 60000, Turns: []clients.Turn{
+		{Text: "answer one", Usage: &clients.Usage{PromptTokens: 10000}},
+		{Text: "answer two", Usage: &clients.Usage{PromptTokens: 11000}},
+		{Text: "answer three", Usage: &clients.Usage{PromptTokens: 50000}},
 		{Text: "<state_snapshot>\n<overall_goal>test compression</overall_goal>\n</state_snapshot>", Usage: &clients.Usage{PromptTokens: 900, OutputTokens: 30}},
 		{Text: "answer four", Usage: &clients.Usage{PromptTokens: 1200}},
 		{Text: "answer five", Usage: &clients.Usage{PromptTokens: 1300}},
@@ -624,8 +681,10 @@ func TestPromptCompression(t *testing.T) {
 		t.Errorf("usage %+v does not count the summary call", res.Usage)
 	}
 	comp := h.updatesOf(UpdateCompression)
-	if len(comp) != 1 || comp[0].Compression == nil || comp[0].Compression.TokensBefore != 5000 ||
-		comp[0].Compression.TokensAfter <= 0 || comp[0].Compression.TokensAfter >= 5000 || comp[0].Text == "" {
+	// Before is the last count and an estimate of what came since: the last answer and
+	// the new prompt, a few tokens.
+	if len(comp) != 1 || comp[0].Compression == nil || comp[0].Compression.TokensBefore < 50000 || comp[0].Compression.TokensBefore > 50050 ||
+		comp[0].Compression.TokensAfter <= 0 || comp[0].Compression.TokensAfter >= 50000 || comp[0].Text == "" {
 		t.Fatalf("compression updates %+v", comp)
 	}
 

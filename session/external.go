@@ -198,13 +198,23 @@ func (tb *Toolbox) Declarations() []tools.Declaration {
 }
 
 // SetSearcher offers google_web_search when c can ground answers in web search (the
-// Gemini client can), and withdraws it otherwise.
+// Gemini client can), and withdraws it otherwise. A client wrapping another (one with an
+// Unwrap() clients.Client method, as clients.NewTextMode makes) searches only when every
+// client it wraps can: a wrapper has a Search method whatever it wraps.
 func (tb *Toolbox) SetSearcher(c clients.Client) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	tb.search = nil
 	tb.Registry.Unregister(web.SearchName)
 	s, ok := c.(clients.Searcher)
+	for inner := c; ok; {
+		w, wraps := inner.(interface{ Unwrap() clients.Client })
+		if !wraps {
+			break
+		}
+		inner = w.Unwrap()
+		_, ok = inner.(clients.Searcher)
+	}
 	if !ok {
 		return
 	}

@@ -195,7 +195,7 @@ func TestSplitPoint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := splitPoint(tt.hist)
+			got := splitPoint(tt.hist, keepFraction)
 			if got != tt.want {
 				t.Fatalf("splitPoint = %d, want %d", got, tt.want)
 			}

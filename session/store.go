@@ -30,7 +30,9 @@ import (
 //	{"type":"session","id":…,"created":…,"model":…,"roots":[…]}   first line
 //	{"type":"prompt","text":…,"time":…}                           a user prompt
 //	{"type":"content","content":{…}}                              a user or model content, as it completed
-//	{"type":"compression","summary":…,"kept":n}                   older history replaced by summary; the last n contents kept
+//	{"type":"compression","summary":…,"kept":n,"cap":c}           older history replaced by summary; the last n contents kept,
+//	                                                              the strings of their function responses cut to c bytes (no cap when absent)
+//	{"type":"refused","dropped":n}                                the last n contents (a prompt the model refused) left out of the history
 //	{"type":"end","stopReason":…,"usage":{…}}                     a prompt ended
 //
 // A Store is safe for concurrent use; one session's file is written by that session
@@ -74,6 +76,7 @@ const (
 	recPrompt      = "prompt"
 	recContent     = "content"
 	recCompression = "compression"
+	recRefused     = "refused"
 	recEnd         = "end"
 )
 
@@ -90,7 +93,11 @@ type record struct {
 	Content *clients.Content `json:"content,omitempty"`
 	Summary string           `json:"summary,omitempty"`
 	// Kept is set on compression records, zero included.
-	Kept       *int           `json:"kept,omitempty"`
+	Kept *int `json:"kept,omitempty"`
+	// Cap is the length the strings of the kept function responses were cut to.
+	Cap int `json:"cap,omitempty"`
+	// Dropped is how many contents a refused record leaves out of the history.
+	Dropped    int            `json:"dropped,omitempty"`
 	StopReason StopReason     `json:"stopReason,omitempty"`
 	Usage      *clients.Usage `json:"usage,omitempty"`
 }
@@ -248,7 +255,15 @@ func (st *Store) load(id string, logger *slog.Logger) (*stored, error) {
 			if r.Kept == nil || *r.Kept < 0 || *r.Kept > len(s.history) {
 				return nil, fmt.Errorf("session %s, line %d: compression keeps a number of contents the history does not have", id, i+1)
 			}
-			s.history = compressed(r.Summary, s.history[len(s.history)-*r.Kept:])
+			if r.Cap < 0 {
+				return nil, fmt.Errorf("session %s, line %d: compression with a negative cap", id, i+1)
+			}
+			s.history = compressed(r.Summary, shortenResponses(s.history[len(s.history)-*r.Kept:], r.Cap))
+		case recRefused:
+			if r.Dropped <= 0 || r.Dropped > len(s.history) {
+				return nil, fmt.Errorf("session %s, line %d: a refused prompt drops a number of contents the history does not have", id, i+1)
+			}
+			s.history = s.history[:len(s.history)-r.Dropped]
 		case recEnd, recSession:
 		default:
 			logger.Warn("unknown record in session file", "session", id, "line", i+1, "type", r.Type)

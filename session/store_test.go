@@ -55,6 +55,9 @@ func TestStoreLoad(t *testing.T) {
 	created := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	q1, a1 := user("first"), modelTurn(text("one"))
 	q2, a2 := user("second"), modelTurn(text("two"))
+	q3, q4 := user("bad"), user("read")
+	c4 := modelTurn(callPart("r", "read_file", "{}"))
+	r4 := clients.Content{Role: clients.RoleUser, Parts: []clients.Part{respPart("r", "read_file", strings.Repeat("x", 5000))}}
 	path := writeSession(t, st, "s1",
 		record{Type: recSession, ID: "s1", Created: created, Model: "m"},
 		record{Type: recPrompt, Text: "first"},
@@ -65,18 +68,31 @@ func TestStoreLoad(t *testing.T) {
 		record{Type: recContent, Content: &q2},
 		record{Type: recContent, Content: &a2},
 		record{Type: recCompression, Summary: "<state_snapshot/>", Kept: &kept},
+		record{Type: recPrompt, Text: "bad"},
+		record{Type: recContent, Content: &q3},
+		record{Type: recRefused, Dropped: 1},
+		record{Type: recPrompt, Text: "read"},
+		record{Type: recContent, Content: &q4},
+		record{Type: recContent, Content: &c4},
+		record{Type: recContent, Content: &r4},
+		record{Type: recCompression, Summary: "<state_snapshot>2</state_snapshot>", Kept: &kept, Cap: 1000},
 	)
 	got, err := st.load("s1", discard())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got.record, []clients.Content{q1, a1, q2, a2}) {
+	if !reflect.DeepEqual(got.record, []clients.Content{q1, a1, q2, a2, q3, q4, c4, r4}) {
 		t.Errorf("record %s", js(t, got.record))
 	}
-	if want := compressed("<state_snapshot/>", []clients.Content{q2, a2}); !reflect.DeepEqual(got.history, want) {
+	// The refused prompt is left out; the second compression shortens the kept output.
+	want := compressed("<state_snapshot>2</state_snapshot>", shortenResponses([]clients.Content{c4, r4}, 1000))
+	if !reflect.DeepEqual(got.history, want) {
 		t.Errorf("history %s, want %s", js(t, got.history), js(t, want))
 	}
-	if got.prompts != 2 || !got.header.Created.Equal(created) || got.broken {
+	if out := got.history[len(got.history)-1].Parts[0].FunctionResponse.Response["output"].(string); len(out) > 1200 || !strings.Contains(out, "omitted") {
+		t.Errorf("the kept output is not shortened: %d bytes", len(out))
+	}
+	if got.prompts != 4 || !got.header.Created.Equal(created) || got.broken {
 		t.Errorf("prompts %d created %v broken %v", got.prompts, got.header.Created, got.broken)
 	}
 
@@ -92,7 +108,7 @@ func TestStoreLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("truncated last line not tolerated: %v", err)
 	}
-	if len(got.record) != 4 || !got.broken {
+	if len(got.record) != 8 || !got.broken {
 		t.Errorf("after a truncated line: %d contents, broken %v", len(got.record), got.broken)
 	}
 }
@@ -101,6 +117,14 @@ func TestStoreLoadErrors(t *testing.T) {
 	st := NewStore(t.TempDir())
 	writeSession(t, st, "nohead", record{Type: recPrompt, Text: "x"})
 	writeSession(t, st, "other", record{Type: recSession, ID: "someone-else"})
+	q := user("q")
+	writeSession(t, st, "overdrop", record{Type: recSession, ID: "overdrop"},
+		record{Type: recContent, Content: &q}, record{Type: recRefused, Dropped: 2})
+	writeSession(t, st, "nodrop", record{Type: recSession, ID: "nodrop"},
+		record{Type: recContent, Content: &q}, record{Type: recRefused})
+	one := 1
+	writeSession(t, st, "negcap", record{Type: recSession, ID: "negcap"},
+		record{Type: recContent, Content: &q}, record{Type: recCompression, Summary: "s", Kept: &one, Cap: -5})
 	tests := []struct {
 		id   string
 		want string
@@ -109,6 +133,9 @@ func TestStoreLoadErrors(t *testing.T) {
 		{"nohead", "session header"},
 		{"other", "session header"},
 		{"../etc", "invalid session id"},
+		{"overdrop", "line 3: a refused prompt drops"},
+		{"nodrop", "line 3: a refused prompt drops"},
+		{"negcap", "line 3: compression with a negative cap"},
 	}
 	for _, tt := range tests {
 		_, err := st.load(tt.id, discard())

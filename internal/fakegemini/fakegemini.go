@@ -19,7 +19,12 @@
 // route between models and to check for loops; the first enum values make it hand the
 // turn back to the user, pick flash, and see no loop. countTokens estimates one token per
 // four characters of the request's text. A generate call after the last turn gets a 400
-// saying the script is exhausted.
+// saying the script is exhausted. With Options.MaxRequestTokens set, a generate call
+// estimated above it gets the 400 the real API gives a request beyond the model's
+// context window ("The input token count (N) exceeds the maximum number of tokens
+// allowed (M).") and consumes no turn. A turn whose finish reason starts with "BLOCKED:"
+// is a refused prompt: the answer has no candidate, only promptFeedback with the block
+// reason that follows the colon, as the real API sends it.
 //
 // Every request is recorded for tests to inspect.
 package fakegemini
@@ -67,6 +72,8 @@ type Request struct {
 	Turn int
 	// Side tells a JSON side call, answered without consuming a turn.
 	Side bool
+	// Rejected tells a generate call refused for exceeding Options.MaxRequestTokens.
+	Rejected bool
 }
 
 // Start serves script on a loopback port and panics if it cannot listen, like
@@ -228,6 +235,14 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req Request) {
 		writeError(w, http.StatusBadRequest, "the body is not JSON: "+err.Error(), "")
 		return
 	}
+	tokens, budget, over := s.core.OverBudget(req.Body)
+	if over {
+		req.Rejected = true
+		s.record(req)
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(
+			"The input token count (%d) exceeds the maximum number of tokens allowed (%d).", tokens, budget), "")
+		return
+	}
 	stream := req.Action == "streamGenerateContent"
 	gc := body.GenerationConfig
 	if gc.ResponseMIMEType == "application/json" || gc.ResponseJSONSchema != nil || gc.ResponseSchema != nil {
@@ -254,6 +269,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req Request) {
 	if s.core.WriteTurnError(w, t, n) {
 		return
 	}
+	if t.Usage == nil && budget > 0 {
+		t.Usage = &clients.Usage{PromptTokens: tokens}
+	}
 	chunks := turnChunks(req.Model, t)
 	if !stream {
 		s.core.WriteJSON(w, merge(chunks))
@@ -279,6 +297,13 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req Request) {
 // the text pieces, the calls together; the finish reason, usage and grounding ride on
 // the last.
 func turnChunks(model string, t clients.Turn) []map[string]any {
+	if reason, ok := strings.CutPrefix(t.FinishReason, clients.FinishBlocked+":"); ok {
+		return []map[string]any{{
+			"promptFeedback": map[string]any{"blockReason": reason},
+			"usageMetadata":  map[string]any{"promptTokenCount": cmp.Or(t.Usage, &clients.Usage{}).PromptTokens},
+			"modelVersion":   model,
+		}}
+	}
 	var partsByChunk [][]map[string]any
 	if t.Thought != "" {
 		partsByChunk = append(partsByChunk, []map[string]any{{"text": t.Thought, "thought": true}})
@@ -381,6 +406,10 @@ func grounding(g *clients.ScriptGrounding) map[string]any {
 // merge folds streamed chunks into the one response of a unary call: text parts joined
 // by kind, the rest in order, the last chunk's metadata.
 func merge(chunks []map[string]any) map[string]any {
+	last := chunks[len(chunks)-1]
+	if _, ok := last["candidates"]; !ok {
+		return last // a refused prompt: nothing to merge
+	}
 	var parts []map[string]any
 	for _, c := range chunks {
 		cand := c["candidates"].([]any)[0].(map[string]any)
@@ -402,7 +431,6 @@ func merge(chunks []map[string]any) map[string]any {
 			parts = append(parts, p)
 		}
 	}
-	last := chunks[len(chunks)-1]
 	cand := last["candidates"].([]any)[0].(map[string]any)
 	cand["content"] = map[string]any{"role": "model", "parts": parts}
 	return last

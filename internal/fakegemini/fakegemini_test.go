@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +194,55 @@ func TestCommand(t *testing.T) {
 	}
 	if err := exec.Command(bin).Run(); err == nil {
 		t.Error("no -script: exit status 0")
+	}
+}
+
+// TestMaxRequestTokens: a generate call above the budget gets the real API's 400 for a
+// request beyond the context window and consumes no turn; one within it is answered.
+func TestMaxRequestTokens(t *testing.T) {
+	t.Parallel()
+	srv, err := fakegemini.New(clients.Script{Turns: []clients.Turn{{Text: "fits"}}}, fakegemini.Options{MaxRequestTokens: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	url := srv.URL + "/v1beta/models/gemini-2.5-flash:generateContent"
+	big := `{"contents":[{"role":"user","parts":[{"text":"` + strings.Repeat("x", 400) + `"}]}]}`
+	status, body := post(t, url, big)
+	want := `{"error":{"code":400,"message":"The input token count (` + strconv.Itoa((len(big)+3)/4) +
+		`) exceeds the maximum number of tokens allowed (100).","status":"INVALID_ARGUMENT"}}`
+	if status != 400 || body != want {
+		t.Errorf("over the budget: %d %s, want 400 %s", status, body, want)
+	}
+	if srv.Remaining() != 1 {
+		t.Error("the refused call consumed a turn")
+	}
+	if status, body := post(t, url, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`); status != 200 || !strings.Contains(body, "fits") {
+		t.Errorf("within the budget: %d %s", status, body)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || !reqs[0].Rejected || reqs[0].Turn != 0 || reqs[1].Rejected || reqs[1].Turn != 1 {
+		t.Errorf("recorded %+v", reqs)
+	}
+}
+
+// TestBlockedPrompt: a turn finishing "BLOCKED:reason" is answered as the API answers a
+// refused prompt, with promptFeedback and no candidate, streamed or not.
+func TestBlockedPrompt(t *testing.T) {
+	t.Parallel()
+	turn := clients.Turn{FinishReason: "BLOCKED:PROHIBITED_CONTENT"}
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{turn, turn}})
+	defer srv.Close()
+	req := `{"contents":[{"role":"user","parts":[{"text":"bad"}]}]}`
+	for _, action := range []string{"generateContent", "streamGenerateContent?alt=sse"} {
+		status, body := post(t, srv.URL+"/v1beta/models/gemini-2.5-flash:"+action, req)
+		body = strings.TrimSpace(strings.TrimPrefix(body, "data: "))
+		var resp map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(body), &resp); err != nil {
+			t.Fatalf("%s: %d %s: %v", action, status, body, err)
+		}
+		if status != 200 || string(resp["promptFeedback"]) != `{"blockReason":"PROHIBITED_CONTENT"}` || resp["candidates"] != nil {
+			t.Errorf("%s: %d %s", action, status, body)
+		}
 	}
 }

@@ -8,7 +8,9 @@
 // each tool call as a first delta with its id and name and then its arguments split over
 // several deltas; a last chunk carries the finish reason, and, when the request asked
 // through stream_options.include_usage, a chunk without choices carries the usage. A
-// call after the last turn gets a 400 saying the script is exhausted.
+// call after the last turn gets a 400 saying the script is exhausted. With
+// Options.MaxRequestTokens set, a completion estimated above it gets OpenAI's 400
+// context_length_exceeded error and consumes no turn.
 //
 // Every request is recorded for tests to inspect.
 package fakeopenai
@@ -175,11 +177,20 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, req Request) {
 		writeError(w, http.StatusBadRequest, "the body is not JSON: "+err.Error(), "")
 		return
 	}
+	tokens, budget, over := s.core.OverBudget(req.Body)
+	if over {
+		s.record(req)
+		writeContextError(w, tokens, budget)
+		return
+	}
 	t, n := s.core.NextTurn()
 	req.Turn = n
 	s.record(req)
 	if s.core.WriteTurnError(w, t, n) {
 		return
+	}
+	if t.Usage == nil && budget > 0 {
+		t.Usage = &clients.Usage{PromptTokens: tokens}
 	}
 	id := fmt.Sprintf("chatcmpl-%d", req.Turn)
 	calls := toolCalls(req.Turn, t)
@@ -324,5 +335,20 @@ func writeError(w http.ResponseWriter, status int, message, retryAfter string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": typ, "code": nil, "param": nil}})
+	_, _ = w.Write(body)
+}
+
+// writeContextError answers as OpenAI answers a request beyond the model's context
+// window.
+func writeContextError(w http.ResponseWriter, tokens, budget int) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{
+		"message": fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. "+
+			"Please reduce the length of the messages.", budget, tokens),
+		"type":  "invalid_request_error",
+		"param": "messages",
+		"code":  "context_length_exceeded",
+	}})
 	_, _ = w.Write(body)
 }

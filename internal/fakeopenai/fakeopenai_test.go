@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/fakeopenai"
+	"github.com/agentls/agentls/internal/fakeserver"
 )
 
 func TestStreamFormat(t *testing.T) {
@@ -78,5 +80,41 @@ func TestStreamFormat(t *testing.T) {
 	reqs, err := srv.ChatRequests()
 	if err != nil || len(reqs) != 2 || reqs[0].Model != "m" {
 		t.Errorf("recorded %+v, %v", reqs, err)
+	}
+}
+
+// TestMaxRequestTokens: a completion above the budget gets OpenAI's
+// context_length_exceeded error and consumes no turn; one within it reports its
+// estimated size as the prompt tokens.
+func TestMaxRequestTokens(t *testing.T) {
+	t.Parallel()
+	srv := fakeopenai.StartWith(clients.Script{Turns: []clients.Turn{{Text: "fits"}}},
+		fakeopenai.Options{Options: fakeserver.Options{MaxRequestTokens: 100}})
+	defer srv.Close()
+	post := func(body string) (int, string) {
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	big := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 400) + `"}]}`
+	status, body := post(big)
+	var e struct {
+		Error struct{ Message, Type, Code string }
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil || status != 400 || e.Error.Code != "context_length_exceeded" ||
+		e.Error.Type != "invalid_request_error" || !strings.Contains(e.Error.Message, "maximum context length is 100 tokens") {
+		t.Errorf("over the budget: %d %s", status, body)
+	}
+	if srv.Remaining() != 1 {
+		t.Error("the refused call consumed a turn")
+	}
+	small := `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	status, body = post(small)
+	if want := `"prompt_tokens":` + strconv.Itoa((len(small)+3)/4); status != 200 || !strings.Contains(body, "fits") || !strings.Contains(body, want) {
+		t.Errorf("within the budget: %d %s, want usage %s", status, body, want)
 	}
 }

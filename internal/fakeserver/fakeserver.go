@@ -28,6 +28,12 @@ type Options struct {
 	ChunkDelay time.Duration
 	// Logger receives a line per request; nil logs nothing.
 	Logger *slog.Logger
+	// MaxRequestTokens, when positive, is the largest request a model call accepts, in
+	// tokens estimated as one per four bytes of the request body (as the fakes count
+	// tokens); a larger call is refused with the API's own context-length error, before
+	// it consumes a turn, as a real model refuses a request beyond its context window.
+	// A turn without scripted usage then reports that estimate as its prompt tokens.
+	MaxRequestTokens int
 }
 
 // ErrorWriter answers a request with an error in a fake's wire format; retryAfter, when
@@ -153,6 +159,17 @@ func (c *Core[R]) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		return nil, false
 	}
 	return body, true
+}
+
+// EstimateTokens is the fakes' token count of a request body: one token per four bytes,
+// roughly what real tokenizers give for English and code.
+func EstimateTokens(body []byte) int { return (len(body) + 3) / 4 }
+
+// OverBudget reports whether a model call with body exceeds Options.MaxRequestTokens,
+// with the body's estimated tokens and the budget, for the fake's error message.
+func (c *Core[R]) OverBudget(body []byte) (tokens, budget int, over bool) {
+	tokens, budget = EstimateTokens(body), c.opts.MaxRequestTokens
+	return tokens, budget, budget > 0 && tokens > budget
 }
 
 // NextTurn consumes the next turn of the script and returns it with its number, from 1;

@@ -1,0 +1,53 @@
+package session
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/fakegemini"
+	"github.com/agentls/agentls/tools/web"
+)
+
+// TestSetSearcherThroughWrappers: google_web_search is offered for a text-mode model
+// only when the model it wraps can search.
+func TestSetSearcherThroughWrappers(t *testing.T) {
+	srv := fakegemini.Start(clients.Script{})
+	defer srv.Close()
+	gemini, err := clients.NewGemini(context.Background(), clients.GeminiOptions{APIKey: "k", BaseURL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		client clients.Client
+		want   bool
+	}{
+		{"scripted", clients.NewScripted(clients.Script{}), false},
+		{"text mode over scripted", clients.NewTextMode(clients.NewScripted(clients.Script{})), false},
+		{"text mode over text mode over scripted", clients.NewTextMode(clients.NewTextMode(clients.NewScripted(clients.Script{}))), false},
+		{"gemini", gemini, true},
+		{"text mode over gemini", clients.NewTextMode(gemini), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root, config := dirs(t, nil, "")
+			tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.Close()
+			// Start from the opposite state, so that the call must add or withdraw it.
+			if tt.want {
+				tb.SetSearcher(clients.NewScripted(clients.Script{}))
+			} else {
+				tb.SetSearcher(gemini)
+			}
+			tb.SetSearcher(tt.client)
+			if got := slices.Contains(names(tb.Registry), web.SearchName); got != tt.want {
+				t.Errorf("google_web_search offered: %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
