@@ -179,13 +179,17 @@ func (s *Server) setTrust(scope string) (trustResult, error) {
 		path = filepath.Dir(root)
 		err = store.Set(path, trust.Parent)
 	case "revoke":
-		// Every entry that trusts the root goes, the parent's too: "revoke" from the
-		// editor means this folder must stop being trusted.
-		for _, e := range store.List() {
-			if e.Kind != trust.DoNotTrust && (e.Path == root || e.Kind == trust.Parent && within(e.Path, root)) {
-				_, rerr := store.Revoke(e.Path)
-				err = errors.Join(err, rerr)
+		// Every entry that trusts the root goes, a parent's too: "revoke" from the
+		// editor means this folder must stop being trusted. Only those: the entry
+		// that decides is removed until none trusts the root, so that a parent's
+		// entry that a more specific one overrides here, and which trusts only other
+		// folders, stays.
+		for err == nil {
+			e, ok := decidingEntry(store.List(), root)
+			if !ok || e.Kind == trust.DoNotTrust {
+				break
 			}
+			_, err = store.Revoke(e.Path)
 		}
 	}
 	if err == nil {
@@ -203,6 +207,20 @@ func (s *Server) setTrust(scope string) (trustResult, error) {
 		msg = fmt.Sprintf("%s is not trusted: its settings may only tighten consent", root)
 	}
 	return trustResult{Trusted: trusted, Path: path, Message: msg}, nil
+}
+
+// decidingEntry returns the entry that decides whether dir is trusted: the most
+// specific one that covers it (trust.Store.Decide's rule).
+func decidingEntry(entries []trust.Entry, dir string) (trust.Entry, bool) {
+	var best trust.Entry
+	found := false
+	for _, e := range entries {
+		covers := e.Path == dir || e.Kind != trust.Folder && within(e.Path, dir)
+		if covers && (!found || len(e.Path) > len(best.Path)) {
+			best, found = e, true
+		}
+	}
+	return best, found
 }
 
 // within reports whether path is dir or under it.

@@ -3,6 +3,8 @@ package rpc_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/agentls/agentls/internal/lsptest"
 	"github.com/agentls/agentls/internal/testutil"
+	"github.com/agentls/agentls/rpc"
 )
 
 // discoveringWorkspace is a workspace whose settings run a discovery command that leaves
@@ -190,4 +193,82 @@ func TestMCPInTheEditor(t *testing.T) {
 func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestTrustRevoke: agentls.trust "revoke" removes the entries that make the workspace
+// trusted (its own, and a parent's that covers it), and none that does not: a parent's
+// entry that a more specific DO_NOT_TRUST overrides for the workspace still trusts the
+// user's other folders, and stays.
+func TestTrustRevoke(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	projects := filepath.Join(base, "projects")
+	root, other := filepath.Join(projects, "app"), filepath.Join(base, "other")
+	for _, d := range []string{root, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name        string
+		entries     map[string]string
+		wantTrusted bool
+		wantKept    map[string]string
+	}{
+		{
+			name:     "trusted by its own entry and a parent's",
+			entries:  map[string]string{root: "TRUST_FOLDER", base: "TRUST_PARENT", other: "TRUST_FOLDER"},
+			wantKept: map[string]string{other: "TRUST_FOLDER"},
+		},
+		{
+			name:     "already distrusted under a trusted parent",
+			entries:  map[string]string{base: "TRUST_PARENT", projects: "DO_NOT_TRUST"},
+			wantKept: map[string]string{base: "TRUST_PARENT", projects: "DO_NOT_TRUST"},
+		},
+		{
+			name:     "trusted by its own entry under a distrusted folder under a trusted parent",
+			entries:  map[string]string{root: "TRUST_FOLDER", base: "TRUST_PARENT", projects: "DO_NOT_TRUST"},
+			wantKept: map[string]string{base: "TRUST_PARENT", projects: "DO_NOT_TRUST"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testContext(t)
+			cfg := t.TempDir()
+			data, _ := json.Marshal(tt.entries)
+			file := filepath.Join(cfg, "trusted-folders.json")
+			if err := os.WriteFile(file, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c := lsptest.Serve(t, func(in io.Reader, out io.Writer) int {
+				return rpc.New(rpc.Options{ConfigDir: cfg, StateDir: t.TempDir()}).Serve(context.Background(), in, out)
+			})
+			if _, err := c.Initialize(ctx, initParams(root, capsEditor, nil)); err != nil {
+				t.Fatal(err)
+			}
+			var res struct {
+				Trusted bool
+				Message string
+			}
+			if err := command(ctx, c, "agentls.trust", map[string]any{"scope": "revoke"}, &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.Trusted != tt.wantTrusted {
+				t.Errorf("result %+v, want trusted %v", res, tt.wantTrusted)
+			}
+			var kept map[string]string
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(b, &kept); err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(kept, tt.wantKept) {
+				t.Errorf("entries after revoke %v, want %v", kept, tt.wantKept)
+			}
+		})
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,10 +114,17 @@ func (s *Server) prompt(ctx context.Context, command string, arg json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	ctx, end, err := ls.begin(ctx)
+	pctx, end, err := ls.begin(ctx)
+	if errors.Is(err, errLetGo) {
+		// Let go between openSession and begin: resumed from the store.
+		if ls, err = s.openSession(ctx, ls.id); err == nil {
+			pctx, end, err = ls.begin(ctx)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
+	ctx = pctx
 	defer end()
 	s.newTurn(ls.id)
 	s.log.Info("prompt", "session", ls.id, "chars", len(a.Prompt))
@@ -215,6 +223,12 @@ func (s *Server) relPath(path string) string {
 	return tb.Workspace.Rel(path)
 }
 
+// maxIdleSessions bounds the sessions kept in memory while they answer no prompt: each
+// prompt without a session (every "Ask agentls to fix this") starts one, and a
+// session's history can be large. The least recently used idle ones beyond it are let
+// go; a prompt naming one resumes it from the store.
+const maxIdleSessions = 16
+
 // agentSessions are the live sessions, by id.
 type agentSessions struct {
 	mu   sync.Mutex
@@ -223,6 +237,8 @@ type agentSessions struct {
 	// directory.
 	store *session.Store
 	dir   string
+	// useSeq counts the uses of sessions (liveSession.used).
+	useSeq atomic.Uint64
 }
 
 func (a *agentSessions) get(id string) *liveSession {
@@ -232,7 +248,8 @@ func (a *agentSessions) get(id string) *liveSession {
 }
 
 // add makes ls live, unless a session with its id became live meanwhile: that one is
-// returned instead.
+// returned instead. Idle sessions beyond maxIdleSessions are let go, the least
+// recently used first.
 func (a *agentSessions) add(ls *liveSession) *liveSession {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -243,7 +260,34 @@ func (a *agentSessions) add(ls *liveSession) *liveSession {
 		return other
 	}
 	a.live[ls.id] = ls
+	if len(a.live) > maxIdleSessions {
+		a.trimLocked(ls)
+	}
 	return ls
+}
+
+// trimLocked lets idle sessions go, the least recently used first, until at most
+// maxIdleSessions are idle with keep, which is not let go. a.mu is held.
+func (a *agentSessions) trimLocked(keep *liveSession) {
+	type idle struct {
+		ls   *liveSession
+		used uint64
+	}
+	var idles []idle
+	for _, ls := range a.live {
+		ls.mu.Lock()
+		if ls != keep && ls.cancel == nil {
+			idles = append(idles, idle{ls, ls.used})
+		}
+		ls.mu.Unlock()
+	}
+	slices.SortFunc(idles, func(x, y idle) int { return cmp.Compare(x.used, y.used) })
+	// keep is about to answer a prompt, after which it is idle too.
+	for _, i := range idles[:max(0, len(idles)+1-maxIdleSessions)] {
+		if i.ls.letGo() {
+			delete(a.live, i.ls.id)
+		}
+	}
 }
 
 // cancel cancels the running prompt of session, or of every session when session is
@@ -314,7 +358,7 @@ func (s *Server) openSession(ctx context.Context, id string) (*liveSession, erro
 	}
 	// google_web_search answers through the model's grounding, where it has one.
 	tb.SetSearcher(client)
-	ls := &liveSession{s: s, rich: caps.RichUpdates()}
+	ls := &liveSession{s: s, rich: caps.RichUpdates(), used: s.agents.useSeq.Add(1)}
 	sess, err := session.New(ctx, session.Options{
 		Client:       client,
 		Declarations: s.declarations,
@@ -379,6 +423,10 @@ type liveSession struct {
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running prompt; nil when none runs
 	shown  bool               // the transcript was shown with window/showDocument
+	// used orders the sessions by their last use (useSeq), for letting idle ones go;
+	// gone is set once the server has let the session go: it takes no prompt.
+	used uint64
+	gone bool
 
 	// sched is the session's scheduler, built for the toolbox generation gen; only
 	// the prompt's goroutine uses them.
@@ -392,18 +440,38 @@ type liveSession struct {
 func (ls *liveSession) begin(ctx context.Context) (context.Context, func(), error) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
+	if ls.gone {
+		return nil, nil, errLetGo
+	}
 	if ls.cancel != nil {
 		return nil, nil, jsonrpc2.Errorf(codeRequestFailed,
 			"session %s is already answering a prompt: wait for its result, or cancel it with agentls.cancel {\"session\": %q}", ls.id, ls.id)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	ls.cancel = cancel
+	ls.used = ls.s.agents.useSeq.Add(1)
 	return ctx, func() {
 		ls.mu.Lock()
 		ls.cancel = nil
+		ls.used = ls.s.agents.useSeq.Add(1)
 		ls.mu.Unlock()
 		cancel()
 	}, nil
+}
+
+// errLetGo is the error of begin on a session the server has let go.
+var errLetGo = errors.New("the session was let go")
+
+// letGo marks the session let go, unless it is answering a prompt, and reports
+// whether it did.
+func (ls *liveSession) letGo() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if ls.cancel != nil {
+		return false
+	}
+	ls.gone = true
+	return true
 }
 
 // cancelPrompt cancels the running prompt, if any, and reports whether there was one.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -810,5 +811,102 @@ func TestPromptBinary(t *testing.T) {
 	}
 	if !strings.Contains(string(mustJSON(t, reqs[2].Contents)), "from-the-shell") {
 		t.Errorf("the model did not get the command's output")
+	}
+}
+
+// TestIdleSessionsBounded: every prompt without a session (each "Ask agentls to fix
+// this") starts a session; the server keeps a bounded number of idle ones in memory,
+// and one it let go is resumed from the store with its history.
+func TestIdleSessionsBounded(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, nil)
+	n := rpc.MaxIdleSessions + 5
+	turns := make([]clients.Turn, 0, n+1)
+	for i := range n {
+		turns = append(turns, clients.Turn{Text: "answer " + strconv.Itoa(i)})
+	}
+	turns = append(turns, clients.Turn{Text: "resumed"})
+	a := newAgent(t, root, "", turns...)
+	var srv *rpc.Server
+	o := rpc.Options{NewClient: a.newClient, ConfigDir: t.TempDir(), StateDir: a.stateDir}
+	c := lsptest.Serve(t, func(in io.Reader, out io.Writer) int {
+		srv = rpc.New(o)
+		return srv.Serve(context.Background(), in, out)
+	})
+	if _, err := c.Initialize(ctx, initParams(root, capsRich, nil)); err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for i := range n {
+		var res promptResult
+		if err := c.Call(ctx, "agentls/prompt", map[string]any{"prompt": "question " + strconv.Itoa(i)}, &res); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = res.Session
+		}
+	}
+	if live := rpc.LiveSessions(srv); live > rpc.MaxIdleSessions {
+		t.Errorf("%d sessions kept in memory after %d prompts, want at most %d", live, n, rpc.MaxIdleSessions)
+	}
+	var res promptResult
+	if err := c.Call(ctx, "agentls/prompt", map[string]any{"prompt": "and again", "session": first}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Session != first || res.Text != "resumed" {
+		t.Errorf("resumed %+v", res)
+	}
+	reqs, err := a.fake.GenerateRequests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, reqs[len(reqs)-1].Contents); !strings.Contains(got, "question 0") || !strings.Contains(got, "answer 0") {
+		t.Errorf("the resumed session's model got %s, want the first exchange", got)
+	}
+}
+
+// TestPromptCancelTakesDownConfirmation: cancelling a session whose tool call waits for
+// the user's answer ends the prompt cancelled, withdraws the question the editor shows
+// ($/cancelRequest for its agentls/confirm) and never runs the call.
+func TestPromptCancelTakesDownConfirmation(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, nil)
+	a := newAgent(t, root, "",
+		clients.Turn{Text: "Running it.", Calls: []clients.ScriptCall{call("run_shell_command", map[string]any{"command": "touch ran"}, "s1")}},
+		clients.Turn{Text: "unused"})
+	c := a.serve(capsRich, nil, rpc.Options{})
+	c.Handle("agentls/confirm", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		<-ctx.Done() // the user does not answer
+		return nil, ctx.Err()
+	})
+	p := c.Go("agentls/prompt", map[string]any{"prompt": "touch a file"})
+	asked, err := c.WaitFor(ctx, "agentls/confirm", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct{ ToolCallID string }
+	json.Unmarshal(asked.Params, &d)
+	sid, _, _ := strings.Cut(d.ToolCallID, "/")
+	if err := c.Notify("agentls/cancel", map[string]any{"session": sid}); err != nil {
+		t.Fatal(err)
+	}
+	var res promptResult
+	if err := p.Wait(ctx, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != "cancelled" || res.Session != sid {
+		t.Errorf("result %+v, want cancelled in session %s", res, sid)
+	}
+	withdrawn, err := c.WaitFor(ctx, "$/cancelRequest", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cp struct{ ID json.RawMessage }
+	json.Unmarshal(withdrawn.Params, &cp)
+	if string(cp.ID) != string(asked.ID) {
+		t.Errorf("$/cancelRequest for %s, want the agentls/confirm %s", cp.ID, asked.ID)
+	}
+	if fileExists(filepath.Join(root, "ran")) {
+		t.Error("the cancelled call ran")
 	}
 }

@@ -333,6 +333,8 @@ func TestInputSchema(t *testing.T) {
 		{"not an object", `"string"`, `{"type":"object"}`, 1},
 		{"null", `null`, `{"type":"object"}`, 1},
 		{"type string", `{"type":"string"}`, `{"type":"object"}`, 1},
+		{"$ref by the document's own $id", `{"$id":"https://example.com/s.json","type":"object","properties":{"a":{"$ref":"https://example.com/s.json#/$defs/x"},"b":{"$ref":"s.json#/$defs/x"}},"$defs":{"x":{"type":"string"}}}`,
+			`{"$defs":{"x":{"type":"string"}},"$id":"https://example.com/s.json","properties":{"a":{"$ref":"https://example.com/s.json#/$defs/x"},"b":{"$ref":"s.json#/$defs/x"}},"type":"object"}`, 0},
 		{"large numbers kept", `{"type":"object","properties":{"n":{"type":"integer","maximum":9007199254740993}}}`,
 			`{"properties":{"n":{"maximum":9007199254740993,"type":"integer"}},"type":"object"}`, 0},
 	}
@@ -779,5 +781,62 @@ func TestStderrLog(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "further lines are not logged") {
 		t.Error("no note about the suppressed lines")
+	}
+}
+
+// TestCloseWhileConnecting: closing a manager whose server is still connecting (a
+// configuration change does that) leaves it disconnected, saying it was closed: not
+// failed with a timeout it never had, and with nothing reported after Close returns.
+func TestCloseWhileConnecting(t *testing.T) {
+	var mu sync.Mutex
+	var reports []ServerStatus
+	closed := false
+	var afterClose []ServerStatus
+	connecting := make(chan struct{})
+	var once sync.Once
+	m := NewManager(Options{
+		Servers: map[string]ServerConfig{"silent": kitConfig("silent", nil)},
+		OnStatus: func(st ServerStatus) {
+			mu.Lock()
+			defer mu.Unlock()
+			reports = append(reports, st)
+			if closed {
+				afterClose = append(afterClose, st)
+			}
+			if st.State == StateConnecting {
+				once.Do(func() { close(connecting) })
+			}
+		},
+	})
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		_ = m.Start(context.Background())
+	}()
+	select {
+	case <-connecting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server never started connecting")
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	mu.Lock()
+	closed = true
+	mu.Unlock()
+	<-started
+	st := requireState(t, m, "silent", StateDisconnected)
+	if strings.Contains(st.Error, "within") {
+		t.Errorf("status after Close = %+v: the attempt was cut short by Close, not timed out", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, r := range reports {
+		if r.State == StateError {
+			t.Errorf("reported %+v while closing", r)
+		}
+	}
+	if len(afterClose) > 0 {
+		t.Errorf("statuses reported after Close returned: %+v", afterClose)
 	}
 }

@@ -20,9 +20,11 @@ var emptyObjectSchema = json.RawMessage(`{"type":"object"}`)
 //
 //  1. always, draft-04 forms and plain mistakes: boolean exclusiveMinimum and
 //     exclusiveMaximum become numbers, unknown type names (which would fail every
-//     call) and $refs to other documents (which cannot be loaded) are dropped;
-//  2. parameters whose schema still cannot be compiled keep only their description;
-//  3. as a last resort, any object is accepted.
+//     call) are dropped;
+//  2. if the schema does not compile, $refs to other documents (which cannot be
+//     loaded) are dropped;
+//  3. parameters whose schema still cannot be compiled keep only their description;
+//  4. as a last resort, any object is accepted.
 //
 // A tool is thus always callable: the server validates its arguments anyway.
 func inputSchema(schema any) (json.RawMessage, []string) {
@@ -47,6 +49,10 @@ func inputSchema(schema any) (json.RawMessage, []string) {
 		root["type"] = "object"
 	}
 	walkSchema(root, func(m map[string]any) { notes = append(notes, repairDraft04(m)...) })
+	if out, ok := compiles(root); ok {
+		return out, notes
+	}
+	walkSchema(root, func(m map[string]any) { notes = append(notes, dropExternalRef(m)...) })
 	if out, ok := compiles(root); ok {
 		return out, notes
 	}
@@ -142,11 +148,18 @@ func repairDraft04(m map[string]any) []string {
 		delete(m, "type")
 		notes = append(notes, "malformed type dropped")
 	}
+	return notes
+}
+
+// dropExternalRef drops the $ref of one schema object if it names another document,
+// and says so. It is only applied to a schema that does not compile: a $ref by the
+// schema's own $id, which the validator resolves, looks no different.
+func dropExternalRef(m map[string]any) []string {
 	if ref, ok := m["$ref"].(string); ok && !strings.HasPrefix(ref, "#") {
 		delete(m, "$ref")
-		notes = append(notes, fmt.Sprintf("$ref %q to another document dropped", ref))
+		return []string{fmt.Sprintf("$ref %q to another document dropped", ref)}
 	}
-	return notes
+	return nil
 }
 
 // Keywords whose value is a schema, a map of schemas or a list of schemas.

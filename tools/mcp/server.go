@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,8 +28,10 @@ const clientVersion = "0.1.0"
 
 // conn is one connection to a server.
 type conn struct {
-	sess      *sdk.ClientSession
-	stdio     bool
+	sess  *sdk.ClientSession
+	stdio bool
+	// cmd is the process of a stdio server started from its configuration.
+	cmd       *exec.Cmd
 	cancel    context.CancelFunc // ends the connection's long-lived context
 	stderr    *stderrLog
 	done      chan struct{} // closed when the connection has ended and reason is set
@@ -40,7 +44,28 @@ type conn struct {
 // server, how its process ended).
 func (c *conn) close() error {
 	c.closeOnce.Do(func() {
+		if c.cmd == nil {
+			c.closeErr = c.sess.Close()
+			c.cancel()
+			return
+		}
+		// The SDK closes the server's stdin and signals the process it started if it
+		// has not ended after 2*terminateDelay. Before that, after terminateDelay,
+		// its whole group is sent SIGTERM, so that a server behind a wrapper goes
+		// too; what is left once the process has ended is stopped after.
+		closed := make(chan struct{})
+		go func() {
+			t := time.NewTimer(terminateDelay)
+			defer t.Stop()
+			select {
+			case <-closed:
+			case <-t.C:
+				terminateGroup(c.cmd)
+			}
+		}()
 		c.closeErr = c.sess.Close()
+		close(closed)
+		stopGroup(c.cmd, terminateDelay)
 		c.cancel()
 	})
 	return c.closeErr
@@ -118,6 +143,9 @@ func (s *server) transitionThen(change, then func()) {
 	}
 }
 
+// reasonClosed is the reason of a server's state once the manager is closed.
+const reasonClosed = "agentls closed the connection"
+
 // errClosed is returned once the manager is closed.
 var errClosed = errors.New("the MCP manager is closed")
 
@@ -125,10 +153,13 @@ var errClosed = errors.New("the MCP manager is closed")
 // backoff allows. Concurrent callers share one connection attempt.
 func (s *server) session(ctx context.Context) (*conn, error) {
 	for {
+		s.mu.Lock()
+		// Checked under s.mu: either Close sees the attempt this starts and waits for
+		// it, or the attempt is not started.
 		if s.m.closed.Load() {
+			s.mu.Unlock()
 			return nil, errClosed
 		}
-		s.mu.Lock()
 		if s.conn != nil {
 			c := s.conn
 			s.mu.Unlock()
@@ -174,6 +205,11 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 
 	c, err := s.dial(ctx)
 	if err != nil {
+		if s.m.closed.Load() {
+			// Close cut the attempt short: the server is closed, not failed.
+			s.transition(func() { s.state, s.reason = StateDisconnected, reasonClosed })
+			return nil, errClosed
+		}
 		if ctx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
 			// The caller gave up; that says nothing about the server.
 			s.transition(func() { s.state, s.reason = StateDisconnected, "the connection attempt was cancelled" })
@@ -192,11 +228,15 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		return nil, errors.New(reason)
 	}
 
-	if s.m.closed.Load() {
-		_ = c.close()
-		return nil, errClosed
-	}
+	installed := false
 	s.transition(func() {
+		// Checked under s.mu: either Close finds the connection installed and closes
+		// it, or it is not installed.
+		if s.m.closed.Load() {
+			s.state, s.reason = StateDisconnected, reasonClosed
+			return
+		}
+		installed = true
 		s.conn = c
 		s.failures, s.retryAt = 0, time.Time{}
 		s.state, s.reason = StateConnected, ""
@@ -204,6 +244,10 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		s.prompts = caps != nil && caps.Prompts != nil
 		s.resources = caps != nil && caps.Resources != nil
 	})
+	if !installed {
+		_ = c.close()
+		return nil, errClosed
+	}
 	go s.watch(c)
 
 	if err := s.reload(ctx, c); err != nil {
@@ -235,7 +279,11 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		cancelLife()
 		return nil, err
 	}
-	_, isCmd := t.(*sdk.CommandTransport)
+	ct, isCmd := t.(*sdk.CommandTransport)
+	var cmd *exec.Cmd
+	if isCmd {
+		cmd = ct.Command
+	}
 	switch t.(type) {
 	case *sdk.StreamableClientTransport, *sdk.SSEClientTransport, *sseTransport:
 		// Progress notifications are counted in the HTTP responses (the streamable
@@ -255,7 +303,10 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	sess, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		cancelLife()
-		if cctx.Err() != nil && ctx.Err() == nil {
+		// The SDK has closed the connection, ending the process it started; what that
+		// process started is ended too.
+		stopGroup(cmd, terminateDelay)
+		if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
 			err = fmt.Errorf("it did not complete the MCP handshake within %s (the timeout setting)", timeout)
 		}
 		if tail := stderr.lastLines(); tail != "" {
@@ -263,7 +314,7 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 		}
 		return nil, err
 	}
-	return &conn{sess: sess, stdio: isCmd, cancel: cancelLife, stderr: stderr, done: make(chan struct{})}, nil
+	return &conn{sess: sess, stdio: isCmd, cmd: cmd, cancel: cancelLife, stderr: stderr, done: make(chan struct{})}, nil
 }
 
 // watch waits for the connection to end and, unless it was dropped on purpose, marks
@@ -335,26 +386,35 @@ func (s *server) drop(reason string, resetBackoff bool) {
 
 // close ends the server's connection for good.
 func (s *server) close() error {
-	var c *conn
+	var (
+		c   *conn
+		err error
+	)
 	s.transition(func() {
 		c = s.conn
 		s.conn = nil
-		s.state, s.reason = StateDisconnected, "agentls closed the connection"
+		s.state, s.reason = StateDisconnected, reasonClosed
 	})
+	if c != nil {
+		err = c.close()
+	}
 	// Wait for a running connection attempt, which sees the closed manager and closes
-	// what it made.
+	// what it made (or lists the tools of the connection closed above, and fails).
 	s.mu.Lock()
 	ch := s.connecting
 	s.mu.Unlock()
 	if ch != nil {
 		<-ch
 	}
+	// A reload under way (after tools/list_changed) ends before Close returns, and
+	// reports nothing once the manager is closed.
+	s.reloadMu.Lock()
+	s.reloadMu.Unlock()
 	if c == nil {
 		return nil
 	}
-	err := c.close()
 	var exit interface{ ExitCode() int }
-	if errors.As(err, &exit) {
+	if errors.As(err, &exit) || errors.Is(err, os.ErrProcessDone) {
 		// A server ended by the signal Close sends, or exiting non-zero on stdin's
 		// end, has still been stopped as asked.
 		return nil
@@ -417,6 +477,9 @@ func (s *server) reload(ctx context.Context, c *conn) error {
 	}
 	// The owner registers the tools before the status reports them, so that a front end
 	// told of N tools can call them.
+	if s.m.closed.Load() {
+		return errClosed
+	}
 	s.transitionThen(func() {
 		s.tools = ts
 		s.toolNames = names

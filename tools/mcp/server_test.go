@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,14 @@ func serveTestServer(mode string) int {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: missing configuration file")
 		return 2
+	case "linger":
+		// Like many Node servers with open handles: it keeps running after its stdin
+		// ends, and leaves its pid for the test to find.
+		if dir := os.Getenv(markDirEnv); dir != "" {
+			_ = os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644)
+		}
+		_ = newKitServer().Run(context.Background(), &sdk.StdioTransport{})
+		select {}
 	case "kit", "kit-delay":
 		if mode == "kit-delay" {
 			// A slow start, for the parallel-start benchmark.

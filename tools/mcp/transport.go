@@ -18,7 +18,8 @@ import (
 )
 
 // terminateDelay is how long a stdio server may take to exit once its stdin is closed,
-// and then once it was sent SIGTERM, before it is killed.
+// before its process group is sent SIGTERM (see conn.close); the SDK signals and then
+// kills the process itself should it still run after twice as long.
 const terminateDelay = 2 * time.Second
 
 // expand replaces $VAR and ${VAR} in s with values from getenv.
@@ -54,7 +55,10 @@ func (m *Manager) transport(life context.Context, s *server, stderr *stderrLog) 
 		cmd.Stderr = stderr
 		// A grandchild holding stderr open must not keep Wait, and so Close, blocked.
 		cmd.WaitDelay = terminateDelay
-		return &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateDelay}, nil
+		ownProcessGroup(cmd)
+		// The SDK signals the process it started this long after closing its stdin;
+		// conn.close signals the process group halfway (see there).
+		return &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * terminateDelay}, nil
 	case TransportSSE:
 		return &sseTransport{
 			inner: &sdk.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: m.httpClient(s)},
