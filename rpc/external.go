@@ -62,9 +62,14 @@ func (s *Server) onMCPStatus(st mcp.ServerStatus) {
 	}
 }
 
-// trustAsk remembers that the trust question was put in this connection.
+// trustAsk is the state of folder trust in this connection: the question is put once,
+// and the trust file is changed one change at a time.
 type trustAsk struct {
 	once sync.Once
+	// write serialises changes to the trust file: each loads it, changes it and saves
+	// it, and two at once (the question answered while agentls.trust runs) would lose
+	// one of them.
+	write sync.Mutex
 }
 
 // Trust answers.
@@ -163,6 +168,8 @@ func (s *Server) setTrust(scope string) (trustResult, error) {
 	if tb == nil {
 		return trustResult{}, errors.New("no workspace yet")
 	}
+	s.trustAsk.write.Lock()
+	defer s.trustAsk.write.Unlock()
 	store, err := trust.Load(tb.ConfigDir)
 	if err != nil {
 		return trustResult{}, err
