@@ -92,3 +92,17 @@ func (v *Validator) Validate(args json.RawMessage) error {
 	}
 	return nil
 }
+
+// DecodeArgs decodes a call's JSON arguments into v, taking none or null for {}. Build
+// may be called with arguments that were never validated against the schema, so a
+// decoding failure is the model's mistake, reported as invalid_tool_params.
+func DecodeArgs(args json.RawMessage, v any) error {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(args, v); err != nil {
+		return Errorf(ErrInvalidParams, "invalid arguments: %v", err)
+	}
+	return nil
+}

@@ -47,20 +47,6 @@ func Tools(ws *workspace.Workspace) []tools.Tool {
 	}
 }
 
-// decodeArgs decodes a call's JSON arguments into v. Build may be called with arguments
-// that were never validated against the schema, so a decoding failure is the model's
-// mistake, reported as invalid_tool_params.
-func decodeArgs(args json.RawMessage, v any) error {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, v); err != nil {
-		return tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
-	}
-	return nil
-}
-
 // intParam converts an optional numeric parameter to an int of at least 1. JSON has no
 // integers, so a model may send 10.0; the schema accepts it and so does this.
 func intParam(name string, v *float64) (int, error) {

@@ -68,7 +68,7 @@ type listDirectoryArgs struct {
 
 func (t *listDirectory) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a listDirectoryArgs
-	if err := decodeArgs(args, &a); err != nil {
+	if err := tools.DecodeArgs(args, &a); err != nil {
 		return nil, err
 	}
 	// "build/" means the directory build: patterns are matched against names

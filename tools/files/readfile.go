@@ -56,7 +56,7 @@ type readFileArgs struct {
 
 func (t *readFile) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a readFileArgs
-	if err := decodeArgs(args, &a); err != nil {
+	if err := tools.DecodeArgs(args, &a); err != nil {
 		return nil, err
 	}
 	start, err := intParam("start_line", a.StartLine)

@@ -114,7 +114,7 @@ type source struct {
 
 func (t *readManyFiles) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a readManyArgs
-	if err := decodeArgs(args, &a); err != nil {
+	if err := tools.DecodeArgs(args, &a); err != nil {
 		return nil, err
 	}
 	if len(a.Include) == 0 {

@@ -77,7 +77,7 @@ type replaceArgs struct {
 
 func (t *replaceTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a replaceArgs
-	if err := decodeArgs(args, &a); err != nil {
+	if err := tools.DecodeArgs(args, &a); err != nil {
 		return nil, err
 	}
 	var missing []string

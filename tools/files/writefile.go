@@ -51,7 +51,7 @@ type writeFileArgs struct {
 
 func (t *writeFile) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a writeFileArgs
-	if err := decodeArgs(args, &a); err != nil {
+	if err := tools.DecodeArgs(args, &a); err != nil {
 		return nil, err
 	}
 	if a.Content == nil {

@@ -41,7 +41,7 @@ func (t *listResourcesTool) Build(args json.RawMessage) (tools.Invocation, error
 	var p struct {
 		Server string `json:"server"`
 	}
-	if err := decodeArgs(args, &p); err != nil {
+	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}
 	if p.Server != "" {
@@ -181,7 +181,7 @@ func (t *readResourceTool) Build(args json.RawMessage) (tools.Invocation, error)
 		Server string `json:"server"`
 		URI    string `json:"uri"`
 	}
-	if err := decodeArgs(args, &p); err != nil {
+	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(p.URI) == "" {
@@ -238,17 +238,6 @@ func (c *readResourceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Res
 	r, _ := convertResult(content, nil)
 	r.Summary = fmt.Sprintf("%s: %s", c.uri, summarize(r))
 	return r, nil
-}
-
-// decodeArgs decodes a tool's JSON arguments into p.
-func decodeArgs(args json.RawMessage, p any) error {
-	if len(args) == 0 || string(args) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(args, p); err != nil {
-		return tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
-	}
-	return nil
 }
 
 func firstLine(s string) string {

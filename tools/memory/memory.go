@@ -5,7 +5,6 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,12 +94,8 @@ func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var p struct {
 		Fact string `json:"fact"`
 	}
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, &p); err != nil {
-		return nil, tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
+	if err := tools.DecodeArgs(args, &p); err != nil {
+		return nil, err
 	}
 	fact := sanitize(p.Fact)
 	if fact == "" {

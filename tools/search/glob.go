@@ -76,7 +76,7 @@ type globParams struct {
 
 func (t *globTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var p globParams
-	if err := decodeArgs(args, &p); err != nil {
+	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(p.Pattern) == "" {

@@ -143,7 +143,7 @@ type grepParams struct {
 
 func (t *grepTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var p grepParams
-	if err := decodeArgs(args, &p); err != nil {
+	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}
 	if p.IncludePattern == "" {

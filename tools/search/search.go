@@ -10,7 +10,6 @@
 package search
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -95,18 +94,6 @@ func checkDir(abs, dirPath string) error {
 		return tools.FileError(fmt.Errorf("dir_path %q: %w", dirPath, err))
 	case !fi.IsDir():
 		return tools.Errorf(tools.ErrInvalidParams, "dir_path %q is a file, not a directory: search its directory instead (with include_pattern to pick files) or read it with read_file", dirPath)
-	}
-	return nil
-}
-
-// decodeArgs unmarshals a call's arguments, reporting malformed ones as invalid
-// parameters.
-func decodeArgs(args json.RawMessage, v any) error {
-	if len(strings.TrimSpace(string(args))) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, v); err != nil {
-		return tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
 	}
 	return nil
 }

@@ -253,8 +253,8 @@ type readArgs struct {
 
 func (t readTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a readArgs
-	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
+	if err := tools.DecodeArgs(args, &a); err != nil {
+		return nil, err
 	}
 	if a.PID == nil && a.ID == "" {
 		return nil, tools.Errorf(tools.ErrInvalidParams, "give pid or id of the background process to read%s", known(t.s.snapshot()))

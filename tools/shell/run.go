@@ -85,8 +85,8 @@ type runArgs struct {
 
 func (t runTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a runArgs
-	if err := json.Unmarshal(args, &a); err != nil {
-		return nil, tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
+	if err := tools.DecodeArgs(args, &a); err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(a.Command) == "" {
 		return nil, tools.Errorf(tools.ErrInvalidParams, "command must not be empty")

@@ -5,7 +5,6 @@
 package todos
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -137,12 +136,8 @@ func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var p struct {
 		Todos *[]Item `json:"todos"`
 	}
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, &p); err != nil {
-		return nil, tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
+	if err := tools.DecodeArgs(args, &p); err != nil {
+		return nil, err
 	}
 	if p.Todos == nil {
 		return nil, tools.Errorf(tools.ErrInvalidParams, `parameter "todos" must be an array of todos`)

@@ -79,7 +79,7 @@ func (t *fetchTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var p struct {
 		Prompt string `json:"prompt"`
 	}
-	if err := decodeArgs(args, &p); err != nil {
+	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(p.Prompt) == "" {
@@ -96,18 +96,6 @@ func (t *fetchTool) Build(args json.RawMessage) (tools.Invocation, error) {
 		return nil, tools.Errorf(tools.ErrInvalidParams, "The prompt names %d URLs, but web_fetch fetches at most %d per call: split the request into several calls.", len(urls), MaxURLs)
 	}
 	return &fetchCall{set: t.set, prompt: p.Prompt, urls: urls}, nil
-}
-
-// decodeArgs decodes a call's JSON arguments into v; a failure is the model's mistake.
-func decodeArgs(args json.RawMessage, v any) error {
-	args = bytes.TrimSpace(args)
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, v); err != nil {
-		return tools.Errorf(tools.ErrInvalidParams, "invalid arguments: %v", err)
-	}
-	return nil
 }
 
 type fetchCall struct {

@@ -59,7 +59,7 @@ func (t *searchTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var p struct {
 		Query string `json:"query"`
 	}
-	if err := decodeArgs(args, &p); err != nil {
+	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}
 	q := strings.TrimSpace(p.Query)
