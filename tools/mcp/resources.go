@@ -105,34 +105,14 @@ func (c *listResourcesCall) Execute(ctx context.Context, _ io.Writer) (*tools.Re
 					return err
 				}
 				n++
-				fmt.Fprintf(&b, "%s: %s", name, r.URI)
-				if r.Name != "" {
-					fmt.Fprintf(&b, " — %s", r.Name)
-				}
-				if r.MIMEType != "" {
-					fmt.Fprintf(&b, " (%s)", r.MIMEType)
-				}
-				if r.Description != "" {
-					fmt.Fprintf(&b, ": %s", firstLine(r.Description))
-				}
-				b.WriteByte('\n')
+				writeResource(&b, name, r.URI, r.Name, r.MIMEType, r.Description)
 			}
 			for r, err := range conn.sess.ResourceTemplates(rctx, nil) {
 				if err != nil {
 					return err
 				}
 				n++
-				fmt.Fprintf(&b, "%s: template %s", name, r.URITemplate)
-				if r.Name != "" {
-					fmt.Fprintf(&b, " — %s", r.Name)
-				}
-				if r.MIMEType != "" {
-					fmt.Fprintf(&b, " (%s)", r.MIMEType)
-				}
-				if r.Description != "" {
-					fmt.Fprintf(&b, ": %s", firstLine(r.Description))
-				}
-				b.WriteByte('\n')
+				writeResource(&b, name, "template "+r.URITemplate, r.Name, r.MIMEType, r.Description)
 			}
 			return nil
 		}()
@@ -238,6 +218,22 @@ func (c *readResourceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Res
 	r, _ := convertResult(content, nil)
 	r.Summary = fmt.Sprintf("%s: %s", c.uri, summarize(r))
 	return r, nil
+}
+
+// writeResource writes the line of list_mcp_resources that names one resource (or
+// template, whose where reads "template URI") of server.
+func writeResource(b *strings.Builder, server, where, name, mime, desc string) {
+	fmt.Fprintf(b, "%s: %s", server, where)
+	if name != "" {
+		fmt.Fprintf(b, " — %s", name)
+	}
+	if mime != "" {
+		fmt.Fprintf(b, " (%s)", mime)
+	}
+	if desc != "" {
+		fmt.Fprintf(b, ": %s", firstLine(desc))
+	}
+	b.WriteByte('\n')
 }
 
 func firstLine(s string) string {
