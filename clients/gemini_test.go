@@ -463,34 +463,12 @@ func TestGeminiCancelMidStream(t *testing.T) {
 	t.Parallel()
 	srv := startGemini(t, clients.Turn{Text: "partial", Chunks: 1, Hang: true})
 	g := newGemini(t, srv, clients.GeminiOptions{})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		for c, err := range g.Stream(ctx, clients.Request{History: []clients.Content{userText("hi")}}) {
-			if err != nil {
-				r.err = err
-				break
-			}
-			for _, p := range c.Parts {
-				r.text += p.Text
-			}
-			// The first chunk arrived: give up while the server holds the stream open.
-			cancel()
-		}
-		done <- r
-	}()
-	select {
-	case r := <-done:
-		if r.text != "partial" {
-			t.Errorf("text %q, want the chunk before the cancellation", r.text)
-		}
-		if !errors.Is(r.err, context.Canceled) {
-			t.Errorf("error %v, want context.Canceled", r.err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the stream did not stop after the cancellation")
+	r := cancelAfterFirstChunk(t, g)
+	if r.text != "partial" {
+		t.Errorf("text %q, want the chunk before the cancellation", r.text)
+	}
+	if !errors.Is(r.err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", r.err)
 	}
 }
 

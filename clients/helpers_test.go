@@ -121,3 +121,34 @@ var readFileDecl = clients.Declaration{
 	Description: "Reads a file.",
 	Parameters:  json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"absolute_path":{"type":"string"}},"required":["absolute_path"]}`),
 }
+
+// cancelAfterFirstChunk streams a request from c and cancels it as soon as the first
+// chunk arrives, while the server holds the stream open; it returns what arrived and
+// the error the stream ended with, or fails the test if the stream does not stop.
+func cancelAfterFirstChunk(t *testing.T, c clients.Client) result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		for ch, err := range c.Stream(ctx, clients.Request{History: []clients.Content{userText("hi")}}) {
+			if err != nil {
+				r.err = err
+				break
+			}
+			for _, p := range ch.Parts {
+				r.text += p.Text
+			}
+			cancel()
+		}
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stream did not stop after the cancellation")
+		return result{}
+	}
+}

@@ -310,30 +310,9 @@ func TestOpenAICancelMidStream(t *testing.T) {
 	t.Parallel()
 	srv := startOpenAI(t, clients.Turn{Text: "partial", Chunks: 1, Hang: true})
 	c := newOpenAI(t, srv, clients.OpenAIOptions{})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan result, 1)
-	go func() {
-		var r result
-		for ch, err := range c.Stream(ctx, clients.Request{History: []clients.Content{userText("hi")}}) {
-			if err != nil {
-				r.err = err
-				break
-			}
-			for _, p := range ch.Parts {
-				r.text += p.Text
-			}
-			cancel()
-		}
-		done <- r
-	}()
-	select {
-	case r := <-done:
-		if r.text != "partial" || !errors.Is(r.err, context.Canceled) {
-			t.Errorf("text %q error %v, want the first chunk and context.Canceled", r.text, r.err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the stream did not stop after the cancellation")
+	r := cancelAfterFirstChunk(t, c)
+	if r.text != "partial" || !errors.Is(r.err, context.Canceled) {
+		t.Errorf("text %q error %v, want the first chunk and context.Canceled", r.text, r.err)
 	}
 }
 
