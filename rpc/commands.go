@@ -163,9 +163,7 @@ func (s *Server) listTools(command string, arg json.RawMessage) (any, error) {
 	if !a.Details {
 		return infos, nil
 	}
-	s.mu.Lock()
-	tb := s.toolbox
-	s.mu.Unlock()
+	_, _, tb, _ := s.state()
 	list := toolList{Tools: infos, Untrusted: tb.Untrusted(), MCPServers: []mcp.ServerStatus{}}
 	if m := tb.MCP(); m != nil {
 		list.MCPServers = append(list.MCPServers, m.Statuses()...)
