@@ -170,25 +170,16 @@ func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.D
 // held or not yet needed.
 func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 	reg := tools.NewRegistry(tb.Logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
-	defer func() {
-		for _, t := range tb.external() {
-			reg.Register(t)
+	for _, t := range tb.Builtins.Tools() {
+		if tb.tool != nil {
+			if t = tb.tool(t); t == nil {
+				continue
+			}
 		}
-	}()
-	if tb.tool == nil {
-		tb.Builtins.Register(reg)
-		return reg
+		reg.Register(t)
 	}
-	all := tools.NewRegistry(nil, tools.Filter{})
-	tb.Builtins.Register(all)
-	for _, info := range all.List() {
-		t, ok := all.Get(info.Name)
-		if !ok {
-			continue
-		}
-		if t = tb.tool(t); t != nil {
-			reg.Register(t)
-		}
+	for _, t := range tb.external() {
+		reg.Register(t)
 	}
 	return reg
 }

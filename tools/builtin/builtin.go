@@ -55,13 +55,6 @@ func New(o Options) *Set {
 	return s
 }
 
-// Register adds every built-in tool to r.
-func (s *Set) Register(r *tools.Registry) {
-	for _, t := range s.tools {
-		r.Register(t)
-	}
-}
-
 // Close stops what the tools still run in the background.
 func (s *Set) Close() error {
 	s.Web.CloseIdleConnections()
