@@ -19,7 +19,7 @@ import (
 type Options struct {
 	Workspace *workspace.Workspace
 	// ConfigDir is the user's agentls configuration directory, where save_memory keeps
-	// AGENTS.md.
+	// the facts of scope "user" (those of scope "project" go to the workspace root).
 	ConfigDir string
 	Search    search.Options
 	Shell     shell.Options
@@ -50,7 +50,7 @@ func New(o Options) *Set {
 	s.tools = append(s.tools, files.Tools(o.Workspace)...)
 	s.tools = append(s.tools, search.Tools(o.Workspace, o.Search)...)
 	s.tools = append(s.tools, s.Shell.Tools()...)
-	s.tools = append(s.tools, memory.New(o.ConfigDir), s.Todos.Tool())
+	s.tools = append(s.tools, memory.New(o.Workspace, o.ConfigDir), s.Todos.Tool())
 	s.tools = append(s.tools, s.Web.Tools()...)
 	return s
 }

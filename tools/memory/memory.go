@@ -1,7 +1,10 @@
 // Package memory holds save_memory, the built-in tool with which the model keeps facts
-// across sessions: each fact becomes a bullet under a "## Agent memories" section of
-// AGENTS.md in the user's configuration directory, a file that later sessions load as
-// context. Its name and parameters follow Gemini CLI 0.61.
+// across sessions: each fact becomes a bullet under a "## Agent memories" section of a
+// memory file that later sessions load as context. A fact goes, by default, to the
+// project's memory file at the workspace root, and, when the model asks for scope
+// "user", to the user's own file in the configuration directory, which every project
+// reads. Either way the person is shown the fact and the file and asked first. Its name
+// and its fact parameter follow Gemini CLI 0.61.
 package memory
 
 import (
@@ -26,21 +29,43 @@ import (
 const (
 	// Name is the tool's name, as Gemini CLI calls it.
 	Name = "save_memory"
-	// FileName is the file, in the configuration directory, that holds the memories.
+	// FileName is the memory file a fact goes to when its directory has none yet, and
+	// the first looked for: sessions read AGENTS.md, then GEMINI.md, in each directory.
 	FileName = "AGENTS.md"
+	// GeminiFileName is Gemini CLI's memory file, written when a directory has it and
+	// no FileName.
+	GeminiFileName = "GEMINI.md"
 	// SectionHeader is the heading under which facts are kept.
 	SectionHeader = "## Agent memories"
+	// GeminiSectionHeader is the heading under which Gemini CLI keeps facts; a file that
+	// has it and not SectionHeader gets new facts there, rather than a second section.
+	GeminiSectionHeader = "## Gemini Added Memories"
 )
 
-const description = `Saves one fact to your long-term memory, so that you know it in every later session with this user.
+// The scopes of a fact.
+const (
+	// ScopeProject keeps a fact in the project's memory file, at the workspace root.
+	ScopeProject = "project"
+	// ScopeUser keeps a fact in the user's own memory file, read in every project.
+	ScopeUser = "user"
+)
+
+const description = `Saves one fact to long-term memory, so that you know it in later sessions.
+
+Where the fact goes depends on "scope":
+- "project" (the default): the project's memory file at the workspace root (AGENTS.md, or GEMINI.md when the project has that and no AGENTS.md), which every session in this project reads. It is part of the project and may be shared with others through version control: keep facts about the project here (how to build and test it, its conventions, where things are).
+- "user": the user's own memory file, which every session in every project reads. Use it only for facts about the user that hold across projects (their preferences, their environment), and only when the user wants that.
+
+The user is shown the fact and the file and asked before anything is saved; a fact for the user's own file is asked about every time. If they decline, do not try again with other wording or another scope.
 
 Use it:
 - when the user asks you to remember something ("remember that I use tabs", "keep in mind that staging is at db2");
-- when the user states a clear, lasting fact about themselves, their preferences or their environment that will make you more helpful next time.
+- when the user states a clear, lasting fact about the project, or about themselves, that will make you more helpful next time.
 
 Do not use it:
 - for context that only matters in the current conversation or task (that is what the conversation is for);
 - for long or rambling text: a fact is one short, self-contained statement;
+- for secrets such as passwords, keys or tokens: memory files are plain text;
 - when you are unsure whether the user wants it kept: ask them first ("Should I remember that?").`
 
 const parameters = `{
@@ -49,33 +74,47 @@ const parameters = `{
     "fact": {
       "type": "string",
       "description": "The fact to remember: one clear, self-contained statement in natural language, such as \"The user prefers table-driven tests.\""
+    },
+    "scope": {
+      "type": "string",
+      "enum": ["project", "user"],
+      "description": "Where to keep the fact: \"project\" (the default) for the project's memory file, \"user\" for the user's own memory file, read in every project."
     }
   },
   "required": ["fact"],
   "additionalProperties": false
 }`
 
-// memoryFileMode is the mode of a new AGENTS.md: what a person tells an agent to remember
-// is theirs alone.
-const memoryFileMode = 0o600
+// userFileMode is the mode of a new memory file of the user's: what a person tells an
+// agent to remember is theirs alone. A new project file gets the workspace's usual
+// mode, since it belongs with the project's other files.
+const userFileMode = 0o600
 
-// New returns the save_memory tool, which keeps facts in AGENTS.md in configDir (created
-// when missing).
-func New(configDir string) tools.Tool {
-	t := &tool{}
+// maxFileBytes bounds the memory file read before a fact is added: a larger one is not
+// a file of notes, and is refused rather than read whole.
+const maxFileBytes = 4 << 20
+
+// New returns the save_memory tool. Project facts go to the memory file at the first
+// root of ws (through ws, so that the write stays inside the workspace and reaches the
+// editor like any edit); user facts to the memory file in configDir, created when
+// missing. Either may be absent (nil, ""): facts of that scope then fail to save.
+func New(ws *workspace.Workspace, configDir string) tools.Tool {
+	t := &tool{ws: ws}
 	if configDir != "" {
 		if abs, err := filepath.Abs(configDir); err == nil {
 			configDir = abs
 		}
-		t.path = filepath.Join(configDir, FileName)
+		t.configDir = configDir
 	}
 	return t
 }
 
 type tool struct {
-	path string // empty without a configuration directory
-	// mu serialises the read-modify-write of the file, so that concurrent calls lose no
-	// fact. Other processes writing the file at the same moment are not covered.
+	ws        *workspace.Workspace
+	configDir string
+	// mu serialises the read-modify-write of the files, so that concurrent calls lose no
+	// fact. Other writers are caught by the workspace's stale check for the project's
+	// file; other processes writing the user's file at the same moment are not covered.
 	mu sync.Mutex
 }
 
@@ -92,7 +131,8 @@ func (t *tool) Info() tools.Info {
 
 func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var p struct {
-		Fact string `json:"fact"`
+		Fact  string `json:"fact"`
+		Scope string `json:"scope"`
 	}
 	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
@@ -101,7 +141,14 @@ func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {
 	if fact == "" {
 		return nil, tools.Errorf(tools.ErrInvalidParams, `parameter "fact" must be a non-empty statement`)
 	}
-	return &call{tool: t, fact: fact}, nil
+	switch p.Scope {
+	case "":
+		p.Scope = ScopeProject
+	case ScopeProject, ScopeUser:
+	default:
+		return nil, tools.Errorf(tools.ErrInvalidParams, `parameter "scope" must be "project" or "user", not %q`, p.Scope)
+	}
+	return &call{tool: t, fact: fact, user: p.Scope == ScopeUser}, nil
 }
 
 // sanitize makes fact one line of a Markdown list: line breaks become spaces (a fact
@@ -120,87 +167,260 @@ func sanitize(fact string) string {
 	return fact
 }
 
+// target is the memory file a call writes.
+type target struct {
+	path    string // absolute; for the project, resolved inside the workspace
+	display string // as people are shown it: relative to the root, or with "~"
+}
+
 type call struct {
 	tool *tool
 	fact string
+	user bool // scope "user"
+
+	// mu guards target, which is decided once: the file the person is shown is the
+	// file written, even if another memory file appears meanwhile.
+	mu     sync.Mutex
+	target *target
+}
+
+// file returns the call's memory file, deciding it on first use.
+func (c *call) file() (target, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.target != nil {
+		return *c.target, nil
+	}
+	var (
+		tg  target
+		err error
+	)
+	if c.user {
+		tg, err = c.tool.userFile()
+	} else {
+		tg, err = c.tool.projectFile()
+	}
+	if err != nil {
+		return target{}, err
+	}
+	c.target = &tg
+	return tg, nil
+}
+
+// projectFile returns the memory file of the workspace's first root: the first of
+// FileName and GeminiFileName that exists there (on disk or as a document open in the
+// editor), else FileName. It must lie inside the workspace once symbolic links are
+// followed: a project's AGENTS.md linking to ~/.bashrc must not make the model append
+// to that.
+func (t *tool) projectFile() (target, error) {
+	if t.ws == nil {
+		return target{}, tools.Errorf(tools.ErrExecutionFailed, "cannot save project memories: there is no workspace; use scope \"user\" if the user wants the fact kept for every project")
+	}
+	root := t.ws.Roots()[0]
+	path := filepath.Join(root, chooseName(root, func(p string) bool { _, open := t.ws.Document(p); return open }))
+	abs, err := t.ws.Resolve(path)
+	if err != nil {
+		return target{}, failed(path, fmt.Errorf("the project's memory file: %w", err))
+	}
+	return target{path: abs, display: t.ws.Rel(abs)}, nil
+}
+
+// userFile returns the memory file in the configuration directory, chosen as
+// projectFile chooses.
+func (t *tool) userFile() (target, error) {
+	if t.configDir == "" {
+		return target{}, tools.Errorf(tools.ErrExecutionFailed, "cannot save memories for the user: no configuration directory is set")
+	}
+	path := filepath.Join(t.configDir, chooseName(t.configDir, nil))
+	return target{path: path, display: tildePath(path)}, nil
+}
+
+// chooseName returns the name of the memory file to write in dir: the first of FileName
+// and GeminiFileName that exists (as a file, a link, or, when open is set, a document
+// open in the editor), else FileName.
+func chooseName(dir string, open func(path string) bool) string {
+	for _, name := range [...]string{FileName, GeminiFileName} {
+		p := filepath.Join(dir, name)
+		if _, err := os.Lstat(p); err == nil || open != nil && open(p) {
+			return name
+		}
+	}
+	return FileName
 }
 
 func (c *call) Describe() string {
-	if c.tool.path == "" {
+	tg, err := c.file()
+	if err != nil {
 		return "Save memory"
 	}
-	return "Save memory in " + tildePath(c.tool.path)
+	return "Save memory in " + tg.display
 }
 
 func (c *call) Locations() []tools.Location {
-	if c.tool.path == "" {
+	tg, err := c.file()
+	if err != nil {
 		return nil
 	}
-	return []tools.Location{{Path: c.tool.path}}
+	return []tools.Location{{Path: tg.path}}
 }
 
-// Confirmation returns nil: saving a memory needs no consent, as in Gemini CLI.
-func (c *call) Confirmation(context.Context) (*confirm.Details, error) { return nil, nil }
+// Confirmation shows the fact and the file it goes to. A fact for the user's own file
+// offers no "always": it reaches every later session in every project, so each one is
+// the person's decision. Front ends that cannot show Choices offer their usual answers,
+// and an "always" among them is remembered by the policy until it honours NoAlways (see
+// below).
+func (c *call) Confirmation(context.Context) (*confirm.Details, error) {
+	tg, err := c.file()
+	if err != nil {
+		return nil, err
+	}
+	if !c.user {
+		return &confirm.Details{
+			Type:  confirm.TypeInfo,
+			Title: "Confirm Memory Save",
+			Prompt: fmt.Sprintf("Remember this in the project's memory file, %s, which every session in this project reads:\n\n%s",
+				tg.display, c.fact),
+		}, nil
+	}
+	d := &confirm.Details{
+		Type:  confirm.TypeInfo,
+		Title: "Confirm Memory Save (all projects)",
+		Prompt: fmt.Sprintf("Remember this in your own memory file, %s, which every session in every project reads:\n\n%s",
+			tg.display, c.fact),
+		Choices: []confirm.Choice{
+			{Outcome: confirm.ProceedOnce, Label: "Save to my memory"},
+			{Outcome: confirm.Cancel, Label: "Don't save"},
+		},
+	}
+	// PENDING(confirm.Details.NoAlways): package confirm has no way yet to say that an
+	// answer holds for this call only (not remembered by Policy.Remember, and not
+	// overridden by yolo or auto_edit mode or the session allowlist). Once it has that
+	// field, set it here; TestUserScopeAlwaysAsks then runs and fails until it is set:
+	//
+	//	d.NoAlways = true
+	return d, nil
+}
 
 func (c *call) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
-	if c.tool.path == "" {
-		return nil, tools.Errorf(tools.ErrExecutionFailed, "cannot save memories: no configuration directory is set")
+	tg, err := c.file()
+	if err != nil {
+		return nil, err
 	}
 	c.tool.mu.Lock()
 	defer c.tool.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	path := c.tool.path
-	data, err := os.ReadFile(path)
+	var diff *tools.FileDiff
+	if c.user {
+		diff, err = c.saveUser(tg)
+	} else {
+		diff, err = c.saveProject(ctx, tg)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, failed(tg.display, err)
+	}
+	where := "the project's memory file, " + tg.display
+	if c.user {
+		where = "the user's memory file, " + tg.display
+	}
+	summary := `Saved memory: "` + c.fact + `"`
+	return &tools.Result{
+		Summary: summary,
+		Output:  fmt.Sprintf(`Okay, I've remembered that in %s: "%s"`, where, c.fact),
+		Display: summary + " in " + tg.display,
+		Diff:    diff,
+	}, nil
+}
+
+// saveProject adds the fact to the project's file through the workspace: the file as
+// the editor holds it is what is added to, and the change is committed by the
+// workspace's writer (atomically on disk, or as an edit in the editor), which refuses
+// it if the file changed since it was read. The path is resolved again, so that a link
+// made since the question was put cannot lead the write out of the workspace.
+func (c *call) saveProject(ctx context.Context, tg target) (*tools.FileDiff, error) {
+	ws := c.tool.ws
+	abs, err := ws.Resolve(tg.path)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := ws.ReadText(abs, maxFileBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		cur = nil
+	case err != nil:
+		return nil, err
+	}
+	var old string
+	if cur != nil {
+		old = cur.Text
+	}
+	updated := addFact(old, c.fact)
+	if err := ws.Commit(ctx, workspace.Change{Path: abs, Old: cur, New: updated, Label: "Save memory in " + tg.display}); err != nil {
+		return nil, err
+	}
+	return fileDiff(abs, tg.display, old, updated, cur != nil), nil
+}
+
+// saveUser adds the fact to the user's file, atomically, keeping its encoding and line
+// endings.
+func (c *call) saveUser(tg target) (*tools.FileDiff, error) {
+	data, err := os.ReadFile(tg.path)
 	exists := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, failed(path, err)
+		return nil, err
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("%s is %d bytes, over the limit of %d: %w", tg.path, len(data), maxFileBytes, workspace.ErrTooLarge)
 	}
 	old, format, err := workspace.Decode(data)
 	if err != nil {
-		return nil, failed(path, fmt.Errorf("%s: %w", path, err))
+		return nil, fmt.Errorf("%s: %w", tg.path, err)
 	}
 	if !exists {
 		format = workspace.DefaultFormat
 	}
 	updated := addFact(old, c.fact)
-	if err := workspace.WriteFileAtomic(path, format.Encode(updated, false), memoryFileMode); err != nil {
-		return nil, failed(path, err)
+	if err := workspace.WriteFileAtomic(tg.path, format.Encode(updated, false), userFileMode); err != nil {
+		return nil, err
 	}
-	var original *string
-	if exists {
-		original = &old
-	}
-	summary := `Saved memory: "` + c.fact + `"`
-	return &tools.Result{
-		Summary: summary,
-		Output:  `Okay, I've remembered that: "` + c.fact + `"`,
-		Display: summary,
-		Diff: &tools.FileDiff{
-			Path:            path,
-			Diff:            workspace.UnifiedDiff(path, old, updated, !exists),
-			OriginalContent: original,
-			NewContent:      updated,
-		},
-	}, nil
+	return fileDiff(tg.path, tg.path, old, updated, exists), nil
 }
 
-func failed(path string, err error) *tools.Error {
+// fileDiff describes the change of the file at path, named name in the diff.
+func fileDiff(path, name, old, updated string, existed bool) *tools.FileDiff {
+	var original *string
+	if existed {
+		original = &old
+	}
+	return &tools.FileDiff{
+		Path:            path,
+		Diff:            workspace.UnifiedDiff(name, old, updated, !existed),
+		OriginalContent: original,
+		NewContent:      updated,
+	}
+}
+
+// failed returns err, from saving in the file shown as name, as a typed tool error
+// saying what failed.
+func failed(name string, err error) *tools.Error {
 	te := tools.FileError(err)
-	te.Message = fmt.Sprintf("Failed to save memory in %s: %s", path, te.Message)
-	return te
+	return &tools.Error{Type: te.Type, Message: fmt.Sprintf("Failed to save memory in %s: %s", name, te.Message), Err: err}
 }
 
 // addFact returns content (Markdown with LF line endings) with "- fact" appended to the
-// SectionHeader section: at the end of the section's list, before any section that
-// follows; in a new section at the end when content has none.
+// first section headed SectionHeader or GeminiSectionHeader: at the end of the section's
+// list, before any section that follows; in a new SectionHeader section at the end when
+// content has neither.
 func addFact(content, fact string) string {
 	item := "- " + fact + "\n"
 	lines := strings.SplitAfter(content, "\n")
 	header := -1
 	for i, l := range lines {
-		if strings.TrimRight(l, " \t\r\n") == SectionHeader {
+		if h := strings.TrimRight(l, " \t\r\n"); h == SectionHeader || h == GeminiSectionHeader {
 			header = i
 			break
 		}
