@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +34,12 @@ type Options struct {
 	// Env holds extra environment entries (KEY=value) for every command, after the
 	// ones agentls sets.
 	Env []string
+	// HideEnv, when set, names variables of agentls's own environment that commands do
+	// not inherit: the secrets agentls itself uses (the model's API key, the tokens its
+	// MCP servers are sent), which a command the model writes has no business reading.
+	// It is called for every command, foreground or background, so that changed settings
+	// apply from the next one. Env is not filtered: what it sets was set on purpose.
+	HideEnv func() []string
 	// OutputDir is where the full output of long runs and the output of background
 	// jobs are kept; "" means os.TempDir()/agentls-output.
 	OutputDir string
@@ -49,6 +57,7 @@ type Shell struct {
 	ws        *workspace.Workspace
 	shell     string
 	env       []string
+	hideEnv   func() []string
 	outputDir string
 	noOutput  time.Duration
 	grace     time.Duration
@@ -70,6 +79,7 @@ func New(ws *workspace.Workspace, opts Options) *Shell {
 		ws:        ws,
 		shell:     opts.Shell,
 		env:       append([]string(nil), opts.Env...),
+		hideEnv:   opts.HideEnv,
 		outputDir: opts.OutputDir,
 		noOutput:  opts.NoOutputTimeout,
 		grace:     defaultGrace,
@@ -132,11 +142,27 @@ func (s *Shell) Close() error {
 	return errors.Join(errs...)
 }
 
-// environ returns the environment of a command.
+// environ returns the environment of a command: agentls's own without the hidden
+// variables, then the entries agentls sets, then Options.Env.
 func (s *Shell) environ() []string {
 	env := os.Environ()
+	if s.hideEnv != nil {
+		env = withoutVars(env, s.hideEnv())
+	}
 	env = append(env, "AGENTLS=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
 	return append(env, s.env...)
+}
+
+// withoutVars removes from env, a list of NAME=value entries, those whose name is
+// among names, and returns what is left.
+func withoutVars(env, names []string) []string {
+	if len(names) == 0 {
+		return env
+	}
+	return slices.DeleteFunc(env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(names, name)
+	})
 }
 
 // drain reads and discards what is still written to the read end of a finished

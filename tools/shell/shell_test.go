@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -750,5 +751,70 @@ func waitFor(t *testing.T, name string) {
 			t.Fatalf("%s never appeared", name)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestHideEnv: the variables HideEnv names are not in the environment of commands,
+// foreground or background; the others are, and so are Options.Env's entries.
+func TestHideEnv(t *testing.T) {
+	t.Setenv("GEMINI_API_KEY", "marker-secret")
+	t.Setenv("AGENTLS_TEST_OTHER", "marker-other")
+	tests := []struct {
+		name   string
+		hide   []string
+		env    []string
+		want   []string
+		absent []string
+	}{
+		{"nothing hidden", nil, nil, []string{"GEMINI_API_KEY=marker-secret", "AGENTLS_TEST_OTHER=marker-other"}, nil},
+		{"key hidden", []string{"GEMINI_API_KEY", "UNSET_VARIABLE"}, nil, []string{"AGENTLS_TEST_OTHER=marker-other", "AGENTLS=1"},
+			[]string{"marker-secret"}},
+		{"set again through Env", []string{"GEMINI_API_KEY"}, []string{"GEMINI_API_KEY=chosen"}, []string{"GEMINI_API_KEY=chosen"},
+			[]string{"marker-secret"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls int
+			s, root := newShell(t, Options{Env: tt.env, HideEnv: func() []string { calls++; return tt.hide }}, nil)
+			res, err := run(t.Context(), t, s, "env", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := run(t.Context(), t, s, "env > bg.tmp && mv bg.tmp bg.env", map[string]any{"is_background": true}, nil); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, filepath.Join(root, "bg.env"))
+			bg, err := os.ReadFile(filepath.Join(root, "bg.env"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for where, out := range map[string]string{"foreground": field(t, res, "Output"), "background": string(bg)} {
+				lines := strings.Split(out, "\n")
+				for _, w := range tt.want {
+					if !slices.Contains(lines, w) {
+						t.Errorf("%s: %s missing from the environment:\n%s", where, w, out)
+					}
+				}
+				for _, a := range tt.absent {
+					if strings.Contains(out, a) {
+						t.Errorf("%s: %s in the environment:\n%s", where, a, out)
+					}
+				}
+			}
+			if calls != 2 {
+				t.Errorf("HideEnv called %d times for 2 commands", calls)
+			}
+		})
+	}
+}
+
+func TestWithoutVars(t *testing.T) {
+	env := []string{"A=1", "AB=2", "B=x=y", "=odd", "C"}
+	got := withoutVars(slices.Clone(env), []string{"A", "B", "C"})
+	if want := []string{"AB=2", "=odd"}; !slices.Equal(got, want) {
+		t.Errorf("withoutVars = %q, want %q", got, want)
+	}
+	if got := withoutVars(slices.Clone(env), nil); !slices.Equal(got, env) {
+		t.Errorf("withoutVars with no names = %q", got)
 	}
 }
