@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,6 +84,11 @@ type Options struct {
 	// Logger receives warnings about declarations that are skipped or renamed; nil
 	// discards them.
 	Logger *slog.Logger
+	// HideEnv, when set, names variables of agentls's own environment that the
+	// discovery and call commands do not inherit: the secrets agentls itself uses,
+	// which a project's tool has no business reading. It is called for every process,
+	// so that changed settings apply from the next call.
+	HideEnv func() []string
 
 	// grace overrides defaultGrace, for tests of processes that ignore SIGTERM.
 	grace time.Duration
@@ -95,7 +101,7 @@ type config struct {
 	discoveryLine string
 	callLine      string
 	dir           string
-	env           []string
+	hideEnv       func() []string
 	timeout       time.Duration
 	discTimeout   time.Duration
 	maxOutput     int64
@@ -157,7 +163,7 @@ func newConfig(opts Options) (*config, error) {
 		discoveryLine: opts.DiscoveryCommand,
 		callLine:      opts.CallCommand,
 		dir:           opts.Dir,
-		env:           append(os.Environ(), "AGENTLS=1"),
+		hideEnv:       opts.HideEnv,
 		timeout:       cmpOr(opts.Timeout, DefaultTimeout),
 		discTimeout:   cmpOr(opts.DiscoveryTimeout, DefaultDiscoveryTimeout),
 		maxOutput:     cmpOr(opts.MaxOutput, DefaultMaxOutput),
@@ -172,6 +178,28 @@ func newConfig(opts Options) (*config, error) {
 		cfg.logger = slog.New(slog.DiscardHandler)
 	}
 	return cfg, nil
+}
+
+// environ returns the environment of a process: agentls's own without the hidden
+// variables, and AGENTLS=1.
+func (c *config) environ() []string {
+	env := os.Environ()
+	if c.hideEnv != nil {
+		env = withoutVars(env, c.hideEnv())
+	}
+	return append(env, "AGENTLS=1")
+}
+
+// withoutVars removes from env, a list of NAME=value entries, those whose name is
+// among names, and returns what is left.
+func withoutVars(env, names []string) []string {
+	if len(names) == 0 {
+		return env
+	}
+	return slices.DeleteFunc(env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(names, name)
+	})
 }
 
 // cmpOr returns v, or def when v is zero. Unlike cmp.Or it keeps negative values,
@@ -191,7 +219,7 @@ func (c *config) runDiscovery(ctx context.Context) ([]byte, error) {
 	r, err := run(ctx, runSpec{
 		argv:           c.discovery,
 		dir:            c.dir,
-		env:            c.env,
+		env:            c.environ(),
 		timeout:        c.discTimeout,
 		limit:          c.maxOutput,
 		stopOnOverflow: true,

@@ -159,7 +159,7 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 	r, err := run(ctx, runSpec{
 		argv:    append(slices.Clone(t.cfg.call), t.original),
 		dir:     t.cfg.dir,
-		env:     t.cfg.env,
+		env:     t.cfg.environ(),
 		stdin:   inv.args,
 		timeout: t.cfg.timeout,
 		limit:   t.cfg.maxOutput,

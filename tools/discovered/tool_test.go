@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -360,5 +361,53 @@ func TestCallDirIsWorkspaceRoot(t *testing.T) {
 	}
 	if res.Output != "called t\n" {
 		t.Errorf("output %q", res.Output)
+	}
+}
+
+// TestHideEnv: the variables HideEnv names are in the environment of neither the
+// discovery command nor a call; the others are.
+func TestHideEnv(t *testing.T) {
+	t.Setenv("GEMINI_API_KEY", "marker-secret")
+	t.Setenv("AGENTLS_TEST_OTHER", "marker-other")
+	tests := []struct {
+		name   string
+		hide   []string
+		secret bool // whether the secret is to be seen
+	}{
+		{"nothing hidden", nil, true},
+		{"key hidden", []string{"GEMINI_API_KEY", "UNSET_VARIABLE"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bin := t.TempDir()
+			// The discovery command names its tool after what it sees of the secret.
+			disc := script(t, bin, "discover", `printf '[{"name": "seen_%s"}]' "${GEMINI_API_KEY:-none}"`+"\n")
+			call := script(t, bin, "call", "env\n")
+			got, err := Discover(context.Background(), Options{DiscoveryCommand: disc, CallCommand: call,
+				Dir: t.TempDir(), HideEnv: func() []string { return tt.hide }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantName := "seen_none"
+			if tt.secret {
+				wantName = "seen_marker-secret"
+			}
+			if len(got) != 1 || got[0].Info().Name != wantName {
+				t.Fatalf("tools %q, want %s", names(got), wantName)
+			}
+			res, err := testutil.Call(context.Background(), t, got[0], `{}`, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(res.Output, "\n")
+			if slices.Contains(lines, "GEMINI_API_KEY=marker-secret") != tt.secret {
+				t.Errorf("call environment has the secret: %v, want %v:\n%s", !tt.secret, tt.secret, res.Output)
+			}
+			for _, want := range []string{"AGENTLS_TEST_OTHER=marker-other", "AGENTLS=1"} {
+				if !slices.Contains(lines, want) {
+					t.Errorf("call environment lacks %s:\n%s", want, res.Output)
+				}
+			}
+		})
 	}
 }
