@@ -131,6 +131,12 @@ type ShellSettings struct {
 	// InactivityTimeout stops a command that prints nothing for this long, as a Go
 	// duration ("5m", "90s"). Empty means five minutes.
 	InactivityTimeout string `json:"inactivityTimeout,omitempty"`
+	// PassEnv names secrets of agentls's environment that commands may see after all.
+	// The commands of run_shell_command and of discovered tools do not inherit the keys
+	// agentls itself uses (GEMINI_API_KEY, GOOGLE_API_KEY, OPENAI_API_KEY and the
+	// variables that MCP server headers name) unless they are listed here. Lists of
+	// several files add up; a workspace's file sets it only when the folder is trusted.
+	PassEnv []string `json:"passEnv,omitempty"`
 }
 
 // ShellTimeout returns the parsed inactivity timeout, or 0 for the default.
@@ -337,6 +343,10 @@ func mergeTrusted(out *Settings, over Settings) {
 	if over.Web.AllowPrivateAddresses {
 		out.Web.AllowPrivateAddresses = true
 	}
+	if len(over.Tools.Shell.PassEnv) > 0 {
+		// Hands keys to the commands the model runs.
+		out.Tools.Shell.PassEnv = append(slices.Clone(out.Tools.Shell.PassEnv), over.Tools.Shell.PassEnv...)
+	}
 	if len(over.MCPServers) > 0 {
 		servers := maps.Clone(out.MCPServers)
 		if servers == nil {
@@ -374,6 +384,9 @@ func untrustedParts(ws Settings) (all, tools []string) {
 	}
 	if ws.Web.AllowPrivateAddresses {
 		all = append(all, "web.allowPrivateAddresses")
+	}
+	if len(ws.Tools.Shell.PassEnv) > 0 {
+		all = append(all, "tools.shell.passEnv")
 	}
 	return all, tools
 }

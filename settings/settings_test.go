@@ -288,3 +288,48 @@ func TestGeminiCLISettings(t *testing.T) {
 		t.Errorf("Ignored = %q, want a note naming the unreadable file", l.Ignored)
 	}
 }
+
+// TestPassEnvNeedsTrust: tools.shell.passEnv hands secrets to commands, so a
+// workspace's file sets it only when the folder is trusted; otherwise it is ignored and
+// reported. The user's list and a trusted workspace's add up.
+func TestPassEnvNeedsTrust(t *testing.T) {
+	tests := []struct {
+		name     string
+		user, ws string
+		trusted  bool
+		want     []string
+		ignored  bool
+	}{
+		{"user", `{"tools": {"shell": {"passEnv": ["GEMINI_API_KEY"]}}}`, "", false, []string{"GEMINI_API_KEY"}, false},
+		{"untrusted workspace", `{"tools": {"shell": {"passEnv": ["GEMINI_API_KEY"]}}}`,
+			`{"tools": {"shell": {"passEnv": ["OPENAI_API_KEY"], "inactivityTimeout": "1m"}}}`, false, []string{"GEMINI_API_KEY"}, true},
+		{"trusted workspace", `{"tools": {"shell": {"passEnv": ["GEMINI_API_KEY"]}}}`,
+			`{"tools": {"shell": {"passEnv": ["OPENAI_API_KEY"]}}}`, true, []string{"GEMINI_API_KEY", "OPENAI_API_KEY"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, root := t.TempDir(), t.TempDir()
+			write(t, filepath.Join(cfg, "settings.json"), tt.user)
+			if tt.ws != "" {
+				write(t, filepath.Join(root, ".gemini", "settings.json"), tt.ws)
+			}
+			l, err := LoadWith(cfg, root, Options{Trusted: tt.trusted, GeminiDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Settings.Tools.Shell.PassEnv; !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("passEnv = %q, want %q", got, tt.want)
+			}
+			var reported bool
+			for _, why := range l.Ignored {
+				reported = reported || strings.Contains(why, "tools.shell.passEnv ignored") && strings.Contains(why, "agentls trust "+root)
+			}
+			if reported != tt.ignored {
+				t.Errorf("Ignored = %q; passEnv reported %v, want %v", l.Ignored, reported, tt.ignored)
+			}
+			if tt.ws != "" && !tt.trusted && l.Settings.Tools.Shell.InactivityTimeout != "1m" {
+				t.Errorf("an untrusted workspace's other shell settings were lost: %+v", l.Settings.Tools.Shell)
+			}
+		})
+	}
+}
