@@ -7,8 +7,11 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // internalPrefixes are ranges netip has no predicate for that still reach the user's
@@ -24,14 +27,21 @@ var internalPrefixes = []netip.Prefix{
 }
 
 // The IPv6 ranges that carry an IPv4 address, which is where their packets end up.
+// (IPv4-mapped addresses, ::ffff:0:0/96, netip unmaps by itself.)
 var (
 	sixToFour = netip.MustParsePrefix("2002::/16")
 	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	// The deprecated IPv4-compatible addresses, ::a.b.c.d, which a stack that still
+	// tunnels them delivers to a.b.c.d; :: and ::1 are in the range too, and are
+	// what they are.
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+	// IPv4-translated addresses of stateless translation (RFC 2765), ::ffff:0:a.b.c.d.
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
 )
 
 // addressClass says why addr must not be fetched without permission, or "" if it is a
-// public address. IPv4 addresses embedded in IPv6 ones (mapped, 6to4, NAT64) are judged
-// by the IPv4 address, which is where the packets end up.
+// public address. IPv4 addresses embedded in IPv6 ones (mapped, compatible, translated,
+// 6to4, NAT64) are judged by the IPv4 address, which is where the packets end up.
 func addressClass(addr netip.Addr) string {
 	addr = addr.Unmap().WithZone("")
 	if addr.Is6() {
@@ -39,7 +49,8 @@ func addressClass(addr netip.Addr) string {
 		switch {
 		case sixToFour.Contains(addr):
 			return addressClass(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
-		case nat64.Contains(addr):
+		case nat64.Contains(addr), ipv4Translated.Contains(addr),
+			ipv4Compatible.Contains(addr) && !addr.IsLoopback() && !addr.IsUnspecified():
 			return addressClass(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
 		}
 	}
@@ -68,14 +79,66 @@ type blockedError struct {
 	host  string // as the URL names it; empty when not known yet
 	addr  netip.Addr
 	class string
+	// literal says that host is a spelling of addr, read without asking DNS, rather
+	// than a name that resolved to it.
+	literal bool
 }
 
 func (e *blockedError) Error() string {
-	if e.host == "" || e.host == e.addr.String() {
+	switch {
+	case e.host == "" || e.host == e.addr.String():
 		return fmt.Sprintf("access to %s (a %s address) is not allowed", e.addr, e.class)
+	case e.literal:
+		return fmt.Sprintf("%s is %s, a %s address", e.host, e.addr, e.class)
 	}
 	return fmt.Sprintf("access to %s is not allowed: it resolves to %s, a %s address", e.host, e.addr, e.class)
 }
+
+// checkURL reads the host of u as an IP address where browsers and curl would (see
+// hostAddr) and refuses it, before anything is resolved or dialled, when it is not a
+// public address and the options do not allow it. An IPv4 address spelled in another
+// way is rewritten in u to its dotted-decimal form, which is what browsers send and
+// what the dialler then takes for an address rather than a name to look up.
+func (s *Set) checkURL(u *url.URL) error {
+	host := u.Hostname()
+	addr, ok, err := hostAddr(host)
+	if err != nil {
+		return &badHostError{host: host, err: err}
+	}
+	if !ok {
+		return nil // a name: the dialler checks what it resolves to
+	}
+	port := u.Port()
+	if addr.Is4() && addr.String() != host {
+		u.Host = addr.String()
+		if port != "" {
+			u.Host += ":" + port
+		}
+	}
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if s.opts.AllowPrivate || s.allowed(host, port) {
+		return nil
+	}
+	if class := addressClass(addr); class != "" {
+		return &blockedError{host: host, addr: addr.Unmap(), class: class, literal: true}
+	}
+	return nil
+}
+
+// badHostError is a host that ends in a number but is no IPv4 address: browsers refuse
+// such URLs, and DNS has no answer for them.
+type badHostError struct {
+	host string
+	err  error
+}
+
+func (e *badHostError) Error() string {
+	return fmt.Sprintf("the host %s is not valid: %v", e.host, e.err)
+}
+
+func (e *badHostError) Unwrap() error { return e.err }
 
 // guardControl refuses, just before a socket connects, any address that is not public.
 // Checking here rather than when the URL is parsed covers what a name resolves to at
@@ -109,6 +172,16 @@ func (s *Set) newClient() *http.Client {
 		if err != nil {
 			return nil, err
 		}
+		// checkURL has rewritten numeric spellings of IPv4 addresses already; should
+		// one reach the dialler some other way, it is still dialled as the address it
+		// means, and never sent to DNS.
+		switch a, ok, err := hostAddr(host); {
+		case err != nil:
+			return nil, &badHostError{host: host, err: err}
+		case ok && a.Is4() && a.String() != host:
+			host = a.String()
+			addr = net.JoinHostPort(host, port)
+		}
 		if s.opts.AllowPrivate || s.allowed(host, port) {
 			return open.DialContext(ctx, network, addr)
 		}
@@ -136,7 +209,10 @@ func (s *Set) newClient() *http.Client {
 				return redirectError(fmt.Sprintf("stopped after %d redirects", maxRedirects))
 			}
 			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
-				return redirectError(fmt.Sprintf("redirect to %s refused: only http and https URLs are fetched", req.URL.Redacted()))
+				return redirectError(fmt.Sprintf("redirect to %s refused: only http and https URLs are fetched", redact.URL(req.URL)))
+			}
+			if err := s.checkURL(req.URL); err != nil {
+				return err
 			}
 			return s.limiter.reserve(req.URL.Hostname())
 		},

@@ -33,6 +33,11 @@ func TestAddressClass(t *testing.T) {
 		{"2002:7f00:1::", "loopback"},            // 6to4 wrapping 127.0.0.1
 		{"64:ff9b::a00:1", "private"},            // NAT64 wrapping 10.0.0.1
 		{"::ffff:169.254.169.254", "link-local"}, // IPv4-mapped
+		{"::127.0.0.1", "loopback"},              // IPv4-compatible
+		{"::10.0.0.1", "private"},
+		{"::ffff:0:a9fe:a9fe", "link-local"}, // IPv4-translated
+		{"::8.8.8.8", ""},
+		{"::ffff:0:808:808", ""},
 		{"8.8.8.8", ""},
 		{"172.32.0.1", ""},
 		{"100.128.0.1", ""},

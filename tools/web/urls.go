@@ -28,6 +28,10 @@ func extractURLs(prompt string) ([]string, error) {
 		if err != nil || u.Hostname() == "" {
 			return nil, fmt.Errorf("malformed URL in the prompt: %q", raw)
 		}
+		if _, _, err := hostAddr(u.Hostname()); err != nil {
+			// A browser refuses it too: "1.2.3.256" is neither an address nor a name.
+			return nil, fmt.Errorf("malformed URL in the prompt: %q: %w", raw, err)
+		}
 		normalizeURL(u)
 		s := githubRaw(u).String()
 		if !seen[s] {

@@ -79,6 +79,9 @@ func TestExtractURLsMalformed(t *testing.T) {
 		"fetch https:// now",
 		"fetch http://:8080/x",
 		"fetch https://exa%zzmple.com/",
+		"fetch http://1.2.3.256/",    // ends in a number, so must be an IPv4 address
+		"fetch http://example.0x10/", // likewise
+		"fetch http://0x100000000/",
 	} {
 		if got, err := extractURLs(prompt); err == nil {
 			t.Errorf("extractURLs(%q) = %q, want an error", prompt, got)

@@ -6,8 +6,12 @@
 // web_fetch is careful about where it connects: loopback, private, link-local and
 // unspecified addresses are refused at dial time — after name resolution, on every
 // redirect hop — unless Options allow them, so neither a redirect nor a host name that
-// resolves (or rebinds) to an internal address reaches the user's network. Requests are
-// limited per host, and every response is bounded in time and size.
+// resolves (or rebinds) to an internal address reaches the user's network. A host that
+// is an address in one of the spellings browsers and curl accept ("2130706433",
+// "0x7f000001", "127.1", "[::ffff:127.0.0.1]") is read as that address and judged
+// before anything is resolved. Requests are limited per host, and every response is
+// bounded in time and size. What web_fetch returns and logs names URLs without their
+// secrets (see package redact).
 package web
 
 import (
@@ -179,9 +183,14 @@ func (s *Set) allowed(host, port string) bool {
 	return false
 }
 
-// normalizeHost makes host names comparable: lower case, no brackets around an IPv6
-// address, no trailing dot of a fully qualified name.
+// normalizeHost makes hosts comparable: an IP address in its canonical form however it
+// is spelled ("127.1", "0x7f000001" and "[::1]" as 127.0.0.1 and ::1), a name in lower
+// case without the trailing dot of a fully qualified name. The rate limit and
+// AllowHosts see one host in its many spellings as one.
 func normalizeHost(h string) string {
 	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if a, ok, _ := hostAddr(h); ok {
+		return a.String()
+	}
 	return strings.TrimSuffix(strings.ToLower(h), ".")
 }
