@@ -52,4 +52,32 @@ type Rule struct {
 	CommandRegex string `json:"commandRegex,omitempty"`
 	// ArgsPattern matches calls whose JSON arguments match this regular expression.
 	ArgsPattern string `json:"argsPattern,omitempty"`
+	// Source is where the rule was written. It is set by the settings loader, never read
+	// from a file: a file cannot claim to be the user's.
+	Source Source `json:"-"`
+}
+
+// Source says who wrote a rule. A workspace's rules can only tighten what the user's
+// rules decide, even when the workspace is trusted: among the rules matching a call,
+// the user's winner and the workspace's winner are found separately (by priority), and
+// the stricter of the two decides (deny over ask over allow), the user's at equal
+// strictness. So no workspace rule outranks a user's deny, and a workspace allow never
+// lifts a user's ask.
+type Source int
+
+// The rule sources, most trusted first.
+const (
+	// SourceUser is the user's settings: their file, Gemini CLI's user file, and what
+	// the editor passes.
+	SourceUser Source = iota
+	// SourceWorkspace is a workspace's settings files.
+	SourceWorkspace
+)
+
+// String names the source for verdict reasons.
+func (s Source) String() string {
+	if s == SourceWorkspace {
+		return "workspace"
+	}
+	return "user"
 }

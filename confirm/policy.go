@@ -2,7 +2,10 @@ package confirm
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,31 +18,44 @@ import (
 //
 // Decide goes through these steps and stops at the first that decides:
 //
-//  1. The matching rule of highest priority wins (at equal priority deny beats ask and
-//     ask beats allow); a deny rule refuses the call.
+//  1. The matching rule that wins (see Source: the stricter of the user's and the
+//     workspace's winners, each by priority, at equal priority deny beating ask and
+//     ask beating allow) refuses the call when it is a deny rule. A deny rule with a
+//     command condition also refuses, failing closed, a shell call whose line cannot
+//     be parsed or has an Opaque command, since what it hides could match.
 //  2. In plan mode a call that is not read-only is refused.
-//  3. An allow rule allows the call, except that a shell command with a substitution or
-//     a Dangerous reason (see Analysis), or that cannot be parsed, is asked about unless
-//     the mode is yolo or an allow rule of that priority matched without commandPrefix
-//     or commandRegex: a prefix like "git" must not let "git log $(rm -rf ~)" through.
-//  4. An ask rule asks.
-//  5. A call without Details needs no consent and runs.
-//  6. Yolo mode runs everything.
-//  7. auto_edit mode runs edits.
-//  8. The session allowlist (see Remember): a shell command runs when each of its
-//     Roots was allowed and it is neither substituting nor dangerous; an MCP call when
-//     its server, or the server's tool, was allowed; any other call when its tool was.
-//  9. Otherwise the call is asked about.
+//  3. An edit of a sensitive file (see SensitivePath) or a shell command that writes
+//     one is asked about, unless the mode is yolo: no allow rule, "always" or auto_edit
+//     covers it.
+//  4. An allow rule allows the call, except that a shell command with a substitution
+//     (anything bash evaluates as code) or a Dangerous reason, or that cannot be
+//     parsed, is asked about unless the mode is yolo or an allow rule of that priority
+//     matched without commandPrefix or commandRegex: a prefix like "git" must not let
+//     "git log $(rm -rf ~)" through.
+//  5. An ask rule asks.
+//  6. A call without Details needs no consent and runs.
+//  7. Yolo mode runs everything.
+//  8. auto_edit mode runs edits.
+//  9. The session allowlist (see Remember): a shell command runs when each of its
+//     Roots was allowed and it is neither substituting, dangerous nor opaque; an MCP
+//     call when its server, or the server's tool, was allowed; any other call when
+//     its tool was.
+//  10. Otherwise the call is asked about.
 //
 // Rules that set commandPrefix or commandRegex match only shell calls (Details of type
-// execute). They are matched against each command of the line, in every form it has
-// from its outermost wrapper in ("sudo rm -rf x" and "rm -rf x"). An allow rule
-// matches only when every command of the line matches, and never a line that cannot
-// be parsed; deny and ask rules match when any command, or the whole line, matches,
-// so "ls && rm -rf x" cannot slip past a deny rule for "rm".
+// execute). They are matched against each command of the line, in the forms it has
+// from its outermost wrapper in. An allow rule matches only when every command of the
+// line matches in an exact form — with its leading assignments and the wrapper words
+// that change what runs ("GIT_SSH_COMMAND=x git fetch", "env -i make") — and never a
+// line that cannot be parsed; deny and ask rules match when any command matches in any
+// form, the looser ones included (assignments and wrapper options dropped, "git -C dir
+// commit" as "git commit"), or the whole line matches, so "ls && FOO=1 rm -rf x"
+// cannot slip past a deny rule for "rm".
 type Policy struct {
 	rules []rule
 	roots func() []string
+	// protected are the user's settings folders, sensitive wherever the workspace is.
+	protected []string
 
 	mu           sync.RWMutex
 	mode         Mode
@@ -71,6 +87,7 @@ func NewPolicy(mode Mode, rules []Rule, roots func() []string) (*Policy, error) 
 	}
 	p := &Policy{
 		roots:        roots,
+		protected:    protectedPaths(),
 		mode:         mode,
 		allowRoots:   make(map[string]bool),
 		allowTools:   make(map[string]bool),
@@ -126,6 +143,9 @@ func compileRule(n int, r Rule) (rule, error) {
 func (r *rule) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "policy rule %d (%s", r.n, r.Decision)
+	if r.Source == SourceWorkspace {
+		b.WriteString(" from the workspace settings,")
+	}
 	if r.ToolName != "" {
 		fmt.Fprintf(&b, " %s", r.ToolName)
 	}
@@ -172,23 +192,15 @@ func (r *rule) matches(c Call, ex *execInfo) bool {
 }
 
 // matchCommands applies match to the commands of a shell call: for an allow rule every
-// command must match in some form, for the others one form of one command, or the
-// whole line, is enough.
+// command must match in one of its exact forms, for the others any form of one
+// command, or the whole line, is enough.
 func (r *rule) matchCommands(ex *execInfo, match func(string) bool) bool {
-	anyForm := func(forms []string) bool {
-		for _, f := range forms {
-			if match(f) {
-				return true
-			}
-		}
-		return false
-	}
 	if r.Decision == Allow {
 		if ex.err != nil || len(ex.forms) == 0 {
 			return false
 		}
-		for _, forms := range ex.forms {
-			if !anyForm(forms) {
+		for _, f := range ex.forms {
+			if !slices.ContainsFunc(f.exact, match) {
 				return false
 			}
 		}
@@ -197,8 +209,8 @@ func (r *rule) matchCommands(ex *execInfo, match func(string) bool) bool {
 	if match(ex.line) {
 		return true
 	}
-	for _, forms := range ex.forms {
-		if anyForm(forms) {
+	for _, f := range ex.forms {
+		if slices.ContainsFunc(f.exact, match) || slices.ContainsFunc(f.loose, match) {
 			return true
 		}
 	}
@@ -220,13 +232,19 @@ func (r *rule) hasPrefix(command string) bool {
 type execInfo struct {
 	line     string
 	analysis Analysis
-	forms    [][]string
+	forms    []forms
 	err      error
 }
 
 // unsafe reports a command line that no prefix rule or allowlist entry may allow.
 func (e *execInfo) unsafe() bool {
 	return e.err != nil || e.analysis.Substitution || len(e.analysis.Dangerous) > 0
+}
+
+// hidden reports a command line that may run commands no rule can see: it cannot be
+// parsed, or a command in it is Opaque.
+func (e *execInfo) hidden() bool {
+	return e.err != nil || len(e.analysis.Opaque) > 0
 }
 
 // concerns says why the command line is unsafe.
@@ -236,7 +254,11 @@ func (e *execInfo) concerns() string {
 		why = append(why, "it could not be analysed ("+e.err.Error()+")")
 	}
 	if e.analysis.Substitution {
-		why = append(why, "it has a command or process substitution")
+		what := "a command or process substitution"
+		if len(e.analysis.Code) > 0 {
+			what = strings.Join(e.analysis.Code, "; ")
+		}
+		why = append(why, "bash evaluates part of it as code ("+what+")")
 	}
 	if len(e.analysis.Dangerous) > 0 {
 		why = append(why, "it is dangerous ("+strings.Join(e.analysis.Dangerous, "; ")+")")
@@ -246,8 +268,21 @@ func (e *execInfo) concerns() string {
 
 // analyze analyses the command of execute details.
 func (p *Policy) analyze(d *Details) *execInfo {
-	a, forms, err := analyze(d.Command, d.Directory, p.roots())
+	a, forms, err := analyze(d.Command, Env{Dir: d.Directory, Roots: p.roots(), Protected: p.protected})
 	return &execInfo{line: strings.TrimSpace(d.Command), analysis: a, forms: forms, err: err}
+}
+
+// protectedPaths are the user's agentls configuration folder (settings, trusted
+// folders) and Gemini CLI's user folder: a write there changes what is allowed.
+func protectedPaths() []string {
+	var out []string
+	if d, err := os.UserConfigDir(); err == nil {
+		out = append(out, filepath.Join(d, "agentls"))
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		out = append(out, filepath.Join(home, ".gemini"))
+	}
+	return out
 }
 
 // Mode returns the approval mode.
@@ -276,8 +311,16 @@ func (p *Policy) Decide(c Call) Verdict {
 	if win != nil && win.Decision == Deny {
 		return Verdict{Decision: Deny, Reason: "denied by " + win.String()}
 	}
+	if ex != nil && ex.hidden() {
+		if r := p.denyCouldMatch(c); r != nil {
+			return Verdict{Decision: Deny, Reason: fmt.Sprintf("denied: %s cannot be checked against %s (%s)", hiddenWhat(ex), r, "a command it runs is not known until run time")}
+		}
+	}
 	if mode == ModePlan && !c.ReadOnly {
 		return Verdict{Decision: Deny, Reason: "plan mode runs only read-only tools"}
+	}
+	if why := p.sensitive(c, ex); why != "" && mode != ModeYolo {
+		return ask(c, ex, why)
 	}
 	if win != nil && win.Decision == Allow {
 		if ex != nil && ex.unsafe() && !blanket && mode != ModeYolo {
@@ -306,24 +349,93 @@ func (p *Policy) Decide(c Call) Verdict {
 	return ask(c, ex, "the call needs confirmation")
 }
 
+// hiddenWhat names what of a shell call no rule can see.
+func hiddenWhat(ex *execInfo) string {
+	if ex.err != nil {
+		return "the command line, which could not be parsed,"
+	}
+	return fmt.Sprintf("%q", ex.analysis.Opaque[0])
+}
+
+// denyCouldMatch returns a deny rule with a command condition that applies to c's
+// tool, or nil: such a rule could match a command that c hides.
+func (p *Policy) denyCouldMatch(c Call) *rule {
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.Decision != Deny || !r.commandRule() {
+			continue
+		}
+		if r.ToolName != "" {
+			if ok, _ := doublestar.Match(r.ToolName, c.Tool); !ok {
+				continue
+			}
+		}
+		if r.args != nil && !r.args.Match(c.Args) {
+			continue
+		}
+		return r
+	}
+	return nil
+}
+
+// sensitive says why c writes a sensitive file, or returns "".
+func (p *Policy) sensitive(c Call, ex *execInfo) string {
+	switch {
+	case c.Details == nil:
+	case c.Details.Type == TypeEdit && c.Details.Path != "":
+		if why := SensitivePath(c.Details.Path, p.roots(), p.protected); why != "" {
+			return fmt.Sprintf("%s needs confirmation in every mode but yolo: %s", c.Details.Path, why)
+		}
+	case ex != nil && len(ex.analysis.Sensitive) > 0:
+		return fmt.Sprintf("the command writes %s, which needs confirmation in every mode but yolo", strings.Join(ex.analysis.Sensitive, ", "))
+	}
+	return ""
+}
+
 // match returns the winning rule for c, nil if none matches, and whether an allow rule
-// without a command condition matched at the winning priority.
+// without a command condition matched at the winning priority. The user's and the
+// workspace's rules each have a winner; the stricter one wins (see Source).
 func (p *Policy) match(c Call, ex *execInfo) (win *rule, blanket bool) {
-	strength := map[Decision]int{Allow: 0, Ask: 1, Deny: 2}
+	var wins [2]*rule
+	var blankets [2]bool
 	for i := range p.rules {
 		r := &p.rules[i]
 		if !r.matches(c, ex) {
 			continue
 		}
+		t := 0
+		if r.Source == SourceWorkspace {
+			t = 1
+		}
+		w := wins[t]
 		switch {
-		case win == nil || r.Priority > win.Priority ||
-			r.Priority == win.Priority && strength[r.Decision] > strength[win.Decision]:
-			win, blanket = r, r.Decision == Allow && !r.commandRule()
-		case r.Priority == win.Priority && r.Decision == win.Decision:
-			blanket = blanket || r.Decision == Allow && !r.commandRule()
+		case w == nil || r.Priority > w.Priority ||
+			r.Priority == w.Priority && strictness(r.Decision) > strictness(w.Decision):
+			wins[t], blankets[t] = r, r.Decision == Allow && !r.commandRule()
+		case r.Priority == w.Priority && r.Decision == w.Decision:
+			blankets[t] = blankets[t] || r.Decision == Allow && !r.commandRule()
 		}
 	}
-	return win, blanket
+	user, ws := wins[0], wins[1]
+	switch {
+	case user == nil:
+		return ws, blankets[1]
+	case ws == nil || strictness(user.Decision) >= strictness(ws.Decision):
+		return user, blankets[0]
+	default:
+		return ws, blankets[1]
+	}
+}
+
+// strictness orders decisions: deny over ask over allow.
+func strictness(d Decision) int {
+	switch d {
+	case Deny:
+		return 2
+	case Ask:
+		return 1
+	}
+	return 0
 }
 
 // ask returns an Ask verdict with the details to show.
@@ -350,7 +462,7 @@ func (p *Policy) allowlisted(c Call, ex *execInfo) bool {
 	defer p.mu.RUnlock()
 	switch c.Details.Type {
 	case TypeExecute:
-		if ex.unsafe() || len(ex.analysis.Roots) == 0 {
+		if ex.unsafe() || ex.hidden() || len(ex.analysis.Roots) == 0 {
 			return false
 		}
 		for _, root := range ex.analysis.Roots {
@@ -369,9 +481,10 @@ func (p *Policy) allowlisted(c Call, ex *execInfo) bool {
 
 // Remember records an answer that allows calls like c for the rest of the session:
 //
-//   - ProceedAlways on a shell command allowlists its Roots, unless it has a
-//     substitution or a Dangerous reason or cannot be parsed (those are asked about
-//     every time); on an edit it switches default mode to auto_edit; on an MCP call it
+//   - ProceedAlways on a shell command allowlists its Roots (which carry the
+//     command's assignments, see Analysis), unless it has a substitution, a Dangerous
+//     reason or an Opaque command, or cannot be parsed (those are asked about every
+//     time); on an edit it switches default mode to auto_edit; on an MCP call it
 //     allowlists that tool of that server; on any other call, the tool.
 //   - ProceedAlwaysServer allowlists the MCP server of c.
 //   - ProceedAlwaysTool allowlists the MCP server's tool; for a shell command it does
@@ -387,7 +500,7 @@ func (p *Policy) Remember(c Call, o Outcome) {
 	var roots []string
 	if typ == TypeExecute && (o == ProceedAlways || o == ProceedAlwaysTool) {
 		ex := p.analyze(c.Details)
-		if ex.unsafe() {
+		if ex.unsafe() || ex.hidden() {
 			return
 		}
 		roots = ex.analysis.Roots

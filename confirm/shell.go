@@ -2,7 +2,6 @@ package confirm
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -10,7 +9,9 @@ import (
 )
 
 // Analysis describes what a shell command line runs. The policy allowlists shell calls
-// by their Roots and asks again about any call with a Substitution or a Dangerous reason.
+// by their Roots, asks again about any call with a Substitution, a Dangerous reason or a
+// Sensitive write, and refuses calls with Opaque commands wherever a deny rule could
+// match what they hide.
 //
 // Dangerous lists, without repeats and in the order found, the reasons from this fixed
 // set:
@@ -22,29 +23,58 @@ import (
 //   - "mkfs": mkfs or mkfs.TYPE;
 //   - "chmod -R", "chown -R", "chgrp -R": recursive permission or owner changes;
 //   - "writes outside the workspace: PATH": a redirection (>, >>, >|, &>, &>>, <>, >&FILE),
-//     a tee file, dd's of= or GNU time's -o whose target, resolved against the working
-//     directory with .. removed (symlinks are not followed), lies outside every root;
+//     a tee file, dd's of=, GNU time's -o, script's log file or the destination of cp,
+//     mv, install or ln whose target, resolved against the working directory with
+//     symbolic links followed as the kernel would, lies outside every root;
 //     /dev/null, /dev/stdout and /dev/stderr are fine;
 //   - "writes under a home directory: PATH": such a target starting with ~;
-//   - "writes to a path not known until run time: WORD": such a target with expansions;
+//   - "writes to a path not known until run time: WORD": such a target with expansions,
+//     or a relative one in a line that changes to a directory not known until run time;
 //   - "command name not known until run time: WORD": a command whose name has expansions,
 //     globs or ANSI-C quoting;
-//   - "runs a command not known until run time: COMMAND": bash -c, eval or env -S given
-//     text with expansions;
+//   - "runs a command not known until run time: COMMAND": bash -c, eval, env -S, su -c
+//     or a wrapper given text with expansions, a shell or interpreter reading its
+//     program from standard input, or a wrapper whose command cannot be told apart
+//     from its options;
 //   - "shell commands nested too deeply to analyse": more than eight levels of bash -c,
 //     eval or find -exec, or more than sixteen wrappers around one command.
 type Analysis struct {
 	// Commands holds each simple command's words joined by spaces, in order, after
-	// unwrapping wrappers: "git status", "grep -n foo". Literal words appear unquoted and
-	// unescaped, words with expansions as written.
+	// unwrapping the wrappers that do not change what runs (timeout, nice, xargs …):
+	// "git status", "grep -n foo". Leading assignments, and wrappers that change the
+	// command's environment or identity (env -i, env -u, exec -c), stay in front:
+	// "GOFLAGS=-x go test". A statement of assignments alone is a command too. Literal
+	// words appear unquoted and unescaped, words with expansions as written.
 	Commands []string
-	// Roots holds the program name of each command (the base name for a path, so
-	// /usr/bin/git gives "git"), without repeats, in order.
+	// Roots holds, without repeats and in order, what an "always" answer for the line
+	// allows: the program name of each command (the base name for a path, so
+	// /usr/bin/git gives "git") after the assignments and wrapper words that stay in
+	// front of it ("GOFLAGS=-x go"), and, for the builtins that change what later
+	// commands run (export, declare, read, unset, cd's kin are not among them), the
+	// whole command.
 	Roots []string
-	// Substitution reports $(...), backticks, <(...) or >(...) anywhere in the line.
+	// Substitution reports that bash evaluates something in the line as code: $(...),
+	// backticks, <(...) or >(...), or any of the Code forms.
 	Substitution bool
+	// Code says, without repeats and in order, what in the line makes bash run data as
+	// code besides command and process substitution: arithmetic evaluation of a variable
+	// (in $((…)), $[…], ((…)), let, for ((…)), [[ … -eq … ]], array subscripts, ${x:y},
+	// declare -i), ${!x}, ${x@P}, eval, source and ., trap, bash -c with text that has
+	// expansions, and builtins given variable names with subscripts or expansions
+	// (printf -v, read, declare, unset, test -v …).
+	Code []string
 	// Dangerous holds human-readable reasons to ask again whatever the allowlist says.
 	Dangerous []string
+	// Opaque lists the commands whose program, or the program they make run, is not
+	// known before the line runs: a command name with expansions, a wrapper whose
+	// command cannot be found, a shell or interpreter given code inline or on its input.
+	// A deny rule that could match a command cannot be checked against these.
+	Opaque []string
+	// Sensitive lists the files the line writes (as for "writes outside the
+	// workspace") that hold configuration that runs code or decides consent:
+	// anything under .git, .agentls, .gemini or .vscode, and the user's agentls and
+	// Gemini CLI settings.
+	Sensitive []string
 }
 
 // maxNesting bounds how many levels of bash -c, eval and find -exec are analysed, and
@@ -54,86 +84,138 @@ const (
 	maxWrappers = 16
 )
 
+// Env is where a command line runs, for judging what it writes.
+type Env struct {
+	// Dir is the working directory (the first root when empty; relative to it when
+	// relative).
+	Dir string
+	// Roots are the workspace roots.
+	Roots []string
+	// Protected are files and directories outside the workspace's own configuration
+	// folders that a write must not reach without asking: the user's settings and trust
+	// files.
+	Protected []string
+}
+
 // Analyze parses a shell command line and reports the commands it runs. dir is the
 // directory it runs in (the first root when empty) and roots are the workspace roots,
 // both used to tell whether a redirection writes outside the workspace.
 //
 // Every simple command counts, wherever it appears: pipelines, lists, subshells,
-// blocks, loop and if bodies, function bodies, command substitutions. Leading variable
-// assignments are not commands. These wrappers are unwrapped so the command they run is
-// what counts: sudo and doas (also reported as Dangerous), env (its options and VAR=val
-// words; -S is split on blanks), timeout (its options and duration), nice, xargs (its
-// options; nothing after them means xargs itself), command (but not command -v or -V),
-// exec, nohup, GNU time; bash, sh, zsh, dash and ksh with -c and eval have their text
-// parsed in turn; the command of find -exec and its kin counts too. A wrapper with
-// nothing to run is itself the command.
+// blocks, loop and if bodies, function bodies, command substitutions. These wrappers
+// are unwrapped so the command they run is what counts: sudo and doas (also reported as
+// Dangerous), env (its options and VAR=val words; -S is split on blanks), timeout,
+// nice, nohup, setsid, stdbuf, ionice, chrt, taskset, flock, xargs (nothing after its
+// options means xargs itself), command (but not command -v or -V), builtin, exec,
+// busybox, unshare, GNU time; bash, sh, zsh, dash and ksh with -c, su -c, script -c,
+// flock -c, watch and eval have their text parsed in turn when it is literal; the
+// command of find -exec and its kin counts too. A wrapper with nothing to run is itself
+// the command. Other programs that run commands of their own (make, a script) are
+// judged by their own command line only.
 //
-// Analyze only parses: it resolves no symlinks and runs nothing. A line that cannot be
-// parsed, here or in the text given to bash -c or eval, gives an error saying so.
+// Analyze runs nothing, but it follows symbolic links on the way to each file the line
+// writes. A line that cannot be parsed, here or in the text given to bash -c or eval,
+// gives an error saying so.
 func Analyze(command, dir string, roots []string) (Analysis, error) {
-	a, _, err := analyze(command, dir, roots)
+	a, _, err := analyze(command, Env{Dir: dir, Roots: roots})
 	return a, err
 }
 
-// analyze is Analyze that also returns, for each command, the forms it had from the
-// outermost wrapper in, ending with the unwrapped command; policy rules match these
-// so that a rule for "sudo" or "timeout" still sees the wrapper.
-func analyze(command, dir string, roots []string) (Analysis, [][]string, error) {
+// AnalyzeIn is Analyze with the protected files of env.
+func AnalyzeIn(command string, env Env) (Analysis, error) {
+	a, _, err := analyze(command, env)
+	return a, err
+}
+
+// forms are the forms of one command that policy rules match.
+type forms struct {
+	// exact are the forms an allow rule may match, from the outermost wrapper in: each
+	// keeps the command's assignments and the wrapper words that change what runs.
+	exact []string
+	// loose are further forms that only deny and ask rules match: the command with
+	// its assignments and wrapper options dropped, and without the global options of
+	// programs such as git and go ("git -C x commit" as "git commit").
+	loose []string
+}
+
+// analyze is Analyze that also returns the forms of each command that policy rules
+// match, so that a rule for "sudo" or "timeout" still sees the wrapper and a deny rule
+// for "rm" sees "FOO=1 rm".
+func analyze(command string, env Env) (Analysis, []forms, error) {
 	an := &analyzer{
-		dir:        dir,
-		roots:      roots,
+		env:        env,
+		roots:      realRoots(env.Roots),
+		protected:  realRoots(env.Protected),
 		seenRoot:   make(map[string]bool),
 		seenDanger: make(map[string]bool),
+		seenCode:   make(map[string]bool),
 	}
-	err := an.source(command, 0, nil)
+	err := an.source(command, 0, nil, nil)
 	return an.out, an.forms, err
 }
 
 // analyzer accumulates the analysis of one command line.
 type analyzer struct {
-	dir   string
-	roots []string
+	env       Env
+	roots     []string // env.Roots with symbolic links resolved
+	protected []string // env.Protected likewise
+	// bases are the directories that relative paths may be relative to: the working
+	// directory and every literal cd target of the line. unknownBase is set when the
+	// line changes to a directory not known until run time.
+	bases       []string
+	unknownBase bool
 
 	out        Analysis
-	forms      [][]string
+	forms      []forms
 	seenRoot   map[string]bool
 	seenDanger map[string]bool
+	seenCode   map[string]bool
 }
 
 // source parses src and analyses every command in it. outer holds the forms of the
-// wrappers src was given to (bash -c, eval).
-func (an *analyzer) source(src string, depth int, outer []string) error {
+// wrappers src was given to (bash -c, eval), and keep the words that stay in front of
+// each of its commands (env -i bash -c 'ls' runs "env -i ls").
+func (an *analyzer) source(src string, depth int, outer *forms, keep []word) error {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		return fmt.Errorf("could not parse the shell command: %w", err)
 	}
+	an.directories(src, f)
 	var first error
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.CmdSubst, *syntax.ProcSubst:
 			an.out.Substitution = true
+		case *syntax.ArithmExp:
+			an.arithm(src, n.X, "$((…))")
+		case *syntax.ArithmCmd:
+			an.arithm(src, n.X, "((…))")
+		case *syntax.LetClause:
+			for _, e := range n.Exprs {
+				an.arithm(src, e, "let")
+			}
+		case *syntax.CStyleLoop:
+			for _, e := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
+				an.arithm(src, e, "for ((…))")
+			}
+		case *syntax.ParamExp:
+			an.param(src, n)
+		case *syntax.Assign:
+			an.subscript(src, n.Index)
+		case *syntax.ArrayElem:
+			an.subscript(src, n.Index)
+		case *syntax.BinaryTest:
+			an.binaryTest(src, n)
+		case *syntax.UnaryTest:
+			if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
+				an.varName(testWord(src, n.X), "[[ "+n.Op.String()+" … ]]")
+			}
 		case *syntax.CallExpr:
-			if len(n.Args) == 0 {
-				break // only assignments
-			}
-			ws := make([]word, len(n.Args))
-			for i, w := range n.Args {
-				ws[i] = newWord(src, w)
-			}
-			if err := an.call(ws, depth, outer); err != nil && first == nil {
+			if err := an.callExpr(src, n, depth, outer, keep); err != nil && first == nil {
 				first = err
 			}
 		case *syntax.DeclClause:
-			// export, declare, local, readonly, typeset, nameref: builtins run as commands.
-			ws := []word{{val: n.Variant.Value, src: n.Variant.Value, lit: true}}
-			for _, a := range n.Args {
-				if a.Name == nil && a.Value == nil {
-					continue
-				}
-				t := nodeText(src, a)
-				ws = append(ws, word{val: t, src: t})
-			}
-			an.emit(ws, append(slices.Clone(outer), joinWords(ws)))
+			an.decl(src, n, outer, keep)
 		case *syntax.Redirect:
 			an.redirect(src, n)
 		}
@@ -142,118 +224,147 @@ func (an *analyzer) source(src string, depth int, outer []string) error {
 	return first
 }
 
-// call analyses one simple command, unwrapping wrappers. forms grows by one form per
-// wrapper removed.
-func (an *analyzer) call(ws []word, depth int, outer []string) error {
-	forms := slices.Clone(outer)
+// callExpr analyses a simple command with its leading assignments.
+func (an *analyzer) callExpr(src string, n *syntax.CallExpr, depth int, outer *forms, keep []word) error {
+	keep = slices.Clone(keep)
+	for _, a := range n.Assigns {
+		t := nodeText(src, a)
+		keep = append(keep, word{val: t, src: t})
+	}
+	if len(n.Args) == 0 {
+		// Assignments alone set variables that later commands of the line inherit
+		// when exported (PATH, GIT_SSH_COMMAND …): they are a command of their own.
+		an.emitWhole(keep, outer)
+		return nil
+	}
+	ws := make([]word, len(n.Args))
+	for i, w := range n.Args {
+		ws[i] = newWord(src, w)
+	}
+	return an.call(keep, ws, depth, outer)
+}
+
+// decl records export, declare, local, readonly, typeset and nameref, builtins that
+// set variables (and so what later commands run); declare -i and -n make later
+// assignments arithmetic or indirect, and names with subscripts are evaluated.
+func (an *analyzer) decl(src string, n *syntax.DeclClause, outer *forms, keep []word) {
+	ws := append(slices.Clone(keep), word{val: n.Variant.Value, src: n.Variant.Value, lit: true})
+	for _, a := range n.Args {
+		if a.Name == nil && a.Value == nil && a.Array == nil {
+			continue
+		}
+		if a.Naked && a.Name == nil {
+			w := newWord(src, a.Value)
+			switch {
+			case w.lit && strings.HasPrefix(w.val, "-") && strings.ContainsAny(w.val, "in"):
+				an.code(n.Variant.Value + " " + w.val)
+			case w.lit && strings.HasPrefix(w.val, "-"):
+			default:
+				// A name or NAME=value given as a word: bash parses it at run time.
+				an.varName(w, n.Variant.Value)
+			}
+			ws = append(ws, w)
+			continue
+		}
+		t := nodeText(src, a)
+		ws = append(ws, word{val: t, src: t})
+	}
+	an.emitWhole(ws, outer)
+}
+
+// call analyses one simple command, unwrapping wrappers. keep holds the words that
+// stay in front of the command in its exact forms (assignments, wrapper options that
+// change what runs); outer the forms of the text it came from.
+func (an *analyzer) call(keep, ws []word, depth int, outer *forms) error {
+	var fs forms
+	if outer != nil {
+		fs.exact = slices.Clone(outer.exact)
+		fs.loose = slices.Clone(outer.loose)
+	}
 	for unwrapped := 0; len(ws) > 0; unwrapped++ {
 		if unwrapped == maxWrappers {
-			// Each wrapper adds a form as long as the command; bound the work.
-			an.emit(ws, append(forms, joinWords(ws)))
+			// Each wrapper adds forms as long as the command; bound the work.
+			an.emit(keep, ws, fs)
+			an.opaque(keep, ws)
 			an.danger("shell commands nested too deeply to analyse")
 			return nil
 		}
-		forms = append(forms, joinWords(ws))
+		fs.add(keep, ws)
 		head := ws[0]
 		if !head.lit {
-			an.emit(ws, forms)
+			an.emit(keep, ws, fs)
+			an.opaque(keep, ws)
 			an.danger("command name not known until run time: " + head.src)
 			return nil
 		}
 		name := baseName(head.val)
 		if name != head.val && name != "" {
 			// Rules name programs, not their paths: /bin/rm must meet a rule for rm.
-			short := append([]word{{val: name, src: name, lit: true}}, ws[1:]...)
-			forms = append(forms, joinWords(short))
+			fs.add(keep, append([]word{{val: name, src: name, lit: true}}, ws[1:]...))
 		}
-		var rest []word
-		switch name {
-		case "sudo", "doas":
-			an.danger(name)
-			edit := false
-			rest = skipAssignments(skipOptions(ws[1:], sudoOptions, func(opt string, _ word) {
-				edit = edit || opt == "e" || opt == "edit"
-			}))
-			if edit {
-				rest = nil // sudo -e FILE edits the file, it runs no command
+		u, ok := unwrap(name, ws)
+		if !ok {
+			switch name {
+			case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh":
+				return an.shell(keep, ws, name, depth, fs)
+			case "eval":
+				return an.eval(keep, ws, depth, fs)
 			}
-		case "env":
-			var ok bool
-			if rest, ok = an.env(ws[1:]); !ok {
-				an.emit(ws, forms)
-				an.danger("runs a command not known until run time: " + joinWords(ws))
-				return nil
+			if f, ok := dropGlobalOptions(name, ws); ok {
+				fs.loose = append(fs.loose, f)
 			}
-		case "timeout":
-			rest = skipOptions(ws[1:], timeoutOptions, nil)
-			if len(rest) > 0 {
-				rest = rest[1:] // the duration
+			if setsVariables(name, ws) {
+				an.emitWhole(append(slices.Clone(keep), ws...), &fs)
+			} else {
+				an.emit(keep, ws, fs)
 			}
-		case "nice":
-			rest = skipOptions(ws[1:], niceOptions, nil)
-		case "xargs":
-			rest = skipOptions(ws[1:], xargsOptions, nil)
-		case "command":
-			lookup := false
-			rest = skipOptions(ws[1:], commandOptions, func(opt string, _ word) {
-				lookup = lookup || opt == "v" || opt == "V"
-			})
-			if lookup {
-				rest = nil // command -v only looks the name up
-			}
-		case "exec":
-			rest = skipOptions(ws[1:], execOptions, nil)
-		case "nohup":
-			rest = skipOptions(ws[1:], optionSpec{}, nil)
-		case "time":
-			rest = skipOptions(ws[1:], timeOptions, func(opt string, arg word) {
-				if (opt == "o" || opt == "output") && (arg.lit || arg.src != "") {
-					an.write(arg)
-				}
-			})
-		case "bash", "sh", "zsh", "dash", "ksh":
-			return an.shell(ws, name, depth, forms)
-		case "eval":
-			return an.eval(ws, depth, forms)
-		default:
-			an.emit(ws, forms)
-			return an.check(name, ws, depth, forms)
+			return an.check(name, keep, ws, depth, fs)
 		}
-		if len(rest) == 0 {
-			an.emit(ws, forms)
+		if u.danger != "" {
+			an.danger(u.danger)
+		}
+		for _, t := range u.writes {
+			an.write(t)
+		}
+		switch {
+		case u.text != nil:
+			// The wrapper runs text through a shell: su -c, script -c, flock -c, watch.
+			return an.text(keep, ws, *u.text, name, depth, fs)
+		case u.opaque:
+			an.emit(keep, ws, fs)
+			an.opaque(keep, ws)
+			an.danger("runs a command not known until run time: " + joinWords(append(slices.Clone(keep), ws...)))
+			return nil
+		case len(u.rest) == 0:
+			an.emit(keep, ws, fs)
 			return nil
 		}
-		ws = rest
+		if len(u.keep) > 0 {
+			// The wrapper changes the environment or identity of what it runs: its
+			// words stay in front of the command for allow rules.
+			keep = append(slices.Clone(keep), u.keep...)
+		}
+		ws = u.rest
 	}
 	return nil
 }
 
-// env skips env's options and assignments and returns the command it runs; ok is false
-// when -S gives text with expansions.
-func (an *analyzer) env(ws []word) (rest []word, ok bool) {
-	var split []word
-	ok = true
-	rest = skipOptions(ws, envOptions, func(opt string, arg word) {
-		if opt != "S" && opt != "split-string" {
-			return
-		}
-		if !arg.lit {
-			ok = false
-			return
-		}
-		for _, f := range strings.Fields(arg.val) {
-			split = append(split, word{val: f, src: f, lit: !strings.ContainsAny(f, "$\\'\"")})
-		}
-	})
-	if !ok {
-		return nil, false
+// add appends the forms of the command ws with the kept words in front: the exact
+// form, and without them a loose one.
+func (fs *forms) add(keep, ws []word) {
+	full := joinWords(append(slices.Clone(keep), ws...))
+	if len(fs.exact) == 0 || fs.exact[len(fs.exact)-1] != full {
+		fs.exact = append(fs.exact, full)
 	}
-	return skipAssignments(append(split, rest...)), true
+	if len(keep) > 0 {
+		fs.loose = append(fs.loose, joinWords(ws))
+	}
 }
 
-// shell handles bash, sh, zsh, dash and ksh: with -c, the text is parsed in turn;
-// otherwise the shell itself is the command (it runs a script or its input).
-func (an *analyzer) shell(ws []word, name string, depth int, forms []string) error {
+// shell handles bash, sh and their kin: with -c, the text is parsed in turn; without a
+// script operand the shell reads its commands from its input, which no rule can see;
+// otherwise the shell itself is the command (it runs a script).
+func (an *analyzer) shell(keep, ws []word, name string, depth int, fs forms) error {
 	withC := false
 	i := 1
 options:
@@ -278,46 +389,66 @@ options:
 					withC = withC || v[0] == '-'
 				case 'o', 'O':
 					i++ // takes the next word
+				case 's':
+					i = len(ws) // -s: commands from the input, the rest are arguments
 				}
 			}
 		default:
 			break options
 		}
 	}
-	if !withC || i >= len(ws) {
-		an.emit(ws, forms)
+	if !withC {
+		an.emit(keep, ws, fs)
+		if i >= len(ws) {
+			an.opaque(keep, ws)
+			an.danger("runs a command not known until run time: " + joinWords(append(slices.Clone(keep), ws...)))
+		}
+		return an.check(name, keep, ws, depth, fs)
+	}
+	if i >= len(ws) {
+		an.emit(keep, ws, fs)
 		return nil
 	}
-	script := ws[i]
-	if !script.lit {
-		an.emit(ws, forms)
-		an.danger("runs a command not known until run time: " + joinWords(ws))
+	return an.text(keep, ws, ws[i], name+" -c", depth, fs)
+}
+
+// text analyses the shell text t that the command ws runs, as bash -c does.
+func (an *analyzer) text(keep, ws []word, t word, what string, depth int, fs forms) error {
+	if !t.lit {
+		an.emit(keep, ws, fs)
+		an.opaque(keep, ws)
+		an.code(what + " with text not known until run time")
+		an.danger("runs a command not known until run time: " + joinWords(append(slices.Clone(keep), ws...)))
 		return nil
 	}
 	if depth >= maxNesting {
-		an.emit(ws, forms)
+		an.emit(keep, ws, fs)
+		an.opaque(keep, ws)
 		an.danger("shell commands nested too deeply to analyse")
 		return nil
 	}
-	if err := an.source(script.val, depth+1, forms); err != nil {
-		return fmt.Errorf("%s -c: %w", name, err)
+	// The text's commands inherit what stays in front of the wrapper.
+	if err := an.source(t.val, depth+1, &fs, keep); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	return nil
 }
 
-// eval parses the text eval is given, which is its words joined by spaces.
-func (an *analyzer) eval(ws []word, depth int, forms []string) error {
+// eval records eval, which runs its words as shell text: always code, and when the
+// words are literal their commands are analysed so that deny rules still see them.
+func (an *analyzer) eval(keep, ws []word, depth int, fs forms) error {
+	an.emit(keep, ws, fs)
 	if len(ws) == 1 {
-		an.emit(ws, forms)
 		return nil
 	}
+	an.code("eval")
 	if slices.ContainsFunc(ws[1:], func(w word) bool { return !w.lit }) {
-		an.emit(ws, forms)
-		an.danger("runs a command not known until run time: " + joinWords(ws))
+		an.opaque(keep, ws)
+		an.danger("runs a command not known until run time: " + joinWords(append(slices.Clone(keep), ws...)))
 		return nil
 	}
 	if depth >= maxNesting {
-		an.emit(ws, forms)
+		an.opaque(keep, ws)
 		an.danger("shell commands nested too deeply to analyse")
 		return nil
 	}
@@ -325,15 +456,15 @@ func (an *analyzer) eval(ws []word, depth int, forms []string) error {
 	for i, w := range ws[1:] {
 		text[i] = w.val
 	}
-	if err := an.source(strings.Join(text, " "), depth+1, forms); err != nil {
+	if err := an.source(strings.Join(text, " "), depth+1, &fs, keep); err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}
 	return nil
 }
 
-// check records the Dangerous reasons of an unwrapped command named name, and analyses
-// the commands find runs.
-func (an *analyzer) check(name string, ws []word, depth int, forms []string) error {
+// check records the Dangerous reasons and Code of an unwrapped command named name, the
+// files it writes, and analyses the commands find runs.
+func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) error {
 	args := ws[1:]
 	switch {
 	case name == "rm":
@@ -345,8 +476,6 @@ func (an *analyzer) check(name string, ws []word, depth int, forms []string) err
 				an.danger("rm -f")
 			}
 		}
-	case name == "su":
-		an.danger("su")
 	case name == "chmod" || name == "chown" || name == "chgrp":
 		for _, a := range options(args) {
 			if a == "--recursive" || !strings.HasPrefix(a, "--") && strings.Contains(a, "R") {
@@ -380,15 +509,22 @@ func (an *analyzer) check(name string, ws []word, depth int, forms []string) err
 				}
 			}
 		}
+	case name == "cp" || name == "mv" || name == "install" || name == "ln":
+		if t, ok := destination(name, args); ok {
+			an.write(t)
+		}
 	case name == "find":
-		return an.find(args, depth, forms)
+		return an.find(keep, args, depth, fs)
+	default:
+		an.builtin(name, keep, ws)
+		an.interpreter(name, keep, ws)
 	}
 	return nil
 }
 
 // find records find's actions that run or delete, and analyses the commands that
 // -exec, -execdir, -ok and -okdir run.
-func (an *analyzer) find(args []word, depth int, forms []string) error {
+func (an *analyzer) find(keep, args []word, depth int, fs forms) error {
 	var first error
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -407,7 +543,7 @@ func (an *analyzer) find(args []word, depth int, forms []string) error {
 			if sub := args[i+1 : end]; len(sub) > 0 {
 				if depth >= maxNesting {
 					an.danger("shell commands nested too deeply to analyse")
-				} else if err := an.call(sub, depth+1, forms); err != nil && first == nil {
+				} else if err := an.call(keep, sub, depth+1, &fs); err != nil && first == nil {
 					first = err
 				}
 			}
@@ -435,61 +571,49 @@ func (an *analyzer) redirect(src string, r *syntax.Redirect) {
 	}
 }
 
-// write records a write to the file w names when it lies outside the workspace.
-func (an *analyzer) write(w word) {
-	if !w.lit {
-		an.danger("writes to a path not known until run time: " + w.src)
-		return
-	}
-	p := w.val
-	switch {
-	case p == "" || p == "/dev/null" || p == "/dev/stdout" || p == "/dev/stderr":
-		return
-	case strings.HasPrefix(p, "~"):
-		an.danger("writes under a home directory: " + p)
-		return
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(an.base(), p)
-	}
-	p = filepath.Clean(p)
-	if !an.inside(p) {
-		an.danger("writes outside the workspace: " + p)
-	}
-}
-
-// base is the directory relative paths resolve against.
-func (an *analyzer) base() string {
-	dir := an.dir
-	if len(an.roots) > 0 && !filepath.IsAbs(dir) {
-		dir = filepath.Join(an.roots[0], dir)
-	}
-	return dir
-}
-
-// inside reports whether the clean path p lies in one of the roots.
-func (an *analyzer) inside(p string) bool {
-	for _, r := range an.roots {
-		if r == "" {
-			continue
-		}
-		rel, err := filepath.Rel(filepath.Clean(r), p)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
-			return true
-		}
-	}
-	return false
-}
-
-// emit records a command; forms are its forms from the outermost wrapper in.
-func (an *analyzer) emit(ws []word, forms []string) {
-	an.out.Commands = append(an.out.Commands, joinWords(ws))
-	an.forms = append(an.forms, slices.Clone(forms))
+// emit records a command: kept words and ws; fs are its forms from the outermost
+// wrapper in.
+func (an *analyzer) emit(keep, ws []word, fs forms) {
+	an.out.Commands = append(an.out.Commands, joinWords(append(slices.Clone(keep), ws...)))
+	an.forms = append(an.forms, fs.clone())
 	root := rootName(ws[0])
-	if !an.seenRoot[root] {
-		an.seenRoot[root] = true
-		an.out.Roots = append(an.out.Roots, root)
+	if len(keep) > 0 {
+		root = joinWords(keep) + " " + root
 	}
+	an.root(root)
+}
+
+// emitWhole records a command whose every word is part of its root: assignments and
+// the builtins that set variables, so that an "always" for one of them allows only
+// that same statement.
+func (an *analyzer) emitWhole(ws []word, outer *forms) {
+	var fs forms
+	if outer != nil {
+		fs = outer.clone()
+	}
+	fs.add(nil, ws)
+	line := joinWords(ws)
+	an.out.Commands = append(an.out.Commands, line)
+	an.forms = append(an.forms, fs)
+	an.root(line)
+}
+
+// root records an entry of Roots once.
+func (an *analyzer) root(r string) {
+	if !an.seenRoot[r] {
+		an.seenRoot[r] = true
+		an.out.Roots = append(an.out.Roots, r)
+	}
+}
+
+// clone returns a copy of fs that shares nothing with it.
+func (fs forms) clone() forms {
+	return forms{exact: slices.Clone(fs.exact), loose: slices.Clone(fs.loose)}
+}
+
+// opaque records a command whose program is not known before it runs.
+func (an *analyzer) opaque(keep, ws []word) {
+	an.out.Opaque = append(an.out.Opaque, joinWords(append(slices.Clone(keep), ws...)))
 }
 
 // danger records a Dangerous reason once.
@@ -500,285 +624,11 @@ func (an *analyzer) danger(reason string) {
 	}
 }
 
-// word is a shell word: its value when it is literal (no expansions, globs or ANSI-C
-// quoting; quotes and escapes removed), and its source text.
-type word struct {
-	val string
-	src string
-	lit bool
-}
-
-// text is the word's value if literal, otherwise its source.
-func (w word) text() string {
-	if w.lit {
-		return w.val
+// code records something bash evaluates as code.
+func (an *analyzer) code(what string) {
+	an.out.Substitution = true
+	if !an.seenCode[what] {
+		an.seenCode[what] = true
+		an.out.Code = append(an.out.Code, what)
 	}
-	return w.src
-}
-
-// newWord reads w, whose source is src.
-func newWord(src string, w *syntax.Word) word {
-	out := word{src: nodeText(src, w), lit: true}
-	var b strings.Builder
-	// Globs and brace expansion only happen outside quotes, and a brace or bracket
-	// expression may span parts ({a,"b"}), so their characters are tracked across parts.
-	var openBrace, openBracket bool
-	for _, part := range w.Parts {
-		switch p := part.(type) {
-		case *syntax.Lit:
-			v, glob := unescape(p.Value, &openBrace, &openBracket)
-			b.WriteString(v)
-			out.lit = out.lit && !glob
-		case *syntax.SglQuoted:
-			b.WriteString(p.Value)
-			out.lit = out.lit && !p.Dollar
-		case *syntax.DblQuoted:
-			out.lit = out.lit && !p.Dollar
-			for _, q := range p.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok {
-					out.lit = false
-					break
-				}
-				b.WriteString(unescapeQuoted(l.Value))
-			}
-		default:
-			out.lit = false
-		}
-	}
-	if out.lit {
-		out.val = b.String()
-	} else {
-		out.val = out.src
-	}
-	return out
-}
-
-// unescape removes the backslashes of an unquoted literal and reports whether it holds
-// a glob or brace expansion; openBrace and openBracket carry state between parts.
-func unescape(s string, openBrace, openBracket *bool) (string, bool) {
-	var b strings.Builder
-	glob := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch c {
-		case '\\':
-			if i+1 < len(s) {
-				i++
-				if s[i] != '\n' {
-					b.WriteByte(s[i])
-				}
-				continue
-			}
-		case '*', '?':
-			glob = true
-		case '[':
-			*openBracket = true
-		case ']':
-			glob = glob || *openBracket
-		case '{':
-			*openBrace = true
-		case '}':
-			glob = glob || *openBrace
-		}
-		b.WriteByte(c)
-	}
-	return b.String(), glob
-}
-
-// unescapeQuoted removes the backslashes that escape within double quotes.
-func unescapeQuoted(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
-			i++
-			if s[i] != '\n' {
-				b.WriteByte(s[i])
-			}
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// nodeText returns the source of n, printing it when its position does not fit src.
-func nodeText(src string, n syntax.Node) string {
-	start, end := n.Pos().Offset(), n.End().Offset()
-	if n.Pos().IsValid() && n.End().IsValid() && start < end && end <= uint(len(src)) {
-		return src[start:end]
-	}
-	var b strings.Builder
-	if err := syntax.NewPrinter().Print(&b, n); err != nil || b.Len() == 0 {
-		return "''"
-	}
-	return b.String()
-}
-
-// joinWords renders words as a command line, showing an empty word as a pair of
-// single quotes.
-func joinWords(ws []word) string {
-	parts := make([]string, len(ws))
-	for i, w := range ws {
-		parts[i] = w.text()
-		if parts[i] == "" {
-			parts[i] = "''"
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-// rootName is the program name of a command whose first word is w.
-func rootName(w word) string {
-	if !w.lit {
-		return w.src
-	}
-	if name := baseName(w.val); name != "" {
-		return name
-	}
-	return "''"
-}
-
-// baseName is the last element of a slash-separated path, "/" for "/".
-func baseName(p string) string {
-	t := strings.TrimRight(p, "/")
-	if t == "" {
-		return p
-	}
-	return t[strings.LastIndexByte(t, '/')+1:]
-}
-
-// options returns the literal option words of args, up to "--".
-func options(args []word) []string {
-	var opts []string
-	for _, a := range args {
-		if !a.lit || len(a.val) < 2 || a.val[0] != '-' {
-			continue
-		}
-		if a.val == "--" {
-			break
-		}
-		opts = append(opts, a.val)
-	}
-	return opts
-}
-
-// isDigits reports whether s is made of ASCII digits only.
-func isDigits(s string) bool {
-	for i := range len(s) {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// optionSpec describes a wrapper's options, for skipping them.
-type optionSpec struct {
-	// arg lists the short options taking an argument, attached or in the next word.
-	arg string
-	// attached lists the short options whose optional argument can only be attached.
-	attached string
-	// long lists the long options taking an argument in the next word unless given
-	// with "=".
-	long []string
-	// dash makes a lone "-" an option, as for env.
-	dash bool
-}
-
-// The options of the wrappers.
-var (
-	sudoOptions = optionSpec{
-		arg:  "CDghprtTUuR",
-		long: []string{"chdir", "chroot", "close-from", "command-timeout", "group", "host", "other-user", "prompt", "role", "type", "user"},
-	}
-	envOptions     = optionSpec{arg: "uCS", long: []string{"unset", "chdir", "split-string"}, dash: true}
-	timeoutOptions = optionSpec{arg: "ks", long: []string{"kill-after", "signal"}}
-	niceOptions    = optionSpec{arg: "n", long: []string{"adjustment"}}
-	xargsOptions   = optionSpec{
-		arg:      "adEILnPs",
-		attached: "eil",
-		long:     []string{"arg-file", "delimiter", "max-args", "max-chars", "max-lines", "max-procs", "process-slot-var"},
-	}
-	commandOptions = optionSpec{}
-	execOptions    = optionSpec{arg: "a"}
-	timeOptions    = optionSpec{arg: "fo", long: []string{"format", "output"}}
-)
-
-// skipOptions returns the words after the options at the start of ws. onArg, when not
-// nil, sees each option (a short option's letter or a long option's name) with its
-// argument, the zero word if it has none.
-func skipOptions(ws []word, spec optionSpec, onArg func(opt string, arg word)) []word {
-	if onArg == nil {
-		onArg = func(string, word) {}
-	}
-	for i := 0; i < len(ws); i++ {
-		w := ws[i]
-		if !w.lit {
-			return ws[i:]
-		}
-		v := w.val
-		switch {
-		case v == "--":
-			return ws[i+1:]
-		case v == "-" && spec.dash:
-		case strings.HasPrefix(v, "--"):
-			name, val, hasVal := strings.Cut(v[2:], "=")
-			switch {
-			case hasVal:
-				onArg(name, word{val: val, src: val, lit: true})
-			case slices.Contains(spec.long, name) && i+1 < len(ws):
-				i++
-				onArg(name, ws[i])
-			default:
-				onArg(name, word{})
-			}
-		case len(v) > 1 && v[0] == '-':
-			for j := 1; j < len(v); j++ {
-				c := v[j : j+1]
-				if strings.Contains(spec.arg, c) {
-					if j+1 < len(v) {
-						onArg(c, word{val: v[j+1:], src: v[j+1:], lit: true})
-					} else if i+1 < len(ws) {
-						i++
-						onArg(c, ws[i])
-					}
-					break
-				}
-				if strings.Contains(spec.attached, c) {
-					onArg(c, word{val: v[j+1:], src: v[j+1:], lit: true})
-					break
-				}
-				onArg(c, word{})
-			}
-		default:
-			return ws[i:]
-		}
-	}
-	return nil
-}
-
-// skipAssignments returns ws after its leading NAME=value words.
-func skipAssignments(ws []word) []word {
-	for len(ws) > 0 && isAssignment(ws[0].text()) {
-		ws = ws[1:]
-	}
-	return ws
-}
-
-// isAssignment reports whether s has the form NAME=value.
-func isAssignment(s string) bool {
-	name, _, ok := strings.Cut(s, "=")
-	if !ok || name == "" {
-		return false
-	}
-	for i, c := range name {
-		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (i == 0 || c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
 }

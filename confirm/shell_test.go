@@ -38,7 +38,7 @@ var analyzeTests = []struct {
 	{name: "for", cmd: "for f in a b; do echo $f; done",
 		want: Analysis{Commands: []string{"echo $f"}, Roots: []string{"echo"}}},
 	{name: "while", cmd: `while read -r line; do echo "$line"; done < in.txt`,
-		want: Analysis{Commands: []string{"read -r line", `echo "$line"`}, Roots: []string{"read", "echo"}}},
+		want: Analysis{Commands: []string{"read -r line", `echo "$line"`}, Roots: []string{"read -r line", "echo"}}},
 	{name: "case", cmd: "case $x in a) ls;; *) pwd;; esac",
 		want: Analysis{Commands: []string{"ls", "pwd"}, Roots: []string{"ls", "pwd"}}},
 	{name: "function", cmd: "f() { go vet ./...; }; f",
@@ -46,10 +46,10 @@ var analyzeTests = []struct {
 	{name: "roots deduplicated", cmd: "ls a; git log; ls b",
 		want: Analysis{Commands: []string{"ls a", "git log", "ls b"}, Roots: []string{"ls", "git"}}},
 	{name: "leading assignments", cmd: "FOO=1 BAR=2 make build",
-		want: Analysis{Commands: []string{"make build"}, Roots: []string{"make"}}},
-	{name: "assignment only", cmd: "FOO=1", want: Analysis{}},
+		want: Analysis{Commands: []string{"FOO=1 BAR=2 make build"}, Roots: []string{"FOO=1 BAR=2 make"}}},
+	{name: "assignment only", cmd: "FOO=1", want: Analysis{Commands: []string{"FOO=1"}, Roots: []string{"FOO=1"}}},
 	{name: "declaration", cmd: "export PATH=$PATH:/opt/bin",
-		want: Analysis{Commands: []string{"export PATH=$PATH:/opt/bin"}, Roots: []string{"export"}}},
+		want: Analysis{Commands: []string{"export PATH=$PATH:/opt/bin"}, Roots: []string{"export PATH=$PATH:/opt/bin"}}},
 	{name: "path root", cmd: "/usr/bin/git log --oneline",
 		want: Analysis{Commands: []string{"/usr/bin/git log --oneline"}, Roots: []string{"git"}}},
 	{name: "relative path root", cmd: "./scripts/build.sh -v",
@@ -69,16 +69,16 @@ var analyzeTests = []struct {
 	{name: "empty word", cmd: `"" x`,
 		want: Analysis{Commands: []string{"'' x"}, Roots: []string{"''"}}},
 	{name: "variable command name", cmd: "$EDITOR notes.txt",
-		want: Analysis{Commands: []string{"$EDITOR notes.txt"}, Roots: []string{"$EDITOR"},
+		want: Analysis{Commands: []string{"$EDITOR notes.txt"}, Opaque: []string{"$EDITOR notes.txt"}, Roots: []string{"$EDITOR"},
 			Dangerous: []string{"command name not known until run time: $EDITOR"}}},
 	{name: "glob command name", cmd: "/bin/r? -rf /",
-		want: Analysis{Commands: []string{"/bin/r? -rf /"}, Roots: []string{"/bin/r?"},
+		want: Analysis{Commands: []string{"/bin/r? -rf /"}, Opaque: []string{"/bin/r? -rf /"}, Roots: []string{"/bin/r?"},
 			Dangerous: []string{"command name not known until run time: /bin/r?"}}},
 	{name: "brace command name", cmd: "{rm,-rf,/}",
-		want: Analysis{Commands: []string{"{rm,-rf,/}"}, Roots: []string{"{rm,-rf,/}"},
+		want: Analysis{Commands: []string{"{rm,-rf,/}"}, Opaque: []string{"{rm,-rf,/}"}, Roots: []string{"{rm,-rf,/}"},
 			Dangerous: []string{"command name not known until run time: {rm,-rf,/}"}}},
 	{name: "ansi-c command name", cmd: `$'\x72m' x`,
-		want: Analysis{Commands: []string{`$'\x72m' x`}, Roots: []string{`$'\x72m'`},
+		want: Analysis{Commands: []string{`$'\x72m' x`}, Opaque: []string{`$'\x72m' x`}, Roots: []string{`$'\x72m'`},
 			Dangerous: []string{`command name not known until run time: $'\x72m'`}}},
 	{name: "test bracket is literal", cmd: "[ -f x ] && cat x",
 		want: Analysis{Commands: []string{"[ -f x ]", "cat x"}, Roots: []string{"[", "cat"}}},
@@ -87,7 +87,7 @@ var analyzeTests = []struct {
 	{name: "sudo", cmd: "sudo -u root -E apt-get install -y vim",
 		want: Analysis{Commands: []string{"apt-get install -y vim"}, Roots: []string{"apt-get"}, Dangerous: []string{"sudo"}}},
 	{name: "sudo assignments", cmd: "sudo --user=root FOO=1 make",
-		want: Analysis{Commands: []string{"make"}, Roots: []string{"make"}, Dangerous: []string{"sudo"}}},
+		want: Analysis{Commands: []string{"FOO=1 make"}, Roots: []string{"FOO=1 make"}, Dangerous: []string{"sudo"}}},
 	{name: "sudo alone", cmd: "sudo -i",
 		want: Analysis{Commands: []string{"sudo -i"}, Roots: []string{"sudo"}, Dangerous: []string{"sudo"}}},
 	{name: "sudo edit", cmd: "sudo -e /etc/hosts",
@@ -95,15 +95,17 @@ var analyzeTests = []struct {
 	{name: "doas", cmd: "doas -u admin ls",
 		want: Analysis{Commands: []string{"ls"}, Roots: []string{"ls"}, Dangerous: []string{"doas"}}},
 	{name: "env", cmd: "env -i PATH=/bin FOO=$x go test ./...",
-		want: Analysis{Commands: []string{"go test ./..."}, Roots: []string{"go"}}},
+		want: Analysis{Commands: []string{"env -i PATH=/bin FOO=$x go test ./..."}, Roots: []string{"env -i PATH=/bin FOO=$x go"}}},
 	{name: "env options with arguments", cmd: "env -u HOME -C /tmp --unset=X - make",
-		want: Analysis{Commands: []string{"make"}, Roots: []string{"make"}}},
+		want: Analysis{Commands: []string{"env -u HOME -C /tmp --unset=X - make"}, Roots: []string{"env -u HOME -C /tmp --unset=X - make"}}},
+	{name: "env assignments", cmd: "env GIT_SSH_COMMAND=x git fetch",
+		want: Analysis{Commands: []string{"GIT_SSH_COMMAND=x git fetch"}, Roots: []string{"GIT_SSH_COMMAND=x git"}}},
 	{name: "env alone", cmd: "env FOO=1",
 		want: Analysis{Commands: []string{"env FOO=1"}, Roots: []string{"env"}}},
 	{name: "env split string", cmd: "env -S 'A=1 go test -run X' ./pkg",
-		want: Analysis{Commands: []string{"go test -run X ./pkg"}, Roots: []string{"go"}}},
+		want: Analysis{Commands: []string{"A=1 go test -run X ./pkg"}, Roots: []string{"A=1 go"}}},
 	{name: "env split string expansion", cmd: `env -S "$CMD"`,
-		want: Analysis{Commands: []string{`env -S "$CMD"`}, Roots: []string{"env"},
+		want: Analysis{Commands: []string{`env -S "$CMD"`}, Opaque: []string{`env -S "$CMD"`}, Roots: []string{"env"},
 			Dangerous: []string{`runs a command not known until run time: env -S "$CMD"`}}},
 	{name: "timeout", cmd: "timeout 30s go test",
 		want: Analysis{Commands: []string{"go test"}, Roots: []string{"go"}}},
@@ -128,7 +130,7 @@ var analyzeTests = []struct {
 	{name: "gnu time output outside", cmd: "command time -o /tmp/t make",
 		want: Analysis{Commands: []string{"make"}, Roots: []string{"make"}, Dangerous: []string{"writes outside the workspace: /tmp/t"}}},
 	{name: "wrappers stacked", cmd: "timeout 5 sudo env A=1 nice -n 2 xargs rm -rf build",
-		want: Analysis{Commands: []string{"rm -rf build"}, Roots: []string{"rm"}, Dangerous: []string{"sudo", "rm -r", "rm -f"}}},
+		want: Analysis{Commands: []string{"A=1 rm -rf build"}, Roots: []string{"A=1 rm"}, Dangerous: []string{"sudo", "rm -r", "rm -f"}}},
 	{name: "bash -c", cmd: "bash -c 'git status && ls'",
 		want: Analysis{Commands: []string{"git status", "ls"}, Roots: []string{"git", "ls"}}},
 	{name: "sh -c double quotes", cmd: `sh -c "echo \"hi there\""`,
@@ -140,12 +142,14 @@ var analyzeTests = []struct {
 	{name: "bash script", cmd: "bash script.sh arg",
 		want: Analysis{Commands: []string{"bash script.sh arg"}, Roots: []string{"bash"}}},
 	{name: "bash -c expansion", cmd: `bash -c "$CMD"`,
-		want: Analysis{Commands: []string{`bash -c "$CMD"`}, Roots: []string{"bash"},
+		want: Analysis{Commands: []string{`bash -c "$CMD"`}, Roots: []string{"bash"}, Substitution: true,
+			Code: []string{"bash -c with text not known until run time"}, Opaque: []string{`bash -c "$CMD"`},
 			Dangerous: []string{`runs a command not known until run time: bash -c "$CMD"`}}},
 	{name: "eval", cmd: "eval 'ls -l' '&&' pwd",
-		want: Analysis{Commands: []string{"ls -l", "pwd"}, Roots: []string{"ls", "pwd"}}},
+		want: Analysis{Commands: []string{"eval ls -l && pwd", "ls -l", "pwd"}, Roots: []string{"eval", "ls", "pwd"}, Substitution: true, Code: []string{"eval"}}},
 	{name: "eval expansion", cmd: `eval "$(ssh-agent -s)"`,
 		want: Analysis{Commands: []string{`eval "$(ssh-agent -s)"`, "ssh-agent -s"}, Roots: []string{"eval", "ssh-agent"}, Substitution: true,
+			Code: []string{"eval"}, Opaque: []string{`eval "$(ssh-agent -s)"`},
 			Dangerous: []string{`runs a command not known until run time: eval "$(ssh-agent -s)"`}}},
 
 	// Substitutions.
@@ -163,7 +167,7 @@ var analyzeTests = []struct {
 		want: Analysis{Commands: []string{"make", "grep err"}, Roots: []string{"make", "grep"}, Substitution: true,
 			Dangerous: []string{"writes to a path not known until run time: >(grep err)"}}},
 	{name: "substitution in assignment", cmd: "V=$(id) make",
-		want: Analysis{Commands: []string{"make", "id"}, Roots: []string{"make", "id"}, Substitution: true}},
+		want: Analysis{Commands: []string{"V=$(id) make", "id"}, Roots: []string{"V=$(id) make", "id"}, Substitution: true}},
 	{name: "substitution in bash -c", cmd: "bash -c 'echo $(date)'",
 		want: Analysis{Commands: []string{"echo $(date)", "date"}, Roots: []string{"echo", "date"}, Substitution: true}},
 	{name: "substitution in heredoc", cmd: "cat <<EOF\n$(id)\nEOF",
@@ -241,7 +245,7 @@ var analyzeTests = []struct {
 	{name: "plain chmod", cmd: "chmod -x script.sh",
 		want: Analysis{Commands: []string{"chmod -x script.sh"}, Roots: []string{"chmod"}}},
 	{name: "su", cmd: "su -c ls root",
-		want: Analysis{Commands: []string{"su -c ls root"}, Roots: []string{"su"}, Dangerous: []string{"su"}}},
+		want: Analysis{Commands: []string{"ls"}, Roots: []string{"ls"}, Dangerous: []string{"su"}}},
 	{name: "dangerous in substitution", cmd: "echo $(rm -rf ~)",
 		want: Analysis{Commands: []string{"echo $(rm -rf ~)", "rm -rf ~"}, Roots: []string{"echo", "rm"}, Substitution: true, Dangerous: []string{"rm -r", "rm -f"}}},
 }
@@ -275,6 +279,15 @@ func checkAnalysis(t *testing.T, cmd string, got, want Analysis) {
 	}
 	if !slices.Equal(got.Dangerous, want.Dangerous) {
 		t.Errorf("Analyze(%q).Dangerous = %q, want %q", cmd, got.Dangerous, want.Dangerous)
+	}
+	if !slices.Equal(got.Code, want.Code) {
+		t.Errorf("Analyze(%q).Code = %q, want %q", cmd, got.Code, want.Code)
+	}
+	if !slices.Equal(got.Opaque, want.Opaque) {
+		t.Errorf("Analyze(%q).Opaque = %q, want %q", cmd, got.Opaque, want.Opaque)
+	}
+	if !slices.Equal(got.Sensitive, want.Sensitive) {
+		t.Errorf("Analyze(%q).Sensitive = %q, want %q", cmd, got.Sensitive, want.Sensitive)
 	}
 }
 
@@ -364,24 +377,29 @@ func TestAnalyzeNestingBound(t *testing.T) {
 }
 
 // TestAnalyzeForms checks the forms policy rules match: each command from its outermost
-// wrapper in, with paths shortened to program names.
+// wrapper in, with paths shortened to program names; the loose forms drop what changes
+// what runs.
 func TestAnalyzeForms(t *testing.T) {
 	tests := []struct {
 		cmd  string
-		want [][]string
+		want []forms
 	}{
-		{"ls && git status", [][]string{{"ls"}, {"git status"}}},
-		{"sudo -u x /bin/rm -rf y", [][]string{{"sudo -u x /bin/rm -rf y", "/bin/rm -rf y", "rm -rf y"}}},
-		{"bash -c 'timeout 5 make'", [][]string{{"bash -c timeout 5 make", "timeout 5 make", "make"}}},
-		{"find . -exec rm {} +", [][]string{{"find . -exec rm {} +"}, {"find . -exec rm {} +", "rm {}"}}},
+		{"ls && git status", []forms{{exact: []string{"ls"}}, {exact: []string{"git status"}}}},
+		{"sudo -u x /bin/rm -rf y", []forms{{exact: []string{"sudo -u x /bin/rm -rf y", "/bin/rm -rf y", "rm -rf y"}}}},
+		{"bash -c 'timeout 5 make'", []forms{{exact: []string{"bash -c timeout 5 make", "timeout 5 make", "make"}}}},
+		{"find . -exec rm {} +", []forms{{exact: []string{"find . -exec rm {} +"}}, {exact: []string{"find . -exec rm {} +", "rm {}"}}}},
+		{"FOO=1 timeout 5 make", []forms{{exact: []string{"FOO=1 timeout 5 make", "FOO=1 make"}, loose: []string{"timeout 5 make", "make"}}}},
+		{"env -i PATH=/x make", []forms{{exact: []string{"env -i PATH=/x make"}, loose: []string{"make"}}}},
+		{"git -C . -c a=b commit -m x", []forms{{exact: []string{"git -C . -c a=b commit -m x"}, loose: []string{"git commit -m x"}}}},
+		{"X=1; export Y=2", []forms{{exact: []string{"X=1"}}, {exact: []string{"export Y=2"}}}},
 	}
 	for _, tt := range tests {
-		_, forms, err := analyze(tt.cmd, testRoot, testRoots)
+		_, got, err := analyze(tt.cmd, Env{Dir: testRoot, Roots: testRoots})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(forms, tt.want) {
-			t.Errorf("forms of %q = %q, want %q", tt.cmd, forms, tt.want)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("forms of %q = %+v, want %+v", tt.cmd, got, tt.want)
 		}
 	}
 }

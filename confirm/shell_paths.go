@@ -1,0 +1,246 @@
+package confirm
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// sensitiveDirs are the folders of a workspace whose files configure what runs or what
+// is allowed: git hooks and config, agentls's and Gemini CLI's settings, VS Code's tasks
+// and settings. Compared without regard to case, as a case-insensitive file system
+// would.
+var sensitiveDirs = []string{".git", ".agentls", ".gemini", ".vscode"}
+
+// maxBases bounds the directories a line's relative paths are judged against.
+const maxBases = 16
+
+// directories collects the directories that the cd, pushd and popd commands of the
+// parsed line f (whose source is src) may change to, so that a relative write is
+// judged against each of them.
+func (an *analyzer) directories(src string, f *syntax.File) {
+	if an.bases == nil {
+		an.bases = []string{an.base()}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		c, ok := n.(*syntax.CallExpr)
+		if !ok || len(c.Args) == 0 {
+			return true
+		}
+		ws := make([]word, len(c.Args))
+		for i, w := range c.Args {
+			ws[i] = newWord(src, w)
+		}
+		for len(ws) > 0 && ws[0].lit && (ws[0].val == "builtin" || ws[0].val == "command") {
+			ws = ws[1:]
+		}
+		if len(ws) == 0 || !ws[0].lit {
+			return true
+		}
+		switch ws[0].val {
+		case "cd", "pushd":
+		case "popd":
+			an.unknownBase = true
+			return true
+		default:
+			return true
+		}
+		args := ws[1:]
+		for len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].val, "-") && args[0].val != "-" {
+			if args[0].val == "--" {
+				args = args[1:]
+				break
+			}
+			args = args[1:]
+		}
+		if len(args) == 0 || !args[0].lit || args[0].val == "-" || strings.HasPrefix(args[0].val, "~") || strings.HasPrefix(args[0].val, "+") {
+			// Home, the previous directory, the directory stack, or an expansion.
+			an.unknownBase = true
+			return true
+		}
+		target := args[0].val
+		var next []string
+		for _, b := range an.bases {
+			if filepath.IsAbs(target) {
+				next = append(next, resolvePath(target))
+			} else {
+				next = append(next, resolvePath(b+string(filepath.Separator)+target))
+			}
+		}
+		for _, d := range next {
+			if len(an.bases) >= maxBases {
+				an.unknownBase = true
+				break
+			}
+			if !slices.Contains(an.bases, d) {
+				an.bases = append(an.bases, d)
+			}
+		}
+		return true
+	})
+}
+
+// write records a write to the file w names when it lies outside the workspace or is
+// sensitive.
+func (an *analyzer) write(w word) {
+	if !w.lit {
+		an.danger("writes to a path not known until run time: " + w.src)
+		return
+	}
+	p := w.val
+	switch {
+	case p == "" || p == "/dev/null" || p == "/dev/stdout" || p == "/dev/stderr":
+		return
+	case strings.HasPrefix(p, "~"):
+		an.danger("writes under a home directory: " + p)
+		return
+	}
+	if filepath.IsAbs(p) {
+		an.writeTo(resolvePath(p))
+		return
+	}
+	if an.unknownBase {
+		an.danger("writes to a path not known until run time: " + p + " (the line changes to a directory not known until run time)")
+		return
+	}
+	if an.bases == nil {
+		an.bases = []string{an.base()}
+	}
+	for _, b := range an.bases {
+		an.writeTo(resolvePath(b + string(filepath.Separator) + p))
+	}
+}
+
+// writeTo judges a write to the resolved path p.
+func (an *analyzer) writeTo(p string) {
+	if !inside(an.roots, p) {
+		an.danger("writes outside the workspace: " + p)
+	}
+	if why := sensitivePath(p, an.roots, an.protected); why != "" && !slices.Contains(an.out.Sensitive, p) {
+		an.out.Sensitive = append(an.out.Sensitive, p)
+	}
+}
+
+// base is the directory relative paths resolve against.
+func (an *analyzer) base() string {
+	dir := an.env.Dir
+	if len(an.env.Roots) > 0 && !filepath.IsAbs(dir) {
+		dir = filepath.Join(an.env.Roots[0], dir)
+	}
+	return dir
+}
+
+// sensitivePath says why writing the resolved path p needs consent in every mode but
+// yolo, or returns "": a path under one of the workspace's sensitiveDirs, or under one
+// of the protected paths.
+func sensitivePath(p string, roots, protected []string) string {
+	for _, r := range protected {
+		if r != "" && within(r, p) {
+			return "it is part of the user's agentls or Gemini CLI settings"
+		}
+	}
+	for _, r := range roots {
+		if r == "" || !within(r, p) {
+			continue
+		}
+		rel, err := filepath.Rel(r, p)
+		if err != nil {
+			continue
+		}
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			for _, d := range sensitiveDirs {
+				if strings.EqualFold(part, d) {
+					return "it is under " + d + ", whose files configure what runs and what is allowed"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// SensitivePath says why writing the file at path needs consent even in auto_edit
+// mode, or returns "" when it does not. path is resolved as the kernel would (symbolic
+// links followed, through a missing final part too) before it is compared with the
+// roots and the protected paths.
+func SensitivePath(path string, roots, protected []string) string {
+	return sensitivePath(resolvePath(path), realRoots(roots), realRoots(protected))
+}
+
+// inside reports whether the clean path p lies in one of the roots.
+func inside(roots []string, p string) bool {
+	for _, r := range roots {
+		if r != "" && within(r, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether p is dir or lies under it; both are clean.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// realRoots returns the paths with their symbolic links resolved, each cleaned as is
+// when it cannot be resolved (it may not exist yet).
+func realRoots(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		out = append(out, resolvePath(p))
+	}
+	return out
+}
+
+// maxLinks bounds symbolic link resolution, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// resolvePath returns the file an absolute path names, as opening it would: each
+// existing part's symbolic links are followed (a link to a missing file included, since
+// writing through it creates that file), ".." applies to the directory reached so far,
+// and the parts from the first missing one on are joined as written.
+func resolvePath(p string) string {
+	if !filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	parts := strings.Split(p, string(filepath.Separator))
+	cur := string(filepath.Separator)
+	links := 0
+	for i := 0; i < len(parts); i++ {
+		part := parts[i]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, part)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		links++
+		target, err := os.Readlink(next)
+		if err != nil || links > maxLinks {
+			return filepath.Join(append([]string{next}, parts[i+1:]...)...)
+		}
+		if filepath.IsAbs(target) {
+			cur = string(filepath.Separator)
+		}
+		parts = append(strings.Split(target, string(filepath.Separator)), parts[i+1:]...)
+		i = -1
+	}
+	return cur
+}

@@ -1,0 +1,494 @@
+package confirm
+
+import (
+	"slices"
+	"strings"
+)
+
+// unwrapped is what a wrapper command runs.
+type unwrapped struct {
+	// rest is the command the wrapper runs; empty when it runs none (sudo -e, ionice
+	// -p) or when text or opaque says otherwise.
+	rest []word
+	// keep are the wrapper's words that change what rest does (assignments, env -i,
+	// exec -c, unshare's namespaces): they stay in front of rest in its exact forms.
+	keep []word
+	// text is shell text the wrapper runs instead (su -c, script -c, watch).
+	text *word
+	// opaque reports a wrapper that runs a command its words do not show: a shell it
+	// starts, or one whose options cannot be told apart from its command.
+	opaque bool
+	// danger is a Dangerous reason the wrapper itself gives.
+	danger string
+	// writes are files the wrapper writes.
+	writes []word
+}
+
+// The option syntax of the wrappers that Analyze sees through.
+var (
+	sudoOptions = optionSpec{
+		arg:  "CDghprtTUuR",
+		long: []string{"chdir", "chroot", "close-from", "command-timeout", "group", "host", "other-user", "prompt", "role", "type", "user"},
+	}
+	envOptions     = optionSpec{arg: "uCS", long: []string{"unset", "chdir", "split-string"}, dash: true}
+	timeoutOptions = optionSpec{arg: "ks", long: []string{"kill-after", "signal"}}
+	niceOptions    = optionSpec{arg: "n", long: []string{"adjustment"}}
+	xargsOptions   = optionSpec{
+		arg:      "adEILnPs",
+		attached: "eil",
+		long:     []string{"arg-file", "delimiter", "max-args", "max-chars", "max-lines", "max-procs", "process-slot-var"},
+	}
+	execOptions    = optionSpec{arg: "a"}
+	timeOptions    = optionSpec{arg: "fo", long: []string{"format", "output"}}
+	stdbufOptions  = optionSpec{arg: "ioe", long: []string{"input", "output", "error"}}
+	ioniceOptions  = optionSpec{arg: "cnpPu", long: []string{"class", "classdata", "pid", "pgid", "uid"}}
+	chrtOptions    = optionSpec{arg: "TPD", long: []string{"sched-runtime", "sched-period", "sched-deadline"}}
+	tasksetOptions = optionSpec{}
+	flockOptions   = optionSpec{arg: "wEc", long: []string{"timeout", "wait", "conflict-exit-code", "command"}}
+	unshareOptions = optionSpec{
+		arg:      "RwSG",
+		attached: "muinpUCT",
+		long:     []string{"propagation", "setgroups", "root", "wd", "setuid", "setgid", "map-user", "map-group", "map-users", "map-groups", "monotonic", "boottime", "load-interp"},
+	}
+	scriptOptions = optionSpec{arg: "cEIOBTmo", long: []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"}}
+	watchOptions  = optionSpec{arg: "nq", long: []string{"interval", "equexit"}}
+	suOptions     = optionSpec{arg: "cgGsw", long: []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment"}, dash: true}
+	chrootOptions = optionSpec{long: []string{"groups", "userspec"}}
+)
+
+// unwrap reports whether the command ws, named name, is a wrapper, and what it runs.
+func unwrap(name string, ws []word) (unwrapped, bool) {
+	args := ws[1:]
+	var u unwrapped
+	switch name {
+	case "sudo", "doas", "pkexec", "run0":
+		u.danger = name
+		if name == "pkexec" || name == "run0" {
+			u.danger = "sudo"
+		}
+		edit := false
+		rest := skipOptions(args, sudoOptions, func(opt string, _ word) {
+			edit = edit || opt == "e" || opt == "edit"
+		})
+		if edit {
+			return u, true // sudo -e FILE edits the file, it runs no command
+		}
+		u.keep, u.rest = splitAssignments(rest)
+	case "env":
+		return unwrapEnv(ws), true
+	case "timeout":
+		u.rest = skipOptions(args, timeoutOptions, nil)
+		if len(u.rest) > 0 {
+			u.rest = u.rest[1:] // the duration
+		}
+	case "nice":
+		u.rest = skipOptions(args, niceOptions, nil)
+	case "nohup", "builtin", "busybox", "setsid", "catchsegv":
+		u.rest = skipOptions(args, optionSpec{}, nil)
+	case "xargs":
+		u.rest = skipOptions(args, xargsOptions, nil)
+		if len(u.rest) == 0 && len(args) > 0 {
+			return u, true // xargs alone runs echo
+		}
+	case "command":
+		lookup := false
+		u.rest = skipOptions(args, optionSpec{}, func(opt string, _ word) {
+			lookup = lookup || opt == "v" || opt == "V"
+		})
+		if lookup {
+			u.rest = nil // command -v only looks the name up
+		}
+	case "exec":
+		u.rest = skipOptions(args, execOptions, nil)
+		if n := len(ws) - len(u.rest); n > 1 && len(u.rest) > 0 {
+			// exec -c empties the environment, exec -a renames the program.
+			u.keep = slices.Clone(ws[:n])
+		}
+	case "time":
+		u.rest = skipOptions(args, timeOptions, func(opt string, arg word) {
+			if (opt == "o" || opt == "output") && (arg.lit || arg.src != "") {
+				u.writes = append(u.writes, arg)
+			}
+		})
+	case "stdbuf":
+		u.rest = skipOptions(args, stdbufOptions, nil)
+	case "ionice", "chrt", "taskset":
+		spec := map[string]optionSpec{"ionice": ioniceOptions, "chrt": chrtOptions, "taskset": tasksetOptions}[name]
+		pid := false
+		u.rest = skipOptions(args, spec, func(opt string, _ word) {
+			pid = pid || opt == "p" || opt == "pid" || opt == "P" || opt == "pgid" || opt == "u" || opt == "uid" || opt == "all-tasks" && name == "taskset"
+		})
+		if pid {
+			return unwrapped{danger: u.danger}, true // changes running processes, runs nothing
+		}
+		if name != "ionice" {
+			// chrt PRIORITY COMMAND, taskset MASK COMMAND
+			if len(u.rest) == 0 || !u.rest[0].lit {
+				return unwrapped{opaque: len(u.rest) > 0}, true
+			}
+			u.rest = u.rest[1:]
+		}
+	case "flock":
+		var text *word
+		rest := skipOptions(args, flockOptions, func(opt string, arg word) {
+			if opt == "c" || opt == "command" {
+				text = &arg
+			}
+		})
+		if len(rest) > 0 {
+			rest = rest[1:] // the lock file or descriptor
+		}
+		if text == nil && len(rest) > 1 && rest[0].lit && (rest[0].val == "-c" || rest[0].val == "--command") {
+			text = &rest[1]
+		}
+		if text != nil {
+			u.text = text
+			return u, true
+		}
+		u.rest = rest
+	case "unshare", "chroot":
+		spec := unshareOptions
+		if name == "chroot" {
+			spec = chrootOptions
+		}
+		rest := skipOptions(args, spec, nil)
+		if name == "chroot" && len(rest) > 0 {
+			rest = rest[1:] // the new root
+		}
+		if len(rest) == 0 {
+			u.opaque = true // starts the user's shell
+			return u, true
+		}
+		u.keep = slices.Clone(ws[:len(ws)-len(rest)])
+		u.rest = rest
+	case "script":
+		var text *word
+		rest := skipOptions(args, scriptOptions, func(opt string, arg word) {
+			switch opt {
+			case "c", "command":
+				text = &arg
+			case "I", "O", "B", "T", "log-in", "log-out", "log-io", "log-timing":
+				u.writes = append(u.writes, arg)
+			}
+		})
+		if len(rest) > 0 {
+			u.writes = append(u.writes, rest[0]) // the typescript
+		}
+		if text == nil {
+			u.opaque = true // starts the user's shell
+			return u, true
+		}
+		u.text = text
+	case "watch":
+		execMode := false
+		rest := skipOptions(args, watchOptions, func(opt string, _ word) {
+			execMode = execMode || opt == "x" || opt == "exec"
+		})
+		if execMode || len(rest) == 0 {
+			u.rest = rest
+			return u, true
+		}
+		// watch runs its words, joined by spaces, through sh -c.
+		t := word{lit: true}
+		parts := make([]string, len(rest))
+		for i, w := range rest {
+			parts[i] = w.val
+			t.lit = t.lit && w.lit
+		}
+		t.val = strings.Join(parts, " ")
+		t.src = joinWords(rest)
+		u.text = &t
+	case "su", "runuser":
+		u.danger = "su"
+		var text *word
+		skipOptions(args, suOptions, func(opt string, arg word) {
+			if opt == "c" || opt == "command" || opt == "session-command" {
+				text = &arg
+			}
+		})
+		if text == nil {
+			u.opaque = true // starts the user's shell
+			return u, true
+		}
+		u.text = text
+	case "nsenter", "firejail", "bwrap", "systemd-run", "fakeroot", "proot", "torsocks",
+		"proxychains", "proxychains4", "sg", "newgrp", "xvfb-run", "dbus-run-session",
+		"caffeinate", "strace", "ltrace", "valgrind", "numactl", "cgexec", "prlimit",
+		"setpriv", "parallel", "entr", "nix-shell", "direnv":
+		// They run a command, but their options cannot be told apart from it here.
+		u.opaque = true
+	default:
+		return unwrapped{}, false
+	}
+	return u, true
+}
+
+// unwrapEnv handles env: its assignments, and any option (which empties, unsets or
+// changes directory) stay in front of the command it runs; -S text is split on blanks.
+func unwrapEnv(ws []word) unwrapped {
+	var split []word
+	ok := true
+	optioned := false
+	rest := skipOptions(ws[1:], envOptions, func(opt string, arg word) {
+		if opt != "S" && opt != "split-string" {
+			optioned = true
+			return
+		}
+		if !arg.lit {
+			ok = false
+			return
+		}
+		for _, f := range strings.Fields(arg.val) {
+			split = append(split, word{val: f, src: f, lit: !strings.ContainsAny(f, "$\\'\"`")})
+		}
+	})
+	if !ok {
+		return unwrapped{opaque: true}
+	}
+	if len(rest) > 0 && rest[0].lit && rest[0].val == "--" {
+		rest = rest[1:]
+	}
+	var u unwrapped
+	u.keep, u.rest = splitAssignments(append(split, rest...))
+	if optioned && len(u.rest) > 0 {
+		u.keep = slices.Clone(ws[:len(ws)-len(rest)])
+		u.keep = append(u.keep, split...)
+		u.keep, u.rest = appendAssignments(u.keep, rest)
+	}
+	return u
+}
+
+// splitAssignments returns the leading NAME=value words of ws and the rest.
+func splitAssignments(ws []word) (assigns, rest []word) {
+	rest = skipAssignments(ws)
+	return slices.Clone(ws[:len(ws)-len(rest)]), rest
+}
+
+// appendAssignments appends the leading assignments of ws to keep.
+func appendAssignments(keep, ws []word) ([]word, []word) {
+	assigns, rest := splitAssignments(ws)
+	return append(keep, assigns...), rest
+}
+
+// interpreter records an interpreter given its program inline (python3 -c, perl -e,
+// node -e, awk's program text when it runs commands) or on its input (curl … | python3),
+// whose commands no rule can see.
+func (an *analyzer) interpreter(name string, keep, ws []word) {
+	family := strings.TrimRight(name, "0123456789.")
+	if family == "awk" || family == "gawk" || family == "mawk" || family == "nawk" {
+		an.awk(keep, ws)
+		return
+	}
+	var inline, argOpts string
+	var long []string
+	switch family {
+	case "python", "pypy":
+		inline, argOpts = "c", "WXQ"
+	case "perl":
+		inline, argOpts = "eE", "IMmCdDx"
+	case "ruby", "jruby":
+		inline, argOpts = "e", "IrCEFTx"
+	case "node", "nodejs", "bun":
+		inline, argOpts = "ep", "rC"
+		long = []string{"eval", "print", "require", "import", "loader", "experimental-loader", "conditions", "env-file", "input-type", "title"}
+	case "php":
+		inline, argOpts = "rRBE", "cdtz"
+	case "lua", "luajit":
+		inline, argOpts = "e", "l"
+	case "Rscript", "R", "osascript":
+		inline = "e"
+	case "pwsh", "powershell":
+		inline = "cCeE"
+		long = []string{"command", "Command", "encodedcommand", "EncodedCommand"}
+	case "tclsh", "wish":
+	default:
+		return
+	}
+	code, operand := false, false
+	var codeWord word
+	for i := 1; i < len(ws); i++ {
+		w := ws[i]
+		if !w.lit || !strings.HasPrefix(w.val, "-") || w.val == "-" {
+			operand = w.lit && w.val != "-" && w.val != "/dev/stdin"
+			break
+		}
+		if w.val == "--" {
+			operand = i+1 < len(ws) && !(ws[i+1].lit && (ws[i+1].val == "-" || ws[i+1].val == "/dev/stdin"))
+			break
+		}
+		if strings.HasPrefix(w.val, "--") {
+			opt, _, hasVal := strings.Cut(w.val[2:], "=")
+			if slices.Contains(long, opt) {
+				if opt == "eval" || opt == "print" || strings.EqualFold(opt, "command") || strings.EqualFold(opt, "encodedcommand") {
+					code = true
+					if !hasVal && i+1 < len(ws) {
+						codeWord = ws[i+1]
+					}
+				}
+				if !hasVal {
+					i++
+				}
+			}
+			continue
+		}
+		for j := 1; j < len(w.val); j++ {
+			c := w.val[j]
+			if strings.IndexByte(inline, c) >= 0 {
+				code = true
+				if j+1 == len(w.val) && i+1 < len(ws) {
+					i++
+					codeWord = ws[i]
+				}
+				break
+			}
+			if strings.IndexByte(argOpts, c) >= 0 {
+				if j+1 == len(w.val) {
+					i++
+				}
+				break
+			}
+		}
+		if code {
+			break
+		}
+	}
+	switch {
+	case code:
+		an.opaque(keep, ws)
+		if codeWord.src != "" && !codeWord.lit {
+			an.code(name + " given code not known until run time")
+		}
+	case !operand:
+		an.opaque(keep, ws)
+		an.danger("runs a command not known until run time: " + joinWords(append(slices.Clone(keep), ws...)))
+	}
+}
+
+// awk records an awk program that runs commands (system(), a pipe to or from a
+// command); without a program (awk -f FILE) the file's commands are not seen.
+func (an *analyzer) awk(keep, ws []word) {
+	for i := 1; i < len(ws); i++ {
+		w := ws[i]
+		if !w.lit {
+			an.opaque(keep, ws)
+			return
+		}
+		switch {
+		case w.val == "-f" || strings.HasPrefix(w.val, "--file"):
+			return
+		case w.val == "-v" || w.val == "-F":
+			i++
+		case strings.HasPrefix(w.val, "-") && w.val != "-":
+		default:
+			if strings.Contains(w.val, "system") || strings.Contains(w.val, "|") || strings.Contains(w.val, "getline") {
+				an.opaque(keep, ws)
+			}
+			return
+		}
+	}
+}
+
+// destination returns the file that cp, mv, install or ln (named name) writes: the
+// directory of -t, or the last operand when there are two or more.
+func destination(name string, args []word) (word, bool) {
+	argOpts := "St"
+	if name == "install" {
+		argOpts = "gmoSt"
+	}
+	var operands []word
+	var target *word
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case !a.lit || !strings.HasPrefix(a.val, "-") || a.val == "-":
+			operands = append(operands, a)
+		case a.val == "--":
+			operands = append(operands, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a.val, "--"):
+			opt, val, hasVal := strings.Cut(a.val[2:], "=")
+			takes := opt == "target-directory" || opt == "suffix" || name == "install" && (opt == "group" || opt == "mode" || opt == "owner")
+			if opt == "target-directory" {
+				if hasVal {
+					target = &word{val: val, src: val, lit: true}
+				} else if i+1 < len(args) {
+					target = &args[i+1]
+				}
+			}
+			if takes && !hasVal {
+				i++
+			}
+		default:
+			for j := 1; j < len(a.val); j++ {
+				c := a.val[j]
+				if strings.IndexByte(argOpts, c) < 0 {
+					continue
+				}
+				arg := word{val: a.val[j+1:], src: a.val[j+1:], lit: true}
+				if j+1 == len(a.val) && i+1 < len(args) {
+					i++
+					arg = args[i]
+				}
+				if c == 't' {
+					target = &arg
+				}
+				break
+			}
+		}
+	}
+	if target != nil {
+		return *target, true
+	}
+	if len(operands) < 2 {
+		return word{}, false
+	}
+	return operands[len(operands)-1], true
+}
+
+// setsVariables reports the builtins whose effect on later commands depends on their
+// every word (read PATH, unset GIT_DIR, set -a, alias ls=…): an "always" for one must
+// not allow the others, so their root is the whole command.
+func setsVariables(name string, ws []word) bool {
+	switch name {
+	case "read", "mapfile", "readarray", "unset", "getopts", "set", "shopt", "alias",
+		"hash", "enable", "source", ".", "trap", "umask", "ulimit", "declare", "typeset",
+		"local", "export", "readonly", "let":
+		return true
+	case "printf":
+		return hasOption(ws[1:], 'v')
+	}
+	return false
+}
+
+// dropGlobalOptions returns the command ws of git or go without the global options
+// before its subcommand ("git -C dir -c k=v commit -m x" as "git commit -m x"), so that
+// deny and ask rules written for the subcommand see it.
+func dropGlobalOptions(name string, ws []word) (string, bool) {
+	var withArg []string
+	switch name {
+	case "git":
+		withArg = []string{"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source"}
+	case "go":
+		withArg = []string{"-C"}
+	default:
+		return "", false
+	}
+	i := 1
+	for i < len(ws) {
+		w := ws[i]
+		if !w.lit || !strings.HasPrefix(w.val, "-") || w.val == "--" {
+			break
+		}
+		opt, _, hasVal := strings.Cut(w.val, "=")
+		if slices.Contains(withArg, opt) && !hasVal {
+			i++
+		} else if name == "go" && !strings.HasPrefix(w.val, "-C") {
+			break
+		}
+		i++
+	}
+	if i == 1 || i > len(ws) {
+		return "", false
+	}
+	return joinWords(append([]word{{val: name, src: name, lit: true}}, ws[i:]...)), true
+}
