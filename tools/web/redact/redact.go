@@ -234,3 +234,25 @@ func splitWords(name string) []string {
 	}
 	return words
 }
+
+// Error returns err with the secrets of the URLs in its message masked, or err itself
+// when its message holds none. The error returned wraps err, so errors.Is and errors.As
+// still find the cause, whose own message is left as it is.
+func Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if masked := Text(msg); masked != msg {
+		return &maskedError{msg: masked, err: err}
+	}
+	return err
+}
+
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }

@@ -120,3 +120,22 @@ func TestHandler(t *testing.T) {
 	var nilErr *url.Error
 	log.Info("nil", "err", nilErr) // must not panic
 }
+
+func TestError(t *testing.T) {
+	if Error(nil) != nil {
+		t.Error("Error(nil) is not nil")
+	}
+	plain := errors.New("no URL here")
+	if Error(plain) != plain {
+		t.Error("an error without secrets was wrapped")
+	}
+	cause := &url.Error{Op: "Get", URL: "http://h/?token=SECRET", Err: errors.New("refused")}
+	err := fmt.Errorf("fetching: %w", cause)
+	masked := Error(err)
+	if got, want := masked.Error(), `fetching: Get "http://h/?token=xxxxx": refused`; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if ue, ok := errors.AsType[*url.Error](masked); !ok || ue != cause {
+		t.Errorf("the cause is lost: %v", ue)
+	}
+}
