@@ -23,6 +23,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // State is the connection state of a server.
@@ -60,7 +61,9 @@ type Options struct {
 	// base of relative cwds: the workspace root. Empty means agentls's own.
 	Dir string
 	// Logger receives connection events and servers' stderr; nil discards. Names are
-	// logged, never header or environment values.
+	// logged, never header or environment values, and URLs without their secrets (the
+	// password of a userinfo, tokens in the query: see package redact), the SDK's
+	// records included.
 	Logger *slog.Logger
 	// OnTools is called whenever a server's tool list is loaded or reloaded (after
 	// connecting, reconnecting, or a tools/list_changed notification) with the
@@ -111,6 +114,10 @@ func NewManager(opts Options) *Manager {
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.logger == nil {
 		m.logger = slog.New(slog.DiscardHandler)
+	} else {
+		// Errors of the SDK and of net/http quote the server's URL, query and all,
+		// and the SDK logs with this logger too.
+		m.logger = slog.New(redact.NewHandler(m.logger.Handler()))
 	}
 	if m.getenv == nil {
 		m.getenv = os.Getenv

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // PromptInfo describes a prompt of a server.
@@ -43,7 +45,7 @@ func (m *Manager) Prompts(ctx context.Context) ([]PromptInfo, error) {
 		rctx, cancel := context.WithTimeout(ctx, s.cfg.RequestTimeout())
 		for p, err := range c.sess.Prompts(rctx, nil) {
 			if err != nil {
-				errs = append(errs, fmt.Errorf("listing the prompts of MCP server %q: %w", name, err))
+				errs = append(errs, fmt.Errorf("listing the prompts of MCP server %q: %w", name, redact.Error(err)))
 				break
 			}
 			info := PromptInfo{Server: name, Name: p.Name, Description: p.Description}
@@ -76,7 +78,7 @@ func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[s
 	defer cancel()
 	res, err := c.sess.GetPrompt(rctx, &sdk.GetPromptParams{Name: name, Arguments: args})
 	if err != nil {
-		return "", fmt.Errorf("getting prompt %q of MCP server %q: %w", name, server, err)
+		return "", fmt.Errorf("getting prompt %q of MCP server %q: %w", name, server, redact.Error(err))
 	}
 	var parts []string
 	for _, msg := range res.Messages {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // The names of the resource tools.
@@ -121,7 +122,7 @@ func (c *listResourcesCall) Execute(ctx context.Context, _ io.Writer) (*tools.Re
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			failed = append(failed, fmt.Sprintf("MCP server %q: %v", name, err))
+			failed = append(failed, fmt.Sprintf("MCP server %q: %v", name, redact.Error(err)))
 		}
 	}
 	if n == 0 && len(failed) > 0 {
@@ -207,7 +208,7 @@ func (c *readResourceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Res
 			return nil, tools.Errorf(tools.ErrTimeout, "MCP server %q did not answer within %s", c.s.name, c.s.cfg.RequestTimeout())
 		}
 		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Err: err,
-			Message: fmt.Sprintf("MCP server %q could not read %s: %v", c.s.name, c.uri, err)}
+			Message: fmt.Sprintf("MCP server %q could not read %s: %v", c.s.name, redact.Text(c.uri), redact.Error(err))}
 	}
 	content := make([]sdk.Content, 0, len(res.Contents))
 	for _, rc := range res.Contents {

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // Backoff between failed connection attempts: the first retry may come after
@@ -204,6 +205,10 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	start := time.Now()
 
 	c, err := s.dial(ctx)
+	// What the SDK and net/http say of a failed connection quotes the server's URL;
+	// the reason becomes the status, tool errors and log lines, which must not show
+	// its secrets.
+	err = redact.Error(err)
 	if err != nil {
 		if s.m.closed.Load() {
 			// Close cut the attempt short: the server is closed, not failed.
@@ -325,7 +330,7 @@ func (s *server) watch(c *conn) {
 	if c.stdio {
 		reason = describeExit(c.close(), c.stderr)
 	} else if waitErr != nil {
-		reason = "the connection ended: " + waitErr.Error()
+		reason = "the connection ended: " + redact.Text(waitErr.Error())
 	}
 	c.reason = reason
 	close(c.done)
@@ -361,7 +366,7 @@ func (s *server) failed(c *conn, err error) string {
 		case <-time.After(3 * terminateDelay):
 		}
 	}
-	reason := err.Error()
+	reason := redact.Text(err.Error())
 	s.lost(c, reason)
 	return reason
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // Tool is one tool of an MCP server, as agentls registers it.
@@ -146,7 +147,7 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 				s.name, t.raw, timeout)
 		case errors.As(err, &rpcErr):
 			return nil, &tools.Error{Type: tools.ErrExecutionFailed, Err: err,
-				Message: fmt.Sprintf("MCP server %q refused the call of %s: %s", s.name, t.raw, rpcErr.Message)}
+				Message: fmt.Sprintf("MCP server %q refused the call of %s: %s", s.name, t.raw, redact.Text(rpcErr.Message))}
 		}
 		reason := s.failed(c, err)
 		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Err: err,
