@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
+
+	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // Error is a failed model call, described so that a person knows what to fix: which key
@@ -44,12 +46,15 @@ type endpoint struct {
 	secret string
 }
 
+// errorf returns an *Error with a message that shows neither the key nor the secrets
+// of URLs: messages name the base URL, and the SDKs' errors quote request URLs, whose
+// userinfo or query (a proxy's ?key=) may hold credentials.
 func (ep endpoint) errorf(status int, err error, format string, args ...any) *Error {
 	msg := ep.name + ": " + fmt.Sprintf(format, args...)
 	if ep.secret != "" {
 		msg = strings.ReplaceAll(msg, ep.secret, "[redacted]")
 	}
-	return &Error{StatusCode: status, msg: msg, err: err}
+	return &Error{StatusCode: status, msg: redact.Text(msg), err: err}
 }
 
 // statusError describes an HTTP failure: status, the server's message, and how many
