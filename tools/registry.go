@@ -105,12 +105,6 @@ func compileFilter(f Filter) (map[string]*commandRule, bool) {
 // command line was spaced.
 func normalizeCommand(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// hasCommandPrefix reports whether command starts with prefix at a word boundary:
-// "git status" matches "git status --short" but not "git statusx".
-func hasCommandPrefix(command, prefix string) bool {
-	return command == prefix || strings.HasPrefix(command, prefix+" ")
-}
-
 type registered struct {
 	tool Tool
 	info Info
@@ -322,52 +316,22 @@ func declaredNames(infos []Info) []string {
 }
 
 // CheckCommand enforces the command restriction the filter sets on the tool called name
-// (see Filter). It returns nil when the command line may run, else an *Error of type
-// policy_violation naming the offending command.
+// (see Filter and confirm.CommandFilter). It returns nil when the command line may run,
+// else an *Error of type policy_violation naming the offending command.
 func (r *Registry) CheckCommand(name, command string) error {
 	rule := r.rules[name]
 	if !rule.restricted() {
 		return nil
 	}
-	a, err := confirm.Analyze(command, "", nil)
-	if err != nil {
+	f := confirm.CommandFilter{Deny: rule.deny}
+	if rule.inCore && !rule.unrestricted && len(rule.allow) > 0 {
+		f.Allow = rule.allow
+	}
+	if err := f.Check(command, "", nil); err != nil {
 		return &Error{Type: ErrPolicyViolation, Err: err,
-			Message: fmt.Sprintf("%s is restricted by the coreTools/excludeTools settings, and the command %q cannot be checked against them: %v", name, command, err)}
-	}
-	if a.Substitution {
-		return Errorf(ErrPolicyViolation, "%s is restricted by the coreTools/excludeTools settings, which forbid command substitution ($(…), `…`, <(…)) in %q", name, command)
-	}
-	allowList := rule.inCore && !rule.unrestricted && len(rule.allow) > 0
-	if allowList {
-		// Analyze unwraps sudo and its kin, so "sudo git status" would pass as "git
-		// status"; an allowlist never grants other users' rights.
-		for _, d := range a.Dangerous {
-			if d == "sudo" || d == "doas" || d == "su" {
-				return Errorf(ErrPolicyViolation, "%s is restricted by the coreTools setting, which does not allow running commands as another user (%s) in %q", name, d, command)
-			}
-		}
-	}
-	for _, c := range a.Commands {
-		c = normalizeCommand(c)
-		for _, p := range rule.deny {
-			if hasCommandPrefix(c, p) {
-				return Errorf(ErrPolicyViolation, "command %q is blocked by the excludeTools entry %s(%s)", c, name, p)
-			}
-		}
-		if allowList && !slices.ContainsFunc(rule.allow, func(p string) bool { return hasCommandPrefix(c, p) }) {
-			return Errorf(ErrPolicyViolation, "command %q is not allowed: the coreTools setting allows %s only for commands starting with %s",
-				c, name, quoteList(rule.allow))
-		}
+			Message: fmt.Sprintf("%s is restricted by the coreTools/excludeTools settings: %v", name, err)}
 	}
 	return nil
-}
-
-func quoteList(items []string) string {
-	q := make([]string, len(items))
-	for i, s := range items {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
 }
 
 // Suggest returns up to three enabled tool names closest to name, for a "did you mean"

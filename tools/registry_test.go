@@ -140,8 +140,30 @@ func TestRegistryCheckCommand(t *testing.T) {
 		{"excluded prefix later in line", Filter{Exclude: []string{"run_shell_command(rm)"}}, "ls; rm x", `"rm x"`},
 		{"excluded prefix not at boundary", Filter{Exclude: []string{"run_shell_command(rm)"}}, "rmdir x", ""},
 		{"excluded prefix other command", Filter{Exclude: []string{"run_shell_command(rm)"}}, "ls -la", ""},
-		{"exclude wins over core", Filter{Core: []string{"run_shell_command(git)"}, Exclude: []string{"run_shell_command(git push)"}}, "git push origin", "excludeTools"},
+		{"exclude wins over core", Filter{Core: []string{"run_shell_command(git)"}, Exclude: []string{"run_shell_command(git push)"}}, "git push origin", "excluded"},
 		{"unparsable line refused when restricted", Filter{Core: []string{"run_shell_command(ls)"}}, "ls (", "cannot be checked"},
+
+		// Every class of hidden command fails closed against an excluded prefix.
+		{"ansi-c name", Filter{Exclude: []string{"run_shell_command(rm)"}}, `$'\x72m' -rf x`, "not known until run time"},
+		{"quoted ansi-c piece", Filter{Exclude: []string{"run_shell_command(rm)"}}, `r$'m' -rf x`, "not known until run time"},
+		{"variable name", Filter{Exclude: []string{"run_shell_command(rm)"}}, `$RM -rf x`, "not known until run time"},
+		{"glob name", Filter{Exclude: []string{"run_shell_command(rm)"}}, `/bin/r[m] -rf x`, "not known until run time"},
+		{"opaque wrapper", Filter{Exclude: []string{"run_shell_command(rm)"}}, `strace -f rm -rf x`, "not known until run time"},
+		{"pipe into shell", Filter{Exclude: []string{"run_shell_command(rm)"}}, `echo 'rm -rf x' | bash`, "not known until run time"},
+		{"pipe into python", Filter{Exclude: []string{"run_shell_command(rm)"}}, `echo 'import os' | python3`, "not known until run time"},
+		{"inline python", Filter{Exclude: []string{"run_shell_command(rm)"}}, `python3 -c 'import os; os.system("rm -rf x")'`, "not known until run time"},
+		{"eval of a variable", Filter{Exclude: []string{"run_shell_command(rm)"}}, `eval "$CMD"`, "not known until run time"},
+		{"source", Filter{Exclude: []string{"run_shell_command(rm)"}}, `source ./x.sh`, "not known until run time"},
+		{"known wrapper seen through", Filter{Exclude: []string{"run_shell_command(rm)"}}, `stdbuf -o0 setsid nohup flock /tmp/l ionice -c3 chrt 5 taskset 1 busybox rm x`, `starts with "rm"`},
+		{"flock -c seen through", Filter{Exclude: []string{"run_shell_command(rm)"}}, `flock /tmp/l -c 'rm x'`, `starts with "rm"`},
+		{"assignment in front", Filter{Exclude: []string{"run_shell_command(rm)"}}, `FOO=1 rm x`, `starts with "rm"`},
+		{"env assignment in front", Filter{Exclude: []string{"run_shell_command(rm)"}}, `env -i FOO=1 rm x`, `starts with "rm"`},
+		{"git global options", Filter{Exclude: []string{"run_shell_command(git push)"}}, `git -C . -c x=y --no-pager push`, `starts with "git push"`},
+		{"go global option", Filter{Exclude: []string{"run_shell_command(go test)"}}, `go -C sub test ./...`, `starts with "go test"`},
+		{"assignment not named by core", Filter{Core: []string{"run_shell_command(git status)"}}, "GIT_EXTERNAL_DIFF=x git status", "not allowed"},
+		{"export not named by core", Filter{Core: []string{"run_shell_command(git status)"}}, "export GIT_DIR=/x; git status", "not allowed"},
+		{"arithmetic refused by core", Filter{Core: []string{"run_shell_command(echo)"}}, "echo $((x))", "as code"},
+		{"prompt expansion refused by core", Filter{Core: []string{"run_shell_command(echo)"}}, "echo ${x@P}", "as code"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,78 @@
+package confirm
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// CommandFilter is what the coreTools and excludeTools settings say of a shell tool's
+// command lines: with Allow set, every command must start with one of its prefixes
+// ("run_shell_command(git status)"); no command may start with a Deny prefix. Prefixes
+// are matched at a word boundary against the command text, as policy rules' are.
+type CommandFilter struct {
+	Allow []string
+	Deny  []string
+}
+
+// Check returns nil when the command line may run, else an error saying which command
+// the filter refuses and why. It fails closed: a line that cannot be parsed, or whose
+// commands include one not known until run time (see Analysis.Opaque), is refused by
+// any Deny prefix, and by an Allow list also when bash evaluates part of it as code or
+// it runs a command as another user. Deny prefixes match every form of a command (with
+// its assignments and wrapper options dropped, "git -C x commit" as "git commit"); an
+// Allow prefix must match an exact form, assignments included.
+func (f CommandFilter) Check(command, dir string, roots []string) error {
+	a, fs, err := analyze(command, Env{Dir: dir, Roots: roots})
+	if err != nil {
+		return fmt.Errorf("the command %q cannot be checked: %w", command, err)
+	}
+	if len(a.Opaque) > 0 && len(f.Deny) > 0 {
+		return fmt.Errorf("the command %q runs %q, a command not known until run time, which cannot be checked against the restrictions", command, a.Opaque[0])
+	}
+	if len(f.Allow) > 0 {
+		if a.Substitution {
+			what := "command substitution: $(…), `…`, <(…) or >(…)"
+			if len(a.Code) > 0 {
+				what = strings.Join(a.Code, "; ")
+			}
+			return fmt.Errorf("only commands starting with %s are allowed, and bash evaluates part of %q as code (%s)", quoteList(f.Allow), command, what)
+		}
+		// Analyze unwraps sudo and its kin, so "sudo git status" would pass as "git
+		// status"; an allowlist never grants other users' rights.
+		for _, d := range a.Dangerous {
+			if d == "sudo" || d == "doas" || d == "su" {
+				return fmt.Errorf("only commands starting with %s are allowed, and %q runs a command as another user (%s)", quoteList(f.Allow), command, d)
+			}
+		}
+	}
+	for i, c := range fs {
+		for _, p := range f.Deny {
+			if slices.ContainsFunc(c.exact, hasPrefixFunc(p)) || slices.ContainsFunc(c.loose, hasPrefixFunc(p)) {
+				return fmt.Errorf("command %q starts with %q, which is excluded", a.Commands[i], p)
+			}
+		}
+		if len(f.Allow) > 0 && !slices.ContainsFunc(f.Allow, func(p string) bool { return slices.ContainsFunc(c.exact, hasPrefixFunc(p)) }) {
+			return fmt.Errorf("command %q is not allowed: only commands starting with %s are", a.Commands[i], quoteList(f.Allow))
+		}
+	}
+	return nil
+}
+
+// hasPrefixFunc returns a test of whether a command starts with prefix at a word
+// boundary, spaces in prefix normalised.
+func hasPrefixFunc(prefix string) func(string) bool {
+	prefix = strings.Join(strings.Fields(prefix), " ")
+	return func(command string) bool {
+		return command == prefix || strings.HasPrefix(command, prefix+" ")
+	}
+}
+
+// quoteList quotes each item and joins them with commas.
+func quoteList(items []string) string {
+	q := make([]string, len(items))
+	for i, s := range items {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
