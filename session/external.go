@@ -140,6 +140,7 @@ func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
 			Dir:              tb.Workspace.Roots()[0],
 			Builtin:          tb.isBuiltin,
 			Logger:           tb.Logger,
+			HideEnv:          tb.hiddenEnv,
 		})
 		if err != nil {
 			tb.Logger.Error("tool discovery failed; the built-in tools still work", "command", discover, "err", err)

@@ -133,7 +133,7 @@ func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
 		Workspace: ws,
 		ConfigDir: configDir,
 		Search:    searchOpts,
-		Shell:     shell.Options{NoOutputTimeout: timeout},
+		Shell:     shell.Options{NoOutputTimeout: timeout, HideEnv: tb.hiddenEnv},
 		OnTodos:   o.OnTodos,
 		Web:       web.Options{AllowPrivate: s.Web.AllowPrivateAddresses, Logger: logger},
 	})
