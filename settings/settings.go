@@ -428,6 +428,8 @@ func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 			l.ignoreUntrusted(fmt.Sprintf("%s: allow rule for %q ignored (%s)", file, r.ToolName, hint))
 			continue
 		}
+		// Even a trusted workspace's rules only tighten the user's (see confirm.Source).
+		r.Source = confirm.SourceWorkspace
 		s.Policy.Rules = append(s.Policy.Rules, r)
 	}
 	if ws.Tools.Ripgrep != nil {
