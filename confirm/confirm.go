@@ -54,6 +54,12 @@ type Details struct {
 	// outcome means. Front ends that cannot show them fall back to the usual answers,
 	// which map to the same outcomes.
 	Choices []Choice `json:"choices,omitempty"`
+
+	// NoAlways makes the answer hold for this call only: the question is asked in every
+	// mode (yolo and auto_edit included) and whatever was allowed for the session, and
+	// an "always" answer to it is not remembered. For calls whose effect reaches beyond
+	// the project, such as a fact saved to the user's own memory file.
+	NoAlways bool `json:"noAlways,omitempty"`
 }
 
 // Choice is one answer offered for a question, and the outcome it stands for.

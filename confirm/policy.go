@@ -33,7 +33,8 @@ import (
 //     matched without commandPrefix or commandRegex: a prefix like "git" must not let
 //     "git log $(rm -rf ~)" through.
 //  5. An ask rule asks.
-//  6. A call without Details needs no consent and runs.
+//  6. A call without Details needs no consent and runs; one whose Details say
+//     NoAlways is asked about.
 //  7. Yolo mode runs everything.
 //  8. auto_edit mode runs edits.
 //  9. The session allowlist (see Remember): a shell command runs when each of its
@@ -334,6 +335,9 @@ func (p *Policy) Decide(c Call) Verdict {
 	if c.Details == nil {
 		return Verdict{Decision: Allow, Reason: "the tool needs no confirmation"}
 	}
+	if c.Details.NoAlways {
+		return ask(c, ex, "the call is asked about every time")
+	}
 	if mode == ModeYolo {
 		return Verdict{Decision: Allow, Reason: "yolo mode"}
 	}
@@ -491,8 +495,11 @@ func (p *Policy) allowlisted(c Call, ex *execInfo) bool {
 //     what ProceedAlways does (a shell tool as a whole is never allowlisted); for any
 //     other call it allowlists the tool.
 //
-// Other outcomes change nothing.
+// Other outcomes, and answers to calls whose Details say NoAlways, change nothing.
 func (p *Policy) Remember(c Call, o Outcome) {
+	if c.Details != nil && c.Details.NoAlways {
+		return
+	}
 	typ := TypeInfo
 	if c.Details != nil {
 		typ = c.Details.Type

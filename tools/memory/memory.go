@@ -266,9 +266,8 @@ func (c *call) Locations() []tools.Location {
 
 // Confirmation shows the fact and the file it goes to. A fact for the user's own file
 // offers no "always": it reaches every later session in every project, so each one is
-// the person's decision. Front ends that cannot show Choices offer their usual answers,
-// and an "always" among them is remembered by the policy until it honours NoAlways (see
-// below).
+// the person's decision, asked in every mode (NoAlways). Front ends that cannot show
+// Choices offer their usual answers, and the policy remembers no "always" among them.
 func (c *call) Confirmation(context.Context) (*confirm.Details, error) {
 	tg, err := c.file()
 	if err != nil {
@@ -291,13 +290,9 @@ func (c *call) Confirmation(context.Context) (*confirm.Details, error) {
 			{Outcome: confirm.ProceedOnce, Label: "Save to my memory"},
 			{Outcome: confirm.Cancel, Label: "Don't save"},
 		},
+		// Asked every time, in every mode, and never remembered.
+		NoAlways: true,
 	}
-	// PENDING(confirm.Details.NoAlways): package confirm has no way yet to say that an
-	// answer holds for this call only (not remembered by Policy.Remember, and not
-	// overridden by yolo or auto_edit mode or the session allowlist). Once it has that
-	// field, set it here; TestUserScopeAlwaysAsks then runs and fails until it is set:
-	//
-	//	d.NoAlways = true
 	return d, nil
 }
 

@@ -608,14 +608,7 @@ func TestConsent(t *testing.T) {
 
 // TestUserScopeAlwaysAsks checks that a fact for the user's own file is asked about
 // every time: after "always" for a project fact or for a user fact, and in yolo mode.
-//
-// PENDING(confirm.Details.NoAlways): the policy cannot tell yet that a question's answer
-// must not be remembered. The test runs once package confirm has that field; it then
-// fails until Confirmation sets it (see there).
 func TestUserScopeAlwaysAsks(t *testing.T) {
-	if _, ok := reflect.TypeFor[confirm.Details]().FieldByName("NoAlways"); !ok {
-		t.Skip("PENDING: confirm.Details has no NoAlways field yet")
-	}
 	tests := []struct {
 		name  string
 		mode  confirm.Mode
