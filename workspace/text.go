@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/aymanbagabas/go-udiff/lcs"
 )
 
 // Encoding is the character encoding of a text file.
@@ -69,10 +71,22 @@ func IsBinary(data []byte) bool {
 // Decode turns stored bytes into text with LF line endings and reports the format to
 // write it back in. Content that is binary, or not valid UTF-8 or UTF-16, is ErrBinary.
 //
-// A file whose lines end in a mix of CRLF and LF is normalised to the ending most of its
-// lines use (LF on a tie), as editors do when they load such a file: writing it back then
-// gives every line that ending.
+// A file may end its lines in a mix of CRLF and LF; the text has LF throughout, and the
+// format's CRLF reports the ending most of its lines use (LF on a tie). Encode gives every
+// line that ending, as an editor that loaded the file would when saving it; the disk
+// writer instead keeps the stored ending of every line a change leaves alone (see
+// DiskWriter).
 func Decode(data []byte) (string, Format, error) {
+	stored, f, err := decodeStored(data)
+	if err != nil {
+		return "", f, err
+	}
+	return lfText(stored), f, nil
+}
+
+// decodeStored is Decode without the conversion of line endings: it returns the text with
+// the line endings the file stores, and the format Decode reports.
+func decodeStored(data []byte) (string, Format, error) {
 	var f Format
 	var text string
 	switch {
@@ -112,10 +126,17 @@ func Decode(data []byte) (string, Format, error) {
 	}
 	if crlf := strings.Count(text, "\r\n"); crlf > 0 {
 		f.CRLF = 2*crlf > strings.Count(text, "\n")
-		text = strings.ReplaceAll(text, "\r\n", "\n")
 	}
 	f.FinalNewline = strings.HasSuffix(text, "\n")
 	return text, f, nil
+}
+
+// lfText returns stored text with its CRLF line endings turned into LF.
+func lfText(stored string) string {
+	if !strings.Contains(stored, "\r\n") {
+		return stored
+	}
+	return strings.ReplaceAll(stored, "\r\n", "\n")
 }
 
 // validUTF16 reports whether every surrogate in u is half of a pair. utf16.Decode would
@@ -140,18 +161,41 @@ func validUTF16(u []uint16) bool {
 // file), and left as the text has it otherwise.
 func (f Format) Encode(text string, keepFinalNewline bool) []byte {
 	if keepFinalNewline {
-		has := strings.HasSuffix(text, "\n")
-		switch {
-		case f.FinalNewline && !has && text != "":
-			text += "\n"
-		case !f.FinalNewline && has:
-			text = strings.TrimSuffix(text, "\n")
-		}
+		text = f.withFinalNewline(text)
 	}
-	if f.CRLF {
-		// A CRLF already in the text must not become CR CR LF.
-		text = strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n")
+	return f.encodeStored(f.lineEndings(text))
+}
+
+// withFinalNewline returns text, with LF line endings, ending in a newline if and only if
+// f.FinalNewline says so; empty text stays empty.
+func (f Format) withFinalNewline(text string) string {
+	has := strings.HasSuffix(text, "\n")
+	switch {
+	case f.FinalNewline && !has && text != "":
+		return text + "\n"
+	case !f.FinalNewline && has:
+		return strings.TrimSuffix(text, "\n")
 	}
+	return text
+}
+
+// lineEndings returns text, with LF line endings, with the line ending f gives new lines.
+func (f Format) lineEndings(text string) string {
+	return withEnding(text, f.CRLF)
+}
+
+// withEnding returns text, with LF line endings, with CRLF line endings if crlf is set.
+func withEnding(text string, crlf bool) string {
+	if !crlf {
+		return text
+	}
+	// A CRLF already in the text must not become CR CR LF.
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\n", "\r\n")
+}
+
+// encodeStored turns text, whose line endings are already those to store, into bytes in
+// f's encoding, with f's byte-order mark.
+func (f Format) encodeStored(text string) []byte {
 	switch f.Encoding {
 	case UTF16LE, UTF16BE:
 		u := utf16.Encode([]rune(text))
@@ -174,4 +218,78 @@ func (f Format) Encode(text string, keepFinalNewline bool) []byte {
 		}
 		return []byte(text)
 	}
+}
+
+// encodeOver turns newText (LF line endings, final newline already as it is to be
+// stored) into bytes in format f, written over a file that held stored: oldText with
+// its line endings as stored. A line that newText keeps from oldText keeps its stored
+// bytes, line ending included, so that an edit of a file that mixes CRLF and LF changes
+// only the lines it changes. Each run of changed lines takes the ending of the lines it
+// replaces when they all end alike, and f's ending (that of most of the file's lines)
+// otherwise, as do lines inserted between unchanged ones.
+//
+// The lines kept are those of a line diff of the two texts (see UnifiedDiff): below 100
+// changed lines it is a shortest diff, so no unchanged line is taken for a changed one;
+// past that, some unchanged lines inside the changed region may be written with the
+// run's ending.
+func (f Format) encodeOver(stored, oldText, newText string) []byte {
+	if stored == oldText {
+		// No CRLF at all: the lines are the same bytes in both forms.
+		return f.encodeStored(f.lineEndings(newText))
+	}
+	pre, oldEnd, newEnd := commonLines(oldText, newText)
+	a := splitLines(oldText[pre:oldEnd])
+	b := splitLines(newText[pre:newEnd])
+	diffs := lcs.DiffLines(a, b)
+
+	// Line k of oldText is line k of stored, which differs from it at most by a CR
+	// before the LF. s is the offset in stored of line i of a.
+	s := skipLines(stored, 0, strings.Count(oldText[:pre], "\n"))
+	var out strings.Builder
+	out.Grow(len(stored) + len(newText) - len(oldText) + 64)
+	out.WriteString(stored[:s])
+	i := 0
+	for _, d := range diffs {
+		next := skipLines(stored, s, d.Start-i)
+		out.WriteString(stored[s:next])
+		s = next
+		// The lines replaced decide the ending of those that replace them.
+		crlf, lf := 0, 0
+		for range d.End - d.Start {
+			next = skipLines(stored, s, 1)
+			switch line := stored[s:next]; {
+			case strings.HasSuffix(line, "\r\n"):
+				crlf++
+			case strings.HasSuffix(line, "\n"):
+				lf++
+			}
+			s = next
+		}
+		useCRLF := f.CRLF
+		switch {
+		case crlf > 0 && lf == 0:
+			useCRLF = true
+		case lf > 0 && crlf == 0:
+			useCRLF = false
+		}
+		for _, line := range b[d.ReplStart:d.ReplEnd] {
+			out.WriteString(withEnding(line, useCRLF))
+		}
+		i = d.End
+	}
+	out.WriteString(stored[s:])
+	return f.encodeStored(out.String())
+}
+
+// skipLines returns the offset in s of the start of the line n lines after the one that
+// starts at offset i, or len(s) if s has fewer lines.
+func skipLines(s string, i, n int) int {
+	for range n {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			return len(s)
+		}
+		i += j + 1
+	}
+	return i
 }
