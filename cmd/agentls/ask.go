@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentls/agentls/confirm"
 )
@@ -16,25 +19,35 @@ type terminalAsker struct {
 	out io.Writer
 }
 
-// Ask implements confirm.Asker.
+// Ask implements confirm.Asker. Everything it prints of the request goes through
+// visible: a file name, command, diff or URL is written by the model, a repository or a
+// server, and must not be able to redraw what the person reads before answering.
 func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
 	d := req.Details
-	fmt.Fprintf(a.out, "\n%s wants to run: %s\n", req.ToolName, d.Title)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s wants to run: %s\n", visible(req.ToolName), visible(d.Title))
 	switch d.Type {
 	case confirm.TypeEdit:
-		fmt.Fprintf(a.out, "%s\n", d.Diff)
+		if d.Path != "" {
+			fmt.Fprintf(&b, "  file: %s\n", visible(d.Path))
+		}
+		// The one place where newlines are kept: between the lines of the diff, each
+		// escaped on its own.
+		for line := range strings.SplitSeq(strings.TrimSuffix(d.Diff, "\n"), "\n") {
+			b.WriteString(visible(line) + "\n")
+		}
 	case confirm.TypeExecute:
-		fmt.Fprintf(a.out, "  command:   %s\n  directory: %s\n", d.Command, d.Directory)
+		fmt.Fprintf(&b, "  command:   %s\n  directory: %s\n", visible(d.Command), visible(d.Directory))
 	case confirm.TypeMCP:
-		fmt.Fprintf(a.out, "  server: %s  tool: %s\n  arguments: %s\n", d.Server, d.Tool, d.Arguments)
+		fmt.Fprintf(&b, "  server: %s  tool: %s\n  arguments: %s\n", visible(d.Server), visible(d.Tool), visible(string(d.Arguments)))
 	case confirm.TypeInfo:
-		fmt.Fprintf(a.out, "  %s\n", d.Prompt)
+		fmt.Fprintf(&b, "  %s\n", visible(d.Prompt))
 		for _, u := range d.URLs {
-			fmt.Fprintf(a.out, "  %s\n", u)
+			fmt.Fprintf(&b, "  %s\n", visible(u))
 		}
 	}
-	always := "always allow " + alwaysScope(d)
-	fmt.Fprintf(a.out, "Allow? [y] yes, once  [a] %s  [n] no: ", always)
+	fmt.Fprintf(&b, "Allow? [y] yes, once  [a] always allow %s  [n] no: ", alwaysScope(d))
+	io.WriteString(a.out, b.String())
 
 	line := make(chan string, 1)
 	go func() {
@@ -60,16 +73,79 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	}
 }
 
+// alwaysScope says, printable, what answering "always" allows.
 func alwaysScope(d confirm.Details) string {
 	switch d.Type {
 	case confirm.TypeExecute:
-		return strings.Join(d.RootCommands, ", ") + " commands this run"
+		roots := make([]string, len(d.RootCommands))
+		for i, r := range d.RootCommands {
+			roots[i] = visible(r)
+		}
+		return strings.Join(roots, ", ") + " commands this run"
 	case confirm.TypeEdit:
 		return "edits this run"
 	case confirm.TypeMCP:
-		return d.Tool + " of " + d.Server + " this run"
+		return visible(d.Tool) + " of " + visible(d.Server) + " this run"
 	}
 	return "this tool this run"
+}
+
+// visible returns s as it can be shown on a terminal without acting on it: control
+// characters (C0, DEL and C1, which start escape sequences, return the carriage or
+// ring the bell), bytes that are not UTF-8 (a lone 0x9b is CSI to a terminal that is
+// not in UTF-8 mode), line and paragraph separators, and invisible formatting
+// characters (the bidi controls that reorder what is read, zero-width characters) are
+// written as Go escapes: \r and \n (and \a, \b, \f, \v) for themselves, \x1b for other
+// control characters below 0x80 and for stray bytes, \u202e for the rest. Newlines are escaped too; a caller that shows lines splits them first.
+//
+// Tabs are kept. A tab only moves the cursor forward over cells it does not write, so
+// it cannot hide or overwrite anything printed before it (escape sequences that move tab
+// stops are escaped themselves), while escaping it would garble every diff of Go code
+// or a Makefile. Backslashes are kept too: a literal "\x1b" in a name shows as those
+// four characters, which is what it is.
+func visible(s string) string {
+	i := 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if mustEscape(r, size) {
+			break
+		}
+		i += size
+	}
+	if i == len(s) {
+		return s // the common case: nothing to escape
+	}
+	var b strings.Builder
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case !mustEscape(r, size):
+			b.WriteString(s[i : i+size])
+		case r < utf8.RuneSelf && strings.IndexByte("\a\b\f\n\r\v", byte(r)) >= 0:
+			b.WriteString(strconv.QuoteRune(r)[1:3]) // \n, \r, … as Go writes them
+		case r == utf8.RuneError || r < utf8.RuneSelf:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+		i += size
+	}
+	return b.String()
+}
+
+// mustEscape reports whether the rune r, size bytes long in its string, must not be
+// written to a terminal as it is.
+func mustEscape(r rune, size int) bool {
+	switch {
+	case r == utf8.RuneError && size == 1: // a byte that is not UTF-8
+		return true
+	case r == '\t':
+		return false
+	}
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // noTerminal refuses every confirmation: with no terminal there is nobody to ask, and no
