@@ -161,3 +161,77 @@ func editorHelper(t *testing.T, spec string) {
 		}
 	}
 }
+
+// deadPid returns the id of a process that has ended: a child run and waited for.
+func deadPid(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// TestOrphanTempsRemoved leaves in a directory what a process killed while writing
+// leaves: its temporary file, named with its pid. The next write in that directory
+// removes it, and nothing else: not the temporary files of running processes (this one,
+// and pid 1, which always runs), not other names, even close ones.
+func TestOrphanTempsRemoved(t *testing.T) {
+	dead := strconv.Itoa(deadPid(t))
+	self := strconv.Itoa(os.Getpid())
+	orphans := []string{
+		".f.txt.agentls-" + dead + "-k3x9z",
+		".other.go.agentls-" + dead + "-0",
+	}
+	kept := []string{
+		".f.txt.agentls-" + self + "-k3x9z",
+		".f.txt.agentls-1-k3x9z",
+		"f.txt.agentls-" + dead + "-k3x9z",
+		".f.txt.agentls-" + dead + "-K3X9Z",
+		".f.txt.agentls-" + dead,
+		".f.txt.agentls-k3x9z",
+		".f.txt.agentls-" + dead + "-k3x9z.orig",
+	}
+	tests := []struct {
+		name  string
+		write func(t *testing.T, ws *workspace.Workspace, dir string) error
+	}{
+		{"edit", func(t *testing.T, ws *workspace.Workspace, dir string) error {
+			return edit(t, ws, filepath.Join(dir, "f.txt"), "new\n")
+		}},
+		{"creation", func(t *testing.T, ws *workspace.Workspace, dir string) error {
+			return ws.Commit(context.Background(), workspace.Change{Path: filepath.Join(dir, "new.txt"), New: "new\n"})
+		}},
+		{"WriteFileAtomic", func(t *testing.T, ws *workspace.Workspace, dir string) error {
+			return workspace.WriteFileAtomic(filepath.Join(dir, "f.txt"), []byte("new\n"), 0o644)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws, root := testutil.Workspace(t, map[string]string{"f.txt": "old\n"})
+			for _, name := range append(append([]string(nil), orphans...), kept...) {
+				if err := os.WriteFile(filepath.Join(root, name), []byte("partial"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A directory with an orphan's name is not ours to remove.
+			dirName := ".d.agentls-" + dead + "-abc"
+			if err := os.Mkdir(filepath.Join(root, dirName), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.write(t, ws, root); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range orphans {
+				if _, err := os.Lstat(filepath.Join(root, name)); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the orphaned temporary file %s is still there (%v)", name, err)
+				}
+			}
+			for _, name := range append(kept, dirName) {
+				if _, err := os.Lstat(filepath.Join(root, name)); err != nil {
+					t.Errorf("%s was removed: %v", name, err)
+				}
+			}
+		})
+	}
+}
