@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Errors that reading and writing report; test them with errors.Is.
@@ -87,7 +89,23 @@ func (w *Workspace) Documents() []Document {
 	return out
 }
 
+// binarySniffLen is how much of a text IsBinary looks at: decodeEditorText passes it
+// no more, rather than copy a whole document to bytes.
+const binarySniffLen = 8192
+
+// decodeEditorText turns an editor's text into the overlay's LF form and the format to
+// write it back in, as Decode does for stored bytes.
+//
+// Text already in that form (UTF-8 without a byte-order mark, no CR: most text) is
+// returned as it is rather than through Decode, which would copy it twice, to bytes and
+// back. The overlay then shares the text the language server holds instead of keeping
+// a copy of its own: for a 100 MB document, 100 MB less for as long as it is open, and
+// 200 MB less garbage on every update of it.
 func decodeEditorText(text string) (string, Format) {
+	if !strings.HasPrefix(text, "\uFEFF") && strings.IndexByte(text, '\r') < 0 &&
+		!IsBinary([]byte(text[:min(len(text), binarySniffLen)])) && utf8.ValidString(text) {
+		return text, Format{Encoding: UTF8, FinalNewline: strings.HasSuffix(text, "\n")}
+	}
 	t, f, err := Decode([]byte(text))
 	if err != nil {
 		// Editors hold any text; keep it as it is rather than lose it.
