@@ -155,9 +155,10 @@ type Server struct {
 	// the latest workspace/didChangeConfiguration.
 	initOptions, config settings.Settings
 
-	requests  requests   // incoming requests in flight, for $/cancelRequest
-	calls     toolCalls  // tool calls in flight, for agentls.cancel
-	docs      *documents // the editor's documents
+	requests  requests       // incoming requests in flight, for $/cancelRequest
+	calls     toolCalls      // tool calls in flight, for agentls.cancel
+	docs      *documents     // the editor's documents
+	memory    memoryReleaser // gives closed large documents' memory back (documents.go)
 	confirms  confirmations
 	trustAsk  trustAsk      // the trust question, put once per connection (external.go)
 	edits     editedFiles   // files the agent edited through the editor
@@ -182,6 +183,7 @@ func New(o Options) *Server {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	s.docs = newDocuments()
+	s.memory.free = debug.FreeOSMemory
 	s.routes = map[string]route{
 		"initialize":               {serve: s.initialize, inline: true},
 		"shutdown":                 {serve: s.shutdown, first: s.shuttingDown},
