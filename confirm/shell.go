@@ -191,9 +191,14 @@ func (an *analyzer) source(src string, depth int, outer *forms, keep []word) err
 		case *syntax.ArithmCmd:
 			an.arithm(src, n.X, "((…))")
 		case *syntax.LetClause:
+			// let is a builtin run as a command, which rules must name like any other.
+			ws := append(slices.Clone(keep), word{val: "let", src: "let", lit: true})
 			for _, e := range n.Exprs {
 				an.arithm(src, e, "let")
+				t := nodeText(src, e)
+				ws = append(ws, word{val: t, src: t})
 			}
+			an.emitWhole(ws, outer)
 		case *syntax.CStyleLoop:
 			for _, e := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
 				an.arithm(src, e, "for ((…))")
