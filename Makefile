@@ -34,6 +34,7 @@ unit:
 FUZZ := $(GO) test -run='^$$' -fuzztime=$(FUZZTIME) -fuzzminimizetime=2s
 fuzz:
 	$(FUZZ) -fuzz='^FuzzAnalyze$$' ./confirm
+	$(FUZZ) -fuzz='^FuzzPolicyAllows$$' ./confirm
 	$(FUZZ) -fuzz='^FuzzReplace$$' ./tools/files
 	$(FUZZ) -fuzz='^FuzzUnifiedDiff$$' ./workspace
 	$(FUZZ) -fuzz='^FuzzTextEdits$$' ./workspace
