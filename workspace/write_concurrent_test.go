@@ -1,3 +1,5 @@
+//go:build unix && !aix
+
 package workspace_test
 
 import (
@@ -17,7 +19,8 @@ import (
 // moment, as two schedulers over one workspace would: exactly one is written and the
 // other refused, whatever the interleaving. Without a lock held across the re-read, the
 // comparison and the rename, both can pass the comparison and both report success while
-// one edit is lost; the rounds give that interleaving many chances to happen.
+// one edit is lost; the rounds give that interleaving many chances to happen. (The lock
+// is flock(2), see write_unix.go; other systems have none yet.)
 func TestConcurrentWriters(t *testing.T) {
 	const rounds = 60
 	tests := []struct {

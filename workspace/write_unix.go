@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -32,19 +33,28 @@ const (
 // new file and a lock on the old one protects nothing: a lock taken on a file the path
 // no longer names is dropped and the new one locked instead. An error matching
 // fs.ErrNotExist reports the file removed meanwhile. Where the file system has no such
-// locks, lockFile returns without one: the writer's comparison then still catches
-// changes made before it.
+// locks, or gives them only to a writer of the file that this process may not be,
+// lockFile returns without one: the writer's comparison then still catches changes made
+// before it.
 func lockFile(ctx context.Context, path string) (unlock func(), err error) {
+	mode := os.O_RDONLY
 	for range maxRounds {
 		// O_NONBLOCK: should a named pipe have taken the file's place, opening it must
 		// not wait for a writer to come.
-		f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		f, err := os.OpenFile(path, mode|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
+			if mode != os.O_RDONLY && (errors.Is(err, fs.ErrPermission) || errors.Is(err, unix.EROFS)) {
+				return func() {}, nil // see errNeedsWrite: no lock to be had
+			}
 			return nil, err
 		}
 		if err := flockWait(ctx, f); err != nil {
 			f.Close()
-			if errors.Is(err, errNoFlock) {
+			switch {
+			case errors.Is(err, errNeedsWrite) && mode == os.O_RDONLY:
+				mode = os.O_RDWR
+				continue
+			case errors.Is(err, errNoFlock), errors.Is(err, errNeedsWrite):
 				return func() {}, nil
 			}
 			return nil, err
@@ -68,6 +78,12 @@ func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 
 // errNoFlock reports a file system without flock(2) locks.
 var errNoFlock = errors.New("the file system does not support flock")
+
+// errNeedsWrite reports a file system where an exclusive flock(2) lock needs the file
+// open for writing: NFS, where Linux emulates flock with a POSIX lock. The file is then
+// opened for writing (nothing is written to it), and a file that cannot be is written
+// without a lock.
+var errNeedsWrite = errors.New("an exclusive lock needs the file open for writing")
 
 // flockWait takes an exclusive flock(2) lock on f, waiting while another holds it,
 // until ctx ends or maxLockWait has passed.
@@ -94,6 +110,8 @@ func flockWait(ctx context.Context, f *os.File) error {
 			return nil
 		case ferr == unix.ENOLCK || ferr == unix.EOPNOTSUPP || ferr == unix.ENOSYS:
 			return errNoFlock
+		case ferr == unix.EBADF:
+			return errNeedsWrite
 		case ferr != unix.EWOULDBLOCK:
 			return fmt.Errorf("flock: %w", ferr)
 		}
