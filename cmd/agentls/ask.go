@@ -46,7 +46,18 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 			fmt.Fprintf(&b, "  %s\n", visible(u))
 		}
 	}
-	fmt.Fprintf(&b, "Allow? [y] yes, once  [a] always allow %s  [n] no: ", alwaysScope(d))
+	switch {
+	case len(d.Choices) > 0:
+		// The question's own answers, numbered.
+		for i, c := range d.Choices {
+			fmt.Fprintf(&b, "  [%d] %s\n", i+1, visible(c.Label))
+		}
+		b.WriteString("Answer: ")
+	case d.NoAlways:
+		b.WriteString("Allow? [y] yes, once  [n] no: ")
+	default:
+		fmt.Fprintf(&b, "Allow? [y] yes, once  [a] always allow %s  [n] no: ", alwaysScope(d))
+	}
 	io.WriteString(a.out, b.String())
 
 	line := make(chan string, 1)
@@ -59,10 +70,20 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 		fmt.Fprintln(a.out)
 		return confirm.Answer{}, ctx.Err()
 	case s := <-line:
-		switch strings.ToLower(strings.TrimSpace(s)) {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if len(d.Choices) > 0 {
+			if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(d.Choices) {
+				return confirm.Answer{Outcome: d.Choices[n-1].Outcome}, nil
+			}
+			return confirm.Answer{Outcome: confirm.Cancel}, nil
+		}
+		switch s {
 		case "y", "yes":
 			return confirm.Answer{Outcome: confirm.ProceedOnce}, nil
 		case "a", "always":
+			if d.NoAlways {
+				break
+			}
 			o := confirm.ProceedAlways
 			if d.Type == confirm.TypeMCP {
 				o = confirm.ProceedAlwaysTool

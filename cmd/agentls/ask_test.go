@@ -141,3 +141,36 @@ func TestVisible(t *testing.T) {
 		}
 	}
 }
+
+// TestAskChoicesAndNoAlways checks that a question with its own answers offers them,
+// numbered, and that one whose answer holds for this call only offers no "always" and
+// takes "a" as a refusal.
+func TestAskChoicesAndNoAlways(t *testing.T) {
+	choices := confirm.Details{Type: confirm.TypeInfo, Title: "Confirm Memory Save (all projects)", Prompt: "fact", NoAlways: true,
+		Choices: []confirm.Choice{{Outcome: confirm.ProceedOnce, Label: "Save to my memory"}, {Outcome: confirm.Cancel, Label: "Don't save"}}}
+	noAlways := confirm.Details{Type: confirm.TypeInfo, Title: "Save?", Prompt: "fact", NoAlways: true}
+	tests := []struct {
+		d        confirm.Details
+		in       string
+		want     confirm.Outcome
+		shown    string
+		notShown string
+	}{
+		{choices, "1\n", confirm.ProceedOnce, "[1] Save to my memory", "always"},
+		{choices, "2\n", confirm.Cancel, "[2] Don't save", "always"},
+		{choices, "y\n", confirm.Cancel, "Answer: ", "always"},
+		{noAlways, "y\n", confirm.ProceedOnce, "[y] yes, once  [n] no: ", "always"},
+		{noAlways, "a\n", confirm.Cancel, "[n] no: ", "always"},
+	}
+	for _, tt := range tests {
+		var out strings.Builder
+		a := &terminalAsker{in: strings.NewReader(tt.in), out: &out}
+		ans, err := a.Ask(context.Background(), confirm.Request{ToolName: "save_memory", Details: tt.d})
+		if err != nil || ans.Outcome != tt.want {
+			t.Errorf("answer %q: Ask = %v, %v; want %s", tt.in, ans, err, tt.want)
+		}
+		if !strings.Contains(out.String(), tt.shown) || strings.Contains(out.String(), tt.notShown) {
+			t.Errorf("answer %q: printed %q, want %q and no %q", tt.in, out.String(), tt.shown, tt.notShown)
+		}
+	}
+}

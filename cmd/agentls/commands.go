@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/agentls/agentls/tools/web/redact"
 	"io"
 	"log/slog"
 	"os"
@@ -43,7 +44,8 @@ func newLogger(stderr io.Writer) *slog.Logger {
 	if v := os.Getenv("AGENTLS_LOG_LEVEL"); v != "" {
 		_ = level.UnmarshalText([]byte(v)) // an unknown level keeps the default
 	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Secrets in URLs (a password, an api_key parameter) never reach the log.
+	return slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
 }
 
 // newToolbox builds the tool system for the workspace at o.Roots[0] (the current

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/agentls/agentls/tools/web/redact"
 	"io"
 	"log/slog"
 	"os"
@@ -46,7 +47,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if v := os.Getenv("AGENTLS_LOG_LEVEL"); v != "" {
 			_ = level.UnmarshalText([]byte(v)) // an unknown level keeps the default
 		}
-		logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level}))
+		logger = slog.New(redact.NewHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level})))
 	}
 	logger.Info("agentls serve", "version", version(), "pid", os.Getpid(), "started", time.Now().Format(time.RFC3339))
 	srv := rpc.New(rpc.Options{Version: version(), ConfirmTimeout: *confirmTimeout, Logger: logger, NewClient: newClient})
