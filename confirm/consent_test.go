@@ -68,6 +68,7 @@ var codeLines = []string{
 	`echo $(id)`,
 	"echo `id`",
 	`diff <(ls) f`,
+	`find . -name '*.go' -exec sh -c 'gofmt -l {}' \;`,
 }
 
 func TestCodeIsSubstitution(t *testing.T) {
@@ -263,6 +264,9 @@ var hiddenRm = []string{
 	`watch "$CMD"`,
 	`flock /tmp/l -c "$CMD"`,
 	`sh`,
+	`ls | xargs -I{} sh -c 'cat {}'`,
+	`sudo -s`,
+	`echo 'rm x' | sudo -i`,
 }
 
 // seenRm are spellings of class 3 whose rm is seen through the wrappers: a deny rule
@@ -618,5 +622,29 @@ func TestConsentRuleSources(t *testing.T) {
 		if got := p.Decide(shellCall(tt.line)); got.Decision != tt.want {
 			t.Errorf("%s: Decide(%q) = %s (%s), want %s", tt.name, tt.line, got.Decision, got.Reason, tt.want)
 		}
+	}
+}
+
+// TestConsentProgramPaths: a rule or "always" for a program does not cover a program of
+// that name elsewhere, such as one the repository ships.
+func TestConsentProgramPaths(t *testing.T) {
+	for _, line := range []string{"./git status", "bin/git status", "/home/u/proj/git status", "~/bin/git status"} {
+		p := newTestPolicy(t, ModeDefault, Rule{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{"git"}})
+		if got := p.Decide(shellCall(line)); got.Decision != Ask {
+			t.Errorf("Decide(%q) with allow git = %s (%s), want ask", line, got.Decision, got.Reason)
+		}
+		p = newTestPolicy(t, ModeDefault)
+		p.Remember(shellCall("git status"), ProceedAlways)
+		if got := p.Decide(shellCall(line)); got.Decision != Ask {
+			t.Errorf("Decide(%q) after always for git = %s (%s), want ask", line, got.Decision, got.Reason)
+		}
+		p = newTestPolicy(t, ModeYolo, Rule{ToolName: "run_shell_command", Decision: Deny, CommandPrefix: []string{"git"}})
+		if got := p.Decide(shellCall(line)); got.Decision != Deny {
+			t.Errorf("Decide(%q) with deny git = %s (%s), want deny", line, got.Decision, got.Reason)
+		}
+	}
+	p := newTestPolicy(t, ModeDefault, Rule{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{"git"}})
+	if got := p.Decide(shellCall("/usr/bin/git status")); got.Decision != Allow {
+		t.Errorf("Decide(/usr/bin/git status) with allow git = %s (%s), want allow", got.Decision, got.Reason)
 	}
 }

@@ -304,8 +304,15 @@ func (an *analyzer) call(keep, ws []word, depth int, outer *forms) error {
 		}
 		name := baseName(head.val)
 		if name != head.val && name != "" {
-			// Rules name programs, not their paths: /bin/rm must meet a rule for rm.
-			fs.add(keep, append([]word{{val: name, src: name, lit: true}}, ws[1:]...))
+			// A deny rule for rm must meet /bin/rm, and an allow rule for git may meet
+			// /usr/bin/git; but ./git is not git, so an allow rule for git does not
+			// allow a program of that name found elsewhere.
+			short := append([]word{{val: name, src: name, lit: true}}, ws[1:]...)
+			if systemProgram(head.val) {
+				fs.add(keep, short)
+			} else {
+				fs.loosen(keep, short)
+			}
 		}
 		u, ok := unwrap(name, ws)
 		if !ok {
@@ -364,6 +371,15 @@ func (fs *forms) add(keep, ws []word) {
 	if len(keep) > 0 {
 		fs.loose = append(fs.loose, joinWords(ws))
 	}
+}
+
+// loosen appends forms of the command ws, with and without the kept words in front,
+// that only deny and ask rules match.
+func (fs *forms) loosen(keep, ws []word) {
+	if len(keep) > 0 {
+		fs.loose = append(fs.loose, joinWords(append(slices.Clone(keep), ws...)))
+	}
+	fs.loose = append(fs.loose, joinWords(ws))
 }
 
 // shell handles bash, sh and their kin: with -c, the text is parsed in turn; without a
@@ -546,6 +562,12 @@ func (an *analyzer) find(keep, args []word, depth int, fs forms) error {
 				end++
 			}
 			if sub := args[i+1 : end]; len(sub) > 0 {
+				if runsText(sub) && slices.ContainsFunc(sub, func(w word) bool { return strings.Contains(w.src, "{}") }) {
+					// find puts each file name into the text a shell runs: a file
+					// named $(…) in the repository would be code.
+					an.opaque(keep, sub)
+					an.code("find " + a.val + " with {} in shell text")
+				}
 				if depth >= maxNesting {
 					an.danger("shell commands nested too deeply to analyse")
 				} else if err := an.call(keep, sub, depth+1, &fs); err != nil && first == nil {

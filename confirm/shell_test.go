@@ -53,7 +53,7 @@ var analyzeTests = []struct {
 	{name: "path root", cmd: "/usr/bin/git log --oneline",
 		want: Analysis{Commands: []string{"/usr/bin/git log --oneline"}, Roots: []string{"git"}}},
 	{name: "relative path root", cmd: "./scripts/build.sh -v",
-		want: Analysis{Commands: []string{"./scripts/build.sh -v"}, Roots: []string{"build.sh"}}},
+		want: Analysis{Commands: []string{"./scripts/build.sh -v"}, Roots: []string{"./scripts/build.sh"}}},
 
 	// Words.
 	{name: "quotes", cmd: `grep -n "foo bar" 'baz qux' a\ b`,
@@ -89,7 +89,7 @@ var analyzeTests = []struct {
 	{name: "sudo assignments", cmd: "sudo --user=root FOO=1 make",
 		want: Analysis{Commands: []string{"FOO=1 make"}, Roots: []string{"FOO=1 make"}, Dangerous: []string{"sudo"}}},
 	{name: "sudo alone", cmd: "sudo -i",
-		want: Analysis{Commands: []string{"sudo -i"}, Roots: []string{"sudo"}, Dangerous: []string{"sudo"}}},
+		want: Analysis{Commands: []string{"sudo -i"}, Opaque: []string{"sudo -i"}, Roots: []string{"sudo"}, Dangerous: []string{"sudo", "runs a command not known until run time: sudo -i"}}},
 	{name: "sudo edit", cmd: "sudo -e /etc/hosts",
 		want: Analysis{Commands: []string{"sudo -e /etc/hosts"}, Roots: []string{"sudo"}, Dangerous: []string{"sudo"}}},
 	{name: "doas", cmd: "doas -u admin ls",
@@ -120,7 +120,7 @@ var analyzeTests = []struct {
 	{name: "xargs alone", cmd: "ls | xargs -r",
 		want: Analysis{Commands: []string{"ls", "xargs -r"}, Roots: []string{"ls", "xargs"}}},
 	{name: "command", cmd: "command -p ls; exec make; nohup ./server --port 80 &",
-		want: Analysis{Commands: []string{"ls", "make", "./server --port 80"}, Roots: []string{"ls", "make", "server"}}},
+		want: Analysis{Commands: []string{"ls", "make", "./server --port 80"}, Roots: []string{"ls", "make", "./server"}}},
 	{name: "command lookup", cmd: "command -v git",
 		want: Analysis{Commands: []string{"command -v git"}, Roots: []string{"command"}}},
 	{name: "time keyword", cmd: "time -p go build",
@@ -385,6 +385,7 @@ func TestAnalyzeForms(t *testing.T) {
 		want []forms
 	}{
 		{"ls && git status", []forms{{exact: []string{"ls"}}, {exact: []string{"git status"}}}},
+		{"./bin/git status", []forms{{exact: []string{"./bin/git status"}, loose: []string{"git status"}}}},
 		{"sudo -u x /bin/rm -rf y", []forms{{exact: []string{"sudo -u x /bin/rm -rf y", "/bin/rm -rf y", "rm -rf y"}}}},
 		{"bash -c 'timeout 5 make'", []forms{{exact: []string{"bash -c timeout 5 make", "timeout 5 make", "make"}}}},
 		{"find . -exec rm {} +", []forms{{exact: []string{"find . -exec rm {} +"}}, {exact: []string{"find . -exec rm {} +", "rm {}"}}}},

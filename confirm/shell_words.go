@@ -1,6 +1,7 @@
 package confirm
 
 import (
+	"path"
 	"slices"
 	"strings"
 
@@ -138,15 +139,29 @@ func joinWords(ws []word) string {
 	return strings.Join(parts, " ")
 }
 
-// rootName is the program name of a command whose first word is w.
+// rootName is the program of a command whose first word is w: its name for a program
+// of the system's ("git" for /usr/bin/git), else as written ("./scripts/git", which an
+// "always" for git must not cover).
 func rootName(w word) string {
-	if !w.lit {
+	switch {
+	case !w.lit:
 		return w.src
+	case w.val == "":
+		return "''"
+	case systemProgram(w.val):
+		return baseName(w.val)
 	}
-	if name := baseName(w.val); name != "" {
-		return name
+	return w.val
+}
+
+// systemProgram reports a path to a program in one of the system's own program
+// directories, which is the program its name says: /usr/bin/git is git.
+func systemProgram(p string) bool {
+	switch path.Dir(p) {
+	case "/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin":
+		return true
 	}
-	return "''"
+	return false
 }
 
 // baseName is the last element of a slash-separated path, "/" for "/".

@@ -66,14 +66,18 @@ func unwrap(name string, ws []word) (unwrapped, bool) {
 		if name == "pkexec" || name == "run0" {
 			u.danger = "sudo"
 		}
-		edit := false
+		edit, info := false, false
 		rest := skipOptions(args, sudoOptions, func(opt string, _ word) {
 			edit = edit || opt == "e" || opt == "edit"
+			info = info || strings.Contains("lvkKVh", opt) && len(opt) == 1 || opt == "list" || opt == "validate" || opt == "version" || opt == "help"
 		})
 		if edit {
 			return u, true // sudo -e FILE edits the file, it runs no command
 		}
 		u.keep, u.rest = splitAssignments(rest)
+		if len(u.rest) == 0 && !info {
+			u.opaque = true // sudo -s, sudo -i: a shell
+		}
 	case "env":
 		return unwrapEnv(ws), true
 	case "timeout":
@@ -86,9 +90,13 @@ func unwrap(name string, ws []word) (unwrapped, bool) {
 	case "nohup", "builtin", "busybox", "setsid", "catchsegv":
 		u.rest = skipOptions(args, optionSpec{}, nil)
 	case "xargs":
-		u.rest = skipOptions(args, xargsOptions, nil)
-		if len(u.rest) == 0 && len(args) > 0 {
-			return u, true // xargs alone runs echo
+		replace := false
+		u.rest = skipOptions(args, xargsOptions, func(opt string, _ word) {
+			replace = replace || opt == "I" || opt == "i" || opt == "replace"
+		})
+		if replace && len(u.rest) > 0 && runsText(u.rest) {
+			// The input is put into the text a shell runs: code from the input.
+			u.opaque = true
 		}
 	case "command":
 		lookup := false
@@ -491,4 +499,18 @@ func dropGlobalOptions(name string, ws []word) (string, bool) {
 		return "", false
 	}
 	return joinWords(append([]word{{val: name, src: name, lit: true}}, ws[i:]...)), true
+}
+
+// runsText reports whether the command ws runs shell text: a shell with -c, or eval.
+func runsText(ws []word) bool {
+	if !ws[0].lit {
+		return true
+	}
+	switch baseName(ws[0].val) {
+	case "eval":
+		return true
+	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh":
+		return hasOption(ws[1:], 'c')
+	}
+	return false
 }

@@ -213,6 +213,9 @@ var envCases = []consentCase{
 	{line: `BASH_ENV=./s.sh bash -c ls`},
 	{line: `PATH=./evil:$PATH bash -c ls`},
 	{line: `cd evil && PATH=. ls`},
+	// A program of the allowed name that the repository ships is not the allowed one.
+	{line: `./evil/ls`},
+	{line: `evil/ls -la`},
 }
 
 func TestConsentEnvironmentRuns(t *testing.T) {
