@@ -106,10 +106,19 @@ func (s *stream) answer(ctx context.Context, id jsonrpc2.ID, code jsonrpc2.Code,
 	}
 }
 
+// maxKeptBody is the largest message body buffer kept for the next message.
+const maxKeptBody = 4 << 20
+
 // readFrame reads one header block and the body it announces. A header block without a
 // usable Content-Length is a *frameError; input that is not a header at all is skipped
 // up to the next "Content-Length:".
 func (s *stream) readFrame() ([]byte, int64, error) {
+	// The previous body was only lent until now. A large one (a big didOpen) is dropped
+	// before waiting for the next message, which may be a long wait, rather than kept
+	// alive until it arrives.
+	if cap(s.body) > maxKeptBody {
+		s.body = nil
+	}
 	length := -1
 	headers := 0 // header lines of this block so far
 	var read int64
@@ -171,7 +180,7 @@ func (s *stream) readFrame() ([]byte, int64, error) {
 		s.log.Warn("skipped input that was not a message", "bytes", s.garbage)
 		s.garbage = 0
 	}
-	if cap(s.body) < length || cap(s.body) > 4<<20 && length < cap(s.body)/4 {
+	if cap(s.body) < length {
 		s.body = make([]byte, length)
 	}
 	s.body = s.body[:length]
