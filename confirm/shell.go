@@ -144,8 +144,6 @@ type forms struct {
 func analyze(command string, env Env) (Analysis, []forms, error) {
 	an := &analyzer{
 		env:        env,
-		roots:      realRoots(env.Roots),
-		protected:  realRoots(env.Protected),
 		seenRoot:   make(map[string]bool),
 		seenDanger: make(map[string]bool),
 		seenCode:   make(map[string]bool),
@@ -157,7 +155,7 @@ func analyze(command string, env Env) (Analysis, []forms, error) {
 // analyzer accumulates the analysis of one command line.
 type analyzer struct {
 	env       Env
-	roots     []string // env.Roots with symbolic links resolved
+	roots     []string // env.Roots with symbolic links resolved, once a write needs them
 	protected []string // env.Protected likewise
 	// bases are the directories that relative paths may be relative to: the working
 	// directory and every literal cd target of the line. unknownBase is set when the

@@ -24,7 +24,7 @@ const maxBases = 16
 // judged against each of them.
 func (an *analyzer) directories(src string, f *syntax.File) {
 	if an.bases == nil {
-		an.bases = []string{an.base()}
+		an.bases = []string{resolvePath(an.base())}
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		c, ok := n.(*syntax.CallExpr)
@@ -65,11 +65,7 @@ func (an *analyzer) directories(src string, f *syntax.File) {
 		target := args[0].val
 		var next []string
 		for _, b := range an.bases {
-			if filepath.IsAbs(target) {
-				next = append(next, resolvePath(target))
-			} else {
-				next = append(next, resolvePath(b+string(filepath.Separator)+target))
-			}
+			next = append(next, resolveFrom(b, target))
 		}
 		for _, d := range next {
 			if len(an.bases) >= maxBases {
@@ -107,16 +103,18 @@ func (an *analyzer) write(w word) {
 		an.danger("writes to a path not known until run time: " + p + " (the line changes to a directory not known until run time)")
 		return
 	}
-	if an.bases == nil {
-		an.bases = []string{an.base()}
-	}
 	for _, b := range an.bases {
-		an.writeTo(resolvePath(b + string(filepath.Separator) + p))
+		an.writeTo(resolveFrom(b, p))
 	}
 }
 
 // writeTo judges a write to the resolved path p.
 func (an *analyzer) writeTo(p string) {
+	if an.roots == nil {
+		// Resolved once, and only for lines that write.
+		an.roots = realRoots(an.env.Roots)
+		an.protected = realRoots(an.env.Protected)
+	}
 	if !inside(an.roots, p) {
 		an.danger("writes outside the workspace: " + p)
 	}
@@ -210,8 +208,16 @@ func resolvePath(p string) string {
 	if !filepath.IsAbs(p) {
 		return filepath.Clean(p)
 	}
-	parts := strings.Split(p, string(filepath.Separator))
-	cur := string(filepath.Separator)
+	return resolveFrom(string(filepath.Separator), p)
+}
+
+// resolveFrom is resolvePath of rel (relative, or absolute to start over) from the
+// directory cur, whose own links are already resolved.
+func resolveFrom(cur, rel string) string {
+	parts := strings.Split(rel, string(filepath.Separator))
+	if filepath.IsAbs(rel) {
+		cur = string(filepath.Separator)
+	}
 	links := 0
 	for i := 0; i < len(parts); i++ {
 		part := parts[i]
