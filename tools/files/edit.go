@@ -83,7 +83,7 @@ func (b *basis) check(ws *workspace.Workspace, abs string, cur *workspace.File) 
 	case !exists && cur != nil:
 		what = ws.Rel(abs) + " was created since the proposed change was shown"
 	case exists && cur.Text != text:
-		what = ws.Rel(abs) + " changed since the proposed change was shown (for example, the user edited it)"
+		what = ws.Rel(abs) + " changed since the proposed change was shown (the user, another program or another agentls edited it)"
 	default:
 		return nil
 	}
