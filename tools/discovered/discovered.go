@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -183,23 +182,12 @@ func newConfig(opts Options) (*config, error) {
 // environ returns the environment of a process: agentls's own without the hidden
 // variables, and AGENTLS=1.
 func (c *config) environ() []string {
-	env := os.Environ()
+	var hide []string
 	if c.hideEnv != nil {
-		env = withoutVars(env, c.hideEnv())
+		hide = c.hideEnv()
 	}
+	env := tools.Environ(hide)
 	return append(env, "AGENTLS=1")
-}
-
-// withoutVars removes from env, a list of NAME=value entries, those whose name is
-// among names, and returns what is left.
-func withoutVars(env, names []string) []string {
-	if len(names) == 0 {
-		return env
-	}
-	return slices.DeleteFunc(env, func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(names, name)
-	})
 }
 
 // cmpOr returns v, or def when v is zero. Unlike cmp.Or it keeps negative values,

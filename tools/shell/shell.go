@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -145,24 +143,13 @@ func (s *Shell) Close() error {
 // environ returns the environment of a command: agentls's own without the hidden
 // variables, then the entries agentls sets, then Options.Env.
 func (s *Shell) environ() []string {
-	env := os.Environ()
+	var hide []string
 	if s.hideEnv != nil {
-		env = withoutVars(env, s.hideEnv())
+		hide = s.hideEnv()
 	}
+	env := tools.Environ(hide)
 	env = append(env, "AGENTLS=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
 	return append(env, s.env...)
-}
-
-// withoutVars removes from env, a list of NAME=value entries, those whose name is
-// among names, and returns what is left.
-func withoutVars(env, names []string) []string {
-	if len(names) == 0 {
-		return env
-	}
-	return slices.DeleteFunc(env, func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(names, name)
-	})
 }
 
 // drain reads and discards what is still written to the read end of a finished
