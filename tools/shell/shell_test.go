@@ -807,4 +807,3 @@ func TestHideEnv(t *testing.T) {
 		})
 	}
 }
-
