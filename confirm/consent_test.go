@@ -3,7 +3,6 @@ package confirm
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -69,6 +68,13 @@ var codeLines = []string{
 	"echo `id`",
 	`diff <(ls) f`,
 	`find . -name '*.go' -exec sh -c 'gofmt -l {}' \;`,
+	`for RANDOM in 'a[$(id)]'; do echo; done`,
+	`for OPTIND in 1; do echo; done`,
+	`select SECONDS in 1; do break; done`,
+	`RANDOM=$x echo`,
+	`read -r RANDOM <<< x`,
+	`for x in y; do echo ${!x[0]}; done`,
+	`echo ${!x[1]}`,
 }
 
 func TestCodeIsSubstitution(t *testing.T) {
@@ -267,6 +273,20 @@ var hiddenRm = []string{
 	`ls | xargs -I{} sh -c 'cat {}'`,
 	`sudo -s`,
 	`echo 'rm x' | sudo -i`,
+	`bash -sc 'rm x'`,
+	`bash -s < cmds.txt`,
+	`bash /dev/stdin <<< 'rm x'`,
+	`bash <(echo rm x)`,
+	`sh /proc/self/fd/0 <<< 'rm x'`,
+	`python3 /dev/fd/0 <<< 'import os'`,
+	`perl -M'strict;system("rm x")' /dev/null`,
+	`setarch x86_64 /bin/sh -c "$C"`,
+	`/lib64/ld-linux-x86-64.so.2 /bin/rm x`,
+	`echo rm x | xargs env`,
+	`echo rm x | xargs timeout 5`,
+	`echo rm x | xargs nice`,
+	`git -c alias.x='!rm x' x`,
+	`git --config-env=core.pager=P log`,
 }
 
 // seenRm are spellings of class 3 whose rm is seen through the wrappers: a deny rule
@@ -317,6 +337,16 @@ var seenRm = []string{
 	`f() { rm x; }; f`,
 	`if true; then rm x; fi`,
 	`echo $(rm x)`,
+	`eval -- rm x`,
+	`timeout --kill 5 10 rm x`,
+	`nice --adj 5 rm x`,
+	`env --uns X rm x`,
+	`xargs --max-a 1 rm x`,
+	`setarch x86_64 rm x`,
+	`linux64 rm x`,
+	`choom -n 0 -- rm x`,
+	`find . -maxdepth 0 $'-exec' rm x \;`,
+	`find . ${x:--exec} rm x \;`,
 }
 
 // TestConsentDenyFailsClosed: a deny rule refuses, in every mode, the commands it
@@ -338,9 +368,16 @@ func TestConsentDenyFailsClosed(t *testing.T) {
 	}
 	// Other commands still run.
 	p := newTestPolicy(t, ModeYolo, deny)
-	for _, line := range []string{"ls", "rmdir x", "git rm x", "echo rm", "timeout 5 make", "python3 x.py", "bash x.sh"} {
+	for _, line := range []string{"ls", "rmdir x", "git status", "echo arm", "timeout 5 make", "python3 x.py", "bash x.sh"} {
 		if got := p.Decide(shellCall(line)); got.Decision != Allow {
 			t.Errorf("yolo: Decide(%q) with deny rm = %s (%s), want allow", line, got.Decision, got.Reason)
+		}
+	}
+	// A deny rule also refuses a line naming the command as an argument, which a
+	// wrapper agentls does not know could run.
+	for _, line := range []string{"git rm x", "echo rm", "setarch x86_64 rm x", "linux64 /bin/rm x", "choom -n 0 -- rm x", "foo --bar rm -rf x"} {
+		if got := p.Decide(shellCall(line)); got.Decision != Deny {
+			t.Errorf("yolo: Decide(%q) with deny rm = %s (%s), want deny", line, got.Decision, got.Reason)
 		}
 	}
 	// A deny rule for another tool does not make shell lines fail closed.
@@ -398,6 +435,21 @@ func TestConsentSymlinkedTargets(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// lsub is a link two levels down: bash's cd lsub/../.. is the root's parent, the
+	// kernel's the root.
+	if err := os.MkdirAll(filepath.Join(root, "x", "y"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("x", "y"), filepath.Join(root, "lsub")); err != nil {
+		t.Fatal(err)
+	}
+	// hard is a hard link to a file outside.
+	if err := os.WriteFile(filepath.Join(outside, "h"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(outside, "h"), filepath.Join(root, "hard")); err != nil {
+		t.Fatal(err)
+	}
 	// rel points beside root; make it resolve to outside.
 	if err := os.Remove(filepath.Join(root, "rel")); err != nil {
 		t.Fatal(err)
@@ -434,7 +486,20 @@ func TestConsentSymlinkedTargets(t *testing.T) {
 		`cd && echo x > f`,
 		`pushd out; echo x > f`,
 		`command time -o out/t ls`,
+		`echo x >> hard`,
 		`bash -c 'echo x > out/f'`,
+		`ln -s /tmp new && echo x > new/f`,
+		`ln -s .git g; echo x >> g/config`,
+		`mv out2 sub2 && echo x > sub2/f`,
+		`tar xf a.tar && echo x > sub/f`,
+		`git checkout x && echo x > sub/f`,
+		`cp -s a b && echo x > b`,
+		`cd lsub/../.. && echo x > f`,
+		`cp --target=out a`,
+		`cp ${x:--t} out a`,
+		`echo out/f | xargs cp a`,
+		`rm ${x:--rf} sub`,
+		`echo -exec rm x \; | xargs find .`,
 	}
 	allow := Rule{ToolName: "run_shell_command", Decision: Allow, CommandRegex: "."}
 	for _, line := range lines {
@@ -442,8 +507,8 @@ func TestConsentSymlinkedTargets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(strings.Join(a.Dangerous, "\n"), "writes") {
-			t.Errorf("Analyze(%q).Dangerous = %q, want a write outside the workspace", line, a.Dangerous)
+		if len(a.Dangerous) == 0 {
+			t.Errorf("Analyze(%q).Dangerous = %q, want a write outside the workspace or a hidden one", line, a.Dangerous)
 		}
 		p, err := NewPolicy(ModeDefault, []Rule{allow}, func() []string { return roots })
 		if err != nil {
@@ -554,6 +619,12 @@ func TestConsentSensitivePaths(t *testing.T) {
 		`dd of=.gemini/settings.json`,
 		`cd .git && echo x > config`,
 		`echo x > ` + filepath.Join(home, ".gemini", "GEMINI.md"),
+		`sed -i 's/a/b/' .git/config`,
+		`sed -e 's/a/b/' -i.bak .vscode/settings.json`,
+		`git config core.fsmonitor 'touch m'`,
+		`git config --add core.hooksPath x`,
+		`git -C . config alias.st '!touch m'`,
+		`git config set core.pager x`,
 	}
 	allow := Rule{ToolName: "run_shell_command", Decision: Allow}
 	for _, line := range lines {
@@ -646,5 +717,63 @@ func TestConsentProgramPaths(t *testing.T) {
 	p := newTestPolicy(t, ModeDefault, Rule{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{"git"}})
 	if got := p.Decide(shellCall("/usr/bin/git status")); got.Decision != Allow {
 		t.Errorf("Decide(/usr/bin/git status) with allow git = %s (%s), want allow", got.Decision, got.Reason)
+	}
+}
+
+// TestConsentMisread: lines the parser would read otherwise than bash are refused as
+// unparseable, which no rule allows and every deny rule refuses.
+func TestConsentMisread(t *testing.T) {
+	for _, line := range []string{
+		"echo hi # \\\ntouch M",
+		"echo hi #\\\ntouch M",
+		"ls # a comment \\",
+		"cat <<EOF\nEO\\\nF\ntouch M\nEOF",
+		"cat <<-EOF\n\tE\\\nOF\ntouch M\nEOF",
+	} {
+		if _, err := Analyze(line, testRoot, testRoots); err == nil {
+			t.Errorf("Analyze(%q) = nil error, want the line refused as misread", line)
+		}
+		p := newTestPolicy(t, ModeYolo, Rule{ToolName: "run_shell_command", Decision: Deny, CommandPrefix: []string{"touch"}})
+		if got := p.Decide(shellCall(line)); got.Decision != Deny {
+			t.Errorf("yolo with deny touch: Decide(%q) = %s, want deny", line, got.Decision)
+		}
+		p = newTestPolicy(t, ModeDefault, Rule{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{"echo", "cat", "ls"}})
+		if got := p.Decide(shellCall(line)); got.Decision != Ask {
+			t.Errorf("allow echo: Decide(%q) = %s, want ask", line, got.Decision)
+		}
+	}
+	// Comments and here-documents as bash reads them are fine.
+	for _, line := range []string{"echo hi # a \\ b", "cat <<EOF\na \\ b\nEOF", "echo a \\\n b"} {
+		if _, err := Analyze(line, testRoot, testRoots); err != nil {
+			t.Errorf("Analyze(%q): %v", line, err)
+		}
+	}
+}
+
+// TestConsentLoopVariables: for and select assign to their variable; PATH, HOME or
+// CDPATH so assigned change what the loop's commands run.
+func TestConsentLoopVariables(t *testing.T) {
+	for _, line := range []string{
+		"for PATH in ./bin; do git status; done",
+		"for HOME in ./evil; do git status; done",
+		"for CDPATH in /tmp; do cd out && ls; done",
+		"for http_proxy in x; do git status; done",
+		"select GIT_DIR in /x; do git status; done",
+	} {
+		p := newTestPolicy(t, ModeDefault, Rule{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{"git status", "cd", "ls"}})
+		if got := p.Decide(shellCall(line)); got.Decision != Ask {
+			t.Errorf("Decide(%q) with allow git status = %s (%s), want ask", line, got.Decision, got.Reason)
+		}
+		p = newTestPolicy(t, ModeDefault)
+		for _, r := range []string{"git status", "cd out", "ls"} {
+			p.Remember(shellCall(r), ProceedAlways)
+		}
+		if got := p.Decide(shellCall(line)); got.Decision != Ask {
+			t.Errorf("Decide(%q) after always = %s (%s), want ask", line, got.Decision, got.Reason)
+		}
+	}
+	p := newTestPolicy(t, ModeDefault, Rule{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{"echo"}})
+	if got := p.Decide(shellCall("for f in a b; do echo $f; done")); got.Decision != Allow {
+		t.Errorf("a loop over a plain variable = %s (%s), want allow", got.Decision, got.Reason)
 	}
 }

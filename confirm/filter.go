@@ -16,19 +16,25 @@ type CommandFilter struct {
 }
 
 // Check returns nil when the command line may run, else an error saying which command
-// the filter refuses and why. It fails closed: a line that cannot be parsed, or whose
-// commands include one not known until run time (see Analysis.Opaque), is refused by
-// any Deny prefix, and by an Allow list also when bash evaluates part of it as code or
-// it runs a command as another user. Deny prefixes match every form of a command (with
-// its assignments and wrapper options dropped, "git -C x commit" as "git commit"); an
-// Allow prefix must match an exact form, assignments included.
+// the filter refuses and why. It fails closed. A Deny list refuses a line that cannot
+// be parsed, that has a command not known until run time (see Analysis.Opaque), in
+// which bash evaluates data as code, or in which a denied command's words appear as
+// arguments (a wrapper agentls does not know could run them). An Allow list refuses a
+// line in which bash evaluates anything as code or that runs a command as another user.
+// Deny prefixes match every form of a command (with its assignments and wrapper options
+// dropped, "git -C x commit" as "git commit"); an Allow prefix must match an exact
+// form, assignments included.
 func (f CommandFilter) Check(command, dir string, roots []string) error {
 	a, fs, err := analyze(command, Env{Dir: dir, Roots: roots})
 	if err != nil {
 		return fmt.Errorf("the command %q cannot be checked: %w", command, err)
 	}
-	if len(a.Opaque) > 0 && len(f.Deny) > 0 {
+	switch {
+	case len(f.Deny) == 0:
+	case len(a.Opaque) > 0:
 		return fmt.Errorf("the command %q runs %q, a command not known until run time, which cannot be checked against the restrictions", command, a.Opaque[0])
+	case len(a.Code) > 0:
+		return fmt.Errorf("bash evaluates part of %q as code (%s), which runs commands not known until run time and cannot be checked against the restrictions", command, a.Code[0])
 	}
 	if len(f.Allow) > 0 {
 		if a.Substitution {
@@ -48,7 +54,8 @@ func (f CommandFilter) Check(command, dir string, roots []string) error {
 	}
 	for i, c := range fs {
 		for _, p := range f.Deny {
-			if slices.ContainsFunc(c.exact, hasPrefixFunc(p)) || slices.ContainsFunc(c.loose, hasPrefixFunc(p)) {
+			match := func(s string) bool { return hasPrefixFunc(p)(s) || containsCommand(s, p) }
+			if slices.ContainsFunc(c.exact, match) || slices.ContainsFunc(c.loose, match) {
 				return fmt.Errorf("command %q starts with %q, which is excluded", a.Commands[i], p)
 			}
 		}
@@ -57,6 +64,23 @@ func (f CommandFilter) Check(command, dir string, roots []string) error {
 		}
 	}
 	return nil
+}
+
+// containsCommand reports whether prefix's words appear in command after its first
+// word, the first of them as a program name or path (…/rm): where a program agentls
+// does not know as a wrapper would run it.
+func containsCommand(command, prefix string) bool {
+	want := strings.Fields(prefix)
+	words := strings.Fields(command)
+	if len(want) == 0 {
+		return false
+	}
+	for i := 1; i+len(want) <= len(words); i++ {
+		if baseName(words[i]) == want[0] && slices.Equal(words[i+1:i+len(want)], want[1:]) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasPrefixFunc returns a test of whether a command starts with prefix at a word

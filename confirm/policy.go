@@ -183,8 +183,16 @@ func (r *rule) matches(c Call, ex *execInfo) bool {
 	if ex == nil {
 		return false
 	}
-	if len(r.prefixes) > 0 && !r.matchCommands(ex, r.hasPrefix) {
-		return false
+	if len(r.prefixes) > 0 {
+		match := r.hasPrefix
+		if r.Decision != Allow {
+			// A wrapper agentls does not know (setarch x86_64 rm …) could run the
+			// command from its arguments: deny and ask rules fail closed on them.
+			match = func(c string) bool { return r.hasPrefix(c) || slices.ContainsFunc(r.prefixes, func(p string) bool { return containsCommand(c, p) }) }
+		}
+		if !r.matchCommands(ex, match) {
+			return false
+		}
 	}
 	if r.command != nil && !r.matchCommands(ex, r.command.MatchString) {
 		return false
@@ -243,9 +251,10 @@ func (e *execInfo) unsafe() bool {
 }
 
 // hidden reports a command line that may run commands no rule can see: it cannot be
-// parsed, or a command in it is Opaque.
+// parsed, a command in it is Opaque, or bash evaluates data in it as code (a variable
+// holding a[$(cmd)] runs cmd).
 func (e *execInfo) hidden() bool {
-	return e.err != nil || len(e.analysis.Opaque) > 0
+	return e.err != nil || len(e.analysis.Opaque) > 0 || len(e.analysis.Code) > 0
 }
 
 // concerns says why the command line is unsafe.
@@ -355,10 +364,13 @@ func (p *Policy) Decide(c Call) Verdict {
 
 // hiddenWhat names what of a shell call no rule can see.
 func hiddenWhat(ex *execInfo) string {
-	if ex.err != nil {
+	switch {
+	case ex.err != nil:
 		return "the command line, which could not be parsed,"
+	case len(ex.analysis.Opaque) > 0:
+		return fmt.Sprintf("%q", ex.analysis.Opaque[0])
 	}
-	return fmt.Sprintf("%q", ex.analysis.Opaque[0])
+	return fmt.Sprintf("the command line, in which bash evaluates data as code (%s),", ex.analysis.Code[0])
 }
 
 // denyCouldMatch returns a deny rule with a command condition that applies to c's

@@ -1,6 +1,7 @@
 package confirm
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -149,6 +150,9 @@ func analyze(command string, env Env) (Analysis, []forms, error) {
 		seenCode:   make(map[string]bool),
 	}
 	err := an.source(command, 0, nil, nil)
+	if an.wrote && an.linksMade {
+		an.danger("writes to paths that links the line makes or moves may redirect")
+	}
 	return an.out, an.forms, err
 }
 
@@ -157,11 +161,15 @@ type analyzer struct {
 	env       Env
 	roots     []string // env.Roots with symbolic links resolved, once a write needs them
 	protected []string // env.Protected likewise
-	// bases are the directories that relative paths may be relative to: the working
-	// directory and every literal cd target of the line. unknownBase is set when the
-	// line changes to a directory not known until run time.
+	// bases are the directories that relative paths may be relative to, as bash's
+	// logical cd and the kernel's physical one see them: the working directory and every
+	// literal cd target of the line. unknownBase is set when the line changes to a
+	// directory not known until run time.
 	bases       []string
 	unknownBase bool
+	// wrote and linksMade record that the line writes a file, and that it makes or
+	// moves links (ln, cp -s, mv, tar x, git checkout …), which can redirect its writes.
+	wrote, linksMade bool
 
 	out        Analysis
 	forms      []forms
@@ -174,8 +182,11 @@ type analyzer struct {
 // wrappers src was given to (bash -c, eval), and keep the words that stay in front of
 // each of its commands (env -i bash -c 'ls' runs "env -i ls").
 func (an *analyzer) source(src string, depth int, outer *forms, keep []word) error {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(src), "")
 	if err != nil {
+		return fmt.Errorf("could not parse the shell command: %w", err)
+	}
+	if err := misread(src, f); err != nil {
 		return fmt.Errorf("could not parse the shell command: %w", err)
 	}
 	an.directories(src, f)
@@ -201,10 +212,20 @@ func (an *analyzer) source(src string, depth int, outer *forms, keep []word) err
 			for _, e := range []syntax.ArithmExpr{n.Init, n.Cond, n.Post} {
 				an.arithm(src, e, "for ((…))")
 			}
+		case *syntax.WordIter:
+			// for NAME in …; select NAME in …: an assignment of each word to NAME.
+			an.assigned(n.Name.Value)
+			if !plainVariable(n.Name.Value) {
+				ws := append(slices.Clone(keep), word{val: "for", src: "for", lit: true}, word{val: n.Name.Value, src: n.Name.Value, lit: true})
+				an.emitWhole(ws, outer)
+			}
 		case *syntax.ParamExp:
 			an.param(src, n)
 		case *syntax.Assign:
 			an.subscript(src, n.Index)
+			if n.Name != nil {
+				an.assigned(n.Name.Value)
+			}
 		case *syntax.ArrayElem:
 			an.subscript(src, n.Index)
 		case *syntax.BinaryTest:
@@ -225,6 +246,29 @@ func (an *analyzer) source(src string, depth int, outer *forms, keep []word) err
 		return true
 	})
 	return first
+}
+
+// misread reports the constructs that the parser reads otherwise than bash does, so
+// that the analysis would judge commands other than those bash runs: a backslash at
+// the end of a comment (bash ends the comment at the newline; the parser joins the
+// next line to it), and a line continuation in a line holding a here-document (bash
+// joins the lines before it looks for the delimiter).
+func misread(src string, f *syntax.File) error {
+	var err error
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Comment:
+			if strings.Contains(n.Text, "\\\n") || strings.HasSuffix(n.Text, "\\") {
+				err = errors.New("a comment ends with a backslash")
+			}
+		case *syntax.Redirect:
+			if (n.Op == syntax.Hdoc || n.Op == syntax.DashHdoc) && strings.Contains(src, "\\\n") {
+				err = errors.New("a here-document in a line with a line continuation")
+			}
+		}
+		return err == nil
+	})
+	return err
 }
 
 // callExpr analyses a simple command with its leading assignments.
@@ -323,6 +367,10 @@ func (an *analyzer) call(keep, ws []word, depth int, outer *forms) error {
 			if f, ok := dropGlobalOptions(name, ws); ok {
 				fs.loose = append(fs.loose, f)
 			}
+			if prog, sub, ok := strings.Cut(name, "-"); ok && prog != "" && sub != "" {
+				// git-commit is git commit (as /usr/lib/git-core/git-commit).
+				fs.loosen(keep, append([]word{{val: prog, src: prog, lit: true}, {val: sub, src: sub, lit: true}}, ws[1:]...))
+			}
 			if setsVariables(name, ws) {
 				an.emitWhole(append(slices.Clone(keep), ws...), &fs)
 			} else {
@@ -381,10 +429,11 @@ func (fs *forms) loosen(keep, ws []word) {
 }
 
 // shell handles bash, sh and their kin: with -c, the text is parsed in turn; without a
-// script operand the shell reads its commands from its input, which no rule can see;
-// otherwise the shell itself is the command (it runs a script).
+// script operand (or with -s, or a script that is standard input, a descriptor or a
+// process substitution) the shell reads commands no rule can see; otherwise the shell
+// itself is the command (it runs a script).
 func (an *analyzer) shell(keep, ws []word, name string, depth int, fs forms) error {
-	withC := false
+	withC, stdin := false, false
 	i := 1
 options:
 	for ; i < len(ws); i++ {
@@ -406,29 +455,39 @@ options:
 				switch c {
 				case 'c':
 					withC = withC || v[0] == '-'
+				case 's':
+					stdin = stdin || v[0] == '-'
 				case 'o', 'O':
 					i++ // takes the next word
-				case 's':
-					i = len(ws) // -s: commands from the input, the rest are arguments
 				}
 			}
 		default:
 			break options
 		}
 	}
-	if !withC {
-		an.emit(keep, ws, fs)
+	if withC {
 		if i >= len(ws) {
-			an.opaque(keep, ws)
-			an.danger("runs a command not known until run time: " + joinWords(append(slices.Clone(keep), ws...)))
+			an.emit(keep, ws, fs)
+			return nil
 		}
-		return an.check(name, keep, ws, depth, fs)
+		return an.text(keep, ws, ws[i], name+" -c", depth, fs)
 	}
-	if i >= len(ws) {
-		an.emit(keep, ws, fs)
-		return nil
+	an.emit(keep, ws, fs)
+	if stdin || i >= len(ws) || !isScriptFile(ws[i]) {
+		an.opaque(keep, ws)
+		an.danger("runs a command not known until run time: " + joinWords(append(slices.Clone(keep), ws...)))
 	}
-	return an.text(keep, ws, ws[i], name+" -c", depth, fs)
+	return an.check(name, keep, ws, depth, fs)
+}
+
+// isScriptFile reports whether w names a script file whose name is known: not one
+// with expansions (<(…), $f), nor standard input or a descriptor (/dev/stdin,
+// /dev/fd/0, /proc/self/fd/0), which carry text no rule can see.
+func isScriptFile(w word) bool {
+	if !w.lit || w.val == "-" {
+		return false
+	}
+	return !strings.HasPrefix(w.val, "/dev/") && !strings.HasPrefix(w.val, "/proc/")
 }
 
 // text analyses the shell text t that the command ws runs, as bash -c does.
@@ -471,8 +530,12 @@ func (an *analyzer) eval(keep, ws []word, depth int, fs forms) error {
 		an.danger("shell commands nested too deeply to analyse")
 		return nil
 	}
-	text := make([]string, len(ws)-1)
-	for i, w := range ws[1:] {
+	args := ws[1:]
+	if args[0].val == "--" {
+		args = args[1:] // eval takes -- as the end of its (no) options
+	}
+	text := make([]string, len(args))
+	for i, w := range args {
 		text[i] = w.val
 	}
 	if err := an.source(strings.Join(text, " "), depth+1, &fs, keep); err != nil {
@@ -485,6 +548,14 @@ func (an *analyzer) eval(keep, ws []word, depth int, fs forms) error {
 // files it writes, and analyses the commands find runs.
 func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) error {
 	args := ws[1:]
+	if judged(name) && hiddenOption(args) {
+		// An expansion could be -rf, -exec or -t DIR: what the command does is not
+		// known until run time.
+		an.danger(name + " with arguments not known until run time")
+	}
+	if makesLinks(name, args) {
+		an.linksMade = true
+	}
 	switch {
 	case name == "rm":
 		for _, a := range options(args) {
@@ -534,6 +605,12 @@ func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) err
 		}
 	case name == "find":
 		return an.find(keep, args, depth, fs)
+	case name == "git":
+		an.git(keep, ws)
+	case name == "sed":
+		for _, f := range inPlaceFiles(args) {
+			an.write(f)
+		}
 	default:
 		an.builtin(name, keep, ws)
 		an.interpreter(name, keep, ws)

@@ -81,6 +81,16 @@ func indexLiteral(e syntax.ArithmExpr) bool {
 	return false
 }
 
+// isAllIndex reports the subscript @ or *.
+func isAllIndex(e syntax.ArithmExpr) bool {
+	w, ok := e.(*syntax.Word)
+	if !ok || len(w.Parts) != 1 {
+		return false
+	}
+	l, ok := w.Parts[0].(*syntax.Lit)
+	return ok && (l.Value == "@" || l.Value == "*")
+}
+
 // subscript records an array subscript that bash evaluates.
 func (an *analyzer) subscript(src string, idx syntax.ArithmExpr) {
 	if idx != nil && !indexLiteral(idx) {
@@ -90,7 +100,8 @@ func (an *analyzer) subscript(src string, idx syntax.ArithmExpr) {
 
 // param records the parameter expansions that evaluate a value as code.
 func (an *analyzer) param(src string, p *syntax.ParamExp) {
-	listing := p.Names != 0 || p.Index != nil && indexLiteral(p.Index)
+	// ${!a[@]} and ${!a[*]} list keys and ${!pre*} names; ${!x[0]} is indirect.
+	listing := p.Names != 0 || p.Index != nil && isAllIndex(p.Index)
 	switch {
 	case p.Excl && !listing:
 		an.code("indirect expansion: " + shorten(nodeText(src, p)))
@@ -147,6 +158,7 @@ func (an *analyzer) varName(w word, what string) {
 		return
 	}
 	name, _, _ := strings.Cut(w.val, "=")
+	an.assigned(name)
 	open := strings.IndexByte(name, '[')
 	if open < 0 {
 		return
@@ -317,4 +329,30 @@ func shorten(s string) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// plainVariable reports a variable name that no program reads from the environment and
+// bash gives no meaning: lower case, and not one of the proxy variables. Assigning to
+// others (PATH, HOME, CDPATH, RANDOM, whose values bash evaluates as arithmetic) changes
+// what later commands run.
+func plainVariable(name string) bool {
+	switch name {
+	case "http_proxy", "https_proxy", "ftp_proxy", "no_proxy", "all_proxy":
+		return false
+	}
+	for i, c := range name {
+		if c != '_' && (c < 'a' || c > 'z') && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return name != ""
+}
+
+// assigned records an assignment to the variable name: bash evaluates what is assigned
+// to its integer variables (RANDOM, OPTIND …) as arithmetic.
+func (an *analyzer) assigned(name string) {
+	switch name {
+	case "RANDOM", "SRANDOM", "SECONDS", "OPTIND", "HISTCMD", "LINENO", "EPOCHSECONDS", "EPOCHREALTIME":
+		an.code("assignment to " + name + ", whose value bash evaluates as arithmetic")
+	}
 }

@@ -24,7 +24,7 @@ const maxBases = 16
 // judged against each of them.
 func (an *analyzer) directories(src string, f *syntax.File) {
 	if an.bases == nil {
-		an.bases = []string{resolvePath(an.base())}
+		an.bases = []string{filepath.Clean(an.base())}
 	}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		c, ok := n.(*syntax.CallExpr)
@@ -65,7 +65,13 @@ func (an *analyzer) directories(src string, f *syntax.File) {
 		target := args[0].val
 		var next []string
 		for _, b := range an.bases {
-			next = append(next, resolveFrom(b, target))
+			// bash's cd is logical (sub/.. is where sub was named, whatever sub links
+			// to); with -P, or where that fails, it is physical.
+			logical := target
+			if !filepath.IsAbs(target) {
+				logical = b + string(filepath.Separator) + target
+			}
+			next = append(next, filepath.Clean(logical), resolveFrom(resolvePath(b), target))
 		}
 		for _, d := range next {
 			if len(an.bases) >= maxBases {
@@ -91,6 +97,9 @@ func (an *analyzer) write(w word) {
 	switch {
 	case p == "" || p == "/dev/null" || p == "/dev/stdout" || p == "/dev/stderr":
 		return
+	}
+	an.wrote = true
+	switch {
 	case strings.HasPrefix(p, "~"):
 		an.danger("writes under a home directory: " + p)
 		return
@@ -104,7 +113,7 @@ func (an *analyzer) write(w word) {
 		return
 	}
 	for _, b := range an.bases {
-		an.writeTo(resolveFrom(b, p))
+		an.writeTo(resolveFrom(resolvePath(b), p))
 	}
 }
 
@@ -120,6 +129,11 @@ func (an *analyzer) writeTo(p string) {
 	}
 	if why := sensitivePath(p, an.roots, an.protected); why != "" && !slices.Contains(an.out.Sensitive, p) {
 		an.out.Sensitive = append(an.out.Sensitive, p)
+	}
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && hardLinks(fi) > 1 {
+		// The same file has another name, which may be outside the workspace or
+		// sensitive (a hard link to .git/config).
+		an.danger("writes a file with other hard links: " + p)
 	}
 }
 

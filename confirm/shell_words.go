@@ -87,7 +87,8 @@ func unescape(s string, openBrace, openBracket *bool) (string, bool) {
 		case '{':
 			*openBrace = true
 		case '}':
-			glob = glob || *openBrace
+			// "{}" (find's and xargs's placeholder) is not a brace expansion.
+			glob = glob || *openBrace && !(i > 0 && s[i-1] == '{')
 		}
 		b.WriteByte(c)
 	}
@@ -230,6 +231,7 @@ func skipOptions(ws []word, spec optionSpec, onArg func(opt string, arg word)) [
 		case v == "-" && spec.dash:
 		case strings.HasPrefix(v, "--"):
 			name, val, hasVal := strings.Cut(v[2:], "=")
+			name = longOption(spec.long, name)
 			switch {
 			case hasVal:
 				onArg(name, word{val: val, src: val, lit: true})
@@ -262,6 +264,20 @@ func skipOptions(ws []word, spec optionSpec, onArg func(opt string, arg word)) [
 		}
 	}
 	return nil
+}
+
+// longOption returns the long option of names that name abbreviates, as GNU getopt
+// accepts ("--kill" for "--kill-after"), or name itself.
+func longOption(names []string, name string) string {
+	if name == "" || slices.Contains(names, name) {
+		return name
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, name) {
+			return n
+		}
+	}
+	return name
 }
 
 // skipAssignments returns ws after its leading NAME=value words.

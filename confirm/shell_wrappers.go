@@ -56,6 +56,9 @@ var (
 	chrootOptions = optionSpec{long: []string{"groups", "userspec"}}
 )
 
+// xargsInput stands for the words xargs adds from its input.
+const xargsInput = "{xargs input}"
+
 // unwrap reports whether the command ws, named name, is a wrapper, and what it runs.
 func unwrap(name string, ws []word) (unwrapped, bool) {
 	args := ws[1:]
@@ -87,7 +90,7 @@ func unwrap(name string, ws []word) (unwrapped, bool) {
 		}
 	case "nice":
 		u.rest = skipOptions(args, niceOptions, nil)
-	case "nohup", "builtin", "busybox", "setsid", "catchsegv":
+	case "nohup", "builtin", "busybox", "setsid":
 		u.rest = skipOptions(args, optionSpec{}, nil)
 	case "xargs":
 		replace := false
@@ -97,6 +100,11 @@ func unwrap(name string, ws []word) (unwrapped, bool) {
 		if replace && len(u.rest) > 0 && runsText(u.rest) {
 			// The input is put into the text a shell runs: code from the input.
 			u.opaque = true
+		}
+		if len(u.rest) > 0 {
+			// xargs adds words from its input, which may be options, a command for a
+			// wrapper or a destination: words not known until run time.
+			u.rest = append(slices.Clone(u.rest), word{src: xargsInput})
 		}
 	case "command":
 		lookup := false
@@ -222,10 +230,16 @@ func unwrap(name string, ws []word) (unwrapped, bool) {
 	case "nsenter", "firejail", "bwrap", "systemd-run", "fakeroot", "proot", "torsocks",
 		"proxychains", "proxychains4", "sg", "newgrp", "xvfb-run", "dbus-run-session",
 		"caffeinate", "strace", "ltrace", "valgrind", "numactl", "cgexec", "prlimit",
-		"setpriv", "parallel", "entr", "nix-shell", "direnv":
+		"setpriv", "parallel", "entr", "nix-shell", "direnv", "setarch", "linux32", "linux64",
+		"i386", "x86_64", "uname26", "choom", "uclampset", "runcon", "sandbox-exec", "chpst",
+		"softlimit", "envdir", "setuidgid", "tini", "dumb-init", "faketime", "eatmydata",
+		"catchsegv", "rr", "perf", "ld.so":
 		// They run a command, but their options cannot be told apart from it here.
 		u.opaque = true
 	default:
+		if isLoader(name) {
+			return unwrapped{opaque: true}, true
+		}
 		return unwrapped{}, false
 	}
 	return u, true
@@ -293,7 +307,8 @@ func (an *analyzer) interpreter(name string, keep, ws []word) {
 	case "python", "pypy":
 		inline, argOpts = "c", "WXQ"
 	case "perl":
-		inline, argOpts = "eE", "IMmCdDx"
+		// -M and -m take a module, and -M'strict;system(…)' is code.
+		inline, argOpts = "eEMm", "ICdDx"
 	case "ruby", "jruby":
 		inline, argOpts = "e", "IrCEFTx"
 	case "node", "nodejs", "bun":
@@ -317,11 +332,11 @@ func (an *analyzer) interpreter(name string, keep, ws []word) {
 	for i := 1; i < len(ws); i++ {
 		w := ws[i]
 		if !w.lit || !strings.HasPrefix(w.val, "-") || w.val == "-" {
-			operand = w.lit && w.val != "-" && w.val != "/dev/stdin"
+			operand = isScriptFile(w)
 			break
 		}
 		if w.val == "--" {
-			operand = i+1 < len(ws) && !(ws[i+1].lit && (ws[i+1].val == "-" || ws[i+1].val == "/dev/stdin"))
+			operand = i+1 < len(ws) && isScriptFile(ws[i+1])
 			break
 		}
 		if strings.HasPrefix(w.val, "--") {
@@ -382,13 +397,25 @@ func (an *analyzer) awk(keep, ws []word) {
 			return
 		}
 		switch {
-		case w.val == "-f" || strings.HasPrefix(w.val, "--file"):
+		case w.val == "-f" || strings.HasPrefix(w.val, "--file") || w.val == "-E" || strings.HasPrefix(w.val, "--exec"):
 			return
+		case (w.val == "-e" || w.val == "--source") && i+1 < len(ws):
+			// gawk's program text given as an option.
+			i++
+			if !ws[i].lit || awkRuns(ws[i].val) {
+				an.opaque(keep, ws)
+				return
+			}
+		case strings.HasPrefix(w.val, "--source="):
+			if awkRuns(w.val) {
+				an.opaque(keep, ws)
+				return
+			}
 		case w.val == "-v" || w.val == "-F":
 			i++
 		case strings.HasPrefix(w.val, "-") && w.val != "-":
 		default:
-			if strings.Contains(w.val, "system") || strings.Contains(w.val, "|") || strings.Contains(w.val, "getline") {
+			if awkRuns(w.val) {
 				an.opaque(keep, ws)
 			}
 			return
@@ -415,7 +442,12 @@ func destination(name string, args []word) (word, bool) {
 			i = len(args)
 		case strings.HasPrefix(a.val, "--"):
 			opt, val, hasVal := strings.Cut(a.val[2:], "=")
-			takes := opt == "target-directory" || opt == "suffix" || name == "install" && (opt == "group" || opt == "mode" || opt == "owner")
+			long := []string{"target-directory", "suffix"}
+			if name == "install" {
+				long = append(long, "group", "mode", "owner")
+			}
+			opt = longOption(long, opt)
+			takes := slices.Contains(long, opt)
 			if opt == "target-directory" {
 				if hasVal {
 					target = &word{val: val, src: val, lit: true}
@@ -472,6 +504,16 @@ func setsVariables(name string, ws []word) bool {
 // before its subcommand ("git -C dir -c k=v commit -m x" as "git commit -m x"), so that
 // deny and ask rules written for the subcommand see it.
 func dropGlobalOptions(name string, ws []word) (string, bool) {
+	rest, ok := dropGlobalWords(name, ws)
+	if !ok {
+		return "", false
+	}
+	return joinWords(append([]word{{val: name, src: name, lit: true}}, rest...)), true
+}
+
+// dropGlobalWords returns the words of the command ws of git or go from its
+// subcommand on, and whether there were global options before it.
+func dropGlobalWords(name string, ws []word) ([]word, bool) {
 	var withArg []string
 	switch name {
 	case "git":
@@ -479,7 +521,7 @@ func dropGlobalOptions(name string, ws []word) (string, bool) {
 	case "go":
 		withArg = []string{"-C"}
 	default:
-		return "", false
+		return ws[min(1, len(ws)):], false
 	}
 	i := 1
 	for i < len(ws) {
@@ -495,10 +537,10 @@ func dropGlobalOptions(name string, ws []word) (string, bool) {
 		}
 		i++
 	}
-	if i == 1 || i > len(ws) {
-		return "", false
+	if i > len(ws) {
+		return nil, false
 	}
-	return joinWords(append([]word{{val: name, src: name, lit: true}}, ws[i:]...)), true
+	return ws[i:], i > 1
 }
 
 // runsText reports whether the command ws runs shell text: a shell with -c, or eval.
@@ -513,4 +555,175 @@ func runsText(ws []word) bool {
 		return hasOption(ws[1:], 'c')
 	}
 	return false
+}
+
+// isLoader reports the dynamic loader run as a program (ld-linux-x86-64.so.2 PROG),
+// which runs the program it is given.
+func isLoader(name string) bool {
+	return strings.HasPrefix(name, "ld-linux") || strings.HasPrefix(name, "ld.so") || strings.HasPrefix(name, "ld64.so")
+}
+
+// judged reports the commands whose options and operands the analysis judges (rm -r,
+// find -exec, cp's destination …): an expansion among them hides what they do.
+func judged(name string) bool {
+	switch name {
+	case "rm", "chmod", "chown", "chgrp", "find", "cp", "mv", "install", "ln", "dd", "sed", "git", "tee":
+		return true
+	}
+	return false
+}
+
+// hiddenOption reports a word with expansions before the end of the options ("--"),
+// which could be any option.
+func hiddenOption(args []word) bool {
+	for _, a := range args {
+		if a.lit && a.val == "--" {
+			return false
+		}
+		if !a.lit {
+			return true
+		}
+	}
+	return false
+}
+
+// makesLinks reports a command that makes or moves links, or unpacks files that may
+// be links, so that where the line's writes go is no longer what the file system says
+// before it runs.
+func makesLinks(name string, args []word) bool {
+	switch name {
+	case "ln", "link", "mv", "rsync", "tar", "bsdtar", "unzip", "cpio", "7z", "bunzip2", "gunzip":
+		return true
+	case "cp":
+		for _, o := range options(args) {
+			if strings.HasPrefix(o, "--") {
+				if o == "--link" || o == "--symbolic-link" || o == "--archive" || o == "--no-dereference" || o == "--recursive" {
+					return true
+				}
+				continue
+			}
+			if strings.ContainsAny(o[1:], "slaPdRr") {
+				return true
+			}
+		}
+	case "git":
+		switch sub := gitSubcommand(args); sub {
+		case "checkout", "switch", "clone", "worktree", "restore", "reset", "pull", "merge", "rebase",
+			"stash", "apply", "am", "cherry-pick", "revert", "submodule", "checkout-index", "read-tree":
+			return true
+		}
+	}
+	return false
+}
+
+// gitSubcommand returns git's subcommand among args (its words after "git"), past the
+// global options.
+func gitSubcommand(args []word) string {
+	rest, _ := dropGlobalWords("git", append([]word{{val: "git", src: "git", lit: true}}, args...))
+	if len(rest) == 0 || !rest[0].lit {
+		return ""
+	}
+	return rest[0].val
+}
+
+// git records what a git command does that rules must know: -c and --config-env set
+// configuration that runs commands (core.pager, core.sshCommand, alias.x=!cmd), so the
+// command is opaque; git config writes .git/config (sensitive) or the user's files.
+func (an *analyzer) git(keep, ws []word) {
+	for _, w := range ws[1:] {
+		if !w.lit || !strings.HasPrefix(w.val, "-") {
+			break
+		}
+		if w.val == "-c" || strings.HasPrefix(w.val, "--config-env") {
+			an.opaque(keep, ws)
+			break
+		}
+	}
+	if gitSubcommand(ws[1:]) != "config" {
+		return
+	}
+	rest, _ := dropGlobalWords("git", ws)
+	args := rest[min(1, len(rest)):]
+	var operands int
+	write := false
+	file := word{val: ".git/config", src: ".git/config", lit: true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case !a.lit:
+			write = true
+		case a.val == "set" || a.val == "unset" || a.val == "rename-section" || a.val == "remove-section" || a.val == "edit":
+			write = write || i == 0
+		case a.val == "--global":
+			file = word{val: "~/.gitconfig", src: "~/.gitconfig", lit: true}
+		case a.val == "--system":
+			file = word{val: "/etc/gitconfig", src: "/etc/gitconfig", lit: true}
+		case a.val == "--file" || a.val == "-f":
+			if i+1 < len(args) {
+				i++
+				file = args[i]
+			}
+		case strings.HasPrefix(a.val, "--file="):
+			file = word{val: a.val[len("--file="):], src: a.val, lit: true}
+		case a.val == "--unset" || a.val == "--unset-all" || a.val == "--add" || a.val == "--replace-all" ||
+			a.val == "--rename-section" || a.val == "--remove-section" || a.val == "-e" || a.val == "--edit":
+			write = true
+		case strings.HasPrefix(a.val, "-"):
+		default:
+			operands++
+		}
+	}
+	if write || operands >= 2 {
+		an.write(file)
+	}
+}
+
+// inPlaceFiles returns the files sed -i edits: its operands after the script (the
+// first operand, unless -e or -f gave it); none without -i.
+func inPlaceFiles(args []word) []word {
+	inPlace, script := false, false
+	var operands []word
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case !a.lit || !strings.HasPrefix(a.val, "-") || a.val == "-":
+			operands = append(operands, a)
+		case a.val == "--":
+			operands = append(operands, args[i+1:]...)
+			i = len(args)
+		case a.val == "-e" || a.val == "-f" || a.val == "--expression" || a.val == "--file":
+			script = true
+			i++
+		case strings.HasPrefix(a.val, "--expression=") || strings.HasPrefix(a.val, "--file="):
+			script = true
+		case strings.HasPrefix(a.val, "--in-place"):
+			inPlace = true
+		case strings.HasPrefix(a.val, "--"):
+		default:
+			if j := strings.IndexAny(a.val[1:], "ief"); j >= 0 {
+				switch a.val[1+j] {
+				case 'i':
+					inPlace = true
+				default:
+					script = true
+					if 1+j == len(a.val)-1 {
+						i++
+					}
+				}
+			}
+		}
+	}
+	if !inPlace {
+		return nil
+	}
+	if !script && len(operands) > 0 {
+		operands = operands[1:]
+	}
+	return operands
+}
+
+// awkRuns reports an awk program that may run commands: system(), or a pipe to or from
+// a command.
+func awkRuns(program string) bool {
+	return strings.Contains(program, "system") || strings.Contains(program, "|") || strings.Contains(program, "getline")
 }

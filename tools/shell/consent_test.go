@@ -165,6 +165,9 @@ var codeCases = []consentCase{
 	{line: `echo $(touch M)`},
 	{line: "echo `touch M`"},
 	{line: `cat <(touch M)`},
+	{line: `for RANDOM in 'a[$(touch M)]'; do echo hi; done`},
+	{line: `read -r OPTIND < payload.txt; echo hi`},
+	{line: `read -r x < payload.txt; echo ${!x[0]}`},
 }
 
 func TestConsentCodeRuns(t *testing.T) {
@@ -210,6 +213,7 @@ var envCases = []consentCase{
 	{line: `timeout 5 env PATH=./evil ls`},
 	{line: `nice env PATH=./evil ls`},
 	{line: `bash -c 'PATH=./evil ls'`},
+	{line: `for PATH in ./evil; do ls; done`},
 	{line: `BASH_ENV=./s.sh bash -c ls`},
 	{line: `PATH=./evil:$PATH bash -c ls`},
 	{line: `cd evil && PATH=. ls`},
@@ -256,6 +260,19 @@ var hiddenTouchCases = []consentCase{
 	{line: `strace -f -o /dev/null touch M`, needs: []string{"strace"}},
 	{line: `env -S "$(cat cmds.txt)"`},
 	{line: `trap "$(cat cmds.txt)" EXIT`},
+	{line: `eval -- touch M`},
+	{line: `bash -sc 'touch M'`},
+	{line: `bash /dev/stdin <<< 'touch M'`},
+	{line: `bash <(echo touch M)`},
+	{line: `perl -M'strict;system("touch M")' /dev/null`, needs: []string{"perl"}},
+	{line: `timeout --kill 5 10 touch M`},
+	{line: `nice --adj 5 touch M`},
+	{line: `env --uns X touch M`},
+	{line: `setarch x86_64 touch M`, needs: []string{"setarch"}},
+	{line: `echo touch M | xargs env`},
+	{line: `echo touch M | xargs timeout 5`},
+	{line: `find . -maxdepth 0 $'-exec' touch M \;`},
+	{line: `for RANDOM in 'a[$(touch M)]'; do echo hi; done`},
 }
 
 var seenTouchCases = []consentCase{
@@ -412,6 +429,30 @@ func TestConsentSensitiveRuns(t *testing.T) {
 				if res.Status != tools.StatusCancelled || len(asker.asked) != 1 || !strings.HasSuffix(asker.asked[0], tt.path) {
 					t.Errorf("%s: status %s, asked %q; want one question about %s, refused", mode, res.Status, asker.asked, tt.path)
 				}
+			}
+		})
+	}
+}
+
+// TestConsentMisreadRuns: lines that the parser reads otherwise than bash are refused
+// in every mode, while bash itself would run their payload.
+func TestConsentMisreadRuns(t *testing.T) {
+	for _, line := range []string{
+		"echo hi # \\\ntouch M",
+		"cat <<EOF\nEO\\\nF\ntouch M\nEOF",
+	} {
+		t.Run(line, func(t *testing.T) {
+			dir := t.TempDir()
+			cmd := exec.Command("bash", "-c", line)
+			cmd.Dir = dir
+			// The exit status is the line's business (the here-document's case runs its
+			// delimiter as a command too).
+			if out, err := cmd.CombinedOutput(); !exists(inRoot(dir)) {
+				t.Fatalf("control: bash left no marker (%v, %s): the payload is not live", err, out)
+			}
+			res, root := runConsent(t, consentSetup{mode: confirm.ModeYolo}, line)
+			if exists(inRoot(root)) || res.Status != tools.StatusError {
+				t.Errorf("yolo: status %s, marker %v; want the line refused and nothing run", res.Status, exists(inRoot(root)))
 			}
 		})
 	}
