@@ -188,7 +188,9 @@ func (r *rule) matches(c Call, ex *execInfo) bool {
 		if r.Decision != Allow {
 			// A wrapper agentls does not know (setarch x86_64 rm …) could run the
 			// command from its arguments: deny and ask rules fail closed on them.
-			match = func(c string) bool { return r.hasPrefix(c) || slices.ContainsFunc(r.prefixes, func(p string) bool { return containsCommand(c, p) }) }
+			match = func(c string) bool {
+				return r.hasPrefix(c) || slices.ContainsFunc(r.prefixes, func(p string) bool { return containsCommand(c, p) })
+			}
 		}
 		if !r.matchCommands(ex, match) {
 			return false
