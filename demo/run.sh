@@ -43,8 +43,8 @@ find_nvim() {
       echo "$n"; return
     fi
   done
-  if [ -x "$REPO/../shared/tools/build-nvim.sh" ]; then
-    "$REPO/../shared/tools/build-nvim.sh" 0.10.4 | tail -n 1
+  if [ -x "$REPO/scripts/build-nvim.sh" ]; then
+    "$REPO/scripts/build-nvim.sh" 0.10.4 | tail -n 1
   fi
 }
 

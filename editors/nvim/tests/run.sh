@@ -4,7 +4,7 @@
 # usage: editors/nvim/tests/run.sh [TEST_FILE...]   (default: every tests/*_test.lua)
 #
 # Builds agentls from the repository, gets Neovim 0.10.4 through
-# ../shared/tools/build-nvim.sh (cached; about two minutes the first time), runs each test
+# scripts/build-nvim.sh (cached; about two minutes the first time), runs each test
 # file in its own `nvim --headless -n -u NONE -i NONE`, and prints "N passed, M failed".
 # Exits nonzero if any test failed, a file did not finish, or nothing ran.
 # Builds internal/fakegemini/cmd/fakegemini too, for the prompt tests (which report SKIP
@@ -21,7 +21,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/agentls-nvim-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
 if [ -z "${NVIM:-}" ]; then
-  BUILD="$REPO/../shared/tools/build-nvim.sh"
+  BUILD="$REPO/scripts/build-nvim.sh"
   [ -x "$BUILD" ] || { echo "run.sh: $BUILD not found; set NVIM to a Neovim 0.10+ binary" >&2; exit 2; }
   NVIM=$("$BUILD" 0.10.4 | tail -n 1)
 fi
