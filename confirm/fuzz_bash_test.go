@@ -40,6 +40,9 @@ func FuzzPolicyAllows(f *testing.F) {
 		"printf -v x %s 1", "echo ${a[x]}", "echo ${y:x}", "read x <<< 1; echo",
 		"f() { id; }; echo", "{ echo; }", "(echo)", "echo | cat | ls",
 		"x=1 echo", "declare x=1; echo", "echo hi >&2", "ls -- -x", "echo \\$(id)",
+		// What a red-team pass found.
+		"echo hi # \\\nid", "cat <<EOF\nEO\\\nF\nid\nEOF", "for RANDOM in $x; do echo; done",
+		"for y in x; do echo ${!y[0]}; done", "eval -- id", "echo id | xargs env",
 	} {
 		f.Add(line)
 	}
