@@ -596,6 +596,17 @@ func TestToolOfDeadServerFailsClearly(t *testing.T) {
 	if err == nil {
 		t.Fatal("crash succeeded")
 	}
+	// The crash's answer may come before the server's exit is noticed; the call after
+	// the exit is the one that must say the server cannot be started.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		st := m.Statuses()
+		if i := slices.IndexFunc(st, func(s ServerStatus) bool { return s.Name == "kit" }); i >= 0 && st[i].State != StateConnected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the crashed server still counts as connected after 10 s")
+		}
+	}
 	_, err = testutil.Call(t.Context(), t, echo, `{"message":"x"}`, nil)
 	if testutil.ErrorType(err) != tools.ErrExecutionFailed || !strings.Contains(err.Error(), `MCP server "kit" could not be started`) {
 		t.Fatalf("err = %v", err)
