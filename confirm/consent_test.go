@@ -75,6 +75,10 @@ var codeLines = []string{
 	`read -r RANDOM <<< x`,
 	`for x in y; do echo ${!x[0]}; done`,
 	`echo ${!x[1]}`,
+	`printf '-va[$(id)]' x`,
+	`printf -v'a[$(id)]' x`,
+	`BASH_CMDS[0]=/bin/rm; 0 x`,
+	`BASH_ALIASES[0]=rm; 0 x`,
 }
 
 func TestCodeIsSubstitution(t *testing.T) {
@@ -287,6 +291,12 @@ var hiddenRm = []string{
 	`echo rm x | xargs nice`,
 	`git -c alias.x='!rm x' x`,
 	`git --config-env=core.pager=P log`,
+	`BASH_CMDS[0]=/usr/bin/rm; 0 x`,
+	`shopt -s expand_aliases; BASH_ALIASES[0]=rm; 0 x`,
+	`PATH=./evil:$PATH ls`,
+	`export PATH=./evil; ls`,
+	`env PATH=./evil ls`,
+	`BASH_ENV=./x.sh bash x.sh`,
 }
 
 // seenRm are spellings of class 3 whose rm is seen through the wrappers: a deny rule
@@ -500,6 +510,14 @@ func TestConsentSymlinkedTargets(t *testing.T) {
 		`echo out/f | xargs cp a`,
 		`rm ${x:--rf} sub`,
 		`echo -exec rm x \; | xargs find .`,
+		`cp --sym /tmp/t lnk; echo x > lnk`,
+		`cp --li a c; echo x >> c`,
+		`sort -o out/f x`,
+		`sort --output=out/f x`,
+		`find . -maxdepth 0 -fprint out/f`,
+		`curl -o out/f http://127.0.0.1/`,
+		`wget -O out/f http://127.0.0.1/`,
+		`gcc -o/tmp/f x.c`,
 	}
 	allow := Rule{ToolName: "run_shell_command", Decision: Allow, CommandRegex: "."}
 	for _, line := range lines {
@@ -598,6 +616,33 @@ func TestConsentSensitivePaths(t *testing.T) {
 			t.Errorf("plan: Decide(edit %s) = %s, want deny", path, got.Decision)
 		}
 	}
+	// A git directory not named .git: HEAD is sensitive wherever it is, and so is all
+	// of a directory holding HEAD and objects or refs (git would use its config).
+	bare := filepath.Join(root, "x")
+	if err := os.MkdirAll(filepath.Join(bare, "objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(bare, "HEAD"), filepath.Join(root, "y", "HEAD")} {
+		p, err := NewPolicy(ModeAutoEdit, nil, func() []string { return roots })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Decide(editCall(path)); got.Decision != Ask {
+			t.Errorf("auto_edit: Decide(edit %s) = %s (%s), want ask", path, got.Decision, got.Reason)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bare, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{filepath.Join(bare, "config"), filepath.Join(bare, "hooks", "pre-commit")} {
+		p, err := NewPolicy(ModeAutoEdit, nil, func() []string { return roots })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Decide(editCall(path)); got.Decision != Ask {
+			t.Errorf("auto_edit: Decide(edit %s) = %s (%s), want ask", path, got.Decision, got.Reason)
+		}
+	}
 	// An ordinary file is unaffected.
 	p, err := NewPolicy(ModeAutoEdit, nil, func() []string { return roots })
 	if err != nil {
@@ -625,6 +670,14 @@ func TestConsentSensitivePaths(t *testing.T) {
 		`git config --add core.hooksPath x`,
 		`git -C . config alias.st '!touch m'`,
 		`git config set core.pager x`,
+		`sort -o .git/config cfg`,
+		`uniq in .git/config`,
+		`find . -maxdepth 0 -fprint .git/hooks/x`,
+		`curl -o .git/hooks/pre-commit http://127.0.0.1/`,
+		`go build -o .git/hooks/pre-commit .`,
+		`python3 tool.py .vscode/settings.json`,
+		`rm .git/hooks/pre-commit`,
+		`touch .git/hooks/x`,
 	}
 	allow := Rule{ToolName: "run_shell_command", Decision: Allow}
 	for _, line := range lines {
@@ -729,6 +782,9 @@ func TestConsentMisread(t *testing.T) {
 		"ls # a comment \\",
 		"cat <<EOF\nEO\\\nF\ntouch M\nEOF",
 		"cat <<-EOF\n\tE\\\nOF\ntouch M\nEOF",
+		"echo a\\\r\ntouch M",
+		"cat <<EOF\nEOF\r\ncat <<X\nEOF\ntouch M\nX",
+		"echo a\rb",
 	} {
 		if _, err := Analyze(line, testRoot, testRoots); err == nil {
 			t.Errorf("Analyze(%q) = nil error, want the line refused as misread", line)

@@ -219,6 +219,14 @@ func (an *analyzer) source(src string, depth int, outer *forms, keep []word) err
 				ws := append(slices.Clone(keep), word{val: "for", src: "for", lit: true}, word{val: n.Name.Value, src: n.Name.Value, lit: true})
 				an.emitWhole(ws, outer)
 			}
+		case *syntax.CoprocClause:
+			if n.Name != nil {
+				name := newWord(src, n.Name)
+				an.assigned(name.val)
+				if !name.lit || !plainVariable(name.val) {
+					an.emitWhole(append(slices.Clone(keep), word{val: "coproc", src: "coproc", lit: true}, name), outer)
+				}
+			}
 		case *syntax.ParamExp:
 			an.param(src, n)
 		case *syntax.Assign:
@@ -249,11 +257,16 @@ func (an *analyzer) source(src string, depth int, outer *forms, keep []word) err
 }
 
 // misread reports the constructs that the parser reads otherwise than bash does, so
-// that the analysis would judge commands other than those bash runs: a backslash at
-// the end of a comment (bash ends the comment at the newline; the parser joins the
-// next line to it), and a line continuation in a line holding a here-document (bash
-// joins the lines before it looks for the delimiter).
+// that the analysis would judge commands other than those bash runs: a carriage return,
+// a backslash at the end of a comment (bash ends the comment at the newline; the parser
+// joins the next line to it), and a line continuation in a line holding a
+// here-document (bash joins the lines before it looks for the delimiter).
 func misread(src string, f *syntax.File) error {
+	if strings.ContainsRune(src, '\r') {
+		// The parser takes a backslash before CR LF as a line continuation and "EOF\r"
+		// as a here-document's end; bash does neither.
+		return errors.New("the command contains a carriage return")
+	}
 	var err error
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
@@ -401,6 +414,11 @@ func (an *analyzer) call(keep, ws []word, depth int, outer *forms) error {
 			// The wrapper changes the environment or identity of what it runs: its
 			// words stay in front of the command for allow rules.
 			keep = append(slices.Clone(keep), u.keep...)
+			for _, w := range u.keep {
+				if t := w.text(); isAssignment(t) {
+					an.assigned(t[:strings.IndexByte(t, '=')])
+				}
+			}
 		}
 		ws = u.rest
 	}
@@ -555,6 +573,12 @@ func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) err
 	}
 	if makesLinks(name, args) {
 		an.linksMade = true
+	}
+	for _, w := range outputFiles(args) {
+		an.write(w)
+	}
+	if !readsOnly(name) {
+		an.mentions(args)
 	}
 	switch {
 	case name == "rm":

@@ -194,9 +194,12 @@ func (an *analyzer) builtin(name string, keep, ws []word) {
 			if !a.lit || !strings.HasPrefix(a.val, "-") || a.val == "--" {
 				break
 			}
-			if a.val == "-v" && i+1 < len(args) {
+			switch {
+			case a.val == "-v" && i+1 < len(args):
 				an.varName(args[i+1], "printf -v")
 				i++
+			case strings.HasPrefix(a.val, "-v") && len(a.val) > 2:
+				an.varName(word{val: a.val[2:], src: a.val[2:], lit: true}, "printf -v")
 			}
 		}
 	case "read", "mapfile", "readarray", "unset", "wait":
@@ -349,10 +352,20 @@ func plainVariable(name string) bool {
 }
 
 // assigned records an assignment to the variable name: bash evaluates what is assigned
-// to its integer variables (RANDOM, OPTIND …) as arithmetic.
+// to its integer variables (RANDOM, OPTIND …) as arithmetic, and an assignment to PATH,
+// BASH_CMDS, BASH_ALIASES, BASH_ENV or ENV changes which program a command name runs,
+// so no deny rule can tell what the line's commands are.
 func (an *analyzer) assigned(name string) {
+	if i := strings.IndexByte(name, '['); i >= 0 {
+		name = name[:i]
+	}
 	switch name {
 	case "RANDOM", "SRANDOM", "SECONDS", "OPTIND", "HISTCMD", "LINENO", "EPOCHSECONDS", "EPOCHREALTIME":
 		an.code("assignment to " + name + ", whose value bash evaluates as arithmetic")
+	case "BASH_CMDS", "BASH_ALIASES":
+		an.code("assignment to " + name + ", which maps command names to programs")
+		an.out.Opaque = append(an.out.Opaque, name+"=…")
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "GLOBIGNORE", "CDPATH":
+		an.out.Opaque = append(an.out.Opaque, name+"=…")
 	}
 }

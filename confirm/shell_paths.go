@@ -127,9 +127,7 @@ func (an *analyzer) writeTo(p string) {
 	if !inside(an.roots, p) {
 		an.danger("writes outside the workspace: " + p)
 	}
-	if why := sensitivePath(p, an.roots, an.protected); why != "" && !slices.Contains(an.out.Sensitive, p) {
-		an.out.Sensitive = append(an.out.Sensitive, p)
-	}
+	an.sensitiveAt(p)
 	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && hardLinks(fi) > 1 {
 		// The same file has another name, which may be outside the workspace or
 		// sensitive (a hard link to .git/config).
@@ -169,6 +167,9 @@ func sensitivePath(p string, roots, protected []string) string {
 					return "it is under " + d + ", whose files configure what runs and what is allowed"
 				}
 			}
+		}
+		if inGitDir(p, r) {
+			return "it is part of a git directory, whose config and hooks run commands"
 		}
 	}
 	return ""
@@ -263,4 +264,119 @@ func resolveFrom(cur, rel string) string {
 		i = -1
 	}
 	return cur
+}
+
+// outputFiles returns the files a command's output options name, whatever the command
+// (-o FILE, --output=FILE, -O FILE, find's -fprint FILE …): a write the analysis
+// judges like a redirection's.
+func outputFiles(args []word) []word {
+	var out []word
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.lit {
+			continue
+		}
+		if a.val == "--" {
+			break
+		}
+		switch a.val {
+		case "-o", "-O", "--output", "--output-document", "--out", "--outfile", "--out-file", "--log-file",
+			"-fprint", "-fprint0", "-fprintf", "-fls":
+			if i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+			continue
+		}
+		for _, long := range []string{"--output=", "--output-document=", "--out=", "--outfile=", "--out-file=", "--log-file="} {
+			if v, ok := strings.CutPrefix(a.val, long); ok {
+				out = append(out, word{val: v, src: v, lit: true})
+			}
+		}
+		if v, ok := strings.CutPrefix(a.val, "-o"); ok && (strings.HasPrefix(v, "/") || strings.HasPrefix(v, ".") || strings.HasPrefix(v, "~")) {
+			out = append(out, word{val: v, src: v, lit: true})
+		}
+	}
+	return out
+}
+
+// readsOnly reports the commands that only read the files they are given, whose
+// naming a sensitive file is harmless.
+func readsOnly(name string) bool {
+	switch name {
+	case "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ls", "wc",
+		"stat", "file", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum", "od", "xxd",
+		"hexdump", "strings", "du", "tree", "realpath", "readlink", "basename", "dirname", "test",
+		"[", "echo", "printf", "git", "find", "jq", "bat", "nl":
+		return true
+	}
+	return false
+}
+
+// mentions records the sensitive files among args of a command that may write what it
+// is given (a program of the repository, sort, uniq, an editor …): asked like a write.
+func (an *analyzer) mentions(args []word) {
+	for _, a := range args {
+		if !a.lit || !mentionsSensitive(a.val) {
+			continue
+		}
+		v := a.val
+		if i := strings.IndexByte(v, '='); i >= 0 && strings.HasPrefix(v, "-") {
+			v = v[i+1:] // --file=.git/config
+		}
+		if filepath.IsAbs(v) {
+			an.sensitiveAt(resolvePath(v))
+			continue
+		}
+		for _, b := range an.bases {
+			an.sensitiveAt(resolveFrom(resolvePath(b), v))
+		}
+	}
+}
+
+// mentionsSensitive reports a word with a path element that names a sensitive folder.
+func mentionsSensitive(s string) bool {
+	for _, part := range strings.Split(s, "/") {
+		for _, d := range sensitiveDirs {
+			if strings.EqualFold(strings.TrimLeft(part, "-="), d) || strings.HasSuffix(strings.ToLower(part), "="+d) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// sensitiveAt records p as Sensitive if it is.
+func (an *analyzer) sensitiveAt(p string) {
+	if an.roots == nil {
+		an.roots = realRoots(an.env.Roots)
+		an.protected = realRoots(an.env.Protected)
+	}
+	if sensitivePath(p, an.roots, an.protected) != "" && !slices.Contains(an.out.Sensitive, p) {
+		an.out.Sensitive = append(an.out.Sensitive, p)
+	}
+}
+
+// inGitDir reports whether p is HEAD, or lies in a directory that git would take for a
+// git directory (one holding HEAD and objects or refs), such as a bare repository the
+// repository ships or a tool makes: its config and hooks run commands as .git's do.
+func inGitDir(p, root string) bool {
+	if filepath.Base(p) == "HEAD" {
+		return true
+	}
+	for d := filepath.Dir(p); within(root, d); d = filepath.Dir(d) {
+		if exists(filepath.Join(d, "HEAD")) && (exists(filepath.Join(d, "objects")) || exists(filepath.Join(d, "refs"))) {
+			return true
+		}
+		if d == root {
+			break
+		}
+	}
+	return false
+}
+
+// exists reports whether p names something, a dangling link included.
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }

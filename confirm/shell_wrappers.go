@@ -595,9 +595,11 @@ func makesLinks(name string, args []word) bool {
 	case "ln", "link", "mv", "rsync", "tar", "bsdtar", "unzip", "cpio", "7z", "bunzip2", "gunzip":
 		return true
 	case "cp":
+		links := []string{"link", "symbolic-link", "archive", "no-dereference", "recursive"}
 		for _, o := range options(args) {
 			if strings.HasPrefix(o, "--") {
-				if o == "--link" || o == "--symbolic-link" || o == "--archive" || o == "--no-dereference" || o == "--recursive" {
+				name, _, _ := strings.Cut(o[2:], "=")
+				if slices.Contains(links, longOption(links, name)) {
 					return true
 				}
 				continue

@@ -168,6 +168,7 @@ var codeCases = []consentCase{
 	{line: `for RANDOM in 'a[$(touch M)]'; do echo hi; done`},
 	{line: `read -r OPTIND < payload.txt; echo hi`},
 	{line: `read -r x < payload.txt; echo ${!x[0]}`},
+	{line: `printf '-va[$(touch M)]' x`},
 }
 
 func TestConsentCodeRuns(t *testing.T) {
@@ -273,6 +274,8 @@ var hiddenTouchCases = []consentCase{
 	{line: `echo touch M | xargs timeout 5`},
 	{line: `find . -maxdepth 0 $'-exec' touch M \;`},
 	{line: `for RANDOM in 'a[$(touch M)]'; do echo hi; done`},
+	{line: `BASH_CMDS[0]=/usr/bin/touch; 0 M`, needs: []string{"/usr/bin/touch"}},
+	{line: `shopt -s expand_aliases; BASH_ALIASES[0]=touch` + "\n" + `0 M`},
 }
 
 var seenTouchCases = []consentCase{
@@ -390,6 +393,8 @@ func TestConsentSensitiveRuns(t *testing.T) {
 		{line: `mkdir -p .git/hooks; cp s.sh .git/hooks/pre-commit`},
 		{line: `mkdir -p .git/hooks; cat s.sh | tee .git/hooks/pre-commit`},
 		{line: `mkdir -p .git/hooks && cd .git/hooks && echo x > pre-commit`},
+		{line: `mkdir -p .git/hooks && sort -o .git/hooks/pre-commit s.sh`},
+		{line: `mkdir -p .git/hooks; find . -maxdepth 0 -fprint .git/hooks/pre-commit`},
 	}
 	allowAll := confirm.Rule{ToolName: "*", Decision: confirm.Allow}
 	checkClass(t, consentSetup{mode: confirm.ModeAutoEdit, rules: []confirm.Rule{allowAll}, want: tools.StatusCancelled}, shellCases, hook)
@@ -440,6 +445,8 @@ func TestConsentMisreadRuns(t *testing.T) {
 	for _, line := range []string{
 		"echo hi # \\\ntouch M",
 		"cat <<EOF\nEO\\\nF\ntouch M\nEOF",
+		"echo a\\\r\ntouch M",
+		"cat <<EOF\nEOF\r\ncat <<X\nEOF\ntouch M\nX",
 	} {
 		t.Run(line, func(t *testing.T) {
 			dir := t.TempDir()
