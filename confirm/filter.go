@@ -63,6 +63,13 @@ func (f CommandFilter) Check(command, dir string, roots []string) error {
 			return fmt.Errorf("command %q is not allowed: only commands starting with %s are", a.Commands[i], quoteList(f.Allow))
 		}
 	}
+	for _, p := range f.Deny {
+		// As deny rules do, the whole line too: what the analysis cannot split into
+		// commands may still name the denied one.
+		if line := strings.TrimSpace(command); hasPrefixFunc(p)(line) || containsCommand(line, p) {
+			return fmt.Errorf("the command line %q names %q, which is excluded", command, p)
+		}
+	}
 	return nil
 }
 
