@@ -25,7 +25,7 @@ type CommandFilter struct {
 // dropped, "git -C x commit" as "git commit"); an Allow prefix must match an exact
 // form, assignments included.
 func (f CommandFilter) Check(command, dir string, roots []string) error {
-	a, fs, err := analyze(command, Env{Dir: dir, Roots: roots})
+	a, fs, err := analyze(command, lineEnv{Dir: dir, Roots: roots})
 	if err != nil {
 		return fmt.Errorf("the command %q cannot be checked: %w", command, err)
 	}

@@ -280,7 +280,7 @@ func (e *execInfo) concerns() string {
 
 // analyze analyses the command of execute details.
 func (p *Policy) analyze(d *Details) *execInfo {
-	a, forms, err := analyze(d.Command, Env{Dir: d.Directory, Roots: p.roots(), Protected: p.protected})
+	a, forms, err := analyze(d.Command, lineEnv{Dir: d.Directory, Roots: p.roots(), Protected: p.protected})
 	return &execInfo{line: strings.TrimSpace(d.Command), analysis: a, forms: forms, err: err}
 }
 
@@ -401,7 +401,7 @@ func (p *Policy) sensitive(c Call, ex *execInfo) string {
 	switch {
 	case c.Details == nil:
 	case c.Details.Type == TypeEdit && c.Details.Path != "":
-		if why := SensitivePath(c.Details.Path, p.roots(), p.protected); why != "" {
+		if why := sensitiveEdit(c.Details.Path, p.roots(), p.protected); why != "" {
 			return fmt.Sprintf("%s needs confirmation in every mode but yolo: %s", c.Details.Path, why)
 		}
 	case ex != nil && len(ex.analysis.Sensitive) > 0:

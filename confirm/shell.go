@@ -85,8 +85,8 @@ const (
 	maxWrappers = 16
 )
 
-// Env is where a command line runs, for judging what it writes.
-type Env struct {
+// lineEnv is where a command line runs, for judging what it writes.
+type lineEnv struct {
 	// Dir is the working directory (the first root when empty; relative to it when
 	// relative).
 	Dir string
@@ -118,13 +118,7 @@ type Env struct {
 // writes. A line that cannot be parsed, here or in the text given to bash -c or eval,
 // gives an error saying so.
 func Analyze(command, dir string, roots []string) (Analysis, error) {
-	a, _, err := analyze(command, Env{Dir: dir, Roots: roots})
-	return a, err
-}
-
-// AnalyzeIn is Analyze with the protected files of env.
-func AnalyzeIn(command string, env Env) (Analysis, error) {
-	a, _, err := analyze(command, env)
+	a, _, err := analyze(command, lineEnv{Dir: dir, Roots: roots})
 	return a, err
 }
 
@@ -142,7 +136,7 @@ type forms struct {
 // analyze is Analyze that also returns the forms of each command that policy rules
 // match, so that a rule for "sudo" or "timeout" still sees the wrapper and a deny rule
 // for "rm" sees "FOO=1 rm".
-func analyze(command string, env Env) (Analysis, []forms, error) {
+func analyze(command string, env lineEnv) (Analysis, []forms, error) {
 	an := &analyzer{
 		env:        env,
 		seenRoot:   make(map[string]bool),
@@ -158,7 +152,7 @@ func analyze(command string, env Env) (Analysis, []forms, error) {
 
 // analyzer accumulates the analysis of one command line.
 type analyzer struct {
-	env       Env
+	env       lineEnv
 	roots     []string // env.Roots with symbolic links resolved, once a write needs them
 	protected []string // env.Protected likewise
 	// bases are the directories that relative paths may be relative to, as bash's

@@ -175,11 +175,11 @@ func sensitivePath(p string, roots, protected []string) string {
 	return ""
 }
 
-// SensitivePath says why writing the file at path needs consent even in auto_edit
+// sensitiveEdit says why writing the file at path needs consent even in auto_edit
 // mode, or returns "" when it does not. path is resolved as the kernel would (symbolic
 // links followed, through a missing final part too) before it is compared with the
 // roots and the protected paths.
-func SensitivePath(path string, roots, protected []string) string {
+func sensitiveEdit(path string, roots, protected []string) string {
 	return sensitivePath(resolvePath(path), realRoots(roots), realRoots(protected))
 }
 

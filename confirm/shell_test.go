@@ -396,7 +396,7 @@ func TestAnalyzeForms(t *testing.T) {
 		{"X=1; export Y=2", []forms{{exact: []string{"X=1"}}, {exact: []string{"export Y=2"}}}},
 	}
 	for _, tt := range tests {
-		_, got, err := analyze(tt.cmd, Env{Dir: testRoot, Roots: testRoots})
+		_, got, err := analyze(tt.cmd, lineEnv{Dir: testRoot, Roots: testRoots})
 		if err != nil {
 			t.Fatal(err)
 		}
