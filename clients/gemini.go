@@ -53,7 +53,9 @@ type GeminiOptions struct {
 	// Transport carries the HTTP requests under the retries; nil means
 	// http.DefaultTransport (or, for Vertex AI, an authenticated transport).
 	Transport http.RoundTripper
-	Logger    *slog.Logger
+	// Logger receives the client's warnings, such as each retry of a busy endpoint
+	// (with the URL's secrets masked); nil discards them.
+	Logger *slog.Logger
 }
 
 // Gemini is a Client for Google's Gemini models, through the Gemini API or Vertex AI. It

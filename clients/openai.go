@@ -47,7 +47,9 @@ type OpenAIOptions struct {
 	// Transport carries the HTTP requests under the retries; nil means
 	// http.DefaultTransport.
 	Transport http.RoundTripper
-	Logger    *slog.Logger
+	// Logger receives the client's warnings, such as each retry of a busy endpoint
+	// (with the URL's secrets masked); nil discards them.
+	Logger *slog.Logger
 }
 
 // OpenAI is a Client for OpenAI-compatible chat completions endpoints, streaming with

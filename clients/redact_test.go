@@ -2,12 +2,14 @@ package clients_test
 
 import (
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/testutil"
 )
 
 // TestErrorsRedactBaseURL checks that the secrets of a base URL (the password of its
@@ -58,5 +60,56 @@ func TestErrorsRedactBaseURL(t *testing.T) {
 				t.Errorf("%s, %s: %T is not a *clients.Error", kind, tt.name, r.err)
 			}
 		}
+	}
+}
+
+// TestRetriesLogged checks that each retry of a busy endpoint is logged through the
+// client's Logger, naming the URL with its secrets masked and never the key.
+func TestRetriesLogged(t *testing.T) {
+	t.Parallel()
+	busy := clients.Turn{HTTPError: &clients.ScriptHTTPError{Status: 503, Message: "overloaded", RetryAfter: "0"}}
+	ok := clients.Turn{Text: "recovered"}
+	const key = "sk-test-0123456789"
+	withSecrets := func(base string) string {
+		return strings.Replace(base, "http://", "http://user:hunter2@", 1)
+	}
+	newClients := map[string]func(log *slog.Logger) (clients.Client, string){
+		"openai": func(log *slog.Logger) (clients.Client, string) {
+			srv := startOpenAI(t, busy, ok)
+			c, err := clients.NewOpenAI(clients.OpenAIOptions{Model: "m", BaseURL: withSecrets(srv.URL) + "/v1", APIKey: key, Logger: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c, srv.URL
+		},
+		"gemini": func(log *slog.Logger) (clients.Client, string) {
+			srv := startGemini(t, busy, ok)
+			c, err := clients.NewGemini(t.Context(), clients.GeminiOptions{APIKey: key, BaseURL: withSecrets(srv.URL), Logger: log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c, srv.URL
+		},
+	}
+	for kind, newClient := range newClients {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			var buf testutil.Buffer
+			c, url := newClient(slog.New(slog.NewTextHandler(&buf, nil)))
+			r := collect(c.Stream(t.Context(), clients.Request{History: []clients.Content{userText("hi")}}))
+			if r.err != nil || r.text != "recovered" {
+				t.Fatalf("got %q, %v; want the retried answer", r.text, r.err)
+			}
+			log := buf.String()
+			t.Logf("log:\n%s", log)
+			host := strings.TrimPrefix(url, "http://")
+			if !strings.Contains(log, "retrying") || !strings.Contains(log, "status=503") ||
+				!strings.Contains(log, "url=") || !strings.Contains(log, "http://user:xxxxx@"+host+"/") {
+				t.Errorf("log %q, want a retry of a 503 naming the URL %s with its password masked", log, url)
+			}
+			if strings.Contains(log, "hunter2") || strings.Contains(log, key) {
+				t.Errorf("the log shows a secret: %s", log)
+			}
+		})
 	}
 }

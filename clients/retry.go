@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // RetryPolicy says how the HTTP clients retry answers that may succeed later (429 and
@@ -196,8 +198,10 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Drain so that the connection can be reused.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
+		// The URL says which endpoint is busy; its secrets (a password, a key in the
+		// query) are masked. Keys sent in headers never reach the log.
 		t.log.LogAttrs(ctx, slog.LevelWarn, "model endpoint busy, retrying",
-			slog.String("host", req.URL.Host), slog.Int("status", resp.StatusCode),
+			slog.String("url", redact.URL(req.URL)), slog.Int("status", resp.StatusCode),
 			slog.Int("attempt", attempt), slog.Duration("wait", wait))
 		if err := t.policy.sleep(ctx, wait); err != nil {
 			return nil, err

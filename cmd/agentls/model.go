@@ -3,16 +3,32 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/settings"
 )
 
-// newClient returns the model client the settings and the environment name: Gemini
-// unless settings.provider says otherwise. The scripted provider is only ever used when
-// the settings ask for it by name.
+// modelClients returns the function that makes the model clients of a process: Gemini
+// unless settings.provider says otherwise, configured from the settings and the
+// environment. The scripted provider is only ever used when the settings ask for it by
+// name. The clients log their warnings (each retry of a busy endpoint) to log; nil
+// discards them.
+func modelClients(log *slog.Logger) func(context.Context, settings.Settings) (clients.Client, error) {
+	return func(ctx context.Context, s settings.Settings) (clients.Client, error) {
+		return newClientLog(ctx, s, log)
+	}
+}
+
+// newClient makes a model client as modelClients does, logging nothing.
+//
+// TODO: agentls prompt should use modelClients(logger); then this goes.
 func newClient(ctx context.Context, s settings.Settings) (clients.Client, error) {
+	return newClientLog(ctx, s, nil)
+}
+
+func newClientLog(ctx context.Context, s settings.Settings, log *slog.Logger) (clients.Client, error) {
 	p := s.Provider
 	var (
 		c   clients.Client
@@ -25,6 +41,7 @@ func newClient(ctx context.Context, s settings.Settings) (clients.Client, error)
 			BaseURL:       p.BaseURL,
 			Model:         s.Model.Name,
 			ContextWindow: p.ContextWindow,
+			Logger:        log,
 		})
 	case "openai":
 		c, err = clients.NewOpenAI(clients.OpenAIOptions{
@@ -32,6 +49,7 @@ func newClient(ctx context.Context, s settings.Settings) (clients.Client, error)
 			BaseURL:       p.BaseURL,
 			Model:         s.Model.Name,
 			ContextWindow: p.ContextWindow,
+			Logger:        log,
 		})
 	case "scripted":
 		if p.Script == "" {

@@ -50,6 +50,6 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		logger = slog.New(redact.NewHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level})))
 	}
 	logger.Info("agentls serve", "version", version(), "pid", os.Getpid(), "started", time.Now().Format(time.RFC3339))
-	srv := rpc.New(rpc.Options{Version: version(), ConfirmTimeout: *confirmTimeout, Logger: logger, NewClient: newClient})
+	srv := rpc.New(rpc.Options{Version: version(), ConfirmTimeout: *confirmTimeout, Logger: logger, NewClient: modelClients(logger)})
 	return srv.Serve(ctx, stdin, stdout)
 }
