@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -14,15 +15,60 @@ import (
 )
 
 // terminalAsker asks on the terminal: the details go to out, the answer is read from in.
+// A process has one terminalAsker: it reads in through one buffer for all its questions,
+// so that an answer typed ahead is kept for the next question, and it puts one question
+// at a time.
 type terminalAsker struct {
 	in  io.Reader
 	out io.Writer
+
+	once  sync.Once
+	turn  chan struct{} // holds a token while a question is on the terminal
+	lines chan string   // the lines of in; closed at its end
+}
+
+func (a *terminalAsker) init() {
+	a.turn = make(chan struct{}, 1)
+	a.lines = make(chan string)
+	// The reader lives as long as the process: it waits on in between questions, and a
+	// question that gives up (its context is done) leaves the next line to the next.
+	go func() {
+		defer close(a.lines)
+		r := bufio.NewReader(a.in)
+		for {
+			s, err := r.ReadString('\n')
+			if s != "" {
+				a.lines <- s
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// readLine returns the next line of in, or "" at its end.
+func (a *terminalAsker) readLine(ctx context.Context) (string, error) {
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case s := <-a.lines:
+		return s, nil
+	}
 }
 
 // Ask implements confirm.Asker. Everything it prints of the request goes through
 // visible: a file name, command, diff or URL is written by the model, a repository or a
 // server, and must not be able to redraw what the person reads before answering.
 func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
+	a.once.Do(a.init)
+	select {
+	case <-ctx.Done():
+		return confirm.Answer{}, ctx.Err()
+	case a.turn <- struct{}{}:
+	}
+	defer func() { <-a.turn }()
+
 	d := req.Details
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s wants to run: %s\n", visible(req.ToolName), visible(d.Title))
@@ -60,38 +106,32 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	}
 	io.WriteString(a.out, b.String())
 
-	line := make(chan string, 1)
-	go func() {
-		s, _ := bufio.NewReader(a.in).ReadString('\n')
-		line <- s
-	}()
-	select {
-	case <-ctx.Done():
+	s, err := a.readLine(ctx)
+	if err != nil {
 		fmt.Fprintln(a.out)
-		return confirm.Answer{}, ctx.Err()
-	case s := <-line:
-		s = strings.ToLower(strings.TrimSpace(s))
-		if len(d.Choices) > 0 {
-			if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(d.Choices) {
-				return confirm.Answer{Outcome: d.Choices[n-1].Outcome}, nil
-			}
-			return confirm.Answer{Outcome: confirm.Cancel}, nil
-		}
-		switch s {
-		case "y", "yes":
-			return confirm.Answer{Outcome: confirm.ProceedOnce}, nil
-		case "a", "always":
-			if d.NoAlways {
-				break
-			}
-			o := confirm.ProceedAlways
-			if d.Type == confirm.TypeMCP {
-				o = confirm.ProceedAlwaysTool
-			}
-			return confirm.Answer{Outcome: o}, nil
+		return confirm.Answer{}, err
+	}
+	s = strings.ToLower(strings.TrimSpace(s))
+	if len(d.Choices) > 0 {
+		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(d.Choices) {
+			return confirm.Answer{Outcome: d.Choices[n-1].Outcome}, nil
 		}
 		return confirm.Answer{Outcome: confirm.Cancel}, nil
 	}
+	switch s {
+	case "y", "yes":
+		return confirm.Answer{Outcome: confirm.ProceedOnce}, nil
+	case "a", "always":
+		if d.NoAlways {
+			break
+		}
+		o := confirm.ProceedAlways
+		if d.Type == confirm.TypeMCP {
+			o = confirm.ProceedAlwaysTool
+		}
+		return confirm.Answer{Outcome: o}, nil
+	}
+	return confirm.Answer{Outcome: confirm.Cancel}, nil
 }
 
 // alwaysScope says, printable, what answering "always" allows.
@@ -171,6 +211,10 @@ func mustEscape(r rune, size int) bool {
 
 // noTerminal refuses every confirmation: with no terminal there is nobody to ask, and no
 // answer is never consent.
+//
+// Deprecated: a nil confirm.Asker says the same, and the scheduler then reports that the
+// call needs consent and how to allow it, rather than that the user declined; agentls
+// run passes nil. agentls prompt still uses noTerminal.
 type noTerminal struct{}
 
 // Ask implements confirm.Asker.

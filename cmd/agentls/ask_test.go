@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/internal/testutil"
 )
 
 // TestAskEscapesHostileText checks that nothing of a request printed before the
@@ -172,5 +176,62 @@ func TestAskChoicesAndNoAlways(t *testing.T) {
 		if !strings.Contains(out.String(), tt.shown) || strings.Contains(out.String(), tt.notShown) {
 			t.Errorf("answer %q: printed %q, want %q and no %q", tt.in, out.String(), tt.shown, tt.notShown)
 		}
+	}
+}
+
+// shellRequest is a question about a shell command.
+func shellRequest(command string) confirm.Request {
+	return confirm.Request{ToolName: "run_shell_command", Details: confirm.Details{Type: confirm.TypeExecute,
+		Title: "Confirm Shell Command", Command: command, RootCommands: []string{command}, Directory: "/w"}}
+}
+
+// TestAskKeepsTypedAheadAnswers checks that the questions of a process share one reader
+// of the terminal: answers typed before their question are kept for it, not lost with
+// the buffer of an earlier question.
+func TestAskKeepsTypedAheadAnswers(t *testing.T) {
+	var out strings.Builder
+	a := &terminalAsker{in: strings.NewReader("y\na\nn\n"), out: &out}
+	want := []confirm.Outcome{confirm.ProceedOnce, confirm.ProceedAlways, confirm.Cancel, confirm.Cancel}
+	for i, w := range want {
+		ans, err := a.Ask(t.Context(), shellRequest("ls"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ans.Outcome != w {
+			t.Errorf("answer %d: %q, want %q", i+1, ans.Outcome, w)
+		}
+	}
+}
+
+// TestAskCancelledLeavesTheLine checks that a question given up before its answer came
+// leaves the next line typed to the next question.
+func TestAskCancelledLeavesTheLine(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	var out testutil.Buffer
+	a := &terminalAsker{in: r, out: &out}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() {
+		_, err := a.Ask(ctx, shellRequest("first"))
+		done <- err
+	}()
+	// The question is printed before its answer is awaited; the pipe's reader is then
+	// waiting for the line.
+	for !strings.Contains(out.String(), "first") {
+		runtime.Gosched()
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled question: %v", err)
+	}
+	answer := make(chan confirm.Answer)
+	go func() {
+		ans, _ := a.Ask(t.Context(), shellRequest("second"))
+		answer <- ans
+	}()
+	io.WriteString(w, "y\n")
+	if ans := <-answer; ans.Outcome != confirm.ProceedOnce {
+		t.Errorf("second question: %q, want %q", ans.Outcome, confirm.ProceedOnce)
 	}
 }

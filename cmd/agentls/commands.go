@@ -5,17 +5,18 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"github.com/agentls/agentls/tools/web/redact"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/mcp"
+	"github.com/agentls/agentls/tools/web/redact"
 	"golang.org/x/term"
 )
 
@@ -144,25 +145,36 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 	}
 
-	in, isTTY := stdin.(*os.File)
-	isTTY = isTTY && term.IsTerminal(int(in.Fd()))
+	// Without a terminal there is nobody to ask: a nil Asker makes the scheduler refuse
+	// a call that needs consent, saying how to allow it.
 	var asker confirm.Asker
-	if isTTY {
+	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
 		asker = &terminalAsker{in: in, out: stderr}
-	} else {
-		asker = noTerminal{}
 	}
-	var observe tools.Observer
+	liveOutput := false
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		// Live output shows on the terminal while the call runs; stdout stays the result.
-		observe = func(ev tools.Event) {
-			if ev.Output != "" {
-				io.WriteString(stderr, ev.Output)
-			}
+		liveOutput = true
+	}
+	var (
+		mu     sync.Mutex
+		needed *confirm.Details // the question nobody could answer
+	)
+	observe := func(ev tools.Event) {
+		if liveOutput && ev.Output != "" {
+			io.WriteString(stderr, ev.Output)
+		}
+		if ev.Status == tools.StatusAwaitingApproval && asker == nil {
+			mu.Lock()
+			needed = ev.Details
+			mu.Unlock()
 		}
 	}
 	sched := tb.Scheduler(asker, observe)
 	res := sched.RunOne(ctx, tools.Request{CallID: "cli-1", Name: pos[0], Args: raw})
+	mu.Lock()
+	unasked := needed
+	mu.Unlock()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -180,6 +192,13 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if res.Error != nil {
 			fmt.Fprintf(stderr, "agentls: %s: %s\n", res.Error.Type, res.Error.Message)
 		}
+	}
+	if unasked != nil && res.Status != tools.StatusSuccess {
+		how := "--approval-mode yolo"
+		if unasked.Type == confirm.TypeEdit {
+			how = "--approval-mode auto_edit"
+		}
+		fmt.Fprintf(stderr, "agentls: there is no terminal to ask on: run it from a terminal, or pass %s\n", how)
 	}
 	if res.Status != tools.StatusSuccess {
 		if res.Error != nil && res.Error.Type == tools.ErrNotRegistered {

@@ -156,6 +156,29 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
+// TestNoTerminalSaysHowToAllow checks that a call needing consent with nobody to ask
+// is reported as such, with how to allow it, and not as the user declining it.
+func TestNoTerminalSaysHowToAllow(t *testing.T) {
+	root := workspaceDir(t)
+	got := agentls(t, root, "run", "run_shell_command", `{"command":"touch ran"}`)
+	if got.code != 1 {
+		t.Errorf("exit code %d, want 1", got.code)
+	}
+	for _, want := range []string{"needs approval", "policy rule", "no terminal", "--approval-mode yolo"} {
+		if !strings.Contains(got.stderr, want) {
+			t.Errorf("stderr %q, want it to say %q", got.stderr, want)
+		}
+	}
+	for _, bad := range []string{"did not approve", "declined"} {
+		if strings.Contains(got.stderr, bad) {
+			t.Errorf("stderr %q says %q: nobody was asked", got.stderr, bad)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "ran")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran: %v", err)
+	}
+}
+
 func TestToolsJSON(t *testing.T) {
 	got := agentls(t, workspaceDir(t), "tools", "--json")
 	if got.code != 0 {

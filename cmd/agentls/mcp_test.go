@@ -32,7 +32,7 @@ func TestMCPServerFromUserSettings(t *testing.T) {
 	got = agentlsWith(t, root, cfg, nil, "run", "everything__echo", `{"message": "hi there"}`, "--json")
 	var res tools.CallResult
 	json.Unmarshal([]byte(got.stdout), &res)
-	if res.Status != tools.StatusCancelled || !strings.Contains(res.Output, "no terminal") {
+	if res.Status == tools.StatusSuccess || !strings.Contains(res.Output, "needs approval") || !strings.Contains(got.stderr, "no terminal") {
 		t.Errorf("an untrusted MCP server's tool ran without consent: %+v\n%s", res, got.stderr)
 	}
 	got = agentlsWith(t, root, cfg, nil, "run", "everything__echo", `{"message": "hi there"}`, "--json", "--approval-mode", "yolo")
