@@ -183,9 +183,11 @@ func ConfigDir() (string, error) {
 	return filepath.Join(d, "agentls"), nil
 }
 
-// WorkspaceFiles are the settings files read from a workspace root, in order; later
-// files override earlier ones.
-var WorkspaceFiles = []string{".gemini/settings.json", ".agentls/settings.json"}
+// WorkspaceFiles returns the settings files read from a workspace root, slash-separated
+// and relative to it, in order; later files override earlier ones.
+func WorkspaceFiles() []string {
+	return []string{".gemini/settings.json", ".agentls/settings.json"}
+}
 
 // Loaded is the result of Load: the merged settings, the files they came from, and what
 // of the workspace's settings was ignored and why.
@@ -268,7 +270,7 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 	if root == "" {
 		return l, nil
 	}
-	for _, name := range WorkspaceFiles {
+	for _, name := range WorkspaceFiles() {
 		p := filepath.Join(root, filepath.FromSlash(name))
 		ws, ok, err := readFile(p)
 		if err != nil {

@@ -333,3 +333,17 @@ func TestPassEnvNeedsTrust(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkspaceFilesCannotBeChanged checks that a caller changing the list it got does
+// not change which files Load reads.
+func TestWorkspaceFilesCannotBeChanged(t *testing.T) {
+	files := WorkspaceFiles()
+	want := []string{".gemini/settings.json", ".agentls/settings.json"}
+	if !reflect.DeepEqual(files, want) {
+		t.Fatalf("WorkspaceFiles() = %q, want %q", files, want)
+	}
+	files[0] = "elsewhere.json"
+	if got := WorkspaceFiles(); !reflect.DeepEqual(got, want) {
+		t.Errorf("after a caller changed its copy, WorkspaceFiles() = %q, want %q", got, want)
+	}
+}
