@@ -104,14 +104,11 @@ func (t *unsavedNoteTool) Build(args json.RawMessage) (tools.Invocation, error) 
 	if err != nil || inv == nil {
 		return inv, err
 	}
-	n := &unsavedNoteInvocation{Invocation: inv, s: t.s}
-	if c, ok := inv.(tools.Commander); ok {
-		// The registry's command restrictions must still see the command line.
-		return &unsavedNoteCommander{unsavedNoteInvocation: n, cmd: c}, nil
-	}
-	return n, nil
+	return &unsavedNoteInvocation{Invocation: inv, s: t.s}, nil
 }
 
+// unsavedNoteInvocation embeds the shell call, whose Capabilities (the command line
+// that the registry's restrictions check) it passes on.
 type unsavedNoteInvocation struct {
 	tools.Invocation
 	s *Server
@@ -136,11 +133,3 @@ func (i *unsavedNoteInvocation) Execute(ctx context.Context, out io.Writer) (*to
 	}
 	return res, nil
 }
-
-type unsavedNoteCommander struct {
-	*unsavedNoteInvocation
-	cmd tools.Commander
-}
-
-// Command implements tools.Commander.
-func (c *unsavedNoteCommander) Command() string { return c.cmd.Command() }

@@ -23,7 +23,7 @@ func (t stubTool) Info() Info { return t.info }
 
 func (t stubTool) Build(json.RawMessage) (Invocation, error) { return stubInv{}, nil }
 
-type stubInv struct{}
+type stubInv struct{ NoCapabilities }
 
 func (stubInv) Describe() string                                       { return "stub" }
 func (stubInv) Locations() []Location                                  { return nil }

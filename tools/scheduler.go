@@ -18,6 +18,7 @@ import (
 	"github.com/sourcegraph/conc/panics"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/workspace"
 )
 
 // MaxOutputChars is how much of a call's output the model receives, in characters
@@ -56,6 +57,17 @@ type Options struct {
 	OutputDir string
 	// Logger receives warnings and tool panics; nil discards.
 	Logger *slog.Logger
+	// Locks are the per-file locks shared by every scheduler of the workspace: its
+	// *workspace.Workspace. Nil gives the scheduler locks of its own, which keep apart
+	// only its own calls.
+	Locks PathLocker
+}
+
+// PathLocker holds the per-file locks of a workspace; *workspace.Workspace implements
+// it. LockPaths takes the locks of paths, in an order of its own, and returns the
+// function that releases them; or returns ctx's error, holding none, if ctx ends first.
+type PathLocker interface {
+	LockPaths(ctx context.Context, paths ...string) (unlock func(), err error)
 }
 
 // Scheduler runs tool calls: it validates them, asks the policy and, where needed, a
@@ -64,7 +76,10 @@ type Options struct {
 // need no consent start at once and confirmations are put one at a time in request
 // order. Writing calls of a batch that share a file run one after another in request
 // order, each from its proposal to its end, so that a later one proposes its change to
-// the file as the earlier ones left it. It is safe for concurrent use.
+// the file as the earlier ones left it. A batch holds the workspace's locks of the files
+// it writes (Options.Locks) from its first proposal to its end, so that batches of
+// different schedulers writing one file are kept apart in the same way, in the order
+// they asked. It is safe for concurrent use.
 type Scheduler struct {
 	reg       *Registry
 	policy    Policy
@@ -74,12 +89,18 @@ type Scheduler struct {
 	logger    *slog.Logger
 	retryBase time.Duration
 
-	runs  fifo
-	locks pathLocks
-	seq   atomic.Uint64
+	runs fifo
+	// shared are the workspace's path locks, held by a batch across the proposals and
+	// writes of its writing calls; own keep apart calls of one batch that a person's
+	// modification moved onto a file another of its calls writes.
+	shared PathLocker
+	own    workspace.PathLocks
+	seq    atomic.Uint64
 	// queued counts calls waiting for an earlier call of their batch that writes the
-	// same file; tests watch it to know a call is held back.
-	queued atomic.Int32
+	// same file, and ownWaits calls waiting for own; tests watch them to know a call is
+	// held back.
+	queued   atomic.Int32
+	ownWaits atomic.Int32
 
 	vmu        sync.Mutex
 	validators map[string]cachedValidator
@@ -100,6 +121,7 @@ func NewScheduler(o Options) *Scheduler {
 		observe:    o.Observe,
 		outputDir:  o.OutputDir,
 		logger:     o.Logger,
+		shared:     o.Locks,
 		retryBase:  defaultRetryBase,
 		validators: map[string]cachedValidator{},
 	}
@@ -111,6 +133,9 @@ func NewScheduler(o Options) *Scheduler {
 	}
 	if s.outputDir == "" {
 		s.outputDir = filepath.Join(os.TempDir(), "agentls-output")
+	}
+	if s.shared == nil {
+		s.shared = new(workspace.PathLocks)
 	}
 	return s
 }
@@ -124,6 +149,7 @@ type call struct {
 	tool     Tool
 	info     Info
 	inv      Invocation
+	caps     Capabilities
 	title    string
 	locs     []Location
 	details  *confirm.Details
@@ -133,9 +159,9 @@ type call struct {
 	// scheduled is set once Title, Kind, Locations and Args are known.
 	scheduled bool
 	// writes are the cleaned, sorted paths a writing call writes, as its Locations said
-	// when it was built; later calls of the batch wait for c by them. They are not
-	// changed afterwards, even if a modification moves the call (the path locks cover
-	// that).
+	// when it was built; later calls of the batch wait for c by them, and the batch
+	// holds their shared locks. They are not changed afterwards, even if a modification
+	// moves the call (see execute).
 	writes []string
 	// located is closed once writes is set or c has ended before it was.
 	located  chan struct{}
@@ -173,15 +199,18 @@ func (s *Scheduler) Run(ctx context.Context, reqs []Request) []CallResult {
 	}
 	defer s.runs.unlock()
 
+	b := &batch{calls: calls, locked: make(chan struct{})}
+	defer b.unlock()
 	var wg conc.WaitGroup
+	wg.Go(func() { s.lockBatch(ctx, b) })
 	for i, c := range calls {
 		wg.Go(func() {
 			func() {
 				defer close(c.prepared)
-				s.prepare(ctx, c, calls[:i])
+				s.prepare(ctx, c, b, calls[:i])
 			}()
 			if c.allowed {
-				s.protect(c, "executing", func() { s.execute(ctx, c) })
+				s.protect(c, "executing", func() { s.execute(ctx, c, b) })
 			}
 		})
 	}
@@ -196,11 +225,60 @@ func (s *Scheduler) Run(ctx context.Context, reqs []Request) []CallResult {
 		var approved bool
 		s.protect(c, "asking", func() { approved = s.ask(ctx, c) })
 		if approved {
-			wg.Go(func() { s.protect(c, "executing", func() { s.execute(ctx, c) }) })
+			wg.Go(func() { s.protect(c, "executing", func() { s.execute(ctx, c, b) }) })
 		}
 	}
 	wg.Wait()
 	return collect(calls)
+}
+
+// batch is the state a Run's calls share: the workspace's locks of the files they write.
+type batch struct {
+	calls []*call
+	// locked is closed once held holds the locks of every file the batch's calls write,
+	// or err says why not.
+	locked  chan struct{}
+	held    map[string]bool
+	err     error
+	release func()
+}
+
+// lockBatch takes the shared locks of the files b's calls write, once every call is
+// built. They are taken together, in the locker's order, so that two batches writing
+// overlapping files never wait for each other.
+func (s *Scheduler) lockBatch(ctx context.Context, b *batch) {
+	defer close(b.locked)
+	b.held = map[string]bool{}
+	var paths []string
+	for _, c := range b.calls {
+		<-c.located
+		for _, p := range c.writes {
+			if !b.held[p] {
+				b.held[p] = true
+				paths = append(paths, p)
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	var r *panics.Recovered
+	if r = panics.Try(func() { b.release, b.err = s.shared.LockPaths(ctx, paths...) }); r != nil {
+		b.err = fmt.Errorf("the path locks panicked: %v", r.Value)
+		s.logger.Error("path locks panicked", "panic", fmt.Sprint(r.Value), "stack", string(r.Stack))
+	}
+	if b.err == nil && b.release == nil {
+		b.err = errors.New("the path locks returned no unlock function")
+	}
+	if b.err != nil {
+		b.held = nil
+	}
+}
+
+func (b *batch) unlock() {
+	if b.release != nil {
+		b.release()
+	}
 }
 
 func collect(calls []*call) []CallResult {
@@ -241,12 +319,25 @@ func (s *Scheduler) guard(c *call, method string, f func()) bool {
 // prepare validates, builds and describes c, waits for the earlier calls of its batch
 // that write the same files (earlier) to end, then gets c's confirmation details and asks
 // the policy about it; on return either c has ended, or c.allowed or c.needsAsk is set.
-func (s *Scheduler) prepare(ctx context.Context, c *call, earlier []*call) {
+func (s *Scheduler) prepare(ctx context.Context, c *call, b *batch, earlier []*call) {
 	built := false
 	func() {
 		defer close(c.located)
 		s.protect(c, "preparing", func() { built = s.build(ctx, c) })
 	}()
+	if built && len(c.writes) > 0 {
+		// Nobody else may write c's files between its proposal and its write.
+		<-b.locked
+		if b.err != nil {
+			te := &Error{Type: ErrCancelled, Err: b.err,
+				Message: "The call was cancelled while waiting for another session's call writing the same file."}
+			if ctx.Err() == nil {
+				te = &Error{Type: ErrExecutionFailed, Err: b.err, Message: fmt.Sprintf("Could not lock the files of the call: %v", b.err)}
+			}
+			s.finishError(c, te)
+			return
+		}
+	}
 	if built && s.awaitEarlier(ctx, c, earlier) {
 		s.protect(c, "preparing", func() { s.propose(ctx, c) })
 	}
@@ -292,7 +383,7 @@ func (s *Scheduler) build(ctx context.Context, c *call) bool {
 		s.finishError(c, Errorf(ErrExecutionFailed, "tool %s built no call from valid arguments", c.info.Name))
 		return false
 	}
-	if !s.checkCommand(c) {
+	if !s.guard(c, "Capabilities", func() { c.caps = c.inv.Capabilities() }) || !s.checkCommand(c) {
 		return false
 	}
 	if !s.guard(c, "Describe", func() { c.title = c.inv.Describe() }) ||
@@ -394,15 +485,10 @@ func (s *Scheduler) propose(ctx context.Context, c *call) {
 
 // checkCommand enforces the registry's command restriction on a shell call.
 func (s *Scheduler) checkCommand(c *call) bool {
-	cmd, ok := c.inv.(Commander)
-	if !ok {
+	if c.caps.Command == "" {
 		return true
 	}
-	var line string
-	if !s.guard(c, "Command", func() { line = cmd.Command() }) {
-		return false
-	}
-	if err := s.reg.CheckCommand(c.info.Name, line); err != nil {
+	if err := s.reg.CheckCommand(c.info.Name, c.caps.Command); err != nil {
 		s.finishError(c, AsError(err, ErrPolicyViolation))
 		return false
 	}
@@ -480,37 +566,58 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 }
 
 // modify hands the person's edited content to the call, which then runs as modified.
-// A call that cannot be modified runs as proposed, as after proceed_once.
+// A call whose Capabilities have no Modify runs as proposed, as after proceed_once.
 func (s *Scheduler) modify(c *call, content string) bool {
-	m, ok := c.inv.(Modifiable)
-	if !ok {
+	if c.caps.Modify == nil {
 		return true
 	}
 	var err error
-	if !s.guard(c, "Modify", func() { err = m.Modify(content) }) {
+	if !s.guard(c, "Modify", func() { err = c.caps.Modify(content) }) {
 		return false
 	}
 	if err != nil {
 		s.finishError(c, AsError(err, ErrInvalidParams))
 		return false
 	}
-	return s.checkCommand(c) &&
+	// The modification may change what the call runs.
+	return s.guard(c, "Capabilities", func() { c.caps = c.inv.Capabilities() }) && s.checkCommand(c) &&
 		s.guard(c, "Describe", func() { c.title = c.inv.Describe() }) &&
 		s.guard(c, "Locations", func() { c.locs = c.inv.Locations() })
 }
 
+// movedWithinBatch reports whether the batch holds the shared locks of paths, the files
+// c writes now; if not, a person's modification moved c onto a file it did not propose
+// to write, and c ends stale rather than write a file other sessions may be writing.
+func (s *Scheduler) movedWithinBatch(c *call, b *batch, paths []string) bool {
+	<-b.locked // already closed for a call that had files to write when it was built
+	for _, p := range paths {
+		if !b.held[p] {
+			s.finishError(c, Errorf(ErrStaleContent,
+				"The modified call writes %s, which it did not propose to write, so it was not run. Propose the change to that file anew.", p))
+			return false
+		}
+	}
+	return true
+}
+
 // execute runs an approved call, retrying retryable failures of idempotent tools.
-func (s *Scheduler) execute(ctx context.Context, c *call) {
+func (s *Scheduler) execute(ctx context.Context, c *call, b *batch) {
 	if err := ctx.Err(); err != nil {
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled before it started.", Err: err})
 		return
 	}
 	// Writers of one file in a batch are already ordered from their proposals on, and
-	// batches do not overlap; the lock still keeps apart a call whose files a person's
-	// modification changed after it was ordered and another call writing them.
+	// the batch holds the shared locks of their files; the batch's own locks still keep
+	// apart a call whose files a person's modification changed after it was ordered and
+	// another call of the batch writing them.
 	if c.info.Kind.Writes() {
 		if paths := lockPaths(c.locs); len(paths) > 0 {
-			unlock, err := s.locks.lock(ctx, paths)
+			if !s.movedWithinBatch(c, b, paths) {
+				return
+			}
+			s.ownWaits.Add(1)
+			unlock, err := s.own.LockPaths(ctx, paths...)
+			s.ownWaits.Add(-1)
 			if err == nil && ctx.Err() != nil {
 				// The lock and the cancellation came together.
 				unlock()
@@ -805,68 +912,4 @@ func (f *fifo) waiting() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.waiters)
-}
-
-// pathLocks is a lock per file path, held by writing calls while they execute.
-type pathLocks struct {
-	mu sync.Mutex
-	m  map[string]*pathLock
-}
-
-type pathLock struct {
-	held chan struct{} // one slot: full while held
-	refs int           // holders and waiters
-}
-
-// lock takes the locks of paths, which must be sorted, and returns the function that
-// releases them; or returns ctx's error, holding none, if ctx ends first.
-func (l *pathLocks) lock(ctx context.Context, paths []string) (func(), error) {
-	l.mu.Lock()
-	if l.m == nil {
-		l.m = map[string]*pathLock{}
-	}
-	entries := make([]*pathLock, len(paths))
-	for i, p := range paths {
-		e := l.m[p]
-		if e == nil {
-			e = &pathLock{held: make(chan struct{}, 1)}
-			l.m[p] = e
-		}
-		e.refs++
-		entries[i] = e
-	}
-	l.mu.Unlock()
-	taken := 0
-	release := func() {
-		for _, e := range entries[:taken] {
-			<-e.held
-		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		for i, e := range entries {
-			if e.refs--; e.refs == 0 {
-				delete(l.m, paths[i])
-			}
-		}
-	}
-	for _, e := range entries {
-		select {
-		case e.held <- struct{}{}:
-			taken++
-		case <-ctx.Done():
-			release()
-			return nil, ctx.Err()
-		}
-	}
-	return release, nil
-}
-
-// refs returns how many calls hold or wait for the lock of path.
-func (l *pathLocks) refs(path string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if e := l.m[path]; e != nil {
-		return e.refs
-	}
-	return 0
 }

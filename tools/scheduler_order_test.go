@@ -222,7 +222,7 @@ func TestSchedulerLockAfterModify(t *testing.T) {
 	if got := recv(t, "the first writer", entered); got != "a" {
 		t.Fatalf("%s entered first", got)
 	}
-	waitFor(t, "the moved writer to queue for the lock of a.txt", func() bool { return env.s.locks.refs(fileA) == 2 })
+	waitFor(t, "the moved writer to queue for the lock of a.txt", func() bool { return env.s.ownWaits.Load() == 1 })
 	select {
 	case id := <-entered:
 		t.Fatalf("%s entered while a was writing a.txt", id)

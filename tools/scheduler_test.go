@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/workspace"
 )
 
 // patience bounds how long a test waits for something that must happen; reaching it
@@ -101,6 +102,8 @@ type fakeInv struct {
 	args fakeArgs
 }
 
+func (i *fakeInv) Capabilities() Capabilities { return Capabilities{} }
+
 func (i *fakeInv) Describe() string {
 	if i.t.panicIn == "Describe" {
 		panic("boom in Describe")
@@ -142,6 +145,8 @@ func (i *fakeInv) Execute(ctx context.Context, out io.Writer) (*Result, error) {
 
 type modInv struct{ *fakeInv }
 
+func (m *modInv) Capabilities() Capabilities { return Capabilities{Modify: m.Modify} }
+
 func (m *modInv) Modify(content string) error {
 	if content == "invalid" {
 		return errors.New("the edited content is not valid")
@@ -155,6 +160,8 @@ func (m *modInv) Modify(content string) error {
 }
 
 type cmdInv struct{ *fakeInv }
+
+func (c *cmdInv) Capabilities() Capabilities { return Capabilities{Command: c.args.Command} }
 
 func (c *cmdInv) Command() string { return c.args.Command }
 
@@ -276,6 +283,22 @@ func newEnv(t *testing.T, configure func(*Options), tools ...Tool) *testEnv {
 	env.s = NewScheduler(o)
 	env.s.retryBase = time.Millisecond
 	return env
+}
+
+// countingLocker is path locks that count the sets held.
+type countingLocker struct {
+	locks workspace.PathLocks
+	held  atomic.Int32
+}
+
+func (l *countingLocker) LockPaths(ctx context.Context, paths ...string) (func(), error) {
+	unlock, err := l.locks.LockPaths(ctx, paths...)
+	if err != nil {
+		return nil, err
+	}
+	l.held.Add(1)
+	var once sync.Once
+	return func() { once.Do(func() { l.held.Add(-1); unlock() }) }, nil
 }
 
 func req(id, name, args string) Request {
@@ -420,7 +443,8 @@ func TestSchedulerWritersOfOneFile(t *testing.T) {
 		recv(t, "release of "+inv.args.ID, release[inv.args.ID])
 		return &Result{Output: inv.args.ID}, nil
 	}}
-	env := newEnv(t, nil, writer)
+	locks := &countingLocker{}
+	env := newEnv(t, func(o *Options) { o.Locks = locks }, writer)
 	args := func(id string, paths ...string) string {
 		b, _ := json.Marshal(fakeArgs{ID: id, Paths: paths})
 		return string(b)
@@ -459,8 +483,8 @@ func TestSchedulerWritersOfOneFile(t *testing.T) {
 	for _, r := range results {
 		wantStatus(t, r, StatusSuccess, "")
 	}
-	if n := env.s.locks.refs(fileA) + env.s.locks.refs(fileB); n != 0 {
-		t.Errorf("%d path locks left behind", n)
+	if n := locks.held.Load(); n != 0 {
+		t.Errorf("%d sets of path locks left behind", n)
 	}
 
 	// Calls writing the same files listed in opposite orders do not deadlock.

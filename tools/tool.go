@@ -111,20 +111,33 @@ type Invocation interface {
 	// failure is returned as an error, preferably an *Error; the scheduler turns a
 	// cancelled ctx into a cancelled result.
 	Execute(ctx context.Context, out io.Writer) (*Result, error)
+	// Capabilities says what else the call can do. The scheduler asks after Build and
+	// again after a Modify.
+	Capabilities() Capabilities
 }
 
-// Modifiable is implemented by invocations that accept a person's edited version of
-// their proposal (the modify_with_editor outcome). Modify replaces the proposed new
-// content; the call recomputes its parameters from it.
-type Modifiable interface {
-	Modify(newContent string) error
+// Capabilities are what a call can do beyond the rest of its Invocation. They are part
+// of the contract rather than optional interfaces found by type assertion, so that a
+// decorator embedding the Invocation it wraps passes them on (or deliberately changes
+// them) instead of hiding them.
+type Capabilities struct {
+	// Command is the shell command line the call runs, so that a registry restriction
+	// such as run_shell_command(git status) can be enforced; empty for a call that runs
+	// none.
+	Command string
+	// Modify, when set, accepts a person's edited version of the call's proposal (the
+	// modify_with_editor outcome): it replaces the proposed new content, and the call
+	// recomputes its parameters from it. A call without it runs as proposed. Modify
+	// must not move the call onto files it did not propose to write.
+	Modify func(newContent string) error
 }
 
-// Commander is implemented by invocations that run a shell command line, so that a
-// registry restriction such as run_shell_command(git status) can be enforced.
-type Commander interface {
-	Command() string
-}
+// NoCapabilities is embedded by invocations that run no command and take no modified
+// version.
+type NoCapabilities struct{}
+
+// Capabilities implements Invocation.
+func (NoCapabilities) Capabilities() Capabilities { return Capabilities{} }
 
 // Part is binary content for the model, such as an image or a PDF.
 type Part struct {

@@ -23,6 +23,7 @@ type Workspace struct {
 	roots   []string // absolute, cleaned, symlinks resolved
 	overlay map[string]*Document
 	writer  Writer
+	locks   PathLocks // see LockPaths
 }
 
 // New returns a workspace over roots (at least one), which must be existing

@@ -249,3 +249,7 @@ func runeOffset(s string, i int) int {
 }
 
 func validText(p []byte) string { return string(bytes.ToValidUTF8(p, []byte("\uFFFD"))) }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*invocation) Capabilities() tools.Capabilities { return tools.Capabilities{} }

@@ -224,3 +224,7 @@ func describe(name string, fi fs.FileInfo) listEntry {
 		return listEntry{name: name, label: fmt.Sprintf("%s (%s)", name, workspace.FileKind(fi.Mode()))}
 	}
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*listDirectoryCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }

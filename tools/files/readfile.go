@@ -202,3 +202,7 @@ func (c *readFileCall) textResult(rel, text string) (*tools.Result, error) {
 		Output:  b.String(),
 	}, nil
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*readFileCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }

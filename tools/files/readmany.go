@@ -508,3 +508,7 @@ func (c *readManyCall) readOne(abs, rel string, literal bool) (block string, par
 	}
 	return header + text + "\n" + note, nil, ""
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*readManyCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }

@@ -313,3 +313,6 @@ func (c *replaceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, 
 	}
 	return res, nil
 }
+
+// Capabilities implements tools.Invocation.
+func (c *replaceCall) Capabilities() tools.Capabilities { return tools.Capabilities{Modify: c.Modify} }

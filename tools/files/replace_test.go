@@ -181,7 +181,7 @@ func TestReplaceModify(t *testing.T) {
 		t.Fatalf("proposed %q", d.NewContent)
 	}
 	// The person rewrites the proposal in their editor.
-	if err := inv.(tools.Modifiable).Modify("a\nwhat I want\nc\n"); err != nil {
+	if err := inv.Capabilities().Modify("a\nwhat I want\nc\n"); err != nil {
 		t.Fatal(err)
 	}
 	res, err := inv.Execute(context.Background(), nil)

@@ -150,7 +150,7 @@ func TestProposalHeld(t *testing.T) {
 					}
 				}
 				if c.modify != "" {
-					if err := inv.(tools.Modifiable).Modify(c.modify); err != nil {
+					if err := inv.Capabilities().Modify(c.modify); err != nil {
 						t.Fatal(err)
 					}
 				}

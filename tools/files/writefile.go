@@ -167,3 +167,8 @@ func (c *writeFileCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result
 	}
 	return res, nil
 }
+
+// Capabilities implements tools.Invocation.
+func (c *writeFileCall) Capabilities() tools.Capabilities {
+	return tools.Capabilities{Modify: c.Modify}
+}

@@ -102,11 +102,11 @@ func TestWriteFileModify(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, ok := inv.(tools.Modifiable)
-	if !ok {
-		t.Fatal("write_file call is not Modifiable")
+	modify := inv.Capabilities().Modify
+	if modify == nil {
+		t.Fatal("write_file call takes no modified version")
 	}
-	if err := m.Modify("edited by a person\r\n"); err != nil {
+	if err := modify("edited by a person\r\n"); err != nil {
 		t.Fatal(err)
 	}
 	d, err := inv.Confirmation(context.Background())

@@ -261,3 +261,15 @@ func shorten(s string, n int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*invocation) Capabilities() tools.Capabilities { return tools.Capabilities{} }
+
+// Capabilities implements tools.Invocation for list_resources: it runs no command and
+// takes no modified version.
+func (*listResourcesCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }
+
+// Capabilities implements tools.Invocation for read_resource: it runs no command and
+// takes no modified version.
+func (*readResourceCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }

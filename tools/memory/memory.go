@@ -474,3 +474,7 @@ func tildePath(path string) string {
 	}
 	return path
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*call) Capabilities() tools.Capabilities { return tools.Capabilities{} }

@@ -355,3 +355,7 @@ func (c *globCall) bases() []string {
 	}
 	return cur
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*globCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }

@@ -454,3 +454,7 @@ func displayLine(text string, col int) string {
 	}
 	return out
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*grepCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }

@@ -385,3 +385,11 @@ func readEnd(name string, limit int64) ([]byte, bool, error) {
 	}
 	return buf[:n], off > 0, nil
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (listInvocation) Capabilities() tools.Capabilities { return tools.Capabilities{} }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*readInvocation) Capabilities() tools.Capabilities { return tools.Capabilities{} }

@@ -139,10 +139,6 @@ type runInvocation struct {
 	dir  string
 }
 
-// Command returns the command line, for registry restrictions such as
-// run_shell_command(git status).
-func (inv *runInvocation) Command() string { return inv.args.Command }
-
 func (inv *runInvocation) Describe() string {
 	var b strings.Builder
 	b.WriteString(inv.args.Command)
@@ -458,4 +454,9 @@ func drainBuffered(pr *os.File, col *collector, buf []byte) pumpResult {
 			return pumpResult{err: rerr}
 		}
 	}
+}
+
+// Capabilities implements tools.Invocation.
+func (inv *runInvocation) Capabilities() tools.Capabilities {
+	return tools.Capabilities{Command: inv.args.Command}
 }

@@ -578,9 +578,8 @@ func TestConfirmation(t *testing.T) {
 		strings.Join(d.RootCommands, ",") != strings.Join(want.RootCommands, ",") || d.Directory != want.Directory {
 		t.Errorf("Details %+v, want %+v", d, want)
 	}
-	c, ok := inv.(tools.Commander)
-	if !ok || c.Command() != want.Command {
-		t.Errorf("not a Commander for %q", want.Command)
+	if got := inv.Capabilities().Command; got != want.Command {
+		t.Errorf("Capabilities().Command %q, want %q", got, want.Command)
 	}
 	if got := inv.Describe(); got != want.Command+" [in sub] (check)" {
 		t.Errorf("Describe %q", got)

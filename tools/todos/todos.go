@@ -209,3 +209,7 @@ func (c *call) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) 
 		Output:  b.String(),
 	}, nil
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*call) Capabilities() tools.Capabilities { return tools.Capabilities{} }

@@ -556,3 +556,7 @@ func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*fetchCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }

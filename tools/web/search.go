@@ -150,3 +150,7 @@ func searchError(query string, err error) *tools.Error {
 	}
 	return &tools.Error{Type: t, Message: fmt.Sprintf("Error during web search for query %q: %v", query, err), Err: err}
 }
+
+// Capabilities implements tools.Invocation: the call runs no command and takes no
+// modified version.
+func (*searchCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }
