@@ -195,6 +195,7 @@ func TestSchedulerLockAfterModify(t *testing.T) {
 	fileA, fileB := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
 	entered := make(chan string, 2)
 	release := make(chan struct{})
+	aRuns := make(chan struct{})
 	var inA atomic.Int32
 	exec := func(ctx context.Context, inv *fakeInv, out io.Writer) (*Result, error) {
 		if slices.Contains(inv.args.Paths, fileA) {
@@ -202,6 +203,9 @@ func TestSchedulerLockAfterModify(t *testing.T) {
 				return nil, errors.New("two writers of a.txt ran at once")
 			}
 			defer inA.Add(-1)
+		}
+		if inv.args.ID == "a" {
+			close(aRuns)
 		}
 		entered <- inv.args.ID
 		if inv.args.ID == "a" {
@@ -212,6 +216,8 @@ func TestSchedulerLockAfterModify(t *testing.T) {
 	plain := &fakeTool{name: "write", kind: KindEdit, exec: exec}
 	movable := &fakeTool{name: "movable", kind: KindEdit, confirm: true, modifiable: true, exec: exec}
 	asker := askerFunc(func(ctx context.Context, r confirm.Request) (confirm.Answer, error) {
+		// The person answers once a is writing a.txt, so the moved call must wait for it.
+		recv(t, "the first writer to run", aRuns)
 		return confirm.Answer{Outcome: confirm.ModifyWithEditor, Content: "move to:" + fileA}, nil
 	})
 	env := newEnv(t, func(o *Options) { o.Asker = asker }, plain, movable)
