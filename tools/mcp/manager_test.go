@@ -16,6 +16,7 @@ import (
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/tools"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // startManager starts a manager of servers and closes it at the end of the test.
@@ -849,5 +850,80 @@ func TestCloseWhileConnecting(t *testing.T) {
 	}
 	if len(afterClose) > 0 {
 		t.Errorf("statuses reported after Close returned: %+v", afterClose)
+	}
+}
+
+// messages is a slog.Handler that sends the message of each record to a channel.
+type messages chan string
+
+func (h messages) Enabled(context.Context, slog.Level) bool { return true }
+func (h messages) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h messages) WithGroup(string) slog.Handler            { return h }
+func (h messages) Handle(_ context.Context, r slog.Record) error {
+	select {
+	case h <- r.Message:
+	default: // the test reads only what it waits for
+	}
+	return nil
+}
+
+// TestListChangedReloadEndsWithManager checks that the reload of a server's tools after
+// tools/list_changed runs under the manager's context: when that ends (Close ends it
+// first), a reload waiting for the server stops, rather than at its own timeout.
+func TestListChangedReloadEndsWithManager(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "slow", Version: "1"},
+		&sdk.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
+	noop := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("ok"), nil }
+	srv.AddTool(&sdk.Tool{Name: "first", InputSchema: objectSchema}, noop)
+	var (
+		lists   int
+		mu      sync.Mutex
+		blocked = make(chan struct{})
+		release = make(chan struct{})
+	)
+	srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method != "tools/list" {
+				return next(ctx, method, req)
+			}
+			mu.Lock()
+			lists++
+			n := lists
+			mu.Unlock()
+			if n != 2 {
+				return next(ctx, method, req)
+			}
+			// The reload after the change: answered only when it is given up.
+			close(blocked)
+			select {
+			case <-ctx.Done():
+			case <-release:
+			}
+			return nil, errors.New("gave up")
+		}
+	})
+	logged := make(messages, 100)
+	m := startManager(t, Options{
+		// A timeout longer than any test: only the manager's context can end the reload.
+		Servers: map[string]ServerConfig{"slow": {Command: "unused", Timeout: int(time.Hour / time.Millisecond)}},
+		Transport: func(context.Context, string, ServerConfig) (sdk.Transport, error) {
+			ct, st := sdk.NewInMemoryTransports()
+			if _, err := srv.Connect(t.Context(), st, nil); err != nil {
+				return nil, err
+			}
+			return ct, nil
+		},
+		Logger: slog.New(logged),
+	})
+	t.Cleanup(func() { close(release) }) // before Close, which cleanups run after
+	requireState(t, m, "slow", StateConnected)
+
+	srv.AddTool(&sdk.Tool{Name: "second", InputSchema: objectSchema}, noop)
+	<-blocked
+	m.cancel()
+	for msg := range logged {
+		if msg == "MCP server's changed tools could not be listed" {
+			break
+		}
 	}
 }

@@ -445,7 +445,8 @@ func (s *server) listChanged(sess *sdk.ClientSession) {
 	if c == nil || c.sess != sess {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ConnectTimeout())
+	// The manager owns the reload: closing it ends the wait for the server.
+	ctx, cancel := context.WithTimeout(s.m.ctx, s.cfg.ConnectTimeout())
 	defer cancel()
 	if err := s.reload(ctx, c); err != nil {
 		s.m.logger.Warn("MCP server's changed tools could not be listed", "server", s.name, "err", err)
