@@ -79,6 +79,13 @@ var codeLines = []string{
 	`printf -v'a[$(id)]' x`,
 	`BASH_CMDS[0]=/bin/rm; 0 x`,
 	`BASH_ALIASES[0]=rm; 0 x`,
+	`compgen -W '$(id)' x`,
+	`complete -W '$(id)' x`,
+	`PS4='$(id)'; set -x; :`,
+	`echo ${CDPATH:=.git}`,
+	`echo "${PATH:=./bin}"`,
+	`: ${BASH_CMDS[0]:=/bin/rm}`,
+	`env 'BASH_FUNC_ls%%=() { id; }' bash -c ls`,
 }
 
 func TestCodeIsSubstitution(t *testing.T) {
@@ -297,6 +304,13 @@ var hiddenRm = []string{
 	`export PATH=./evil; ls`,
 	`env PATH=./evil ls`,
 	`BASH_ENV=./x.sh bash x.sh`,
+	`: ${BASH_CMDS[0]:=/usr/bin/rm}; 0 x`,
+	`compgen -W '$(rm x)' x`,
+	`PS4='$(rm x)'; set -x; :`,
+	`env 'BASH_FUNC_ls%%=() { :;rm x; }' bash -c ls`,
+	`tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec=':;rm x' .`,
+	`git fetch --upload-pack=':;rm x' .`,
+	`rsync -e 'sh -c "rm x"' a b:c`,
 }
 
 // seenRm are spellings of class 3 whose rm is seen through the wrappers: a deny rule
@@ -357,6 +371,8 @@ var seenRm = []string{
 	`choom -n 0 -- rm x`,
 	`find . -maxdepth 0 $'-exec' rm x \;`,
 	`find . ${x:--exec} rm x \;`,
+	`env 'A-B=1' bash -c ':;rm x'`,
+	`env 'A-B=1' rm x`,
 }
 
 // TestConsentDenyFailsClosed: a deny rule refuses, in every mode, the commands it
@@ -518,6 +534,14 @@ func TestConsentSymlinkedTargets(t *testing.T) {
 		`curl -o out/f http://127.0.0.1/`,
 		`wget -O out/f http://127.0.0.1/`,
 		`gcc -o/tmp/f x.c`,
+		`echo x 1<out/f >>/dev/stdout`,
+		`echo x 2<out/f 2>>/dev/stderr`,
+		`cd /tmp && echo x > /proc/self/cwd/f`,
+		`echo x > /dev/fd/3 3<out/f`,
+		`tar xf a.tar`,
+		`unzip a.zip`,
+		`patch -p1 < x.diff`,
+		`git apply x.diff`,
 	}
 	allow := Rule{ToolName: "run_shell_command", Decision: Allow, CommandRegex: "."}
 	for _, line := range lines {
@@ -678,6 +702,9 @@ func TestConsentSensitivePaths(t *testing.T) {
 		`python3 tool.py .vscode/settings.json`,
 		`rm .git/hooks/pre-commit`,
 		`touch .git/hooks/x`,
+		`git init --template=tpl`,
+		`git clone --template=tpl ../r x`,
+		`echo x 1<.git/config >>/dev/stdout`,
 	}
 	allow := Rule{ToolName: "run_shell_command", Decision: Allow}
 	for _, line := range lines {

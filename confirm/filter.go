@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // CommandFilter is what the coreTools and excludeTools settings say of a shell tool's
@@ -78,7 +79,11 @@ func (f CommandFilter) Check(command, dir string, roots []string) error {
 // does not know as a wrapper would run it.
 func containsCommand(command, prefix string) bool {
 	want := strings.Fields(prefix)
-	words := strings.Fields(command)
+	// Split at what separates commands in text a program may run (--opt=exec=':;rm x',
+	// 'sh -c "ls|rm x"') as well as at blanks.
+	words := strings.FieldsFunc(command, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(";&|=()`'\"{},<>", r)
+	})
 	if len(want) == 0 {
 		return false
 	}

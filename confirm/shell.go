@@ -409,8 +409,8 @@ func (an *analyzer) call(keep, ws []word, depth int, outer *forms) error {
 			// words stay in front of the command for allow rules.
 			keep = append(slices.Clone(keep), u.keep...)
 			for _, w := range u.keep {
-				if t := w.text(); isAssignment(t) {
-					an.assigned(t[:strings.IndexByte(t, '=')])
+				if name, _, ok := strings.Cut(w.text(), "="); ok {
+					an.assigned(name)
 				}
 			}
 		}
@@ -571,6 +571,14 @@ func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) err
 	for _, w := range outputFiles(args) {
 		an.write(w)
 	}
+	if runsOptionText(args) {
+		// tar --checkpoint-action=exec=':;rm x', git fetch --upload-pack='…': the
+		// program runs shell text from its options.
+		an.opaque(keep, ws)
+	}
+	if unpacks(name, args) {
+		an.danger(name + " writes the files its archive or patch names, which may be outside the workspace or sensitive")
+	}
 	if !readsOnly(name) {
 		an.mentions(args)
 	}
@@ -679,6 +687,12 @@ func (an *analyzer) redirect(src string, r *syntax.Redirect) {
 		return
 	}
 	switch r.Op {
+	case syntax.RdrIn:
+		if r.N != nil && (r.N.Value == "1" || r.N.Value == "2") {
+			// 1<file makes /dev/stdout that file: a later >/dev/stdout writes it.
+			an.danger("opens standard output or error on a file: " + r.N.Value + "<" + nodeText(src, r.Word))
+			an.write(newWord(src, r.Word))
+		}
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
 		syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
 		an.write(newWord(src, r.Word))

@@ -108,6 +108,13 @@ func (an *analyzer) param(src string, p *syntax.ParamExp) {
 	case p.Exp != nil && p.Exp.Op == syntax.OtherParamOps && p.Exp.Word != nil && strings.Contains(nodeText(src, p.Exp.Word), "P"):
 		an.code("prompt expansion: " + shorten(nodeText(src, p)))
 	}
+	if p.Exp != nil && (p.Exp.Op == syntax.AssignUnset || p.Exp.Op == syntax.AssignUnsetOrNull) && p.Param != nil {
+		// ${NAME:=value} assigns NAME, as NAME=value would.
+		an.assigned(p.Param.Value)
+		if !plainVariable(p.Param.Value) {
+			an.code("assignment in an expansion: " + shorten(nodeText(src, p)))
+		}
+	}
 	an.subscript(src, p.Index)
 	if p.Slice != nil {
 		an.arithm(src, p.Slice.Offset, "${…:offset}")
@@ -241,8 +248,11 @@ func (an *analyzer) builtin(name string, keep, ws []word) {
 			}
 		}
 	case "compgen", "complete":
-		if hasOption(args, 'C') || hasOption(args, 'F') {
-			an.code(name + " -C")
+		// -C runs a command, -F a function, and -W's word list is expanded ($(…) runs).
+		for _, c := range []byte{'C', 'F', 'W'} {
+			if hasOption(args, c) {
+				an.code(name + " -" + string(c))
+			}
 		}
 	}
 }
@@ -367,5 +377,13 @@ func (an *analyzer) assigned(name string) {
 		an.out.Opaque = append(an.out.Opaque, name+"=…")
 	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "GLOBIGNORE", "CDPATH":
 		an.out.Opaque = append(an.out.Opaque, name+"=…")
+	case "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND":
+		an.code("assignment to " + name + ", which bash expands as a prompt ($(…) runs)")
+		an.out.Opaque = append(an.out.Opaque, name+"=…")
+	default:
+		if strings.HasPrefix(name, "BASH_FUNC_") {
+			an.code("assignment to " + name + ", a function a child bash defines")
+			an.out.Opaque = append(an.out.Opaque, name+"=…")
+		}
 	}
 }

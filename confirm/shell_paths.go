@@ -103,6 +103,11 @@ func (an *analyzer) write(w word) {
 	case strings.HasPrefix(p, "~"):
 		an.danger("writes under a home directory: " + p)
 		return
+	case strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/dev/fd/") || p == "/dev/fd":
+		// /proc/self/cwd is the shell's directory, /dev/fd/3 whatever descriptor 3 is:
+		// where they lead is only known while the line runs.
+		an.danger("writes to a path not known until run time: " + p)
+		return
 	}
 	if filepath.IsAbs(p) {
 		an.writeTo(resolvePath(p))

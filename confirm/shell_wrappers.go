@@ -280,10 +280,14 @@ func unwrapEnv(ws []word) unwrapped {
 	return u
 }
 
-// splitAssignments returns the leading NAME=value words of ws and the rest.
+// splitAssignments returns the leading assignment words of ws and the rest. As env and
+// sudo do, any word with "=" counts (env 'A-B=1' cmd sets a variable "A-B").
 func splitAssignments(ws []word) (assigns, rest []word) {
-	rest = skipAssignments(ws)
-	return slices.Clone(ws[:len(ws)-len(rest)]), rest
+	i := 0
+	for i < len(ws) && strings.Contains(ws[i].text(), "=") && !strings.HasPrefix(ws[i].text(), "=") {
+		i++
+	}
+	return slices.Clone(ws[:i]), ws[i:]
 }
 
 // appendAssignments appends the leading assignments of ws to keep.
@@ -641,7 +645,18 @@ func (an *analyzer) git(keep, ws []word) {
 			break
 		}
 	}
-	if gitSubcommand(ws[1:]) != "config" {
+	switch sub := gitSubcommand(ws[1:]); sub {
+	case "init", "clone":
+		for _, w := range ws[1:] {
+			if w.lit && (w.val == "--template" || strings.HasPrefix(w.val, "--template=")) || !w.lit {
+				// The template's hooks are copied into the new .git/hooks.
+				an.write(word{val: ".git/hooks", src: ".git/hooks", lit: true})
+				break
+			}
+		}
+		return
+	case "config":
+	default:
 		return
 	}
 	rest, _ := dropGlobalWords("git", ws)
@@ -728,4 +743,48 @@ func inPlaceFiles(args []word) []word {
 // a command.
 func awkRuns(program string) bool {
 	return strings.Contains(program, "system") || strings.Contains(program, "|") || strings.Contains(program, "getline")
+}
+
+// runsOptionText reports an option whose text holds shell syntax that runs commands
+// (a ";", "|", "&&" or backtick), which the program may hand to a shell.
+func runsOptionText(args []word) bool {
+	for _, a := range args {
+		if !a.lit || !strings.HasPrefix(a.val, "-") {
+			continue
+		}
+		if strings.ContainsAny(a.val, ";|`") || strings.Contains(a.val, "&&") {
+			return true
+		}
+	}
+	return false
+}
+
+// unpacks reports a command that writes files named by its input rather than by its
+// arguments: an archive extracted, a patch applied.
+func unpacks(name string, args []word) bool {
+	switch name {
+	case "unzip", "patch", "cpio", "7z", "unrar", "ar":
+		return true
+	case "tar", "bsdtar":
+		for i, a := range args {
+			if !a.lit {
+				continue
+			}
+			switch {
+			case a.val == "--extract" || a.val == "--get":
+				return true
+			case strings.HasPrefix(a.val, "--"):
+			case strings.HasPrefix(a.val, "-") || i == 0:
+				if strings.ContainsRune(strings.TrimPrefix(a.val, "-"), 'x') {
+					return true
+				}
+			}
+		}
+	case "git":
+		switch gitSubcommand(args) {
+		case "apply", "am":
+			return true
+		}
+	}
+	return false
 }

@@ -276,6 +276,11 @@ var hiddenTouchCases = []consentCase{
 	{line: `for RANDOM in 'a[$(touch M)]'; do echo hi; done`},
 	{line: `BASH_CMDS[0]=/usr/bin/touch; 0 M`, needs: []string{"/usr/bin/touch"}},
 	{line: `shopt -s expand_aliases; BASH_ALIASES[0]=touch` + "\n" + `0 M`},
+	{line: `: ${BASH_CMDS[0]:=/usr/bin/touch}; 0 M`, needs: []string{"/usr/bin/touch"}},
+	{line: `compgen -W '$(touch M)' x`},
+	{line: `PS4='$(touch M)'; set -x; :`},
+	{line: `env 'BASH_FUNC_ls%%=() { touch M; }' bash -c ls`},
+	{line: `tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec=':;touch M' s.sh`, needs: []string{"tar"}},
 }
 
 var seenTouchCases = []consentCase{
@@ -395,6 +400,7 @@ func TestConsentSensitiveRuns(t *testing.T) {
 		{line: `mkdir -p .git/hooks && cd .git/hooks && echo x > pre-commit`},
 		{line: `mkdir -p .git/hooks && sort -o .git/hooks/pre-commit s.sh`},
 		{line: `mkdir -p .git/hooks; find . -maxdepth 0 -fprint .git/hooks/pre-commit`},
+		{line: `mkdir -p .git/hooks && : > .git/hooks/pre-commit && echo x 1<.git/hooks/pre-commit >>/dev/stdout`},
 	}
 	allowAll := confirm.Rule{ToolName: "*", Decision: confirm.Allow}
 	checkClass(t, consentSetup{mode: confirm.ModeAutoEdit, rules: []confirm.Rule{allowAll}, want: tools.StatusCancelled}, shellCases, hook)
