@@ -3,9 +3,9 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -14,55 +14,49 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// Document sync: the editor's open documents feed the workspace overlay, so that every
-// tool reads the text the editor holds, saved or not.
-//
-// The server keeps each document's text exactly as the editor holds it (line endings
-// and all), applies incremental changes to that text, in order, with positions in the
-// negotiated encoding, and hands the result to the workspace, which keeps it in LF form
-// for the tools.
-//
-// The hand-over is lazy: the workspace decodes and copies the whole text on every
-// update, which for a large document costs more than the change itself, and an editor
-// sends a change per keystroke. So a change only marks the document dirty, and the
-// overlay is brought up to date (syncOverlay) whenever something is about to read it:
-// when a tool call starts validating and again when it starts executing (the scheduler
-// reports both to the server before the tool reads anything), before an edit is
-// written, and before the unsaved files are listed. A tool running while the user types
-// sees the text as of its start.
+// Document sync: the editor's open documents are the workspace's (see
+// workspace/documents.go), so that every tool reads the text the editor holds, saved or
+// not. didOpen, didChange and didClose map straight onto workspace.Open, Change and
+// Close; the workspace keeps the text, its version and line endings, and applies
+// incremental changes in the negotiated position encoding. What the server keeps is
+// the protocol's side of it: the URI under which the editor knows each document, and
+// what an edit sent to the editor must say (see editwriter.go).
 
 // document is a file open in the editor.
 type document struct {
-	uri     string // as the editor names it; edits are sent under this URI
-	path    string // the overlay key
-	version int32
-	text    string // as the editor holds it
-	lines   lineIndex
-	// dirty marks text not yet handed to the workspace overlay.
-	dirty bool
+	uri  string // as the editor names it; edits are sent under this URI
+	path string // the workspace's key
 	// unreported marks an edit of agentls's that the editor applied but has not
-	// reported with didChange yet (see editwriter.go): text and version are older than
-	// what the editor holds, and the overlay holds the edited text.
+	// reported with didChange yet (see editwriter.go): the workspace's editor text and
+	// version are older than what the editor holds, and its tools' text is the edited
+	// text.
 	unreported bool
 }
 
-// documents are the editor's open documents, by URI and by overlay path, and the files
-// the server put in the overlay itself (see editwriter.go).
+// documents are the editor's open documents, by URI and by workspace path, and the
+// files the server put in the workspace itself (see editwriter.go).
 type documents struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+	// ws is the workspace the documents are open in: set by the first didOpen (a
+	// document is known here only once it is open there).
+	ws     *workspace.Workspace
 	byURI  map[string]*document
 	byPath map[string]*document
 	// held are files edited through applyEdit while the editor had not opened them:
-	// the editor holds them as modified buffers, so the overlay holds the edited text
+	// the editor holds them as modified buffers, so the workspace holds the edited text
 	// until the editor opens (or the server forgets) them.
 	held map[string]string // path → URI
 	// active is the path of the document last opened or changed: the one the user is
 	// most likely looking at.
 	active string
+	// opened counts the bytes of text opened since collect last ran (see didOpen).
+	opened  int
+	collect memoryReleaser
 }
 
 func newDocuments() *documents {
-	return &documents{byURI: map[string]*document{}, byPath: map[string]*document{}, held: map[string]string{}}
+	return &documents{byURI: map[string]*document{}, byPath: map[string]*document{}, held: map[string]string{},
+		collect: memoryReleaser{free: runtime.GC}}
 }
 
 // docState is what the edit writer needs of an open document.
@@ -76,7 +70,7 @@ type docState struct {
 	// version is unknown, and the next edit is sent with a null version too.
 	unreported bool
 	// bomUnits is the width of a byte-order mark at the start of the editor's text, in
-	// the negotiated encoding: the overlay's text has none, the editor counts it.
+	// the negotiated encoding: the tools' text has none, the editor counts it.
 	bomUnits uint32
 }
 
@@ -85,69 +79,52 @@ type docState struct {
 func (d *documents) lookup(path string, enc workspace.PositionEncoding) (docState, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.lookupLocked(path, enc)
+	st, _, ok := d.snapshotLocked(path, enc, d.ws)
+	return st, ok
 }
 
 // snapshot returns, consistent with each other, the editor's state of the document at
-// path and the overlay's copy of it; ok is false if the editor neither has it open nor
-// holds it for agentls.
+// path and the workspace's record of it; ok is false if the editor neither has it open
+// nor holds it for agentls.
 func (d *documents) snapshot(path string, enc workspace.PositionEncoding, ws *workspace.Workspace) (docState, workspace.Document, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	return d.snapshotLocked(path, enc, ws)
+}
+
+func (d *documents) snapshotLocked(path string, enc workspace.PositionEncoding, ws *workspace.Workspace) (docState, workspace.Document, bool) {
+	var st docState
 	if doc, ok := d.byPath[path]; ok {
-		doc.sync(ws)
+		st = docState{uri: doc.uri, unreported: doc.unreported}
+	} else if u, ok := d.held[path]; ok {
+		st = docState{uri: u, held: true}
+	} else {
+		return docState{}, workspace.Document{}, false
 	}
-	st, ok := d.lookupLocked(path, enc)
-	if !ok {
+	if ws == nil {
 		return docState{}, workspace.Document{}, false
 	}
 	cur, ok := ws.Document(path)
 	if !ok {
 		return docState{}, workspace.Document{}, false
 	}
+	if !st.held {
+		st.version = cur.Version
+		if strings.HasPrefix(cur.EditorText, "\uFEFF") {
+			st.bomUnits = workspace.OffsetToPosition(cur.EditorText, 3, enc).Character
+		}
+	}
 	return st, cur, true
 }
 
-func (d *documents) lookupLocked(path string, enc workspace.PositionEncoding) (docState, bool) {
-	if doc, ok := d.byPath[path]; ok {
-		st := docState{uri: doc.uri, version: doc.version, unreported: doc.unreported}
-		if len(doc.text) >= 3 && doc.text[:3] == "\uFEFF" {
-			st.bomUnits = workspace.OffsetToPosition(doc.text, 3, enc).Character
-		}
-		return st, true
-	}
-	if u, ok := d.held[path]; ok {
-		return docState{uri: u, held: true}, true
-	}
-	return docState{}, false
-}
-
-// sync hands the document's text to the workspace overlay if it changed since; d.mu
-// is held.
-func (doc *document) sync(ws *workspace.Workspace) {
-	if doc.dirty {
-		ws.Update(doc.path, doc.version, doc.text)
-		doc.dirty = false
-	}
-}
-
-// syncOverlay brings the workspace overlay up to date with every open document.
-func (s *Server) syncOverlay() {
-	_, _, tb, _ := s.state()
-	if tb == nil {
-		return
-	}
-	d := s.docs
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, doc := range d.byPath {
-		doc.sync(tb.Workspace)
-	}
-}
+// syncOverlay does nothing: the workspace applies the editor's changes itself, so
+// there is nothing to bring up to date before a tool reads. It stays only for a caller
+// in prompt.go, which the session-hosting work is moving out of rpc; remove both then.
+func (s *Server) syncOverlay() {}
 
 // holdOpen records that the editor holds path, which it has not opened, with an edit
-// of agentls's, and calls open to put the edited text in the overlay; unless the editor
-// opened the file meanwhile, in which case its didOpen is the truth.
+// of agentls's, and calls open to put the edited text in the workspace; unless the
+// editor opened the file meanwhile, in which case its didOpen is the truth.
 func (d *documents) holdOpen(path, uri string, open func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -164,13 +141,17 @@ func (d *documents) holdOpen(path, uri string, open func()) {
 func (d *documents) applied(path string, version int32) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if doc, ok := d.byPath[path]; ok && doc.version == version {
+	doc, ok := d.byPath[path]
+	if !ok {
+		return
+	}
+	if v, ok := d.ws.Version(path); ok && v == version {
 		doc.unreported = true
 	}
 }
 
-// docPath returns the overlay path of a document URI: the path as the editor spells it
-// when that lies under a workspace root, else its real path when that does (as tools
+// docPath returns the workspace path of a document URI: the path as the editor spells
+// it when that lies under a workspace root, else its real path when that does (as tools
 // name such files), else the path as spelled.
 func (s *Server) docPath(docURI string) (string, error) {
 	p, err := filePath(docURI)
@@ -218,40 +199,44 @@ func (s *Server) didOpen(_ context.Context, params jsonrpc2.RawMessage) error {
 		return nil
 	}
 	_, _, tb, _ := s.state()
-	doc := &document{uri: u, path: path, version: p.TextDocument.Version, text: p.TextDocument.Text}
-	doc.lines.reset(doc.text)
 	d := s.docs
 	d.mu.Lock()
-	if old, ok := d.byURI[u]; ok {
+	defer d.mu.Unlock()
+	d.ws = tb.Workspace
+	if old, ok := d.byURI[u]; ok && old.path != path {
+		// Known under another path before (the roots changed): not open there any more.
 		delete(d.byPath, old.path)
+		d.ws.Close(old.path)
 	}
 	if old, ok := d.byPath[path]; ok && old.uri != u {
 		delete(d.byURI, old.uri)
 	}
+	doc := &document{uri: u, path: path}
 	d.byURI[u], d.byPath[path] = doc, doc
 	d.active = path
 	delete(d.held, path)
-	tb.Workspace.Open(path, doc.version, doc.text)
-	d.mu.Unlock()
+	d.ws.Open(path, p.TextDocument.Version, p.TextDocument.Text)
+	// Decoding a didOpen leaves about twice its text as garbage (the message, the
+	// unquoted bytes the text is made of), and the runtime lets garbage grow as large as
+	// the live heap before it collects: an editor opening many documents at once would
+	// leave agentls resident at about twice their text. A collection every few
+	// megabytes of text opened keeps it near the text itself (BenchmarkOpen1000Documents).
+	if d.opened += len(p.TextDocument.Text); d.opened >= collectAfterOpening {
+		d.opened = 0
+		d.collect.release()
+	}
 	return nil
 }
+
+// collectAfterOpening is how much text opened calls for a collection (see didOpen).
+const collectAfterOpening = 4 << 20
 
 type didChangeParams struct {
 	TextDocument struct {
 		URI     string `json:"uri"`
 		Version int32  `json:"version"`
 	} `json:"textDocument"`
-	ContentChanges []contentChange `json:"contentChanges"`
-}
-
-// contentChange is a TextDocumentContentChangeEvent: a range and its new text, or
-// (without a range) the whole new text.
-type contentChange struct {
-	Range *struct {
-		Start workspace.Position `json:"start"`
-		End   workspace.Position `json:"end"`
-	} `json:"range"`
-	Text string `json:"text"`
+	ContentChanges []workspace.TextChange `json:"contentChanges"`
 }
 
 func (s *Server) didChange(_ context.Context, params jsonrpc2.RawMessage) error {
@@ -268,155 +253,18 @@ func (s *Server) didChange(_ context.Context, params jsonrpc2.RawMessage) error 
 	if !ok {
 		return fmt.Errorf("didChange for %s, which is not open", u)
 	}
-	text, err := doc.lines.apply(doc.text, p.ContentChanges, enc)
-	if err != nil {
-		return fmt.Errorf("didChange for %s: %w", u, err)
+	if prev, ok := d.ws.Version(doc.path); ok && p.TextDocument.Version <= prev {
+		s.log.Warn("didChange without a newer version", "uri", u, "version", p.TextDocument.Version, "previous", prev)
 	}
-	if p.TextDocument.Version <= doc.version {
-		s.log.Warn("didChange without a newer version", "uri", u, "version", p.TextDocument.Version, "previous", doc.version)
+	if err := d.ws.Change(doc.path, p.TextDocument.Version, p.ContentChanges, enc); err != nil {
+		return fmt.Errorf("didChange for %s: %w", u, err)
 	}
 	// Whatever this change is, the editor is reporting: from here on its version is
 	// the one to edit against (an edit still unreported in it is refused as stale
 	// rather than applied to text nobody has seen).
-	doc.text, doc.version, doc.dirty, doc.unreported = text, p.TextDocument.Version, true, false
+	doc.unreported = false
 	d.active = doc.path
 	return nil
-}
-
-// apply applies the content changes of a didChange to text, in order, each to the
-// result of the ones before, as LSP prescribes, and keeps the index current. Positions
-// past the end of a line or of the text are clamped to it, as LSP prescribes too.
-func (l *lineIndex) apply(text string, changes []contentChange, enc workspace.PositionEncoding) (string, error) {
-	for i, c := range changes {
-		if c.Range == nil {
-			text = c.Text
-			l.reset(text)
-			continue
-		}
-		sPos, ePos := c.Range.Start, c.Range.End
-		start, lineStart, ok := l.offset(text, sPos, enc)
-		end, _, _ := l.offset(text, ePos, enc)
-		if end < start {
-			return "", fmt.Errorf("change %d: the range ends (%d:%d) before it starts (%d:%d)", i,
-				ePos.Line, ePos.Character, sPos.Line, sPos.Character)
-		}
-		text = text[:start] + c.Text + text[end:]
-		if !ok {
-			sPos.Line, lineStart = 0, 0 // past the last line: remember the first
-		}
-		l.changed(text, sPos.Line, lineStart, start, len(c.Text))
-	}
-	return text, nil
-}
-
-// lineIndex turns positions into offsets quickly in a large document that changes a
-// little at a time: it remembers the start of the line last found, which the next
-// change (typing goes on where it was) is usually at or near, and it counts line
-// breaks with a byte search while the text has no lone CR (CRLF and LF end lines;
-// a lone CR is a line break too in LSP, and sends the index to the general, slower
-// conversion).
-type lineIndex struct {
-	line   uint32 // a line of the text, and
-	start  int    // the offset where it starts
-	loneCR bool   // the text may hold a CR that is not part of a CRLF
-}
-
-func (l *lineIndex) reset(text string) {
-	l.line, l.start, l.loneCR = 0, 0, hasLoneCR(text)
-}
-
-// offset returns the offset of pos in text and the offset of the start of its line;
-// ok is false if text has no such line (the offset is then the end of the text).
-func (l *lineIndex) offset(text string, pos workspace.Position, enc workspace.PositionEncoding) (off, lineStart int, ok bool) {
-	if l.loneCR {
-		off = workspace.PositionToOffset(text, pos, enc)
-		lineStart = workspace.PositionToOffset(text, workspace.Position{Line: pos.Line}, enc)
-		return off, lineStart, uint32(lineCount(text[:lineStart])) == pos.Line
-	}
-	ls, ok := l.lineStart(text, pos.Line)
-	if !ok {
-		return len(text), len(text), false
-	}
-	// The line's content ends at its LF, or at the CR of its CRLF.
-	rest := text[ls:]
-	if enc == workspace.PositionUTF8 && int(pos.Character) < len(rest) {
-		rest = rest[:pos.Character+1] // enough to see a line end within the range
-	}
-	lineEnd := len(rest)
-	if i := strings.IndexByte(rest, '\n'); i >= 0 {
-		lineEnd = i
-		if i > 0 && rest[i-1] == '\r' {
-			lineEnd--
-		}
-	}
-	line := rest[:lineEnd]
-	if enc == workspace.PositionUTF8 {
-		n := min(int(pos.Character), len(line))
-		for n > 0 && n < len(line) && !utf8.RuneStart(line[n]) {
-			n-- // inside a character: its start
-		}
-		return ls + n, ls, true
-	}
-	return ls + workspace.PositionToOffset(line, workspace.Position{Character: pos.Character}, enc), ls, true
-}
-
-// lineCount counts the line breaks of s as LSP does: LF, CRLF and lone CR.
-func lineCount(s string) int {
-	return strings.Count(s, "\n") + strings.Count(s, "\r") - strings.Count(s, "\r\n")
-}
-
-// lineStart returns the offset of the start of line n, from the remembered line; ok is
-// false if the text has fewer lines.
-func (l *lineIndex) lineStart(text string, n uint32) (int, bool) {
-	line, off := l.line, l.start
-	if n < line && line-n > n {
-		line, off = 0, 0 // nearer to the top than to the remembered line
-	}
-	for line < n {
-		i := strings.IndexByte(text[off:], '\n')
-		if i < 0 {
-			return len(text), false
-		}
-		off += i + 1
-		line++
-	}
-	for line > n {
-		// off starts line; the LF before it ends the previous one.
-		off = strings.LastIndexByte(text[:off-1], '\n') + 1
-		line--
-	}
-	l.line, l.start = line, off
-	return off, true
-}
-
-// changed updates the index after the text at [start, …) was replaced by n bytes;
-// line starts at lineStart, which the change did not move.
-func (l *lineIndex) changed(text string, line uint32, lineStart, start, n int) {
-	l.line, l.start = line, lineStart
-	if l.loneCR {
-		return
-	}
-	// Only the replaced stretch and its edges can have made a lone CR.
-	from, to := max(start-1, 0), min(start+n+1, len(text))
-	l.loneCR = hasLoneCR(text[from:to]) && loneCRAt(text, from, to)
-}
-
-func hasLoneCR(s string) bool { return loneCRAt(s, 0, len(s)) }
-
-// loneCRAt reports whether text[from:to] holds a CR not followed (in text) by an LF.
-func loneCRAt(text string, from, to int) bool {
-	for from < to {
-		i := strings.IndexByte(text[from:to], '\r')
-		if i < 0 {
-			return false
-		}
-		from += i
-		if from+1 >= len(text) || text[from+1] != '\n' {
-			return true
-		}
-		from++
-	}
-	return false
 }
 
 func (s *Server) didClose(_ context.Context, params jsonrpc2.RawMessage) error {
@@ -424,7 +272,6 @@ func (s *Server) didClose(_ context.Context, params jsonrpc2.RawMessage) error {
 	if err := decodeParams("textDocument/didClose", params, &p); err != nil {
 		return err
 	}
-	_, _, tb, _ := s.state()
 	u := p.TextDocument.URI
 	d := s.docs
 	d.mu.Lock()
@@ -435,8 +282,7 @@ func (s *Server) didClose(_ context.Context, params jsonrpc2.RawMessage) error {
 	}
 	delete(d.byURI, u)
 	delete(d.byPath, doc.path)
-	tb.Workspace.Close(doc.path)
-	if len(doc.text) >= largeDocument {
+	if d.ws.Close(doc.path) >= largeDocument {
 		s.memory.release()
 	}
 	return nil
@@ -448,8 +294,8 @@ const largeDocument = 8 << 20
 
 // memoryReleaser gives the memory of a closed large document back to the system.
 //
-// Dropping the last reference to a document's text (the server's and the overlay's,
-// usually one shared string) frees nothing by itself. The next collection is due when
+// Dropping the last reference to a document's text (the workspace's editor text and
+// tools' text, usually one shared string) frees nothing by itself. The next collection is due when
 // the heap has doubled since the last one, which counted the document and the garbage
 // of decoding its didOpen, so an idle server runs none until the runtime forces one
 // after two minutes; and even after a collection the background scavenger returns the
@@ -497,7 +343,7 @@ func (m *memoryReleaser) run() {
 	}
 }
 
-// didSave needs nothing: the overlay already has the text, and the disk now has it too.
+// didSave needs nothing: the workspace already has the text, and the disk now has it too.
 func (s *Server) didSave(_ context.Context, params jsonrpc2.RawMessage) error {
 	var p documentParams
 	if err := decodeParams("textDocument/didSave", params, &p); err != nil {
@@ -551,23 +397,13 @@ func (d *documents) lineRange(path string, line uint32, enc workspace.PositionEn
 	r := protocol.Range{Start: start, End: start}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	doc, ok := d.byPath[path]
+	if _, ok := d.byPath[path]; !ok {
+		return r
+	}
+	end, ok := d.ws.EditorLineEnd(path, line, enc)
 	if !ok {
 		return r
 	}
-	off := 0
-	for range line {
-		i := strings.IndexByte(doc.text[off:], '\n')
-		if i < 0 {
-			return r
-		}
-		off += i + 1
-	}
-	text := doc.text[off:]
-	if i := strings.IndexByte(text, '\n'); i >= 0 {
-		text = text[:i]
-	}
-	text = strings.TrimSuffix(text, "\r")
-	r.End.Character = workspace.OffsetToPosition(text, len(text), enc).Character
+	r.End.Character = end
 	return r
 }

@@ -60,8 +60,8 @@ func (w *editWriter) Write(ctx context.Context, c workspace.Change) error {
 	st, cur, open := w.s.docs.snapshot(c.Path, enc, tb.Workspace)
 	switch {
 	case open && c.Old != nil && cur.Text != c.Old.Text:
-		// The overlay is synced lazily (see documents.go), so workspace.Commit may have
-		// compared with an older text: this is the check that counts.
+		// The editor may have reported a change since workspace.Commit compared: this
+		// is the check that counts.
 		return fmt.Errorf("%s changed in the editor since it was read: %w", c.Path, workspace.ErrStale)
 	case !caps.ApplyEdit():
 	case open:

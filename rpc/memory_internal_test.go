@@ -47,7 +47,6 @@ func TestCloseReleasesMemoryOfLargeDocuments(t *testing.T) {
 			"contentChanges": []any{map[string]any{"text": text + "// more\n"}}})); err != nil {
 			t.Fatal(err)
 		}
-		s.syncOverlay()
 		if err := s.didClose(ctx, params(map[string]any{"textDocument": map[string]any{"uri": uri}})); err != nil {
 			t.Fatal(err)
 		}

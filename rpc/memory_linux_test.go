@@ -117,7 +117,7 @@ func didOpenFrame(uri string, size int) []byte {
 // startPlain starts agentls serve in root as start does, but built without the race
 // detector even when the tests run under it: the detector's shadow memory is never given
 // back, so the resident memory of a race-enabled server says nothing about agentls's.
-func startPlain(t *testing.T, root string) *lsptest.Client {
+func startPlain(t testing.TB, root string) *lsptest.Client {
 	t.Helper()
 	if !raceEnabled {
 		return start(t, root)
@@ -138,7 +138,7 @@ func startPlain(t *testing.T, root string) *lsptest.Client {
 
 // serverPID returns the process id of the server started in root: the child of this
 // process whose working directory is root (lsptest does not expose the process).
-func serverPID(t *testing.T, root string) int {
+func serverPID(t testing.TB, root string) int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -165,7 +165,7 @@ func serverPID(t *testing.T, root string) int {
 }
 
 // vmRSS returns the resident memory of process pid in bytes, from /proc/pid/status.
-func vmRSS(t *testing.T, pid int) int64 {
+func vmRSS(t testing.TB, pid int) int64 {
 	t.Helper()
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

@@ -375,13 +375,8 @@ func (s *Server) capabilities() ClientCapabilities {
 	return s.caps
 }
 
-// observe hands a scheduler event of a call of session to every observer. A call about
-// to be validated or executed is about to read files: the overlay is brought up to date
-// first.
+// observe hands a scheduler event of a call of session to every observer.
 func (s *Server) observe(session string, ev tools.Event) {
-	if ev.Status == tools.StatusValidating || ev.Status == tools.StatusExecuting {
-		s.syncOverlay()
-	}
 	for _, o := range s.observers {
 		o(session, ev)
 	}

@@ -58,7 +58,6 @@ func (s *Server) unsavedFiles() []string {
 	if tb == nil {
 		return nil
 	}
-	s.syncOverlay()
 	var out []string
 	for _, p := range s.edits.list() {
 		doc, open := tb.Workspace.Document(p)

@@ -6,10 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Errors that reading and writing report; test them with errors.Is.
@@ -25,94 +22,6 @@ var (
 	// ErrExists reports a file that exists where a new one was to be created.
 	ErrExists = fs.ErrExist
 )
-
-// Document is a file open in the editor: its current text (LF line endings) and the
-// editor's version of it.
-type Document struct {
-	Path    string
-	Version int32
-	Text    string
-	// Format is the format the document was opened with; its text is kept in LF form.
-	Format Format
-}
-
-// Open records a document opened in the editor, replacing any earlier record. Paths
-// are absolute; the overlay is keyed by their cleaned form.
-func (w *Workspace) Open(path string, version int32, text string) {
-	path = filepath.Clean(path)
-	t, f := decodeEditorText(text)
-	w.mu.Lock()
-	w.overlay[path] = &Document{Path: path, Version: version, Text: t, Format: f}
-	w.mu.Unlock()
-}
-
-// Update replaces the text of an open document. It reports false if the document is not
-// open.
-func (w *Workspace) Update(path string, version int32, text string) bool {
-	t, _ := decodeEditorText(text)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	d, ok := w.overlay[filepath.Clean(path)]
-	if !ok {
-		return false
-	}
-	d.Version, d.Text = version, t
-	return true
-}
-
-// Close forgets an open document; tools read it from disk again.
-func (w *Workspace) Close(path string) {
-	w.mu.Lock()
-	delete(w.overlay, filepath.Clean(path))
-	w.mu.Unlock()
-}
-
-// Document returns a copy of the open document at path, if there is one.
-func (w *Workspace) Document(path string) (Document, bool) {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	d, ok := w.overlay[filepath.Clean(path)]
-	if !ok {
-		return Document{}, false
-	}
-	return *d, true
-}
-
-// Documents returns copies of every open document.
-func (w *Workspace) Documents() []Document {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	out := make([]Document, 0, len(w.overlay))
-	for _, d := range w.overlay {
-		out = append(out, *d)
-	}
-	return out
-}
-
-// binarySniffLen is how much of a text IsBinary looks at: decodeEditorText passes it
-// no more, rather than copy a whole document to bytes.
-const binarySniffLen = 8192
-
-// decodeEditorText turns an editor's text into the overlay's LF form and the format to
-// write it back in, as Decode does for stored bytes.
-//
-// Text already in that form (UTF-8 without a byte-order mark, no CR: most text) is
-// returned as it is rather than through Decode, which would copy it twice, to bytes and
-// back. The overlay then shares the text the language server holds instead of keeping
-// a copy of its own: for a 100 MB document, 100 MB less for as long as it is open, and
-// 200 MB less garbage on every update of it.
-func decodeEditorText(text string) (string, Format) {
-	if !strings.HasPrefix(text, "\uFEFF") && strings.IndexByte(text, '\r') < 0 &&
-		!IsBinary([]byte(text[:min(len(text), binarySniffLen)])) && utf8.ValidString(text) {
-		return text, Format{Encoding: UTF8, FinalNewline: strings.HasSuffix(text, "\n")}
-	}
-	t, f, err := Decode([]byte(text))
-	if err != nil {
-		// Editors hold any text; keep it as it is rather than lose it.
-		return text, Format{Encoding: UTF8}
-	}
-	return t, f
-}
 
 // File is the text of a file as a tool reads it: from the overlay when the document is
 // open in the editor, else from disk.

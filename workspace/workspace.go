@@ -21,7 +21,7 @@ import (
 type Workspace struct {
 	mu      sync.RWMutex
 	roots   []string // absolute, cleaned, symlinks resolved
-	overlay map[string]*Document
+	overlay map[string]*openDocument
 	writer  Writer
 	locks   PathLocks // see LockPaths
 }
@@ -29,7 +29,7 @@ type Workspace struct {
 // New returns a workspace over roots (at least one), which must be existing
 // directories. Edits are committed to disk until SetWriter says otherwise.
 func New(roots ...string) (*Workspace, error) {
-	w := &Workspace{overlay: make(map[string]*Document), writer: DiskWriter{}}
+	w := &Workspace{overlay: make(map[string]*openDocument), writer: DiskWriter{}}
 	if err := w.SetRoots(roots...); err != nil {
 		return nil, err
 	}

@@ -52,11 +52,14 @@ func (w *Workspace) SetWriter(wr Writer) {
 // as if the tool had read it from disk.
 func (w *Workspace) Commit(ctx context.Context, c Change) error {
 	c.Path = filepath.Clean(c.Path)
-	w.mu.RLock()
+	w.mu.Lock()
 	wr := w.writer
 	d, open := w.overlay[c.Path]
-	stale := open && c.Old != nil && d.Text != c.Old.Text
-	w.mu.RUnlock()
+	if open {
+		d.derive()
+	}
+	stale := open && c.Old != nil && d.text != c.Old.Text
+	w.mu.Unlock()
 	if stale {
 		return fmt.Errorf("%s changed in the editor since it was read: %w", c.Path, ErrStale)
 	}
@@ -66,13 +69,14 @@ func (w *Workspace) Commit(ctx context.Context, c Change) error {
 		c.Old = &old
 	}
 	// The lock is not held while writing: an editor writer waits for the editor, which
-	// reports the edit back through Update.
+	// reports the edit back through Change.
 	if err := wr.Write(ctx, c); err != nil {
 		return err
 	}
 	w.mu.Lock()
 	if d, ok := w.overlay[c.Path]; ok {
-		d.Text = c.New
+		// Until the editor reports the edit, its text lacks it (see documents.go).
+		d.text, d.current = c.New, true
 	}
 	w.mu.Unlock()
 	return nil
