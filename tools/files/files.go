@@ -9,15 +9,12 @@ package files
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -242,62 +239,10 @@ func statRegular(ws *workspace.Workspace, abs string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-// Schema building blocks.
-
-func object(order []string, required []string, props map[string]*jsonschema.Schema) json.RawMessage {
-	s := &jsonschema.Schema{
-		Type:                 "object",
-		Properties:           props,
-		PropertyOrder:        order,
-		Required:             required,
-		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
-	}
-	data, err := json.Marshal(s)
-	if err != nil {
-		// The schemas are literals of this package: a failure is a bug caught by any test.
-		panic(fmt.Sprintf("files: parameter schema: %v", err))
-	}
-	return data
-}
-
-func stringProp(desc string) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "string", Description: desc}
-}
-
-func boolProp(desc string, def bool) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "boolean", Description: desc, Default: json.RawMessage(fmt.Sprint(def))}
-}
-
-func intProp(desc string) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "integer", Description: desc, Minimum: jsonschema.Ptr(1.0)}
-}
-
-func stringsProp(desc string, minItems int) *jsonschema.Schema {
-	s := &jsonschema.Schema{Type: "array", Description: desc, Items: &jsonschema.Schema{Type: "string", MinLength: jsonschema.Ptr(1)}}
-	if minItems > 0 {
-		s.MinItems = jsonschema.Ptr(minItems)
-	}
-	return s
-}
-
-// filteringProp is Gemini CLI's file_filtering_options object.
-func filteringProp(desc string) *jsonschema.Schema {
-	return &jsonschema.Schema{
-		Type:        "object",
-		Description: desc,
-		Properties: map[string]*jsonschema.Schema{
-			"respect_git_ignore":    {Type: "boolean", Description: "Optional: Whether to respect .gitignore patterns when listing files. Defaults to true."},
-			"respect_gemini_ignore": {Type: "boolean", Description: "Optional: Whether to respect .geminiignore (and .agentlsignore) patterns when listing files. Defaults to true."},
-		},
-		PropertyOrder:        []string{"respect_git_ignore", "respect_gemini_ignore"},
-		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
-	}
-}
-
-// filtering is the decoded form of the ignore-file options.
+// filtering is Gemini CLI's file_filtering_options: which ignore files to honour.
 type filtering struct {
-	RespectGitIgnore    *bool `json:"respect_git_ignore"`
-	RespectGeminiIgnore *bool `json:"respect_gemini_ignore"`
+	RespectGitIgnore    *bool `json:"respect_git_ignore,omitempty" jsonschema:"Optional: Whether to respect .gitignore patterns when listing files. Defaults to true."`
+	RespectGeminiIgnore *bool `json:"respect_gemini_ignore,omitempty" jsonschema:"Optional: Whether to respect .geminiignore (and .agentlsignore) patterns when listing files. Defaults to true."`
 }
 
 // walkOptions combines the top-level respect_git_ignore with file_filtering_options:

@@ -12,12 +12,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/bmatcuk/doublestar/v4"
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // maxListEntries caps one listing, so that a directory of generated files does not fill
@@ -45,25 +43,17 @@ func NewListDirectory(ws *workspace.Workspace) tools.Tool {
 		Kind:       tools.KindRead,
 		Source:     tools.SourceBuiltin,
 		Idempotent: true,
-		Parameters: object(
-			[]string{"dir_path", "ignore", "respect_git_ignore", "file_filtering_options"},
-			[]string{"dir_path"},
-			map[string]*jsonschema.Schema{
-				"dir_path":               stringProp("The path to the directory to list, either absolute or relative to the workspace root."),
-				"ignore":                 {Type: "array", Description: "List of glob patterns to ignore", Items: &jsonschema.Schema{Type: "string"}},
-				"respect_git_ignore":     boolProp("Optional: Whether to respect .gitignore patterns when listing files. Defaults to true.", true),
-				"file_filtering_options": filteringProp("Optional: Whether to respect ignore patterns from .gitignore or .geminiignore"),
-			}),
+		Parameters: tools.Parameters[listDirectoryArgs](false),
 	}}
 }
 
 func (t *listDirectory) Info() tools.Info { return t.info }
 
 type listDirectoryArgs struct {
-	DirPath          string     `json:"dir_path"`
-	Ignore           []string   `json:"ignore"`
-	RespectGitIgnore *bool      `json:"respect_git_ignore"`
-	FileFiltering    *filtering `json:"file_filtering_options"`
+	DirPath          string     `json:"dir_path" jsonschema:"The path to the directory to list, either absolute or relative to the workspace root."`
+	Ignore           []string   `json:"ignore,omitempty" jsonschema:"List of glob patterns to ignore"`
+	RespectGitIgnore *bool      `json:"respect_git_ignore,omitempty" jsonschema:"Optional: Whether to respect .gitignore patterns when listing files. Defaults to true." schema:"default=true"`
+	FileFiltering    *filtering `json:"file_filtering_options,omitempty" jsonschema:"Optional: Whether to respect ignore patterns from .gitignore or .geminiignore"`
 }
 
 func (t *listDirectory) Build(args json.RawMessage) (tools.Invocation, error) {

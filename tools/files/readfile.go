@@ -8,8 +8,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -35,23 +33,16 @@ func NewReadFile(ws *workspace.Workspace) tools.Tool {
 		Kind:       tools.KindRead,
 		Source:     tools.SourceBuiltin,
 		Idempotent: true,
-		Parameters: object(
-			[]string{"file_path", "start_line", "end_line"},
-			[]string{"file_path"},
-			map[string]*jsonschema.Schema{
-				"file_path":  stringProp("The path to the file to read, either absolute or relative to the workspace root."),
-				"start_line": intProp("Optional: The 1-based line number to start reading from."),
-				"end_line":   intProp("Optional: The 1-based line number to end reading at (inclusive)."),
-			}),
+		Parameters: tools.Parameters[readFileArgs](false),
 	}}
 }
 
 func (t *readFile) Info() tools.Info { return t.info }
 
 type readFileArgs struct {
-	FilePath  string   `json:"file_path"`
-	StartLine *float64 `json:"start_line"`
-	EndLine   *float64 `json:"end_line"`
+	FilePath  string   `json:"file_path" jsonschema:"The path to the file to read, either absolute or relative to the workspace root."`
+	StartLine *float64 `json:"start_line,omitempty" jsonschema:"Optional: The 1-based line number to start reading from." schema:"type=integer,minimum=1"`
+	EndLine   *float64 `json:"end_line,omitempty" jsonschema:"Optional: The 1-based line number to end reading at (inclusive)." schema:"type=integer,minimum=1"`
 }
 
 func (t *readFile) Build(args json.RawMessage) (tools.Invocation, error) {

@@ -14,12 +14,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/bmatcuk/doublestar/v4"
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 const (
@@ -77,29 +75,19 @@ func NewReadManyFiles(ws *workspace.Workspace) tools.Tool {
 		Kind:       tools.KindRead,
 		Source:     tools.SourceBuiltin,
 		Idempotent: true,
-		Parameters: object(
-			[]string{"include", "exclude", "recursive", "useDefaultExcludes", "respect_git_ignore", "file_filtering_options"},
-			[]string{"include"},
-			map[string]*jsonschema.Schema{
-				"include":                stringsProp(`An array of glob patterns or paths. Examples: ["src/**/*.ts"], ["README.md", "docs/"]`, 1),
-				"exclude":                stringsProp(`Optional. Glob patterns for files/directories to exclude. Added to default excludes if useDefaultExcludes is true. Example: "**/*.log", "temp/"`, 0),
-				"recursive":              boolProp("Optional. Whether to search recursively (primarily controlled by `**` in glob patterns). Defaults to true.", true),
-				"useDefaultExcludes":     boolProp("Optional. Whether to apply a list of default exclusion patterns (e.g., node_modules, .git, binary files). Defaults to true.", true),
-				"respect_git_ignore":     boolProp("Optional: Whether to respect .gitignore patterns when listing files. Defaults to true.", true),
-				"file_filtering_options": filteringProp("Whether to respect ignore patterns from .gitignore or .geminiignore"),
-			}),
+		Parameters: tools.Parameters[readManyArgs](false),
 	}}
 }
 
 func (t *readManyFiles) Info() tools.Info { return t.info }
 
 type readManyArgs struct {
-	Include            []string   `json:"include"`
-	Exclude            []string   `json:"exclude"`
-	Recursive          *bool      `json:"recursive"`
-	UseDefaultExcludes *bool      `json:"useDefaultExcludes"`
-	RespectGitIgnore   *bool      `json:"respect_git_ignore"`
-	FileFiltering      *filtering `json:"file_filtering_options"`
+	Include            []string   `json:"include" jsonschema:"An array of glob patterns or paths. Examples: [\"src/**/*.ts\"], [\"README.md\", \"docs/\"]" schema:"minItems=1,itemMinLength=1"`
+	Exclude            []string   `json:"exclude,omitempty" jsonschema:"Optional. Glob patterns for files/directories to exclude. Added to default excludes if useDefaultExcludes is true. Example: \"**/*.log\", \"temp/\"" schema:"itemMinLength=1"`
+	Recursive          *bool      "json:\"recursive,omitempty\" jsonschema:\"Optional. Whether to search recursively (primarily controlled by `**` in glob patterns). Defaults to true.\" schema:\"default=true\""
+	UseDefaultExcludes *bool      `json:"useDefaultExcludes,omitempty" jsonschema:"Optional. Whether to apply a list of default exclusion patterns (e.g., node_modules, .git, binary files). Defaults to true." schema:"default=true"`
+	RespectGitIgnore   *bool      `json:"respect_git_ignore,omitempty" jsonschema:"Optional: Whether to respect .gitignore patterns when listing files. Defaults to true." schema:"default=true"`
+	FileFiltering      *filtering `json:"file_filtering_options,omitempty" jsonschema:"Whether to respect ignore patterns from .gitignore or .geminiignore"`
 }
 
 // source is one include entry, resolved.

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -46,33 +44,23 @@ func NewReplace(ws *workspace.Workspace) tools.Tool {
 			"4. Prefer to break down complex and long changes into multiple smaller atomic calls to this tool. Always check the content of the file after changes or not finding a string to match.\n" +
 			"5. To create a new file, use an empty `old_string` and put the file's content in `new_string`.\n" +
 			"**Multiple replacements:** Set `allow_multiple` to true if you want to replace ALL occurrences that match `old_string` exactly.",
-		Kind:   tools.KindEdit,
-		Source: tools.SourceBuiltin,
-		Parameters: object(
-			[]string{"file_path", "instruction", "old_string", "new_string", "allow_multiple", "expected_replacements"},
-			[]string{"file_path", "old_string", "new_string"},
-			map[string]*jsonschema.Schema{
-				"file_path":   stringProp("The path to the file to modify, either absolute or relative to the workspace root."),
-				"instruction": stringProp("Optional: A clear, semantic instruction for the code change: why it is needed, where it happens, what changes and the desired outcome. It is shown to the user with the change."),
-				"old_string": stringProp("The exact literal text to replace, preferably unescaped. For single replacements (default), include at least 3 lines of context BEFORE and AFTER the target text, matching whitespace and indentation precisely. " +
-					"If this string is not the exact literal text (i.e. you escaped it) or does not match exactly, the tool will fail. An empty string creates a new file."),
-				"new_string": stringProp("The exact literal text to replace `old_string` with, preferably unescaped. Provide the EXACT text. Ensure the resulting code is correct and idiomatic. " +
-					"Do not use omission placeholders like '(rest of methods ...)', '...', or 'unchanged code'; provide exact literal code."),
-				"allow_multiple":        boolProp("If true, the tool will replace all occurrences of `old_string`. If false (default), it will only succeed if exactly one occurrence is found.", false),
-				"expected_replacements": intProp("Optional: The exact number of occurrences of `old_string` to replace; the edit fails if the file holds a different number. Defaults to 1."),
-			}),
+		Kind:       tools.KindEdit,
+		Source:     tools.SourceBuiltin,
+		Parameters: tools.Parameters[replaceArgs](false),
 	}}
 }
 
 func (t *replaceTool) Info() tools.Info { return t.info }
 
 type replaceArgs struct {
-	FilePath             string   `json:"file_path"`
-	OldString            *string  `json:"old_string"`
-	NewString            *string  `json:"new_string"`
-	AllowMultiple        bool     `json:"allow_multiple"`
-	ExpectedReplacements *float64 `json:"expected_replacements"`
-	Instruction          string   `json:"instruction"`
+	FilePath    string `json:"file_path" jsonschema:"The path to the file to modify, either absolute or relative to the workspace root."`
+	Instruction string `json:"instruction,omitempty" jsonschema:"Optional: A clear, semantic instruction for the code change: why it is needed, where it happens, what changes and the desired outcome. It is shown to the user with the change."`
+	// OldString and NewString are pointers so that a missing one is told from an
+	// empty one, which is meaningful (an empty old_string creates a file).
+	OldString            *string  `json:"old_string" jsonschema:"The exact literal text to replace, preferably unescaped. For single replacements (default), include at least 3 lines of context BEFORE and AFTER the target text, matching whitespace and indentation precisely. If this string is not the exact literal text (i.e. you escaped it) or does not match exactly, the tool will fail. An empty string creates a new file."`
+	NewString            *string  "json:\"new_string\" jsonschema:\"The exact literal text to replace `old_string` with, preferably unescaped. Provide the EXACT text. Ensure the resulting code is correct and idiomatic. Do not use omission placeholders like '(rest of methods ...)', '...', or 'unchanged code'; provide exact literal code.\""
+	AllowMultiple        bool     "json:\"allow_multiple,omitempty\" jsonschema:\"If true, the tool will replace all occurrences of `old_string`. If false (default), it will only succeed if exactly one occurrence is found.\" schema:\"default=false\""
+	ExpectedReplacements *float64 "json:\"expected_replacements,omitempty\" jsonschema:\"Optional: The exact number of occurrences of `old_string` to replace; the edit fails if the file holds a different number. Defaults to 1.\" schema:\"type=integer,minimum=1\""
 }
 
 func (t *replaceTool) Build(args json.RawMessage) (tools.Invocation, error) {

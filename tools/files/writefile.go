@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -30,23 +28,17 @@ func NewWriteFile(ws *workspace.Workspace) tools.Tool {
 		DisplayName: "WriteFile",
 		Description: "Writes content to a specified file in the local filesystem. Creates the file and any missing parent directories if needed, or overwrites the whole file if it exists (keeping its encoding and line endings).\n\n" +
 			"The user has the ability to modify `content`. If modified, this will be stated in the response.",
-		Kind:   tools.KindEdit,
-		Source: tools.SourceBuiltin,
-		Parameters: object(
-			[]string{"file_path", "content"},
-			[]string{"file_path", "content"},
-			map[string]*jsonschema.Schema{
-				"file_path": stringProp("The path to the file to write to, either absolute or relative to the workspace root."),
-				"content":   stringProp("The content to write to the file. Do not use omission placeholders like '(rest of methods ...)', '...', or 'unchanged code'; provide complete literal content."),
-			}),
+		Kind:       tools.KindEdit,
+		Source:     tools.SourceBuiltin,
+		Parameters: tools.Parameters[writeFileArgs](false),
 	}}
 }
 
 func (t *writeFile) Info() tools.Info { return t.info }
 
 type writeFileArgs struct {
-	FilePath string  `json:"file_path"`
-	Content  *string `json:"content"`
+	FilePath string  `json:"file_path" jsonschema:"The path to the file to write to, either absolute or relative to the workspace root."`
+	Content  *string `json:"content" jsonschema:"The content to write to the file. Do not use omission placeholders like '(rest of methods ...)', '...', or 'unchanged code'; provide complete literal content."`
 }
 
 func (t *writeFile) Build(args json.RawMessage) (tools.Invocation, error) {
