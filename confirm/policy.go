@@ -313,12 +313,17 @@ func (p *Policy) SetMode(m Mode) {
 
 // Decide says whether c runs, is refused, or must be asked about; see Policy for how.
 func (p *Policy) Decide(c Call) Verdict {
+	return p.DecideIn(c, p.Mode())
+}
+
+// DecideIn is Decide in the given approval mode rather than the policy's: the mode of one
+// session, where a front end lets each session have its own.
+func (p *Policy) DecideIn(c Call, mode Mode) Verdict {
 	var ex *execInfo
 	if c.Details != nil && c.Details.Type == TypeExecute {
 		ex = p.analyze(c.Details)
 	}
 	win, blanket := p.match(c, ex)
-	mode := p.Mode()
 
 	if win != nil && win.Decision == Deny {
 		return Verdict{Decision: Deny, Reason: "denied by " + win.String()}

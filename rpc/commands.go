@@ -13,7 +13,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentls/agentls/confirm"
-	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/mcp"
 )
@@ -146,7 +146,7 @@ type listToolsArgs struct {
 // sources skipped because the folder is untrusted, and the MCP servers' status.
 type toolList struct {
 	Tools      []tools.Info       `json:"tools"`
-	Untrusted  *session.Untrusted `json:"untrusted,omitempty"`
+	Untrusted  *toolbox.Untrusted `json:"untrusted,omitempty"`
 	MCPServers []mcp.ServerStatus `json:"mcpServers"`
 }
 
@@ -189,7 +189,7 @@ func (s *Server) cancel(command string, arg json.RawMessage) (any, error) {
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
 	}
-	prompts := s.agents.cancel(a.Session)
+	prompts := s.host.Cancel(a.Session)
 	n := s.calls.cancel(a.Session)
 	s.log.Info("cancelled", "session", a.Session, "prompts", prompts, "calls", n)
 	return nil, nil
@@ -207,10 +207,12 @@ func (s *Server) cancelNotification(ctx context.Context, params jsonrpc2.RawMess
 	return err
 }
 
-// setApprovalMode switches the approval mode of the session's policy.
+// setApprovalMode switches the approval mode of the workspace's policy or, given a
+// session, of that session only.
 func (s *Server) setApprovalMode(command string, arg json.RawMessage) (any, error) {
 	var a struct {
-		Mode string `json:"mode"`
+		Mode    string `json:"mode"`
+		Session string `json:"session"`
 	}
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
@@ -221,6 +223,13 @@ func (s *Server) setApprovalMode(command string, arg json.RawMessage) (any, erro
 	m, err := confirm.ParseMode(a.Mode)
 	if err != nil {
 		return nil, invalidArgs(command, "%v", err)
+	}
+	if a.Session != "" {
+		if !s.host.SetMode(a.Session, m) {
+			return nil, invalidArgs(command, "session %q is not running here: a session's own approval mode is set while it is open", a.Session)
+		}
+		s.log.Info("approval mode", "mode", m, "session", a.Session)
+		return nil, nil
 	}
 	s.policy().SetMode(m)
 	s.log.Info("approval mode", "mode", m)

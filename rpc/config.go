@@ -5,15 +5,15 @@ import (
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/todos"
 )
 
 // Settings and the tool system.
 //
 // The editor's settings (initializationOptions, then workspace/didChangeConfiguration)
-// are user-level overrides, which session.Toolbox merges over the user's settings file
+// are user-level overrides, which toolbox.Toolbox merges over the user's settings file
 // before the workspace files, which may only tighten them. The toolbox is built once,
 // at initialize, with the overrides of initializationOptions; a configuration change
 // or a change of the workspace folders re-applies the settings through
@@ -28,23 +28,30 @@ func (s *Server) buildToolbox(roots []string) error {
 	s.mu.Lock()
 	overrides, rich := s.initOptions, s.caps.Rich()
 	s.mu.Unlock()
-	tb, err := session.NewToolbox(session.ToolboxOptions{
-		Roots:       roots,
-		ConfigDir:   s.opts.ConfigDir,
-		Overrides:   overrides,
-		Tool:        func(t tools.Tool) tools.Tool { return s.adaptTool(t, rich) },
-		OnTodos:     s.onTodos,
-		OnMCPStatus: s.onMCPStatus,
-		Logger:      s.log,
+	store, stateDir, stateErr := s.sessionStore()
+	host, err := session.NewHost(session.HostOptions{
+		Toolbox: toolbox.Options{
+			Roots:     roots,
+			ConfigDir: s.opts.ConfigDir,
+			Overrides: overrides,
+			Tool:      func(t tools.Tool) tools.Tool { return s.adaptTool(t, rich) },
+			Logger:    s.log,
+		},
+		Store:     store,
+		NewClient: s.opts.NewClient,
+		Asker:     s,
+		Observe:   s.onUpdate,
+		MaxTurns:  s.opts.MaxTurns,
+		Logger:    s.log,
 	})
 	if err != nil {
 		return err
 	}
+	tb := host.Toolbox()
 	tb.Workspace.SetWriter(&editWriter{s: s})
 	s.mu.Lock()
-	s.toolbox = tb
+	s.host, s.toolbox, s.stateDir, s.stateErr = host, tb, stateDir, stateErr
 	s.scheduler = tb.Scheduler(s, s.observeEditor)
-	s.schedGen++
 	s.mu.Unlock()
 	return nil
 }
@@ -60,8 +67,6 @@ func (s *Server) adaptTool(t tools.Tool, rich bool) tools.Tool {
 	switch {
 	case name == shellToolName && !rich:
 		return &unsavedNoteTool{Tool: t, s: s}
-	case name == todos.Name:
-		return &todosTool{Tool: t, s: s}
 	}
 	return t
 }
@@ -74,13 +79,13 @@ func (s *Server) observeEditor(ev tools.Event) { s.observe(EditorSession, ev) }
 func (s *Server) reconfigure() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r, err := s.toolbox.Reconfigure(settings.Merge(s.initOptions, s.config))
+	r, err := s.host.Reconfigure(settings.Merge(s.initOptions, s.config))
 	if err != nil {
 		return err
 	}
 	if r.Policy || r.Registry {
+		// The sessions' schedulers are the host's, made anew before their next batch.
 		s.scheduler = s.toolbox.Scheduler(s, s.observeEditor)
-		s.schedGen++
 	}
 	if r.External {
 		go s.loadExternal() // it takes s.mu, held here

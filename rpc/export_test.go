@@ -1,11 +1,14 @@
 package rpc
 
+import "github.com/agentls/agentls/session"
+
 // LiveSessions returns how many sessions s keeps in memory.
 func LiveSessions(s *Server) int {
-	s.agents.mu.Lock()
-	defer s.agents.mu.Unlock()
-	return len(s.agents.live)
+	s.mu.Lock()
+	h := s.host
+	s.mu.Unlock()
+	return len(h.LiveIDs())
 }
 
-// MaxIdleSessions is maxIdleSessions, for the tests.
-const MaxIdleSessions = maxIdleSessions
+// MaxIdleSessions is how many idle sessions the server's host keeps, for the tests.
+const MaxIdleSessions = session.DefaultMaxIdle

@@ -13,7 +13,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/confirm"
-	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/trust"
@@ -79,7 +79,7 @@ const (
 
 // askTrust asks once per connection whether to trust the workspace, when its settings
 // were skipped for want of trust.
-func (s *Server) askTrust(tb *session.Toolbox) {
+func (s *Server) askTrust(tb *toolbox.Toolbox) {
 	u := tb.Untrusted()
 	if u == nil {
 		return

@@ -7,11 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
@@ -20,29 +17,21 @@ import (
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/session"
-	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
 
-// Prompts: the agent loop (package session) behind agentls.prompt and agentls/prompt.
+// Prompts: the protocol of agentls.prompt, agentls/prompt and agentls.listSessions over
+// the workspace's session.Host, which hosts the sessions (open, resume from the store
+// under Options.StateDir, one prompt at a time, the idle cache, call ids, cancellation).
 //
-// The server keeps the sessions it runs (live sessions) by id. A prompt without a
-// session starts a new one; a prompt naming a session that is not live resumes it from
-// the store, a JSON Lines file per session under Options.StateDir. One prompt runs at a
-// time per session; a second gets an error saying so.
-//
-// A session's tool calls run on a scheduler of its own, built from the toolbox like the
-// editor's, whose observer tags their events with the session: so they reach the
-// editor as agentls/update, progress, diagnostics and confirmations exactly as the
-// calls of agentls.runTool do. The ids of a session's calls are the model's, prefixed
-// with the session's id and a slash, so that calls of different sessions never share
-// an id (the model's own ids go back to the model).
-//
-// What the model says reaches rich clients (experimental.agentls.updates) as
-// agentls/update (message and thought chunks, coalesced; turn_end; compression; plan
-// from write_todos). Other clients get a Markdown transcript of the session
-// (transcript.go), which window/showDocument opens when the session's first prompt in
-// this server ends, and a window/showMessage at the end of every prompt.
+// The host's update stream (onUpdate) reaches the editor as follows: the tool calls of
+// a session go to the same observers as the calls of agentls.runTool (agentls/update,
+// progress, diagnostics, confirmations); what the model says reaches rich clients
+// (experimental.agentls.updates) as agentls/update (message and thought chunks,
+// coalesced; turn_end; compression; plan from write_todos). Other clients get a
+// Markdown transcript of the session (transcript.go), which window/showDocument opens
+// when the session's first prompt in this server ends, and a window/showMessage at the
+// end of every prompt. What the server keeps of a session for this is its sessionView.
 
 // promptArgs are the arguments of agentls.prompt and the params of agentls/prompt.
 type promptArgs struct {
@@ -110,42 +99,34 @@ func (s *Server) prompt(ctx context.Context, command string, arg json.RawMessage
 	if err != nil {
 		return nil, invalidArgs(command, "%v", err)
 	}
-	ls, err := s.openSession(ctx, a.Session)
+	ls, v, err := s.openSession(ctx, a.Session)
 	if err != nil {
 		return nil, err
 	}
-	pctx, end, err := ls.begin(ctx)
-	if errors.Is(err, errLetGo) {
-		// Let go between openSession and begin: resumed from the store.
-		if ls, err = s.openSession(ctx, ls.id); err == nil {
-			pctx, end, err = ls.begin(ctx)
-		}
+	s.newTurn(ls.ID())
+	s.log.Info("prompt", "session", ls.ID(), "chars", len(a.Prompt))
+	if v.transcript != nil {
+		v.transcript.prompt(time.Now(), a.Prompt, ec, s.relPath)
 	}
-	if err != nil {
-		return nil, err
+	res, perr := ls.Prompt(ctx, a.Prompt, ec)
+	v.updates.flush()
+	if errors.Is(perr, session.ErrBusy) {
+		return nil, jsonrpc2.Errorf(codeRequestFailed,
+			"session %s is already answering a prompt: wait for its result, or cancel it with agentls.cancel {\"session\": %q}", ls.ID(), ls.ID())
 	}
-	ctx = pctx
-	defer end()
-	s.newTurn(ls.id)
-	s.log.Info("prompt", "session", ls.id, "chars", len(a.Prompt))
-	if ls.transcript != nil {
-		ls.transcript.prompt(time.Now(), a.Prompt, ec, s.relPath)
-	}
-	res, perr := ls.sess.Prompt(ctx, a.Prompt, ec)
-	ls.updates.flush()
 	if perr != nil && res.StopReason != session.StopError {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "the prompt failed: %v", perr)
 	}
-	out := promptResult{Session: ls.id, StopReason: res.StopReason, Text: res.Text, Usage: toUsage(&res.Usage)}
+	out := promptResult{Session: ls.ID(), StopReason: res.StopReason, Text: res.Text, Usage: toUsage(&res.Usage)}
 	if perr != nil {
 		out.Error = &promptError{Message: perr.Error()}
-		s.log.Warn("prompt failed", "session", ls.id, "error", perr)
+		s.log.Warn("prompt failed", "session", ls.ID(), "error", perr)
 	}
-	if ls.transcript != nil {
-		out.Transcript = ls.transcript.path
-		ls.finishTranscript(out)
+	if v.transcript != nil {
+		out.Transcript = v.transcript.path
+		s.finishTranscript(v, out)
 	}
-	s.log.Info("prompt ended", "session", ls.id, "stopReason", res.StopReason)
+	s.log.Info("prompt ended", "session", ls.ID(), "stopReason", res.StopReason)
 	return out, nil
 }
 
@@ -223,103 +204,10 @@ func (s *Server) relPath(path string) string {
 	return tb.Workspace.Rel(path)
 }
 
-// maxIdleSessions bounds the sessions kept in memory while they answer no prompt: each
-// prompt without a session (every "Ask agentls to fix this") starts one, and a
-// session's history can be large. The least recently used idle ones beyond it are let
-// go; a prompt naming one resumes it from the store.
-const maxIdleSessions = 16
-
-// agentSessions are the live sessions, by id.
-type agentSessions struct {
-	mu   sync.Mutex
-	live map[string]*liveSession
-	// store and dir are set on first use: the sessions store and agentls's state
-	// directory.
-	store *session.Store
-	dir   string
-	// useSeq counts the uses of sessions (liveSession.used).
-	useSeq atomic.Uint64
-}
-
-func (a *agentSessions) get(id string) *liveSession {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.live[id]
-}
-
-// add makes ls live, unless a session with its id became live meanwhile: that one is
-// returned instead. Idle sessions beyond maxIdleSessions are let go, the least
-// recently used first.
-func (a *agentSessions) add(ls *liveSession) *liveSession {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.live == nil {
-		a.live = map[string]*liveSession{}
-	}
-	if other, ok := a.live[ls.id]; ok {
-		return other
-	}
-	a.live[ls.id] = ls
-	if len(a.live) > maxIdleSessions {
-		a.trimLocked(ls)
-	}
-	return ls
-}
-
-// trimLocked lets idle sessions go, the least recently used first, until at most
-// maxIdleSessions are idle with keep, which is not let go. a.mu is held.
-func (a *agentSessions) trimLocked(keep *liveSession) {
-	type idle struct {
-		ls   *liveSession
-		used uint64
-	}
-	var idles []idle
-	for _, ls := range a.live {
-		ls.mu.Lock()
-		if ls != keep && ls.cancel == nil {
-			idles = append(idles, idle{ls, ls.used})
-		}
-		ls.mu.Unlock()
-	}
-	slices.SortFunc(idles, func(x, y idle) int { return cmp.Compare(x.used, y.used) })
-	// keep is about to answer a prompt, after which it is idle too.
-	for _, i := range idles[:max(0, len(idles)+1-maxIdleSessions)] {
-		if i.ls.letGo() {
-			delete(a.live, i.ls.id)
-		}
-	}
-}
-
-// cancel cancels the running prompt of session, or of every session when session is
-// empty, and returns how many it cancelled.
-func (a *agentSessions) cancel(session string) int {
-	a.mu.Lock()
-	var all []*liveSession
-	for id, ls := range a.live {
-		if session == "" || id == session {
-			all = append(all, ls)
-		}
-	}
-	a.mu.Unlock()
-	n := 0
-	for _, ls := range all {
-		if ls.cancelPrompt() {
-			n++
-		}
-	}
-	return n
-}
-
 // sessionStore returns the sessions store and agentls's state directory: Options.StateDir,
 // else the parent of session.StateDir(), so that the store is the one the terminal
 // front end uses.
 func (s *Server) sessionStore() (*session.Store, string, error) {
-	a := &s.agents
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.store != nil {
-		return a.store, a.dir, nil
-	}
 	dir := s.opts.StateDir
 	if dir == "" {
 		d, err := session.StateDir()
@@ -328,75 +216,96 @@ func (s *Server) sessionStore() (*session.Store, string, error) {
 		}
 		dir = filepath.Dir(d)
 	}
-	a.store, a.dir = session.NewStore(filepath.Join(dir, "sessions")), dir
-	return a.store, a.dir, nil
+	return session.NewStore(filepath.Join(dir, "sessions")), dir, nil
 }
 
-// openSession returns the live session id; a new one if id is empty, else the stored
-// session id resumed.
-func (s *Server) openSession(ctx context.Context, id string) (*liveSession, error) {
-	if id != "" {
-		if ls := s.agents.get(id); ls != nil {
-			return ls, nil
+// openSession returns the live session id of the host (a new one if id is empty, else
+// the stored session id resumed) and the server's view of it.
+func (s *Server) openSession(ctx context.Context, id string) (*session.Live, *sessionView, error) {
+	if s.stateErr != nil {
+		return nil, nil, jsonrpc2.Errorf(codeRequestFailed, "%v", s.stateErr)
+	}
+	ls, err := s.host.Open(ctx, id)
+	var re *session.ResumeError
+	switch {
+	case errors.Is(err, session.ErrNoModel):
+		return nil, nil, errNoModel
+	case errors.As(err, &re):
+		return nil, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams,
+			"%v (agentls.listSessions lists the stored sessions; omit \"session\" to start a new one)", err)
+	case err != nil:
+		return nil, nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+	}
+	return ls, s.views.get(s, ls.ID()), nil
+}
+
+// sessionViews are what the server keeps of the host's live sessions, by id: how
+// their updates reach the client.
+type sessionViews struct {
+	mu sync.Mutex
+	m  map[string]*sessionView
+}
+
+// get returns the view of session id, made on first use.
+func (v *sessionViews) get(s *Server, id string) *sessionView {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if sv, ok := v.m[id]; ok {
+		return sv
+	}
+	if v.m == nil {
+		v.m = map[string]*sessionView{}
+	}
+	rich := s.capabilities().RichUpdates()
+	sv := &sessionView{updates: &updateStream{s: s, session: id, rich: rich}}
+	if !rich {
+		sv.transcript = newTranscript(filepath.Join(s.stateDir, "transcripts", fileName(id)+".md"), id, s.log)
+	}
+	v.m[id] = sv
+	return sv
+}
+
+// drop forgets the view of session id.
+func (v *sessionViews) drop(id string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.m, id)
+}
+
+// lookup returns the view of session id, or nil when it has none.
+func (v *sessionViews) lookup(id string) *sessionView {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.m[id]
+}
+
+// sessionView is how the updates of one session reach the client: agentls/update for
+// rich clients, the transcript for others.
+type sessionView struct {
+	updates    *updateStream
+	transcript *transcript
+
+	mu    sync.Mutex
+	shown bool // the transcript was shown with window/showDocument
+}
+
+// onUpdate maps the host's update stream onto the protocol.
+func (s *Server) onUpdate(u session.Update) {
+	switch u.Kind {
+	case session.UpdateToolCall:
+		s.observe(u.Session, *u.Call)
+	case session.UpdatePlan:
+		id := cmp.Or(u.Session, EditorSession)
+		s.onPlan(id, u.Plan)
+	case session.UpdateMCPStatus:
+		s.onMCPStatus(*u.MCP)
+	case session.UpdateClosed:
+		s.views.drop(u.Session)
+	default:
+		if v := s.views.lookup(u.Session); v != nil {
+			v.observe(u)
 		}
 	}
-	store, dir, err := s.sessionStore()
-	if err != nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
-	}
-	s.mu.Lock()
-	caps, tb := s.caps, s.toolbox
-	settings := tb.Settings
-	roots := tb.Workspace.Roots()
-	s.mu.Unlock()
-	client, err := s.opts.NewClient(ctx, settings)
-	if err != nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "agentls cannot reach a model: %v", err)
-	}
-	if client == nil {
-		return nil, errNoModel
-	}
-	// google_web_search answers through the model's grounding, where it has one.
-	tb.SetSearcher(client)
-	ls := &liveSession{s: s, rich: caps.RichUpdates(), used: s.agents.useSeq.Add(1)}
-	sess, err := session.New(ctx, session.Options{
-		Client:       client,
-		Declarations: s.declarations,
-		Runner:       ls,
-		Store:        store,
-		ID:           id,
-		MaxTurns:     cmp.Or(s.opts.MaxTurns, settings.Model.MaxSessionTurns),
-		Env:          session.Environment{Roots: roots, ConfigDir: tb.ConfigDir},
-		Observe:      ls.observe,
-		Logger:       s.log,
-	})
-	switch {
-	case err != nil && id != "":
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams,
-			"cannot resume session %q: %v (agentls.listSessions lists the stored sessions; omit \"session\" to start a new one)", id, err)
-	case err != nil:
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "cannot start a session: %v", err)
-	}
-	ls.id, ls.sess = sess.ID(), sess
-	ls.updates = &updateStream{s: s, session: ls.id, rich: ls.rich}
-	if !ls.rich {
-		ls.transcript = newTranscript(filepath.Join(dir, "transcripts", fileName(ls.id)+".md"), ls.id, s.log)
-	}
-	if id != "" {
-		s.log.Info("session resumed", "session", ls.id)
-	} else {
-		s.log.Info("session started", "session", ls.id, "model", client.Model())
-	}
-	return s.agents.add(ls), nil
-}
-
-// declarations are the tools the model may call: those of the registry in force.
-func (s *Server) declarations() []tools.Declaration {
-	_, _, tb, _ := s.state()
-	if tb == nil {
-		return nil
-	}
-	return tb.Declarations()
 }
 
 // fileName makes a session id safe as a file name.
@@ -410,171 +319,33 @@ func fileName(id string) string {
 	}, id)
 }
 
-// liveSession is a session the server runs.
-type liveSession struct {
-	s    *Server
-	id   string
-	sess *session.Session
-	// rich clients get agentls/update; others the transcript.
-	rich       bool
-	updates    *updateStream
-	transcript *transcript
-
-	mu     sync.Mutex
-	cancel context.CancelFunc // of the running prompt; nil when none runs
-	shown  bool               // the transcript was shown with window/showDocument
-	// used orders the sessions by their last use (useSeq), for letting idle ones go;
-	// gone is set once the server has let the session go: it takes no prompt.
-	used uint64
-	gone bool
-
-	// sched is the session's scheduler, built for the toolbox generation gen; only
-	// the prompt's goroutine uses them.
-	sched *tools.Scheduler
-	gen   uint64
-	calls atomic.Uint64
-}
-
-// begin starts a prompt: it returns the prompt's context, which agentls.cancel cancels,
-// and the function that ends the prompt. A session runs one prompt at a time.
-func (ls *liveSession) begin(ctx context.Context) (context.Context, func(), error) {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.gone {
-		return nil, nil, errLetGo
-	}
-	if ls.cancel != nil {
-		return nil, nil, jsonrpc2.Errorf(codeRequestFailed,
-			"session %s is already answering a prompt: wait for its result, or cancel it with agentls.cancel {\"session\": %q}", ls.id, ls.id)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	ls.cancel = cancel
-	ls.used = ls.s.agents.useSeq.Add(1)
-	return ctx, func() {
-		ls.mu.Lock()
-		ls.cancel = nil
-		ls.used = ls.s.agents.useSeq.Add(1)
-		ls.mu.Unlock()
-		cancel()
-	}, nil
-}
-
-// errLetGo is the error of begin on a session the server has let go.
-var errLetGo = errors.New("the session was let go")
-
-// letGo marks the session let go, unless it is answering a prompt, and reports
-// whether it did.
-func (ls *liveSession) letGo() bool {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.cancel != nil {
-		return false
-	}
-	ls.gone = true
-	return true
-}
-
-// cancelPrompt cancels the running prompt, if any, and reports whether there was one.
-func (ls *liveSession) cancelPrompt() bool {
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	if ls.cancel == nil {
-		return false
-	}
-	ls.cancel()
-	return true
-}
-
-// observe receives the session's updates, on the prompt's goroutine.
-func (ls *liveSession) observe(u session.Update) {
+// observe receives the session's updates of the agent loop, on the prompt's goroutine.
+func (v *sessionView) observe(u session.Update) {
 	switch u.Kind {
 	case session.UpdateMessage, session.UpdateThought:
-		ls.updates.chunk(string(u.Kind), u.Text)
-		if ls.transcript != nil && u.Kind == session.UpdateMessage {
-			ls.transcript.answer(u.Text)
+		v.updates.chunk(string(u.Kind), u.Text)
+		if v.transcript != nil && u.Kind == session.UpdateMessage {
+			v.transcript.answer(u.Text)
 		}
 	case session.UpdateCompression:
 		n := compressionNotice{Kind: string(u.Kind), Text: u.Text}
 		if c := u.Compression; c != nil {
 			n.TokensBefore, n.TokensAfter = c.TokensBefore, c.TokensAfter
 		}
-		ls.updates.send(n)
-		if ls.transcript != nil {
-			ls.transcript.compression(n.Text, n.TokensBefore, n.TokensAfter)
+		v.updates.send(n)
+		if v.transcript != nil {
+			v.transcript.compression(n.Text, n.TokensBefore, n.TokensAfter)
 		}
 	case session.UpdateTurnEnd:
-		ls.updates.send(turnEndNotice{Kind: string(u.Kind), StopReason: u.StopReason, Usage: toUsage(u.Usage)})
+		v.updates.send(turnEndNotice{Kind: string(u.Kind), StopReason: u.StopReason, Usage: toUsage(u.Usage)})
 	}
-}
-
-// Run implements session.Runner: it runs a batch of the model's calls on the session's
-// scheduler, under ids of the server's (see the top of this file), and tracks them so
-// that agentls.cancel and the cancellation of a call's progress stop them. The batch
-// shares one context: cancelling one of its calls cancels the batch.
-func (ls *liveSession) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
-	s := ls.s
-	sched := ls.scheduler()
-	ctx, cancel := context.WithCancel(withSession(ctx, ls.id))
-	defer cancel()
-	wire := make([]tools.Request, len(reqs))
-	seen := map[string]bool{}
-	for i, r := range reqs {
-		id := r.CallID
-		if id == "" {
-			id = "call-" + strconv.FormatUint(ls.calls.Add(1), 10)
-		}
-		wid := ls.id + "/" + id
-		for seen[wid] {
-			wid += "'"
-		}
-		seen[wid] = true
-		wire[i] = tools.Request{CallID: wid, Name: r.Name, Args: r.Args}
-		defer s.calls.track(wid, ls.id, cancel)()
-	}
-	res := sched.Run(ctx, wire)
-	for i := range res {
-		if i < len(reqs) && reqs[i].CallID != "" {
-			res[i].CallID = reqs[i].CallID
-		}
-	}
-	return res
-}
-
-// scheduler returns the session's scheduler, built anew when the toolbox's policy or
-// registry changed since.
-func (ls *liveSession) scheduler() *tools.Scheduler {
-	s := ls.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if ls.sched == nil || ls.gen != s.schedGen {
-		id := ls.id
-		ls.sched = s.toolbox.Scheduler(s, func(ev tools.Event) { s.observe(id, ev) })
-		ls.gen = s.schedGen
-	}
-	return ls.sched
-}
-
-// sessionKey is the context key of the session a tool call belongs to.
-type sessionKey struct{}
-
-func withSession(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, sessionKey{}, id)
-}
-
-// sessionOf returns the session of a tool call's context: the editor's unless a
-// session's runner set it.
-func sessionOf(ctx context.Context) string {
-	if id, ok := ctx.Value(sessionKey{}).(string); ok {
-		return id
-	}
-	return EditorSession
 }
 
 // finishTranscript ends the prompt's part of the transcript and tells the editor: a
 // window/showMessage with the outcome and, after the session's first prompt here, a
 // window/showDocument of the transcript where the client supports it.
-func (ls *liveSession) finishTranscript(res promptResult) {
-	s, t := ls.s, ls.transcript
+func (s *Server) finishTranscript(v *sessionView, res promptResult) {
+	t := v.transcript
 	t.end(res)
 	typ, what := protocol.MessageTypeInfo, stopText(res.StopReason)
 	if res.Error != nil {
@@ -583,10 +354,10 @@ func (ls *liveSession) finishTranscript(res promptResult) {
 	}
 	s.send("window/showMessage", protocol.ShowMessageParams{Type: typ,
 		Message: fmt.Sprintf("agentls: %s. The session's transcript is %s", what, t.path)})
-	ls.mu.Lock()
-	first := !ls.shown
-	ls.shown = true
-	ls.mu.Unlock()
+	v.mu.Lock()
+	first := !v.shown
+	v.shown = true
+	v.mu.Unlock()
 	if !first || !s.capabilities().ShowDocument() {
 		return
 	}
@@ -627,11 +398,10 @@ func (s *Server) listSessions(command string, arg json.RawMessage) (any, error) 
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
 	}
-	store, _, err := s.sessionStore()
-	if err != nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+	if s.stateErr != nil {
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", s.stateErr)
 	}
-	infos, err := store.List()
+	infos, err := s.host.List()
 	if err != nil {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "listing the sessions: %v", err)
 	}

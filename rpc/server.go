@@ -46,6 +46,7 @@ import (
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
@@ -146,11 +147,13 @@ type Server struct {
 	phase     phase
 	caps      ClientCapabilities
 	enc       workspace.PositionEncoding
-	toolbox   *session.Toolbox
+	toolbox   *toolbox.Toolbox
 	scheduler *tools.Scheduler
-	// schedGen counts the schedulers made: a session's scheduler is made anew when it
-	// changed (prompt.go).
-	schedGen uint64
+	// host hosts the sessions of prompts (prompt.go); set with the toolbox, which it
+	// owns. stateDir is where their transcripts go, stateErr why there is none.
+	host     *session.Host
+	stateDir string
+	stateErr error
 	// initOptions are the settings overrides of initializationOptions, config those of
 	// the latest workspace/didChangeConfiguration.
 	initOptions, config settings.Settings
@@ -165,12 +168,8 @@ type Server struct {
 	announced announced     // tool calls announced to rich clients
 	diags     diagnosticSet // agentls's diagnostics (diagnostics.go)
 	streams   outputStreams // live output of running calls (progress.go)
-	agents    agentSessions // the sessions of prompts (prompt.go)
+	views     sessionViews  // the sessions of prompts as the client sees them (prompt.go)
 	seq       atomic.Uint64
-	// todoMu serialises write_todos calls, and todoSession is the session of the one
-	// running, for onTodos.
-	todoMu      sync.Mutex
-	todoSession atomic.Pointer[string]
 }
 
 // New returns a server; it does nothing until Serve.
@@ -249,10 +248,10 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) int {
 	case <-time.After(drainTimeout):
 	}
 	s.mu.Lock()
-	tb, shutdown := s.toolbox, s.phase == phaseShutdown
+	host, shutdown := s.host, s.phase == phaseShutdown
 	s.mu.Unlock()
-	if tb != nil {
-		if err := tb.Close(); err != nil {
+	if host != nil {
+		if err := host.Close(); err != nil {
 			s.log.Warn("stopping background tools", "error", err)
 		}
 	}
@@ -362,7 +361,7 @@ func (s *Server) notify(ctx context.Context, req *jsonrpc2.Request) {
 
 // state returns the negotiated state and tool system; the toolbox and scheduler are nil
 // before initialize.
-func (s *Server) state() (ClientCapabilities, workspace.PositionEncoding, *session.Toolbox, *tools.Scheduler) {
+func (s *Server) state() (ClientCapabilities, workspace.PositionEncoding, *toolbox.Toolbox, *tools.Scheduler) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.caps, s.enc, s.toolbox, s.scheduler

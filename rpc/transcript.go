@@ -264,8 +264,8 @@ func (s *Server) transcribe(session string, ev tools.Event) {
 	if !ev.Status.Terminal() {
 		return
 	}
-	if ls := s.agents.get(session); ls != nil && ls.transcript != nil {
-		ls.transcript.toolCall(ev, s.relPath)
+	if v := s.views.lookup(session); v != nil && v.transcript != nil {
+		v.transcript.toolCall(ev, s.relPath)
 	}
 }
 

@@ -1,9 +1,7 @@
 package rpc
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/todos"
 )
 
 // agentls/update notifications: what rich clients (experimental.agentls.updates) see of
@@ -313,59 +310,23 @@ func (u *updateStream) flushLocked() {
 // notifier returns how updates of session are sent: through the session's stream when
 // it is live, else directly.
 func (s *Server) notifier(session string) func(any) {
-	if ls := s.agents.get(session); ls != nil {
-		return ls.updates.send
+	if v := s.views.lookup(session); v != nil {
+		return v.updates.send
 	}
 	return func(u any) { s.send("agentls/update", updateParams{Session: session, Update: u}) }
 }
 
-// onTodos receives the todo list whenever write_todos changes it, and shows it to the
-// session that wrote it: a plan update for rich clients, a checklist in the transcript
-// for others.
-func (s *Server) onTodos(items []todos.Item) {
-	session := EditorSession
-	if p := s.todoSession.Load(); p != nil {
-		session = *p
+// onPlan shows the new plan of a session (the editor's for calls of no session): a plan
+// update for rich clients, a checklist in the transcript for others.
+func (s *Server) onPlan(session string, plan []session.PlanEntry) {
+	entries := make([]planEntry, len(plan))
+	for i, e := range plan {
+		entries[i] = planEntry{Content: e.Content, Status: e.Status}
 	}
-	entries := make([]planEntry, len(items))
-	for i, it := range items {
-		entries[i] = planEntry{Content: it.Description, Status: it.Status}
-	}
-	if ls := s.agents.get(session); ls != nil && ls.transcript != nil {
-		ls.transcript.plan(entries)
+	if v := s.views.lookup(session); v != nil && v.transcript != nil {
+		v.transcript.plan(entries)
 	}
 	if s.capabilities().RichUpdates() {
 		s.notifier(session)(planNotice{Kind: updatePlan, Entries: entries})
 	}
-}
-
-// todosTool is write_todos, which tells onTodos whose list it writes. write_todos calls
-// OnTodos within Execute, one call at a time: s.todoMu makes the session it records
-// the caller's.
-type todosTool struct {
-	tools.Tool
-	s *Server
-}
-
-// Build implements tools.Tool.
-func (t *todosTool) Build(args json.RawMessage) (tools.Invocation, error) {
-	inv, err := t.Tool.Build(args)
-	if err != nil || inv == nil {
-		return inv, err
-	}
-	return &todosInvocation{Invocation: inv, s: t.s}, nil
-}
-
-type todosInvocation struct {
-	tools.Invocation
-	s *Server
-}
-
-// Execute implements tools.Invocation.
-func (i *todosInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Result, error) {
-	i.s.todoMu.Lock()
-	defer i.s.todoMu.Unlock()
-	session := sessionOf(ctx)
-	i.s.todoSession.Store(&session)
-	return i.Invocation.Execute(ctx, out)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
 )
 
 // Runner schedules one batch of tool calls and returns their results in request order.
@@ -99,17 +100,43 @@ const (
 	UpdateThought     UpdateKind = "thought_chunk"
 	UpdateCompression UpdateKind = "compression"
 	UpdateTurnEnd     UpdateKind = "turn_end"
+	// UpdateToolCall reports a state change or an output chunk of a tool call (Call):
+	// its status, live output, and once it ends its result with the diff and the
+	// locations.
+	UpdateToolCall UpdateKind = "tool_call"
+	// UpdatePlan reports the session's new plan (Plan), as write_todos wrote it.
+	UpdatePlan UpdateKind = "plan"
+	// UpdateMCPStatus reports an MCP server's new status (MCP); it belongs to the
+	// workspace, not to a session.
+	UpdateMCPStatus UpdateKind = "mcp_status"
+	// UpdateClosed ends the stream of a session the host let go (or closed): a later
+	// prompt naming it resumes it from the store, with a new stream.
+	UpdateClosed UpdateKind = "closed"
 )
 
-// Update is one thing front ends show while a prompt runs. Tool-call updates do not pass
-// here: they come from the front end's own scheduler observer; plans come from
-// write_todos through the Toolbox's OnTodos.
+// Update is one thing front ends show of a session: what the model says while a
+// prompt runs, its tool calls, its plan, and how the prompt ended. A Host merges them
+// into one stream for all its sessions (HostOptions.Observe); a Session on its own
+// reports those of the agent loop (Options.Observe).
 type Update struct {
-	Kind        UpdateKind
-	Text        string         // message_chunk, thought_chunk; for compression a one-line note
-	StopReason  StopReason     // turn_end
-	Usage       *clients.Usage // turn_end
-	Compression *Compression   // compression
+	Kind UpdateKind
+	// Session is the id of the session the update is about; empty for the workspace's
+	// (MCP status, the plan of calls that belong to no session).
+	Session     string
+	Text        string            // message_chunk, thought_chunk; for compression a one-line note
+	StopReason  StopReason        // turn_end
+	Usage       *clients.Usage    // turn_end
+	Compression *Compression      // compression
+	Call        *tools.Event      // tool_call
+	Plan        []PlanEntry       // plan
+	MCP         *mcp.ServerStatus // mcp_status
+}
+
+// PlanEntry is one entry of a session's plan.
+type PlanEntry struct {
+	Content string `json:"content"`
+	// Status is pending, in_progress, completed or cancelled.
+	Status string `json:"status"`
 }
 
 // Compression reports a history compression: the estimated prompt tokens of the request

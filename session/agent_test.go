@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentls/agentls/session/toolbox"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,7 +33,7 @@ type harness struct {
 	t      *testing.T
 	root   string
 	config string
-	tb     *Toolbox
+	tb     *toolbox.Toolbox
 	sched  *tools.Scheduler
 	store  *Store
 	model  model
@@ -51,7 +52,7 @@ func newHarnessWith(t *testing.T, files map[string]string, script clients.Script
 	t.Helper()
 	_, root := testutil.Workspace(t, files)
 	config := t.TempDir()
-	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, Mode: "yolo"})
+	tb, err := toolbox.New(toolbox.Options{Roots: []string{root}, ConfigDir: config, Mode: "yolo"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"github.com/agentls/agentls/session/toolbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -102,7 +103,7 @@ func BenchmarkScriptedSession(b *testing.B) {
 
 // runBenchSession is the timed part: what `agentls prompt` does once its flags are read.
 func runBenchSession(ctx context.Context, b *testing.B, root, config, geminiDir, stateDir, url string, observe tools.Observer) Result {
-	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, GeminiDir: geminiDir, Mode: "yolo", Logger: discard()})
+	tb, err := toolbox.New(toolbox.Options{Roots: []string{root}, ConfigDir: config, GeminiDir: geminiDir, Mode: "yolo", Logger: discard()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func runBenchSession(ctx context.Context, b *testing.B, root, config, geminiDir,
 	if err != nil {
 		b.Fatal(err)
 	}
-	tb.SetSearcher(client)
+	tb.SetSearcher(Searcher(client))
 	s, err := New(ctx, Options{
 		Client:       client,
 		Declarations: tb.Declarations,

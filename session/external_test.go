@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/agentls/agentls/session/toolbox"
 	"slices"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestExternalTools(t *testing.T) {
 		"discover.sh": "#!/bin/sh\necho '[{\"name\": \"lint\", \"description\": \"Lints.\"}]'\n",
 		"other.sh":    "#!/bin/sh\necho '[{\"name\": \"format\", \"description\": \"Formats.\"}]'\n",
 	}, `{"tools": {"discoveryCommand": "sh discover.sh", "callCommand": "sh call.sh"}}`)
-	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
+	tb, err := toolbox.New(toolbox.Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestExternalTools(t *testing.T) {
 		t.Errorf("discovery did not replace the discovered set: %v", got)
 	}
 
-	tb.SetSearcher(clients.NewScripted(clients.Script{}))
+	tb.SetSearcher(Searcher(clients.NewScripted(clients.Script{})))
 	if slices.Contains(names(tb.Registry), web.SearchName) {
 		t.Error("google_web_search offered with a model that cannot search")
 	}
@@ -55,7 +56,7 @@ func TestExternalTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb.SetSearcher(gemini)
+	tb.SetSearcher(Searcher(gemini))
 	if !slices.Contains(names(tb.Registry), web.SearchName) {
 		t.Error("google_web_search missing with Gemini")
 	}

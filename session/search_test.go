@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/agentls/agentls/session/toolbox"
 	"slices"
 	"testing"
 
@@ -33,18 +34,18 @@ func TestSetSearcherThroughWrappers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root, config := dirs(t, nil, "")
-			tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
+			tb, err := toolbox.New(toolbox.Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer tb.Close()
 			// Start from the opposite state, so that the call must add or withdraw it.
 			if tt.want {
-				tb.SetSearcher(clients.NewScripted(clients.Script{}))
+				tb.SetSearcher(Searcher(clients.NewScripted(clients.Script{})))
 			} else {
-				tb.SetSearcher(gemini)
+				tb.SetSearcher(Searcher(gemini))
 			}
-			tb.SetSearcher(tt.client)
+			tb.SetSearcher(Searcher(tt.client))
 			if got := slices.Contains(names(tb.Registry), web.SearchName); got != tt.want {
 				t.Errorf("google_web_search offered: %v, want %v", got, tt.want)
 			}

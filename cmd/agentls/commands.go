@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentls/agentls/confirm"
-	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/web/redact"
@@ -51,7 +51,7 @@ func newLogger(stderr io.Writer) *slog.Logger {
 
 // newToolbox builds the tool system for the workspace at o.Roots[0] (the current
 // directory when empty).
-func newToolbox(o session.ToolboxOptions) (*session.Toolbox, error) {
+func newToolbox(o toolbox.Options) (*toolbox.Toolbox, error) {
 	if len(o.Roots) == 0 || o.Roots[0] == "" {
 		wd, err := os.Getwd()
 		if err != nil {
@@ -59,7 +59,18 @@ func newToolbox(o session.ToolboxOptions) (*session.Toolbox, error) {
 		}
 		o.Roots = []string{wd}
 	}
-	return session.NewToolbox(o)
+	o.Roots = workspaceRoots(o.Roots)
+	return toolbox.New(o)
+}
+
+// workspaceRoots returns roots, or the current directory when they name none.
+func workspaceRoots(roots []string) []string {
+	if len(roots) == 0 || roots[0] == "" {
+		if wd, err := os.Getwd(); err == nil {
+			return []string{wd}
+		}
+	}
+	return roots
 }
 
 func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -75,7 +86,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "agentls tools: unexpected argument %q\n", pos[0])
 		return exitBadUsage
 	}
-	tb, err := newToolbox(session.ToolboxOptions{Roots: []string{*root}, Logger: newLogger(stderr)})
+	tb, err := newToolbox(toolbox.Options{Roots: []string{*root}, Logger: newLogger(stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
@@ -135,7 +146,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitBadUsage
 	}
 	logger := newLogger(stderr)
-	tb, err := newToolbox(session.ToolboxOptions{Roots: []string{*root}, Mode: *mode, Logger: logger})
+	tb, err := newToolbox(toolbox.Options{Roots: []string{*root}, Mode: *mode, Logger: logger})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
@@ -211,7 +222,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 // noteExternal says on stderr which workspace tool sources were skipped because the
 // folder is untrusted, and which MCP servers failed.
-func noteExternal(tb *session.Toolbox, stderr io.Writer) {
+func noteExternal(tb *toolbox.Toolbox, stderr io.Writer) {
 	if u := tb.Untrusted(); u != nil && len(u.Skipped) > 0 {
 		fmt.Fprintf(stderr, "agentls: workspace tools skipped because the folder is untrusted: %s\n  %s\n",
 			strings.Join(u.Skipped, ", "), u.Hint)

@@ -15,6 +15,8 @@ import (
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/session/toolbox"
+	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/todos"
 )
@@ -47,27 +49,6 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 
 	logger := newLogger(stderr)
-	tb, err := newToolbox(session.ToolboxOptions{Roots: []string{*root}, Mode: *mode, Logger: logger, OnTodos: out.todos})
-	if err != nil {
-		fmt.Fprintf(stderr, "agentls: %v\n", err)
-		return exitFailure
-	}
-	defer tb.Close()
-	s := tb.Settings
-	if *model != "" {
-		s.Model.Name = *model
-	}
-	client, err := newClient(ctx, s)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentls: %v\n", err)
-		return exitFailure
-	}
-	tb.SetSearcher(client)
-	if err := tb.StartExternal(ctx); err != nil {
-		fmt.Fprintf(stderr, "agentls: %v\n", err)
-	}
-	noteExternal(tb, stderr)
-
 	var asker confirm.Asker = noTerminal{}
 	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
 		asker = &terminalAsker{in: in, out: stderr}
@@ -77,22 +58,43 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
 	}
-	sess, err := session.New(ctx, session.Options{
-		Client:       client,
-		Declarations: tb.Declarations,
-		Runner:       tb.Scheduler(asker, out.event),
-		Store:        session.NewStore(stateDir),
-		ID:           *id,
-		MaxTurns:     s.Model.MaxSessionTurns,
-		Env:          session.Environment{Roots: tb.Workspace.Roots(), ConfigDir: tb.ConfigDir},
-		Observe:      out.update,
-		Logger:       logger,
+	// The client is made once the settings are known, before the external tools start:
+	// without a model there is nothing to start them for.
+	var client clients.Client
+	host, err := session.NewHost(session.HostOptions{
+		Toolbox:   toolbox.Options{Roots: workspaceRoots([]string{*root}), Mode: *mode, Logger: logger},
+		Store:     session.NewStore(stateDir),
+		NewClient: func(context.Context, settings.Settings) (clients.Client, error) { return client, nil },
+		Asker:     asker,
+		Observe:   out.update,
+		Logger:    logger,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
 	}
-	out.begin(sess.ID(), client.Model())
+	defer host.Close()
+	tb := host.Toolbox()
+	s := tb.Settings
+	if *model != "" {
+		s.Model.Name = *model
+	}
+	if client, err = newClient(ctx, s); err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	tb.SetSearcher(session.Searcher(client))
+	if err := tb.StartExternal(ctx); err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+	}
+	noteExternal(tb, stderr)
+
+	sess, err := host.Open(ctx, *id)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	out.begin(sess.ID(), sess.Model())
 	res, err := sess.Prompt(ctx, pos[0], nil)
 	out.end(res, err)
 	switch {
@@ -163,7 +165,16 @@ func (o *promptOutput) begin(id, model string) {
 	o.emit(streamEvent{Type: "init", Session: id, Model: model})
 }
 
+// update takes the session's update stream.
 func (o *promptOutput) update(u session.Update) {
+	switch u.Kind {
+	case session.UpdateToolCall:
+		o.event(*u.Call)
+		return
+	case session.UpdatePlan:
+		o.plan(u.Plan)
+		return
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch u.Kind {
@@ -192,6 +203,14 @@ func (o *promptOutput) update(u session.Update) {
 func (o *promptOutput) event(ev tools.Event) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	// The host's call ids are the model's prefixed with the session: here, with one
+	// session, the model's own are shown.
+	ev.CallID = strings.TrimPrefix(ev.CallID, o.id+"/")
+	if ev.Result != nil {
+		r := *ev.Result
+		r.CallID = strings.TrimPrefix(r.CallID, o.id+"/")
+		ev.Result = &r
+	}
 	switch {
 	case ev.Output != "":
 		if o.format == "text" {
@@ -217,9 +236,13 @@ func (o *promptOutput) event(ev tools.Event) {
 	}
 }
 
-func (o *promptOutput) todos(items []todos.Item) {
+func (o *promptOutput) plan(plan []session.PlanEntry) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	items := make([]todos.Item, len(plan))
+	for i, e := range plan {
+		items[i] = todos.Item{Description: e.Content, Status: e.Status}
+	}
 	o.emit(streamEvent{Type: "plan", Todos: items})
 }
 

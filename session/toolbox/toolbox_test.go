@@ -1,4 +1,4 @@
-package session
+package toolbox
 
 import (
 	"encoding/json"
@@ -49,7 +49,7 @@ func TestOverrides(t *testing.T) {
 		".gemini/settings.json": `{"approvalMode": "yolo", "excludeTools": ["write_file"],
 			"policy": {"rules": [{"toolName": "replace", "decision": "allow"}]}}`,
 	}, `{"approvalMode": "auto_edit", "excludeTools": ["glob"]}`)
-	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config,
+	tb, err := New(Options{Roots: []string{root}, ConfigDir: config,
 		Overrides: parse(t, `{"approvalMode": "plan", "coreTools": ["read_file", "write_file", "glob", "replace"]}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestOverrides(t *testing.T) {
 		t.Errorf("the workspace's allow rule was taken: %+v", tb.Settings.Policy.Rules)
 	}
 	// Mode still overrides everything.
-	tb2, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, Mode: "default",
+	tb2, err := New(Options{Roots: []string{root}, ConfigDir: config, Mode: "default",
 		Overrides: parse(t, `{"approvalMode": "plan"}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestOverrides(t *testing.T) {
 	if got := tb2.Policy.Mode(); got != confirm.ModeDefault {
 		t.Errorf("mode %s, want default from Options.Mode", got)
 	}
-	if _, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config,
+	if _, err := New(Options{Roots: []string{root}, ConfigDir: config,
 		Overrides: parse(t, `{"tools": {"shell": {"inactivityTimeout": "soon"}}}`)}); err == nil {
 		t.Errorf("an invalid override was accepted")
 	}
@@ -84,7 +84,7 @@ func TestOverrides(t *testing.T) {
 // wrapped is a tool adapted by a front end.
 type wrapped struct{ tools.Tool }
 
-// TestToolHook: ToolboxOptions.Tool adapts or leaves out each built-in tool, also in
+// TestToolHook: Options.Tool adapts or leaves out each built-in tool, also in
 // the registries Reconfigure makes.
 func TestToolHook(t *testing.T) {
 	root, config := dirs(t, nil, "")
@@ -97,7 +97,7 @@ func TestToolHook(t *testing.T) {
 		}
 		return t
 	}
-	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, Tool: hook})
+	tb, err := New(Options{Roots: []string{root}, ConfigDir: config, Tool: hook})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestToolHook(t *testing.T) {
 // TestReconfigure: what a new configuration changes, and what it leaves.
 func TestReconfigure(t *testing.T) {
 	root, config := dirs(t, nil, `{"approvalMode": "auto_edit"}`)
-	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config})
+	tb, err := New(Options{Roots: []string{root}, ConfigDir: config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestTrust(t *testing.T) {
 	root, config := dirs(t, map[string]string{
 		".agentls/settings.json": `{"approvalMode": "yolo"}`,
 	}, "")
-	tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config})
+	tb, err := New(Options{Roots: []string{root}, ConfigDir: config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestTrust(t *testing.T) {
 	if !r.Mode || !tb.Trust.Trusted || tb.Policy.Mode() != confirm.ModeYolo {
 		t.Errorf("after trusting: %+v, trust %+v, mode %s; want the workspace's yolo", r, tb.Trust, tb.Policy.Mode())
 	}
-	tb2, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config})
+	tb2, err := New(Options{Roots: []string{root}, ConfigDir: config})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestTrust(t *testing.T) {
 	}
 
 	testutil.WriteFiles(t, config, map[string]string{trust.FileName: `{not json`})
-	if _, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config}); err == nil || !strings.Contains(err.Error(), trust.FileName) {
+	if _, err := New(Options{Roots: []string{root}, ConfigDir: config}); err == nil || !strings.Contains(err.Error(), trust.FileName) {
 		t.Errorf("damaged trust file: error %v, want one naming it", err)
 	}
 	if _, err := tb.Reconfigure(settings.Settings{}); err == nil {

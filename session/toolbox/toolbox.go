@@ -2,7 +2,7 @@
 // session sees it (Toolbox, with its external tools in external.go) and the agent loop
 // that drives it from a model (Session: agent.go, with its history, compression, loop
 // detection, system instruction, memory files and persistence in files of those names).
-package session
+package toolbox
 
 import (
 	"errors"
@@ -25,8 +25,8 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
-// ToolboxOptions say where a Toolbox works and with which settings.
-type ToolboxOptions struct {
+// Options say where a Toolbox works and with which settings.
+type Options struct {
 	// Roots are the workspace roots; the first holds the workspace settings files.
 	Roots []string
 	// ConfigDir is the user's configuration directory (settings.ConfigDir by default).
@@ -42,7 +42,8 @@ type ToolboxOptions struct {
 	// tool to register in its place (itself, or a wrapper of it), or nil to leave it
 	// out. A front end uses it to adapt a tool to itself.
 	Tool func(tools.Tool) tools.Tool
-	// OnTodos is called whenever write_todos changes the todo list.
+	// OnTodos is called whenever write_todos changes the workspace's own todo list: the
+	// list of calls that belong to no session's list (see WithTodos).
 	OnTodos func([]todos.Item)
 	// OnMCPStatus is called whenever an MCP server's status changes.
 	OnMCPStatus func(mcp.ServerStatus)
@@ -84,9 +85,8 @@ type Toolbox struct {
 	logged     map[string]bool
 }
 
-// NewToolbox loads the settings for o.Roots, with o.Overrides, and builds the tool
-// system.
-func NewToolbox(o ToolboxOptions) (*Toolbox, error) {
+// New loads the settings for o.Roots, with o.Overrides, and builds the tool system.
+func New(o Options) (*Toolbox, error) {
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -165,12 +165,15 @@ func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.D
 	return loaded.Settings, decision, untrusted{loaded.UntrustedTools, loaded.Untrusted}, nil
 }
 
-// newRegistry returns a registry of the built-in tools (as ToolboxOptions.Tool adapts
+// newRegistry returns a registry of the built-in tools (as Options.Tool adapts
 // them) and the external tools loaded so far, with the tool selection of s. tb.mu is
 // held or not yet needed.
 func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 	reg := tools.NewRegistry(tb.Logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
 	for _, t := range tb.Builtins.Tools() {
+		if t.Info().Name == todos.Name {
+			t = &sessionTodos{Tool: t}
+		}
 		if tb.tool != nil {
 			if t = tb.tool(t); t == nil {
 				continue

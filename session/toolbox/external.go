@@ -1,11 +1,10 @@
-package session
+package toolbox
 
 import (
 	"context"
 	"fmt"
 	"slices"
 
-	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/discovered"
 	"github.com/agentls/agentls/tools/mcp"
@@ -198,46 +197,21 @@ func (tb *Toolbox) Declarations() []tools.Declaration {
 	return reg.Declarations()
 }
 
-// SetSearcher offers google_web_search when c can ground answers in web search (the
-// Gemini client can), and withdraws it otherwise. A client wrapping another (one with an
-// Unwrap() clients.Client method, as clients.NewTextMode makes) searches only when every
-// client it wraps can: a wrapper has a Search method whatever it wraps.
-func (tb *Toolbox) SetSearcher(c clients.Client) {
+// SetSearcher offers google_web_search answered by s, or withdraws it when s is nil.
+// Package session makes the Searcher of a model client that can ground its answers in
+// web search (session.Searcher).
+func (tb *Toolbox) SetSearcher(s web.Searcher) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	tb.search = nil
 	tb.Registry.Unregister(web.SearchName)
-	s, ok := c.(clients.Searcher)
-	for inner := c; ok; {
-		w, wraps := inner.(interface{ Unwrap() clients.Client })
-		if !wraps {
-			break
-		}
-		inner = w.Unwrap()
-		_, ok = inner.(clients.Searcher)
-	}
-	if !ok {
+	if s == nil {
 		return
 	}
-	for _, t := range web.New(web.Options{Searcher: searcher{s}, Logger: tb.Logger}).Tools() {
+	for _, t := range web.New(web.Options{Searcher: s, Logger: tb.Logger}).Tools() {
 		if t.Info().Name == web.SearchName {
 			tb.search = t
 			tb.Registry.Register(t)
 		}
 	}
-}
-
-// searcher adapts a model client's search to google_web_search.
-type searcher struct{ c clients.Searcher }
-
-func (s searcher) Search(ctx context.Context, query string) (string, []web.Source, error) {
-	res, err := s.c.Search(ctx, query)
-	if err != nil {
-		return "", nil, err
-	}
-	sources := make([]web.Source, len(res.Sources))
-	for i, src := range res.Sources {
-		sources[i] = web.Source{Title: src.Title, URI: src.URI}
-	}
-	return res.Text, sources, nil
 }

@@ -1,4 +1,4 @@
-package session
+package toolbox
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func TestSecretsKeptFromCommands(t *testing.T) {
 				files[".agentls/settings.json"] = tt.workspace
 			}
 			root, config := dirs(t, files, tt.user)
-			tb, err := NewToolbox(ToolboxOptions{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
+			tb, err := New(Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

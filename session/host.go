@@ -1,0 +1,543 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/session/toolbox"
+	"github.com/agentls/agentls/settings"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
+	"github.com/agentls/agentls/tools/todos"
+)
+
+// DefaultMaxIdle is how many sessions a Host keeps in memory while they answer no
+// prompt, unless HostOptions.MaxIdle says otherwise.
+const DefaultMaxIdle = 16
+
+// HostOptions configure a Host.
+type HostOptions struct {
+	// Toolbox says where the workspace is and with which settings. The host builds the
+	// toolbox and sets its OnTodos and OnMCPStatus: the plan and the MCP status reach
+	// front ends as updates.
+	Toolbox toolbox.Options
+	// Store persists the sessions; a session that was let go is resumed from it.
+	Store *Store
+	// NewClient makes the model client of a session being opened, from the settings in
+	// force. Nil, or a nil client, means there is no model: Open fails with ErrNoModel.
+	NewClient func(ctx context.Context, s settings.Settings) (clients.Client, error)
+	// Asker puts the confirmations of the sessions' tool calls to a person; nil refuses
+	// every call that needs asking.
+	Asker confirm.Asker
+	// Observe receives the update stream of every session, each update with its
+	// session's id (an empty id for what belongs to the workspace: MCP status, the plan
+	// of calls of no session). The updates of one session come in order, except that
+	// tool calls of one batch run concurrently; Observe must not call back into the
+	// host's Reconfigure.
+	Observe func(Update)
+	// MaxTurns caps the model turns of a prompt; 0 means the settings'
+	// model.maxSessionTurns (whose 0 means the session's default).
+	MaxTurns int
+	// MaxIdle is how many idle sessions are kept in memory; 0 means DefaultMaxIdle.
+	MaxIdle int
+	Logger  *slog.Logger
+}
+
+// Errors of Open and Prompt.
+var (
+	// ErrNoModel is the error of opening a session on a host without a model client.
+	ErrNoModel = errors.New("no model configured")
+	// ErrBusy is the error of a prompt to a session that is answering one.
+	ErrBusy = errors.New("the session is already answering a prompt")
+	// ErrModel wraps the error of making a session's model client.
+	ErrModel = errors.New("agentls cannot reach a model")
+)
+
+// ResumeError is the error of opening a stored session that cannot be resumed.
+type ResumeError struct {
+	ID  string
+	Err error
+}
+
+func (e *ResumeError) Error() string { return fmt.Sprintf("cannot resume session %q: %v", e.ID, e.Err) }
+func (e *ResumeError) Unwrap() error { return e.Err }
+
+// Host hosts the sessions of one workspace, for every front end: it opens, resumes,
+// lists and closes them, runs one prompt at a time per session, keeps a bounded cache
+// of idle sessions (the rest are resumed from the store when named), gives their tool
+// calls ids of their own, rebuilds a session's scheduler when the settings change it,
+// and merges everything a session does into one typed update stream (HostOptions.Observe).
+//
+// The ids of a session's calls are the model's, prefixed with the session's id and a
+// slash, so that calls of different sessions never share an id (the model's own ids go
+// back to the model).
+type Host struct {
+	o   HostOptions
+	tb  *toolbox.Toolbox
+	log *slog.Logger
+
+	// useSeq counts the uses of sessions (Live.used), for letting idle ones go.
+	useSeq atomic.Uint64
+
+	// mu guards live and gen, and serialises Reconfigure with the reading of the
+	// toolbox's Settings, Policy and Registry.
+	mu   sync.Mutex
+	live map[string]*Live
+	// gen counts the changes of the toolbox's policy or registry: a session's scheduler
+	// is made anew when it changed.
+	gen uint64
+
+	callMu sync.Mutex
+	calls  map[string]context.CancelFunc // the calls running, by id
+}
+
+// NewHost builds the workspace's tool system and returns a host for its sessions.
+func NewHost(o HostOptions) (*Host, error) {
+	h := &Host{o: o, log: o.Logger, live: map[string]*Live{}, calls: map[string]context.CancelFunc{}}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.o.MaxIdle <= 0 {
+		h.o.MaxIdle = DefaultMaxIdle
+	}
+	to := o.Toolbox
+	if to.Logger == nil {
+		to.Logger = h.log
+	}
+	to.OnTodos = func(items []todos.Item) { h.emit(Update{Kind: UpdatePlan, Plan: planOf(items)}) }
+	to.OnMCPStatus = func(st mcp.ServerStatus) { h.emit(Update{Kind: UpdateMCPStatus, MCP: &st}) }
+	tb, err := toolbox.New(to)
+	if err != nil {
+		return nil, err
+	}
+	h.tb = tb
+	return h, nil
+}
+
+// Toolbox returns the workspace's tool system. Its Settings, Policy and Registry change
+// in Reconfigure: read them on the goroutine that reconfigures, or serialised with it.
+func (h *Host) Toolbox() *toolbox.Toolbox { return h.tb }
+
+// Reconfigure applies overrides as Toolbox.Reconfigure does; the sessions' schedulers
+// are made anew before their next batch of calls when the policy or the registry
+// changed.
+func (h *Host) Reconfigure(overrides settings.Settings) (toolbox.Reconfiguration, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r, err := h.tb.Reconfigure(overrides)
+	if err == nil && (r.Policy || r.Registry) {
+		h.gen++
+	}
+	return r, err
+}
+
+// Close cancels the running prompts, lets every session go and closes the toolbox.
+func (h *Host) Close() error {
+	h.Cancel("")
+	h.mu.Lock()
+	all := h.live
+	h.live = map[string]*Live{}
+	h.mu.Unlock()
+	for _, l := range all {
+		l.letGo()
+		l.emit(Update{Kind: UpdateClosed})
+	}
+	return h.tb.Close()
+}
+
+// Open returns the live session id: a new one when id is empty, else the session id,
+// live or resumed from the store.
+func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
+	if id != "" {
+		if l := h.get(id); l != nil {
+			return l, nil
+		}
+	}
+	if h.o.NewClient == nil {
+		return nil, ErrNoModel
+	}
+	h.mu.Lock()
+	s := h.tb.Settings
+	h.mu.Unlock()
+	client, err := h.o.NewClient(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrModel, err)
+	}
+	if client == nil {
+		return nil, ErrNoModel
+	}
+	// google_web_search answers through the model's grounding, where it has one.
+	h.tb.SetSearcher(Searcher(client))
+	l := &Live{h: h, used: h.useSeq.Add(1)}
+	l.todos = todos.NewList(func(items []todos.Item) {
+		l.emit(Update{Kind: UpdatePlan, Plan: planOf(items)})
+	})
+	sess, err := New(ctx, Options{
+		Client:       client,
+		Declarations: h.tb.Declarations,
+		Runner:       l,
+		Store:        h.o.Store,
+		ID:           id,
+		MaxTurns:     cmp.Or(h.o.MaxTurns, s.Model.MaxSessionTurns),
+		Env:          Environment{Roots: h.tb.Workspace.Roots(), ConfigDir: h.tb.ConfigDir},
+		Observe:      l.emit,
+		Logger:       h.log,
+	})
+	switch {
+	case err != nil && id != "":
+		return nil, &ResumeError{ID: id, Err: err}
+	case err != nil:
+		return nil, fmt.Errorf("cannot start a session: %w", err)
+	}
+	l.id, l.sess, l.model = sess.ID(), sess, client.Model()
+	if id != "" {
+		h.log.Info("session resumed", "session", l.id)
+	} else {
+		h.log.Info("session started", "session", l.id, "model", l.model)
+	}
+	return h.add(l), nil
+}
+
+// List returns the stored sessions, newest first.
+func (h *Host) List() ([]Info, error) {
+	if h.o.Store == nil {
+		return nil, nil
+	}
+	return h.o.Store.List()
+}
+
+// LiveIDs returns the ids of the sessions kept in memory, sorted.
+func (h *Host) LiveIDs() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ids := make([]string, 0, len(h.live))
+	for id := range h.live {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// CloseSession lets the live session id go: a later Open resumes it from the store. It
+// fails with ErrBusy while the session answers a prompt.
+func (h *Host) CloseSession(id string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	l, ok := h.live[id]
+	if !ok {
+		return nil
+	}
+	if !l.letGo() {
+		return fmt.Errorf("session %s: %w", id, ErrBusy)
+	}
+	delete(h.live, id)
+	l.emit(Update{Kind: UpdateClosed})
+	return nil
+}
+
+// Cancel cancels the running prompt of the session id, or of every session when id is
+// empty, and returns how many it cancelled. The prompt's tool calls are cancelled with it.
+func (h *Host) Cancel(id string) int {
+	h.mu.Lock()
+	var all []*Live
+	for lid, l := range h.live {
+		if id == "" || lid == id {
+			all = append(all, l)
+		}
+	}
+	h.mu.Unlock()
+	n := 0
+	for _, l := range all {
+		if l.cancelPrompt() {
+			n++
+		}
+	}
+	return n
+}
+
+// CancelCall cancels the running tool call id (an id of the host's, as its updates
+// carry it), with the rest of its batch, and reports whether it was running.
+func (h *Host) CancelCall(id string) bool {
+	h.callMu.Lock()
+	defer h.callMu.Unlock()
+	cancel, ok := h.calls[id]
+	if ok {
+		cancel()
+	}
+	return ok
+}
+
+// SetMode sets the approval mode of the live session id; an empty mode returns it to
+// the workspace's. It reports whether the session is live.
+func (h *Host) SetMode(id string, m confirm.Mode) bool {
+	l := h.get(id)
+	if l == nil {
+		return false
+	}
+	l.mode.Store(&m)
+	return true
+}
+
+func (h *Host) get(id string) *Live {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.live[id]
+}
+
+// add makes l live, unless a session with its id became live meanwhile: that one is
+// returned instead. Idle sessions beyond MaxIdle are let go, the least recently used
+// first.
+func (h *Host) add(l *Live) *Live {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if other, ok := h.live[l.id]; ok {
+		return other
+	}
+	h.live[l.id] = l
+	if len(h.live) > h.o.MaxIdle {
+		h.trimLocked(l)
+	}
+	return l
+}
+
+// trimLocked lets idle sessions go, the least recently used first, until at most
+// MaxIdle are idle with keep, which is not let go. h.mu is held.
+func (h *Host) trimLocked(keep *Live) {
+	type idle struct {
+		l    *Live
+		used uint64
+	}
+	var idles []idle
+	for _, l := range h.live {
+		l.mu.Lock()
+		if l != keep && l.cancel == nil {
+			idles = append(idles, idle{l, l.used})
+		}
+		l.mu.Unlock()
+	}
+	slices.SortFunc(idles, func(x, y idle) int { return cmp.Compare(x.used, y.used) })
+	// keep is about to answer a prompt, after which it is idle too.
+	for _, i := range idles[:max(0, len(idles)+1-h.o.MaxIdle)] {
+		if i.l.letGo() {
+			delete(h.live, i.l.id)
+			i.l.emit(Update{Kind: UpdateClosed})
+		}
+	}
+}
+
+// track records a running call of the host's id, which cancel stops, and returns the
+// function that forgets it.
+func (h *Host) track(id string, cancel context.CancelFunc) func() {
+	h.callMu.Lock()
+	h.calls[id] = cancel
+	h.callMu.Unlock()
+	return func() {
+		h.callMu.Lock()
+		delete(h.calls, id)
+		h.callMu.Unlock()
+	}
+}
+
+func (h *Host) emit(u Update) {
+	if h.o.Observe != nil {
+		h.o.Observe(u)
+	}
+}
+
+// Live is a session a Host runs.
+type Live struct {
+	h     *Host
+	id    string
+	sess  *Session
+	model string
+	// todos is the session's plan, which its write_todos calls write.
+	todos *todos.List
+	// mode is the session's approval mode; nil or empty means the workspace's.
+	mode atomic.Pointer[confirm.Mode]
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // of the running prompt; nil when none runs
+	// used orders the sessions by their last use (Host.useSeq), for letting idle ones
+	// go; gone is set once the host has let the session go: it takes no prompt.
+	used uint64
+	gone bool
+
+	// sched is the session's scheduler, built for the host's generation gen; only the
+	// prompt's goroutine uses them.
+	sched *tools.Scheduler
+	gen   uint64
+	seq   atomic.Uint64
+}
+
+// ID returns the session's id.
+func (l *Live) ID() string { return l.id }
+
+// Model returns the name of the session's model.
+func (l *Live) Model() string { return l.model }
+
+// Session returns the agent loop of the session.
+func (l *Live) Session() *Session { return l.sess }
+
+// Plan returns the session's todo list, as write_todos last wrote it.
+func (l *Live) Plan() []PlanEntry { return planOf(l.todos.Items()) }
+
+// Prompt runs one prompt of the session to its end, as Session.Prompt does. A second
+// prompt while one runs fails with ErrBusy; Host.Cancel cancels it. A session the
+// host let go since it was opened is resumed first, and the prompt runs there.
+func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext) (Result, error) {
+	ctx, end, err := l.begin(ctx)
+	if errors.Is(err, errLetGo) {
+		// Let go between Open and Prompt: resumed from the store.
+		var again *Live
+		if again, err = l.h.Open(ctx, l.id); err == nil {
+			l = again
+			ctx, end, err = l.begin(ctx)
+		}
+	}
+	if err != nil {
+		return Result{StopReason: StopError}, err
+	}
+	defer end()
+	return l.sess.Prompt(ctx, text, ec)
+}
+
+// errLetGo is the error of begin on a session the host has let go.
+var errLetGo = errors.New("the session was let go")
+
+// begin starts a prompt: it returns the prompt's context, which Host.Cancel cancels,
+// and the function that ends the prompt.
+func (l *Live) begin(ctx context.Context) (context.Context, func(), error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.gone {
+		return nil, nil, errLetGo
+	}
+	if l.cancel != nil {
+		return nil, nil, fmt.Errorf("session %s: %w", l.id, ErrBusy)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	l.cancel = cancel
+	l.used = l.h.useSeq.Add(1)
+	return ctx, func() {
+		l.mu.Lock()
+		l.cancel = nil
+		l.used = l.h.useSeq.Add(1)
+		l.mu.Unlock()
+		cancel()
+	}, nil
+}
+
+// letGo marks the session let go, unless it is answering a prompt, and reports
+// whether it did.
+func (l *Live) letGo() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancel != nil {
+		return false
+	}
+	l.gone = true
+	return true
+}
+
+// cancelPrompt cancels the running prompt, if any, and reports whether there was one.
+func (l *Live) cancelPrompt() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancel == nil {
+		return false
+	}
+	l.cancel()
+	return true
+}
+
+// emit passes an update of the session on, tagged with its id.
+func (l *Live) emit(u Update) {
+	u.Session = l.id
+	l.h.emit(u)
+}
+
+// Run implements Runner: it runs a batch of the model's calls on the session's
+// scheduler, under the host's ids, with the session's todo list. The batch shares one
+// context: cancelling one of its calls (Host.CancelCall) cancels the batch.
+func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
+	sched := l.scheduler()
+	ctx, cancel := context.WithCancel(toolbox.WithTodos(ctx, l.todos))
+	defer cancel()
+	wire := make([]tools.Request, len(reqs))
+	seen := map[string]bool{}
+	for i, r := range reqs {
+		id := r.CallID
+		if id == "" {
+			id = "call-" + strconv.FormatUint(l.seq.Add(1), 10)
+		}
+		wid := l.id + "/" + id
+		for seen[wid] {
+			wid += "'"
+		}
+		seen[wid] = true
+		wire[i] = tools.Request{CallID: wid, Name: r.Name, Args: r.Args}
+		defer l.h.track(wid, cancel)()
+	}
+	res := sched.Run(ctx, wire)
+	for i := range res {
+		if i < len(reqs) && reqs[i].CallID != "" {
+			res[i].CallID = reqs[i].CallID
+		}
+	}
+	return res
+}
+
+// scheduler returns the session's scheduler, built anew when the toolbox's policy or
+// registry changed since.
+func (l *Live) scheduler() *tools.Scheduler {
+	h := l.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l.sched == nil || l.gen != h.gen {
+		l.sched = tools.NewScheduler(tools.Options{
+			Registry: h.tb.Registry,
+			Policy:   sessionPolicy{p: h.tb.Policy, l: l},
+			Asker:    h.o.Asker,
+			Observe: func(ev tools.Event) {
+				l.emit(Update{Kind: UpdateToolCall, Call: &ev})
+			},
+			Logger: h.log,
+		})
+		l.gen = h.gen
+	}
+	return l.sched
+}
+
+// sessionPolicy is the workspace's policy in the session's approval mode, when the
+// session has one of its own. "Always" answers are the workspace's.
+type sessionPolicy struct {
+	p *confirm.Policy
+	l *Live
+}
+
+func (s sessionPolicy) Decide(c confirm.Call) confirm.Verdict {
+	if m := s.l.mode.Load(); m != nil && *m != "" {
+		return s.p.DecideIn(c, *m)
+	}
+	return s.p.Decide(c)
+}
+
+func (s sessionPolicy) Remember(c confirm.Call, o confirm.Outcome) { s.p.Remember(c, o) }
+
+// planOf makes the plan of a todo list.
+func planOf(items []todos.Item) []PlanEntry {
+	out := make([]PlanEntry, len(items))
+	for i, it := range items {
+		out[i] = PlanEntry{Content: it.Description, Status: it.Status}
+	}
+	return out
+}

@@ -1,0 +1,292 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/fakegemini"
+	"github.com/agentls/agentls/internal/testutil"
+	"github.com/agentls/agentls/session/toolbox"
+	"github.com/agentls/agentls/settings"
+	"github.com/agentls/agentls/tools"
+)
+
+// hostHarness is a Host over a real workspace, a real store in a temporary directory
+// and the fake Gemini server through the real genai client, with the updates it
+// streamed.
+type hostHarness struct {
+	t     *testing.T
+	root  string
+	host  *Host
+	model model
+
+	mu      sync.Mutex
+	updates []Update
+}
+
+func newHostHarness(t *testing.T, mode string, script clients.Script, mod func(*HostOptions)) *hostHarness {
+	t.Helper()
+	_, root := testutil.Workspace(t, map[string]string{"a.txt": "a\n"})
+	for i := range script.Turns {
+		for j := range script.Turns[i].Calls {
+			c := &script.Turns[i].Calls[j]
+			c.Args = json.RawMessage(strings.ReplaceAll(string(c.Args), "ROOT", root))
+		}
+	}
+	hh := &hostHarness{t: t, root: root, model: newModelWith(t, script, fakegemini.Options{})}
+	o := HostOptions{
+		Toolbox:   toolbox.Options{Roots: []string{root}, ConfigDir: t.TempDir(), GeminiDir: t.TempDir(), Mode: mode},
+		Store:     NewStore(t.TempDir()),
+		NewClient: func(context.Context, settings.Settings) (clients.Client, error) { return hh.model, nil },
+		Observe: func(u Update) {
+			hh.mu.Lock()
+			hh.updates = append(hh.updates, u)
+			hh.mu.Unlock()
+		},
+		Logger: discard(),
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	h, err := NewHost(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	hh.host = h
+	return hh
+}
+
+// of returns the updates of kind k.
+func (hh *hostHarness) of(k UpdateKind) []Update {
+	hh.mu.Lock()
+	defer hh.mu.Unlock()
+	var out []Update
+	for _, u := range hh.updates {
+		if u.Kind == k {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// prompt opens the session id (a new one when empty) and runs text in it.
+func (hh *hostHarness) prompt(id, text string) (*Live, Result) {
+	hh.t.Helper()
+	l, err := hh.host.Open(context.Background(), id)
+	if err != nil {
+		hh.t.Fatal(err)
+	}
+	res, err := l.Prompt(context.Background(), text, nil)
+	if err != nil {
+		hh.t.Fatalf("prompt %q: %v", text, err)
+	}
+	return l, res
+}
+
+func todosCall(desc string) clients.ScriptCall {
+	return clients.ScriptCall{ID: "t1", Name: "write_todos",
+		Args: json.RawMessage(`{"todos": [{"description": "` + desc + `", "status": "in_progress"}]}`)}
+}
+
+// TestHostPlanPerSession: each session keeps its own plan, and the plan and tool call
+// updates carry the session they belong to, with call ids prefixed by it.
+func TestHostPlanPerSession(t *testing.T) {
+	hh := newHostHarness(t, "yolo", clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{todosCall("first")}}, {Text: "one"},
+		{Calls: []clients.ScriptCall{todosCall("second")}}, {Text: "two"},
+	}}, nil)
+	a, _ := hh.prompt("", "plan one")
+	b, _ := hh.prompt("", "plan two")
+	if a.ID() == b.ID() {
+		t.Fatalf("two sessions share the id %s", a.ID())
+	}
+	for _, tt := range []struct {
+		l    *Live
+		want string
+	}{{a, "first"}, {b, "second"}} {
+		if got := tt.l.Plan(); len(got) != 1 || got[0].Content != tt.want {
+			t.Errorf("session %s plan = %+v, want %q", tt.l.ID(), got, tt.want)
+		}
+		var plans, calls int
+		for _, u := range hh.of(UpdatePlan) {
+			if u.Session == tt.l.ID() {
+				plans++
+				if u.Plan[0].Content != tt.want {
+					t.Errorf("plan update of %s = %+v, want %q", u.Session, u.Plan, tt.want)
+				}
+			}
+		}
+		for _, u := range hh.of(UpdateToolCall) {
+			if u.Session == tt.l.ID() {
+				calls++
+				if u.Call.CallID != tt.l.ID()+"/t1" {
+					t.Errorf("call id %q, want %q", u.Call.CallID, tt.l.ID()+"/t1")
+				}
+			}
+		}
+		if plans != 1 || calls == 0 {
+			t.Errorf("session %s: %d plan updates, %d tool call updates; want 1 and some", tt.l.ID(), plans, calls)
+		}
+	}
+	if ends := hh.of(UpdateTurnEnd); len(ends) != 2 || ends[0].Session != a.ID() || ends[1].Session != b.ID() {
+		t.Errorf("turn_end updates %+v, want one per session", ends)
+	}
+}
+
+// TestHostIdleCache: at most MaxIdle idle sessions stay in memory; one let go is
+// resumed from the store, with its history, when named again.
+func TestHostIdleCache(t *testing.T) {
+	const n = 4
+	var turns []clients.Turn
+	for range n + 1 {
+		turns = append(turns, clients.Turn{Text: "ok"})
+	}
+	hh := newHostHarness(t, "yolo", clients.Script{Turns: turns}, func(o *HostOptions) { o.MaxIdle = 2 })
+	var ids []string
+	for i := range n {
+		l, _ := hh.prompt("", "prompt "+string(rune('a'+i)))
+		ids = append(ids, l.ID())
+	}
+	if live := hh.host.LiveIDs(); len(live) > 2 {
+		t.Errorf("%d sessions in memory, want at most 2", len(live))
+	}
+	if slices.Contains(hh.host.LiveIDs(), ids[0]) {
+		t.Fatalf("the least recently used session %s is still in memory", ids[0])
+	}
+	var closed []string
+	for _, u := range hh.of(UpdateClosed) {
+		closed = append(closed, u.Session)
+	}
+	if !slices.Contains(closed, ids[0]) {
+		t.Errorf("closed updates for %v, want one for %s", closed, ids[0])
+	}
+	l, res := hh.prompt(ids[0], "again")
+	if l.ID() != ids[0] || res.StopReason != StopEndTurn {
+		t.Fatalf("resumed %s: %s, %s", ids[0], l.ID(), res.StopReason)
+	}
+	reqs := hh.model.requests()
+	last := reqs[len(reqs)-1]
+	if len(last.History) < 3 || last.History[0].Parts[0].Text != "prompt a" {
+		t.Errorf("the resumed session's request did not carry its history: %+v", last.History)
+	}
+}
+
+// TestHostBusyAndCancel: a session answers one prompt at a time, and Cancel ends the
+// running one as cancelled.
+func TestHostBusyAndCancel(t *testing.T) {
+	started := make(chan struct{})
+	var once sync.Once
+	hh := newHostHarness(t, "yolo", clients.Script{Turns: []clients.Turn{{Text: "thinking", Hang: true}}}, func(o *HostOptions) {
+		observe := o.Observe
+		o.Observe = func(u Update) {
+			observe(u)
+			if u.Kind == UpdateMessage {
+				once.Do(func() { close(started) })
+			}
+		}
+	})
+	l, err := hh.host.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Result)
+	go func() {
+		res, _ := l.Prompt(context.Background(), "hang", nil)
+		done <- res
+	}()
+	// The first prompt has begun once its text streamed.
+	select {
+	case <-started:
+	case res := <-done:
+		t.Fatalf("the prompt ended early: %s", res.StopReason)
+	}
+	if _, err := l.Prompt(context.Background(), "second", nil); !errors.Is(err, ErrBusy) {
+		t.Errorf("a second prompt: %v, want ErrBusy", err)
+	}
+	if err := hh.host.CloseSession(l.ID()); !errors.Is(err, ErrBusy) {
+		t.Errorf("closing a busy session: %v, want ErrBusy", err)
+	}
+	if n := hh.host.Cancel(l.ID()); n != 1 {
+		t.Errorf("Cancel cancelled %d prompts, want 1", n)
+	}
+	if res := <-done; res.StopReason != StopCancelled {
+		t.Errorf("stop reason %s, want cancelled", res.StopReason)
+	}
+}
+
+// TestHostOpenErrors: what Open says when it cannot open a session.
+func TestHostOpenErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		newClient func(context.Context, settings.Settings) (clients.Client, error)
+		id        string
+		check     func(error) bool
+	}{
+		{"no model", nil, "", func(err error) bool { return errors.Is(err, ErrNoModel) }},
+		{"nil client", func(context.Context, settings.Settings) (clients.Client, error) { return nil, nil }, "",
+			func(err error) bool { return errors.Is(err, ErrNoModel) }},
+		{"client error", func(context.Context, settings.Settings) (clients.Client, error) { return nil, errors.New("no key") }, "",
+			func(err error) bool { return errors.Is(err, ErrModel) && strings.Contains(err.Error(), "no key") }},
+		{"unknown session", nil, "nope", func(err error) bool {
+			var re *ResumeError
+			return errors.As(err, &re) && re.ID == "nope"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hh := newHostHarness(t, "", clients.Script{}, func(o *HostOptions) {
+				if tt.id == "" {
+					o.NewClient = tt.newClient
+				}
+			})
+			if _, err := hh.host.Open(context.Background(), tt.id); err == nil || !tt.check(err) {
+				t.Errorf("Open(%q) = %v", tt.id, err)
+			}
+		})
+	}
+}
+
+// TestHostSessionMode: a session's approval mode applies to its calls only.
+func TestHostSessionMode(t *testing.T) {
+	write := clients.ScriptCall{ID: "w", Name: "write_file", Args: json.RawMessage(`{"file_path": "ROOT/new.txt", "content": "x"}`)}
+	tests := []struct {
+		mode string
+		want tools.Status
+	}{
+		{"", tools.StatusError}, // the workspace's default mode asks, and nobody can answer
+		{"yolo", tools.StatusSuccess},
+	}
+	for _, tt := range tests {
+		t.Run("mode "+tt.mode, func(t *testing.T) {
+			hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
+				{Calls: []clients.ScriptCall{write}}, {Text: "done"},
+			}}, nil)
+			l, err := hh.host.Open(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.mode != "" && !hh.host.SetMode(l.ID(), "yolo") {
+				t.Fatal("SetMode: the session is not live")
+			}
+			if _, err := l.Prompt(context.Background(), "write", nil); err != nil {
+				t.Fatal(err)
+			}
+			var got tools.Status
+			for _, u := range hh.of(UpdateToolCall) {
+				if u.Call.Status.Terminal() {
+					got = u.Call.Status
+				}
+			}
+			if got != tt.want {
+				t.Errorf("write_file ended %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
