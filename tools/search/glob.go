@@ -27,29 +27,6 @@ const globName = "glob"
 // recentWindow is how recently a file must have changed to be listed first, by time.
 const recentWindow = 24 * time.Hour
 
-const globSchema = `{
-  "type": "object",
-  "properties": {
-    "pattern": {
-      "description": "The glob pattern to match against (e.g., '**/*.py', 'docs/*.md').",
-      "type": "string"
-    },
-    "dir_path": {
-      "description": "Optional: The absolute path to the directory to search within. If omitted, searches the root directory.",
-      "type": "string"
-    },
-    "case_sensitive": {
-      "description": "Optional: Whether the search should be case-sensitive. Defaults to false.",
-      "type": "boolean"
-    },
-    "respect_git_ignore": {
-      "description": "Optional: Whether to respect .gitignore patterns when finding files. Only available in git repositories. Defaults to true.",
-      "type": "boolean"
-    }
-  },
-  "required": ["pattern"]
-}`
-
 // globTool is glob: files whose path below a directory matches a doublestar pattern.
 type globTool struct {
 	ws *workspace.Workspace
@@ -62,16 +39,16 @@ func (t *globTool) Info() tools.Info {
 		Description: "Efficiently finds files matching specific glob patterns (e.g., `src/**/*.ts`, `**/*.md`), returning absolute paths sorted by modification time (newest first). Ideal for quickly locating files based on their name or path structure, especially in large codebases.",
 		Kind:        tools.KindSearch,
 		Source:      tools.SourceBuiltin,
-		Parameters:  json.RawMessage(globSchema),
+		Parameters:  tools.Parameters[globParams](true), // open, like Gemini CLI's
 		Idempotent:  true,
 	}
 }
 
 type globParams struct {
-	Pattern          string `json:"pattern"`
-	DirPath          string `json:"dir_path"`
-	CaseSensitive    bool   `json:"case_sensitive"`
-	RespectGitIgnore *bool  `json:"respect_git_ignore"`
+	Pattern          string `json:"pattern" jsonschema:"The glob pattern to match against (e.g., '**/*.py', 'docs/*.md')."`
+	DirPath          string `json:"dir_path,omitempty" jsonschema:"Optional: The absolute path to the directory to search within. If omitted, searches the root directory."`
+	CaseSensitive    bool   `json:"case_sensitive,omitempty" jsonschema:"Optional: Whether the search should be case-sensitive. Defaults to false."`
+	RespectGitIgnore *bool  `json:"respect_git_ignore,omitempty" jsonschema:"Optional: Whether to respect .gitignore patterns when finding files. Only available in git repositories. Defaults to true."`
 }
 
 func (t *globTool) Build(args json.RawMessage) (tools.Invocation, error) {

@@ -32,72 +32,6 @@ const (
 	chunkSize = 64 << 10
 )
 
-// grepSchema is the parameter schema of Gemini CLI's ripgrep-backed grep_search, with
-// the integer bounds it documents made part of the schema.
-const grepSchema = `{
-  "type": "object",
-  "properties": {
-    "pattern": {
-      "description": "The pattern to search for: a regular expression in Go (RE2) syntax, which for everyday patterns is the same as ripgrep's Rust syntax. Use '\\b' for precise symbol matching (e.g., '\\bMatchMe\\b'). The search is line by line: a match never spans lines.",
-      "type": "string"
-    },
-    "dir_path": {
-      "description": "Directory to search. Directories are searched recursively. Relative paths are resolved against the workspace root. Defaults to the workspace root if omitted.",
-      "type": "string"
-    },
-    "include_pattern": {
-      "description": "Glob pattern to filter files (e.g., '*.ts', '*.{ts,tsx}', 'src/**'). Recommended for large repositories to reduce noise. Defaults to all files if omitted.",
-      "type": "string"
-    },
-    "exclude_pattern": {
-      "description": "Optional: A regular expression pattern to exclude from the search results. If a line matches both the pattern and the exclude_pattern, it will be omitted.",
-      "type": "string"
-    },
-    "names_only": {
-      "description": "Optional: If true, only the file paths of the matches will be returned, without the line content or line numbers. This is useful for gathering a list of files.",
-      "type": "boolean"
-    },
-    "case_sensitive": {
-      "description": "If true, search is case-sensitive. Defaults to false (ignore case) if omitted.",
-      "type": "boolean"
-    },
-    "fixed_strings": {
-      "description": "If true, treats the ` + "`pattern`" + ` as a literal string instead of a regular expression. Defaults to false (basic regex) if omitted.",
-      "type": "boolean"
-    },
-    "context": {
-      "description": "Show this many lines of context around each match (equivalent to grep -C). Defaults to 0 if omitted.",
-      "type": "integer",
-      "minimum": 0
-    },
-    "after": {
-      "description": "Show this many lines after each match (equivalent to grep -A). Defaults to 0 if omitted.",
-      "type": "integer",
-      "minimum": 0
-    },
-    "before": {
-      "description": "Show this many lines before each match (equivalent to grep -B). Defaults to 0 if omitted.",
-      "type": "integer",
-      "minimum": 0
-    },
-    "no_ignore": {
-      "description": "If true, searches all files including those usually ignored (like in .gitignore, build/, dist/, etc). Defaults to false if omitted.",
-      "type": "boolean"
-    },
-    "max_matches_per_file": {
-      "description": "Optional: Maximum number of matches to return per file. Use this to prevent being overwhelmed by repetitive matches in large files.",
-      "type": "integer",
-      "minimum": 1
-    },
-    "total_max_matches": {
-      "description": "Optional: Maximum number of total matches to return. Use this to limit the overall size of the response. Defaults to 100 if omitted.",
-      "type": "integer",
-      "minimum": 1
-    }
-  },
-  "required": ["pattern"]
-}`
-
 // grepTool is grep_search (and, under its other name, search_file_content).
 type grepTool struct {
 	ws   *workspace.Workspace
@@ -117,37 +51,45 @@ func (t *grepTool) Info() tools.Info {
 		Description: "Searches for a regular expression pattern within file contents. This tool is FAST and optimized, powered by ripgrep. PREFERRED over standard `run_shell_command(\"grep ...\")` due to better performance and automatic output limiting (defaults to 100 matches, but can be increased via `total_max_matches`).",
 		Kind:        tools.KindSearch,
 		Source:      tools.SourceBuiltin,
-		Parameters:  json.RawMessage(grepSchema),
+		Parameters:  tools.Parameters[grepParams](true), // open, like Gemini CLI's
 		Idempotent:  true,
 	}
 }
 
+// grepParams are grep_search's parameters. The integers are float64s, which accept
+// 10.0 as well as 10, and are checked to be whole in Build.
 type grepParams struct {
-	Pattern        string `json:"pattern"`
-	DirPath        string `json:"dir_path"`
-	IncludePattern string `json:"include_pattern"`
-	// Include is the name older Gemini CLI releases gave include_pattern; prompts
-	// written for them still pass it.
-	Include           string   `json:"include"`
-	ExcludePattern    string   `json:"exclude_pattern"`
-	NamesOnly         bool     `json:"names_only"`
-	CaseSensitive     bool     `json:"case_sensitive"`
-	FixedStrings      bool     `json:"fixed_strings"`
-	Context           *float64 `json:"context"`
-	After             *float64 `json:"after"`
-	Before            *float64 `json:"before"`
-	NoIgnore          bool     `json:"no_ignore"`
-	MaxMatchesPerFile *float64 `json:"max_matches_per_file"`
-	TotalMaxMatches   *float64 `json:"total_max_matches"`
+	Pattern           string   `json:"pattern" jsonschema:"The pattern to search for: a regular expression in Go (RE2) syntax, which for everyday patterns is the same as ripgrep's Rust syntax. Use '\\b' for precise symbol matching (e.g., '\\bMatchMe\\b'). The search is line by line: a match never spans lines."`
+	DirPath           string   `json:"dir_path,omitempty" jsonschema:"Directory to search. Directories are searched recursively. Relative paths are resolved against the workspace root. Defaults to the workspace root if omitted."`
+	IncludePattern    string   `json:"include_pattern,omitempty" jsonschema:"Glob pattern to filter files (e.g., '*.ts', '*.{ts,tsx}', 'src/**'). Recommended for large repositories to reduce noise. Defaults to all files if omitted."`
+	ExcludePattern    string   `json:"exclude_pattern,omitempty" jsonschema:"Optional: A regular expression pattern to exclude from the search results. If a line matches both the pattern and the exclude_pattern, it will be omitted."`
+	NamesOnly         bool     `json:"names_only,omitempty" jsonschema:"Optional: If true, only the file paths of the matches will be returned, without the line content or line numbers. This is useful for gathering a list of files."`
+	CaseSensitive     bool     `json:"case_sensitive,omitempty" jsonschema:"If true, search is case-sensitive. Defaults to false (ignore case) if omitted."`
+	FixedStrings      bool     "json:\"fixed_strings,omitempty\" jsonschema:\"If true, treats the `pattern` as a literal string instead of a regular expression. Defaults to false (basic regex) if omitted.\""
+	Context           *float64 `json:"context,omitempty" jsonschema:"Show this many lines of context around each match (equivalent to grep -C). Defaults to 0 if omitted." schema:"type=integer,minimum=0"`
+	After             *float64 `json:"after,omitempty" jsonschema:"Show this many lines after each match (equivalent to grep -A). Defaults to 0 if omitted." schema:"type=integer,minimum=0"`
+	Before            *float64 `json:"before,omitempty" jsonschema:"Show this many lines before each match (equivalent to grep -B). Defaults to 0 if omitted." schema:"type=integer,minimum=0"`
+	NoIgnore          bool     `json:"no_ignore,omitempty" jsonschema:"If true, searches all files including those usually ignored (like in .gitignore, build/, dist/, etc). Defaults to false if omitted."`
+	MaxMatchesPerFile *float64 `json:"max_matches_per_file,omitempty" jsonschema:"Optional: Maximum number of matches to return per file. Use this to prevent being overwhelmed by repetitive matches in large files." schema:"type=integer,minimum=1"`
+	TotalMaxMatches   *float64 `json:"total_max_matches,omitempty" jsonschema:"Optional: Maximum number of total matches to return. Use this to limit the overall size of the response. Defaults to 100 if omitted." schema:"type=integer,minimum=1"`
+}
+
+// grepArgs is what grep_search decodes: its parameters, and include, the name older
+// Gemini CLI releases gave include_pattern, which prompts written for them still pass.
+// The schema is open, so it passes validation without being declared.
+type grepArgs struct {
+	grepParams
+	Include string `json:"include"`
 }
 
 func (t *grepTool) Build(args json.RawMessage) (tools.Invocation, error) {
-	var p grepParams
-	if err := tools.DecodeArgs(args, &p); err != nil {
+	var a grepArgs
+	if err := tools.DecodeArgs(args, &a); err != nil {
 		return nil, err
 	}
+	p := a.grepParams
 	if p.IncludePattern == "" {
-		p.IncludePattern = p.Include
+		p.IncludePattern = a.Include
 	}
 	c := &grepCall{t: t, p: p}
 	var err error
