@@ -166,6 +166,18 @@ func TestGrep(t *testing.T) {
 			wantNot: []string{"app.ts", "top.txt"},
 		},
 		{
+			name:    "include, the older name of include_pattern",
+			args:    `{"pattern":"hello","include":"*.go"}`,
+			want:    []string{"File: src/main.go", "File: src/util/strings.go", `(filter: "*.go")`},
+			wantNot: []string{"app.ts", "top.txt"},
+		},
+		{
+			name:    "include_pattern wins over include",
+			args:    `{"pattern":"hello","include_pattern":"*.go","include":"*.ts"}`,
+			want:    []string{"File: src/main.go", `(filter: "*.go")`},
+			wantNot: []string{"app.ts"},
+		},
+		{
 			name:    "include with braces",
 			args:    `{"pattern":"hello","include_pattern":"**/*.{ts,tsx}"}`,
 			want:    []string{"File: src/app.ts", "File: src/app.tsx"},
