@@ -141,7 +141,7 @@ func (t listTool) Info() tools.Info {
 		Description: "Lists the background shell processes started with run_shell_command and is_background, running or finished: job id, PID, command, status (running, exited with a code, or killed by a signal) and start time.",
 		Kind:        tools.KindRead,
 		Source:      tools.SourceBuiltin,
-		Parameters:  json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+		Parameters:  tools.Parameters[struct{}](false),
 		Idempotent:  true,
 	}
 }
@@ -207,31 +207,6 @@ const defaultLines = 100
 
 type readTool struct{ s *Shell }
 
-var readSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pid": {
-      "type": "integer",
-      "description": "The process ID (PID) of the background process to inspect."
-    },
-    "id": {
-      "type": "string",
-      "description": "The job id of the background process (as list_background_processes shows it), instead of pid."
-    },
-    "lines": {
-      "type": "integer",
-      "minimum": 1,
-      "description": "Optional. Number of lines to read from the end of the output. Defaults to 100."
-    },
-    "delay_ms": {
-      "type": "integer",
-      "minimum": 0,
-      "description": "Optional. Delay in milliseconds to wait before reading the output. Useful to allow the process to start and generate initial output."
-    }
-  },
-  "additionalProperties": false
-}`)
-
 func (t readTool) Info() tools.Info {
 	return tools.Info{
 		Name:        ReadToolName,
@@ -239,16 +214,16 @@ func (t readTool) Info() tools.Info {
 		Description: "Reads the latest output of a background shell process started with run_shell_command and is_background: the last lines of its combined stdout and stderr. Identify the process by pid or by job id.",
 		Kind:        tools.KindRead,
 		Source:      tools.SourceBuiltin,
-		Parameters:  readSchema,
+		Parameters:  tools.Parameters[readArgs](false),
 		Idempotent:  true,
 	}
 }
 
 type readArgs struct {
-	PID     *int   `json:"pid"`
-	ID      string `json:"id"`
-	Lines   *int   `json:"lines"`
-	DelayMS int    `json:"delay_ms"`
+	PID     *int   `json:"pid,omitempty" jsonschema:"The process ID (PID) of the background process to inspect."`
+	ID      string `json:"id,omitempty" jsonschema:"The job id of the background process (as list_background_processes shows it), instead of pid."`
+	Lines   *int   `json:"lines,omitempty" jsonschema:"Optional. Number of lines to read from the end of the output. Defaults to 100." schema:"minimum=1"`
+	DelayMS int    `json:"delay_ms,omitempty" jsonschema:"Optional. Delay in milliseconds to wait before reading the output. Useful to allow the process to start and generate initial output." schema:"minimum=0"`
 }
 
 func (t readTool) Build(args json.RawMessage) (tools.Invocation, error) {

@@ -38,30 +38,6 @@ const runDescription = "This tool executes a given shell command as `bash -c <co
 	"Background PIDs: List of background processes started and still running, or `(none)`.\n" +
 	"Process Group PGID: Process group started or `(none)`."
 
-var runSchema = json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "command": {
-      "type": "string",
-      "description": "Exact bash command to execute as ` + "`bash -c <command>`" + `"
-    },
-    "description": {
-      "type": "string",
-      "description": "Brief description of the command for the user. Be specific and concise. Ideally a single sentence. Can be up to 3 sentences for clarity. No line breaks."
-    },
-    "dir_path": {
-      "type": "string",
-      "description": "(OPTIONAL) The path of the directory to run the command in. If not provided, the project root directory is used. Must be a directory within the workspace and must already exist."
-    },
-    "is_background": {
-      "type": "boolean",
-      "description": "Set to true if this command should be run in the background (e.g. for long-running servers or watchers). The call returns at once with the process ID; use read_background_output to see its output."
-    }
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`)
-
 type runTool struct{ s *Shell }
 
 func (t runTool) Info() tools.Info {
@@ -71,16 +47,16 @@ func (t runTool) Info() tools.Info {
 		Description: runDescription,
 		Kind:        tools.KindExecute,
 		Source:      tools.SourceBuiltin,
-		Parameters:  runSchema,
+		Parameters:  tools.Parameters[runArgs](false),
 		Streams:     true,
 	}
 }
 
 type runArgs struct {
-	Command      string `json:"command"`
-	Description  string `json:"description"`
-	DirPath      string `json:"dir_path"`
-	IsBackground bool   `json:"is_background"`
+	Command      string "json:\"command\" jsonschema:\"Exact bash command to execute as `bash -c <command>`\""
+	Description  string `json:"description,omitempty" jsonschema:"Brief description of the command for the user. Be specific and concise. Ideally a single sentence. Can be up to 3 sentences for clarity. No line breaks."`
+	DirPath      string `json:"dir_path,omitempty" jsonschema:"(OPTIONAL) The path of the directory to run the command in. If not provided, the project root directory is used. Must be a directory within the workspace and must already exist."`
+	IsBackground bool   `json:"is_background,omitempty" jsonschema:"Set to true if this command should be run in the background (e.g. for long-running servers or watchers). The call returns at once with the process ID; use read_background_output to see its output."`
 }
 
 func (t runTool) Build(args json.RawMessage) (tools.Invocation, error) {
