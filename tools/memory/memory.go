@@ -68,23 +68,6 @@ Do not use it:
 - for secrets such as passwords, keys or tokens: memory files are plain text;
 - when you are unsure whether the user wants it kept: ask them first ("Should I remember that?").`
 
-const parameters = `{
-  "type": "object",
-  "properties": {
-    "fact": {
-      "type": "string",
-      "description": "The fact to remember: one clear, self-contained statement in natural language, such as \"The user prefers table-driven tests.\""
-    },
-    "scope": {
-      "type": "string",
-      "enum": ["project", "user"],
-      "description": "Where to keep the fact: \"project\" (the default) for the project's memory file, \"user\" for the user's own memory file, read in every project."
-    }
-  },
-  "required": ["fact"],
-  "additionalProperties": false
-}`
-
 // userFileMode is the mode of a new memory file of the user's: what a person tells an
 // agent to remember is theirs alone. A new project file gets the workspace's usual
 // mode, since it belongs with the project's other files.
@@ -125,15 +108,18 @@ func (t *tool) Info() tools.Info {
 		Description: description,
 		Kind:        tools.KindOther,
 		Source:      tools.SourceBuiltin,
-		Parameters:  json.RawMessage(parameters),
+		Parameters:  tools.Parameters[memoryArgs](false),
 	}
 }
 
+// memoryArgs are save_memory's parameters.
+type memoryArgs struct {
+	Fact  string `json:"fact" jsonschema:"The fact to remember: one clear, self-contained statement in natural language, such as \"The user prefers table-driven tests.\""`
+	Scope string `json:"scope,omitempty" jsonschema:"Where to keep the fact: \"project\" (the default) for the project's memory file, \"user\" for the user's own memory file, read in every project." schema:"enum=project|user"`
+}
+
 func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {
-	var p struct {
-		Fact  string `json:"fact"`
-		Scope string `json:"scope"`
-	}
+	var p memoryArgs
 	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}

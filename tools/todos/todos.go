@@ -33,10 +33,10 @@ var statuses = []string{StatusPending, StatusInProgress, StatusCompleted, Status
 
 // Item is one todo.
 type Item struct {
-	Description string `json:"description"`
+	Description string `json:"description" jsonschema:"What the todo is: one concrete, actionable step."`
 	// Status is one of StatusPending, StatusInProgress, StatusCompleted and
 	// StatusCancelled.
-	Status string `json:"status"`
+	Status string `json:"status" jsonschema:"The todo's status; at most one todo may be in_progress." schema:"enum=pending|in_progress|completed|cancelled"`
 }
 
 // List is a session's todo list. It is safe for concurrent use.
@@ -89,34 +89,6 @@ Statuses:
 
 As you learn more, revise the plan: add the todos you discover, and cancel the ones that no longer apply.`
 
-const parameters = `{
-  "type": "object",
-  "properties": {
-    "todos": {
-      "type": "array",
-      "description": "The complete todo list; it replaces the current one.",
-      "items": {
-        "type": "object",
-        "properties": {
-          "description": {
-            "type": "string",
-            "description": "What the todo is: one concrete, actionable step."
-          },
-          "status": {
-            "type": "string",
-            "enum": ["pending", "in_progress", "completed", "cancelled"],
-            "description": "The todo's status; at most one todo may be in_progress."
-          }
-        },
-        "required": ["description", "status"],
-        "additionalProperties": false
-      }
-    }
-  },
-  "required": ["todos"],
-  "additionalProperties": false
-}`
-
 type tool struct{ list *List }
 
 func (t *tool) Info() tools.Info {
@@ -126,16 +98,20 @@ func (t *tool) Info() tools.Info {
 		Description: description,
 		Kind:        tools.KindThink,
 		Source:      tools.SourceBuiltin,
-		Parameters:  json.RawMessage(parameters),
+		Parameters:  tools.Parameters[todosArgs](false),
 		Markdown:    true,
 		Idempotent:  true,
 	}
 }
 
+// todosArgs are write_todos's parameters. Todos is a pointer so that a missing list is
+// told from an empty one, which clears the list.
+type todosArgs struct {
+	Todos *[]Item `json:"todos" jsonschema:"The complete todo list; it replaces the current one."`
+}
+
 func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {
-	var p struct {
-		Todos *[]Item `json:"todos"`
-	}
+	var p todosArgs
 	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}

@@ -24,17 +24,6 @@ import (
 	"github.com/agentls/agentls/tools/web/redact"
 )
 
-const fetchSchema = `{
-  "type": "object",
-  "properties": {
-    "prompt": {
-      "description": "A comprehensive prompt that includes the URL(s) (up to 20) to fetch and specific instructions on how to process their content (e.g., \"Summarize https://example.com/article and extract key points from https://another.com/data\"). All URLs to be fetched must be valid and complete, starting with \"http://\" or \"https://\", and be fully-formed with a valid hostname (e.g., a domain name like \"example.com\" or an IP address). For example, \"https://example.com\" is valid, but \"example.com\" is not.",
-      "type": "string"
-    }
-  },
-  "required": ["prompt"]
-}`
-
 const (
 	userAgent = "Mozilla/5.0 (compatible; agentls/1.0; +https://github.com/agentls/agentls)"
 	accept    = "text/html, text/markdown, text/plain;q=0.9, application/json;q=0.9, application/xhtml+xml;q=0.8, */*;q=0.5"
@@ -56,7 +45,7 @@ func (t *fetchTool) Info() tools.Info {
 		Description: t.description(),
 		Kind:        tools.KindFetch,
 		Source:      tools.SourceBuiltin,
-		Parameters:  json.RawMessage(fetchSchema),
+		Parameters:  tools.Parameters[fetchArgs](true), // open, like Gemini CLI's
 		Markdown:    true,
 		Idempotent:  true,
 	}
@@ -76,10 +65,13 @@ func (t *fetchTool) description() string {
 	return d + "."
 }
 
+// fetchArgs are web_fetch's parameters.
+type fetchArgs struct {
+	Prompt string `json:"prompt" jsonschema:"A comprehensive prompt that includes the URL(s) (up to 20) to fetch and specific instructions on how to process their content (e.g., \"Summarize https://example.com/article and extract key points from https://another.com/data\"). All URLs to be fetched must be valid and complete, starting with \"http://\" or \"https://\", and be fully-formed with a valid hostname (e.g., a domain name like \"example.com\" or an IP address). For example, \"https://example.com\" is valid, but \"example.com\" is not."`
+}
+
 func (t *fetchTool) Build(args json.RawMessage) (tools.Invocation, error) {
-	var p struct {
-		Prompt string `json:"prompt"`
-	}
+	var p fetchArgs
 	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}

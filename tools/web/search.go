@@ -26,17 +26,6 @@ type Source struct {
 	URI   string
 }
 
-const searchSchema = `{
-  "type": "object",
-  "properties": {
-    "query": {
-      "type": "string",
-      "description": "The search query to find information on the web."
-    }
-  },
-  "required": ["query"]
-}`
-
 // searchTool is google_web_search.
 type searchTool struct {
 	searcher Searcher
@@ -49,16 +38,19 @@ func (t *searchTool) Info() tools.Info {
 		Description: "Performs a web search using Google Search (via the Gemini API) and returns the results. This tool is useful for finding information on the internet based on a query.",
 		Kind:        tools.KindSearch,
 		Source:      tools.SourceBuiltin,
-		Parameters:  json.RawMessage(searchSchema),
+		Parameters:  tools.Parameters[searchArgs](true), // open, like Gemini CLI's
 		Markdown:    true,
 		Idempotent:  true,
 	}
 }
 
+// searchArgs are google_web_search's parameters.
+type searchArgs struct {
+	Query string `json:"query" jsonschema:"The search query to find information on the web."`
+}
+
 func (t *searchTool) Build(args json.RawMessage) (tools.Invocation, error) {
-	var p struct {
-		Query string `json:"query"`
-	}
+	var p searchArgs
 	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}
