@@ -30,18 +30,20 @@ func (t *listResourcesTool) Info() tools.Info {
 		DisplayName: "List MCP resources",
 		Description: "Lists the resources (and resource templates) that the connected MCP servers offer, " +
 			"with their URIs, names and MIME types. Read one with " + ReadResourceName + ".",
-		Kind:   tools.KindRead,
-		Source: tools.SourceMCP,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"server":{"type":"string",` +
-			`"description":"Only list the resources of this MCP server."}},"additionalProperties":false}`),
+		Kind:       tools.KindRead,
+		Source:     tools.SourceMCP,
+		Parameters: tools.Parameters[listResourcesArgs](false),
 		Idempotent: true,
 	}
 }
 
+// listResourcesArgs are list_mcp_resources's parameters.
+type listResourcesArgs struct {
+	Server string `json:"server,omitempty" jsonschema:"Only list the resources of this MCP server."`
+}
+
 func (t *listResourcesTool) Build(args json.RawMessage) (tools.Invocation, error) {
-	var p struct {
-		Server string `json:"server"`
-	}
+	var p listResourcesArgs
 	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}
@@ -147,21 +149,21 @@ func (t *readResourceTool) Info() tools.Info {
 		DisplayName: "Read MCP resource",
 		Description: "Reads a resource of an MCP server by its URI (see " + ListResourcesName + "). " +
 			"Text comes back as text, binary content as an attachment.",
-		Kind:   tools.KindRead,
-		Source: tools.SourceMCP,
-		Parameters: json.RawMessage(`{"type":"object","properties":{` +
-			`"server":{"type":"string","description":"The MCP server that offers the resource."},` +
-			`"uri":{"type":"string","description":"The resource's URI."}},` +
-			`"required":["server","uri"],"additionalProperties":false}`),
+		Kind:       tools.KindRead,
+		Source:     tools.SourceMCP,
+		Parameters: tools.Parameters[readResourceArgs](false),
 		Idempotent: true,
 	}
 }
 
+// readResourceArgs are read_mcp_resource's parameters.
+type readResourceArgs struct {
+	Server string `json:"server" jsonschema:"The MCP server that offers the resource."`
+	URI    string `json:"uri" jsonschema:"The resource's URI."`
+}
+
 func (t *readResourceTool) Build(args json.RawMessage) (tools.Invocation, error) {
-	var p struct {
-		Server string `json:"server"`
-		URI    string `json:"uri"`
-	}
+	var p readResourceArgs
 	if err := tools.DecodeArgs(args, &p); err != nil {
 		return nil, err
 	}
