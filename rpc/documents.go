@@ -117,11 +117,6 @@ func (d *documents) snapshotLocked(path string, enc workspace.PositionEncoding, 
 	return st, cur, true
 }
 
-// syncOverlay does nothing: the workspace applies the editor's changes itself, so
-// there is nothing to bring up to date before a tool reads. It stays only for a caller
-// in prompt.go, which the session-hosting work is moving out of rpc; remove both then.
-func (s *Server) syncOverlay() {}
-
 // holdOpen records that the editor holds path, which it has not opened, with an edit
 // of agentls's, and calls open to put the edited text in the workspace; unless the
 // editor opened the file meanwhile, in which case its didOpen is the truth.

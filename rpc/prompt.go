@@ -183,7 +183,6 @@ func (s *Server) documentText(path string) (string, bool) {
 	if tb == nil {
 		return "", false
 	}
-	s.syncOverlay()
 	if doc, ok := tb.Workspace.Document(path); ok {
 		return doc.Text, true
 	}

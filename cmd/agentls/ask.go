@@ -208,21 +208,3 @@ func mustEscape(r rune, size int) bool {
 	}
 	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
-
-// noTerminal refuses every confirmation: with no terminal there is nobody to ask, and no
-// answer is never consent.
-//
-// Deprecated: a nil confirm.Asker says the same, and the scheduler then reports that the
-// call needs consent and how to allow it, rather than that the user declined; agentls
-// run passes nil. agentls prompt still uses noTerminal.
-type noTerminal struct{}
-
-// Ask implements confirm.Asker.
-func (noTerminal) Ask(_ context.Context, req confirm.Request) (confirm.Answer, error) {
-	how := "--approval-mode yolo"
-	if req.Details.Type == confirm.TypeEdit {
-		how = "--approval-mode auto_edit"
-	}
-	return confirm.Answer{}, fmt.Errorf("%s needs consent and there is no terminal to ask on; nothing was run. "+
-		"Run it from a terminal, pass %s, or add a policy rule allowing it in settings", req.ToolName, how)
-}

@@ -21,13 +21,6 @@ func modelClients(log *slog.Logger) func(context.Context, settings.Settings) (cl
 	}
 }
 
-// newClient makes a model client as modelClients does, logging nothing.
-//
-// TODO: agentls prompt should use modelClients(logger); then this goes.
-func newClient(ctx context.Context, s settings.Settings) (clients.Client, error) {
-	return newClientLog(ctx, s, nil)
-}
-
 func newClientLog(ctx context.Context, s settings.Settings, log *slog.Logger) (clients.Client, error) {
 	p := s.Provider
 	var (

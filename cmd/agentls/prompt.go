@@ -49,7 +49,9 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 
 	logger := newLogger(stderr)
-	var asker confirm.Asker = noTerminal{}
+	// Without a terminal there is nobody to ask: a nil asker makes a call that needs
+	// consent fail with how to allow it.
+	var asker confirm.Asker
 	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
 		asker = &terminalAsker{in: in, out: stderr}
 	}
@@ -79,7 +81,7 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if *model != "" {
 		s.Model.Name = *model
 	}
-	if client, err = newClient(ctx, s); err != nil {
+	if client, err = modelClients(logger)(ctx, s); err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
 	}

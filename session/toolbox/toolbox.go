@@ -262,7 +262,9 @@ func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, er
 }
 
 // Scheduler returns a scheduler over the toolbox that asks through asker and reports to
-// observe (either may be nil).
+// observe (either may be nil). Every scheduler of the toolbox shares the workspace's
+// path locks, so that edits of one file by two sessions, or a session and the editor's
+// runTool, follow one another instead of losing one.
 func (tb *Toolbox) Scheduler(asker confirm.Asker, observe tools.Observer) *tools.Scheduler {
 	return tools.NewScheduler(tools.Options{
 		Registry: tb.Registry,
@@ -270,6 +272,7 @@ func (tb *Toolbox) Scheduler(asker confirm.Asker, observe tools.Observer) *tools
 		Asker:    asker,
 		Observe:  observe,
 		Logger:   tb.Logger,
+		Locks:    tb.Workspace,
 	})
 }
 
