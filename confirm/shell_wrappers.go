@@ -26,7 +26,6 @@ type unwrapped struct {
 }
 
 // The option syntax of the wrappers that Analyze sees through.
-
 var (
 	sudoOptions = optionSpec{
 		arg:  "CDghprtTUuR",
