@@ -9,6 +9,9 @@ import (
 // code, the destinations of cp and its kin, git's configuration and hooks, sed -i,
 // archives and patches.
 
+// interpreter records an interpreter given its program inline (python3 -c, perl -e,
+// node -e, awk's program text when it runs commands) or on its input (curl … | python3),
+// whose commands no rule can see.
 func (an *analyzer) interpreter(name string, keep, ws []word) {
 	family := strings.TrimRight(name, "0123456789.")
 	if family == "awk" || family == "gawk" || family == "mawk" || family == "nawk" {
@@ -101,6 +104,8 @@ func (an *analyzer) interpreter(name string, keep, ws []word) {
 	}
 }
 
+// awk records an awk program that runs commands (system(), a pipe to or from a
+// command); without a program (awk -f FILE) the file's commands are not seen.
 func (an *analyzer) awk(keep, ws []word) {
 	for i := 1; i < len(ws); i++ {
 		w := ws[i]
@@ -135,6 +140,8 @@ func (an *analyzer) awk(keep, ws []word) {
 	}
 }
 
+// destination returns the file that cp, mv, install or ln (named name) writes: the
+// directory of -t, or the last operand when there are two or more.
 func destination(name string, args []word) (word, bool) {
 	argOpts := "St"
 	if name == "install" {
@@ -195,6 +202,8 @@ func destination(name string, args []word) (word, bool) {
 	return operands[len(operands)-1], true
 }
 
+// judged reports the commands whose options and operands the analysis judges (rm -r,
+// find -exec, cp's destination …): an expansion among them hides what they do.
 func judged(name string) bool {
 	switch name {
 	case "rm", "chmod", "chown", "chgrp", "find", "cp", "mv", "install", "ln", "dd", "sed", "git", "tee":
@@ -203,6 +212,8 @@ func judged(name string) bool {
 	return false
 }
 
+// hiddenOption reports a word with expansions before the end of the options ("--"),
+// which could be any option.
 func hiddenOption(args []word) bool {
 	for _, a := range args {
 		if a.lit && a.val == "--" {
@@ -215,6 +226,9 @@ func hiddenOption(args []word) bool {
 	return false
 }
 
+// makesLinks reports a command that makes or moves links, or unpacks files that may
+// be links, so that where the line's writes go is no longer what the file system says
+// before it runs.
 func makesLinks(name string, args []word) bool {
 	switch name {
 	case "ln", "link", "mv", "rsync", "tar", "bsdtar", "unzip", "cpio", "7z", "bunzip2", "gunzip":
@@ -243,6 +257,8 @@ func makesLinks(name string, args []word) bool {
 	return false
 }
 
+// gitSubcommand returns git's subcommand among args (its words after "git"), past the
+// global options.
 func gitSubcommand(args []word) string {
 	rest, _ := dropGlobalWords("git", append([]word{{val: "git", src: "git", lit: true}}, args...))
 	if len(rest) == 0 || !rest[0].lit {
@@ -251,6 +267,9 @@ func gitSubcommand(args []word) string {
 	return rest[0].val
 }
 
+// git records what a git command does that rules must know: -c and --config-env set
+// configuration that runs commands (core.pager, core.sshCommand, alias.x=!cmd), so the
+// command is opaque; git config writes .git/config (sensitive) or the user's files.
 func (an *analyzer) git(keep, ws []word) {
 	for _, w := range ws[1:] {
 		if !w.lit || !strings.HasPrefix(w.val, "-") {
@@ -311,6 +330,8 @@ func (an *analyzer) git(keep, ws []word) {
 	}
 }
 
+// inPlaceFiles returns the files sed -i edits: its operands after the script (the
+// first operand, unless -e or -f gave it); none without -i.
 func inPlaceFiles(args []word) []word {
 	inPlace, script := false, false
 	var operands []word
@@ -353,10 +374,14 @@ func inPlaceFiles(args []word) []word {
 	return operands
 }
 
+// awkRuns reports an awk program that may run commands: system(), or a pipe to or from
+// a command.
 func awkRuns(program string) bool {
 	return strings.Contains(program, "system") || strings.Contains(program, "|") || strings.Contains(program, "getline")
 }
 
+// runsOptionText reports an option whose text holds shell syntax that runs commands
+// (a ";", "|", "&&" or backtick), which the program may hand to a shell.
 func runsOptionText(args []word) bool {
 	for _, a := range args {
 		if !a.lit || !strings.HasPrefix(a.val, "-") {
@@ -369,6 +394,8 @@ func runsOptionText(args []word) bool {
 	return false
 }
 
+// unpacks reports a command that writes files named by its input rather than by its
+// arguments: an archive extracted, a patch applied.
 func unpacks(name string, args []word) bool {
 	switch name {
 	case "unzip", "patch", "cpio", "7z", "unrar", "ar":

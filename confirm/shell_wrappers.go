@@ -6,7 +6,6 @@ import (
 )
 
 // unwrapped is what a wrapper command runs.
-
 type unwrapped struct {
 	// rest is the command the wrapper runs; empty when it runs none (sudo -e, ionice
 	// -p) or when text or opaque says otherwise.
@@ -58,11 +57,9 @@ var (
 )
 
 // xargsInput stands for the words xargs adds from its input.
-
 const xargsInput = "{xargs input}"
 
 // unwrap reports whether the command ws, named name, is a wrapper, and what it runs.
-
 func unwrap(name string, ws []word) (unwrapped, bool) {
 	args := ws[1:]
 	var u unwrapped
@@ -249,9 +246,7 @@ func unwrap(name string, ws []word) (unwrapped, bool) {
 }
 
 // unwrapEnv handles env: its assignments, and any option (which empties, unsets or
-
 // changes directory) stay in front of the command it runs; -S text is split on blanks.
-
 func unwrapEnv(ws []word) unwrapped {
 	var split []word
 	ok := true
@@ -286,9 +281,7 @@ func unwrapEnv(ws []word) unwrapped {
 }
 
 // splitAssignments returns the leading assignment words of ws and the rest. As env and
-
 // sudo do, any word with "=" counts (env 'A-B=1' cmd sets a variable "A-B").
-
 func splitAssignments(ws []word) (assigns, rest []word) {
 	i := 0
 	for i < len(ws) && strings.Contains(ws[i].text(), "=") && !strings.HasPrefix(ws[i].text(), "=") {
@@ -298,32 +291,14 @@ func splitAssignments(ws []word) (assigns, rest []word) {
 }
 
 // appendAssignments appends the leading assignments of ws to keep.
-
 func appendAssignments(keep, ws []word) ([]word, []word) {
 	assigns, rest := splitAssignments(ws)
 	return append(keep, assigns...), rest
 }
 
-// interpreter records an interpreter given its program inline (python3 -c, perl -e,
-
-// node -e, awk's program text when it runs commands) or on its input (curl … | python3),
-
-// whose commands no rule can see.
-
-// awk records an awk program that runs commands (system(), a pipe to or from a
-
-// command); without a program (awk -f FILE) the file's commands are not seen.
-
-// destination returns the file that cp, mv, install or ln (named name) writes: the
-
-// directory of -t, or the last operand when there are two or more.
-
 // setsVariables reports the builtins whose effect on later commands depends on their
-
 // every word (read PATH, unset GIT_DIR, set -a, alias ls=…): an "always" for one must
-
 // not allow the others, so their root is the whole command.
-
 func setsVariables(name string, ws []word) bool {
 	switch name {
 	case "read", "mapfile", "readarray", "unset", "getopts", "set", "shopt", "alias",
@@ -337,11 +312,8 @@ func setsVariables(name string, ws []word) bool {
 }
 
 // dropGlobalOptions returns the command ws of git or go without the global options
-
 // before its subcommand ("git -C dir -c k=v commit -m x" as "git commit -m x"), so that
-
 // deny and ask rules written for the subcommand see it.
-
 func dropGlobalOptions(name string, ws []word) (string, bool) {
 	rest, ok := dropGlobalWords(name, ws)
 	if !ok {
@@ -351,9 +323,7 @@ func dropGlobalOptions(name string, ws []word) (string, bool) {
 }
 
 // dropGlobalWords returns the words of the command ws of git or go from its
-
 // subcommand on, and whether there were global options before it.
-
 func dropGlobalWords(name string, ws []word) ([]word, bool) {
 	var withArg []string
 	switch name {
@@ -385,7 +355,6 @@ func dropGlobalWords(name string, ws []word) ([]word, bool) {
 }
 
 // runsText reports whether the command ws runs shell text: a shell with -c, or eval.
-
 func runsText(ws []word) bool {
 	if !ws[0].lit {
 		return true
@@ -400,49 +369,7 @@ func runsText(ws []word) bool {
 }
 
 // isLoader reports the dynamic loader run as a program (ld-linux-x86-64.so.2 PROG),
-
 // which runs the program it is given.
-
 func isLoader(name string) bool {
 	return strings.HasPrefix(name, "ld-linux") || strings.HasPrefix(name, "ld.so") || strings.HasPrefix(name, "ld64.so")
 }
-
-// judged reports the commands whose options and operands the analysis judges (rm -r,
-
-// find -exec, cp's destination …): an expansion among them hides what they do.
-
-// hiddenOption reports a word with expansions before the end of the options ("--"),
-
-// which could be any option.
-
-// makesLinks reports a command that makes or moves links, or unpacks files that may
-
-// be links, so that where the line's writes go is no longer what the file system says
-
-// before it runs.
-
-// gitSubcommand returns git's subcommand among args (its words after "git"), past the
-
-// global options.
-
-// git records what a git command does that rules must know: -c and --config-env set
-
-// configuration that runs commands (core.pager, core.sshCommand, alias.x=!cmd), so the
-
-// command is opaque; git config writes .git/config (sensitive) or the user's files.
-
-// inPlaceFiles returns the files sed -i edits: its operands after the script (the
-
-// first operand, unless -e or -f gave it); none without -i.
-
-// awkRuns reports an awk program that may run commands: system(), or a pipe to or from
-
-// a command.
-
-// runsOptionText reports an option whose text holds shell syntax that runs commands
-
-// (a ";", "|", "&&" or backtick), which the program may hand to a shell.
-
-// unpacks reports a command that writes files named by its input rather than by its
-
-// arguments: an archive extracted, a patch applied.
