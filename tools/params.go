@@ -16,8 +16,8 @@ import (
 //   - a field's `jsonschema` tag is its description (jsonschema-go's convention);
 //   - a field is required unless its json tag says omitempty or omitzero;
 //   - a pointer or slice, which Build uses to tell an absent argument from a zero one,
-//     has the type of its element rather than jsonschema-go's nullable type, since a
-//     model has no reason to send null;
+//     is not nullable as jsonschema-go makes it: a *string is a "string" and a []string
+//     an "array", since a model has no reason to send null;
 //   - a field's `schema` tag adds what the Go type cannot say, as comma-separated
 //     keyword=value pairs: type=NAME (such as integer for a float64 that accepts 10.0),
 //     minimum=N, default=JSON, enum=a|b|c (of strings), minItems=N and
