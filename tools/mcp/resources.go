@@ -15,6 +15,12 @@ import (
 	"github.com/agentls/agentls/tools/web/redact"
 )
 
+// listResourcesArgsSchema is the parameter schema of listResourcesArgs, generated once, when first asked for.
+var listResourcesArgsSchema = tools.ParametersOnce[listResourcesArgs](false)
+
+// readResourceArgsSchema is the parameter schema of readResourceArgs, generated once, when first asked for.
+var readResourceArgsSchema = tools.ParametersOnce[readResourceArgs](false)
+
 // The names of the resource tools.
 const (
 	ListResourcesName = "list_mcp_resources"
@@ -32,7 +38,7 @@ func (t *listResourcesTool) Info() tools.Info {
 			"with their URIs, names and MIME types. Read one with " + ReadResourceName + ".",
 		Kind:       tools.KindRead,
 		Source:     tools.SourceMCP,
-		Parameters: tools.Parameters[listResourcesArgs](false),
+		Parameters: listResourcesArgsSchema(),
 		Idempotent: true,
 	}
 }
@@ -151,7 +157,7 @@ func (t *readResourceTool) Info() tools.Info {
 			"Text comes back as text, binary content as an attachment.",
 		Kind:       tools.KindRead,
 		Source:     tools.SourceMCP,
-		Parameters: tools.Parameters[readResourceArgs](false),
+		Parameters: readResourceArgsSchema(),
 		Idempotent: true,
 	}
 }

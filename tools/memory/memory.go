@@ -26,6 +26,9 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
+// memoryArgsSchema is the parameter schema of memoryArgs, generated once, when first asked for.
+var memoryArgsSchema = tools.ParametersOnce[memoryArgs](false)
+
 const (
 	// Name is the tool's name, as Gemini CLI calls it.
 	Name = "save_memory"
@@ -108,7 +111,7 @@ func (t *tool) Info() tools.Info {
 		Description: description,
 		Kind:        tools.KindOther,
 		Source:      tools.SourceBuiltin,
-		Parameters:  tools.Parameters[memoryArgs](false),
+		Parameters:  memoryArgsSchema(),
 	}
 }
 

@@ -22,6 +22,9 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
+// globParamsSchema is the parameter schema of globParams, generated once, when first asked for.
+var globParamsSchema = tools.ParametersOnce[globParams](true)
+
 const globName = "glob"
 
 // recentWindow is how recently a file must have changed to be listed first, by time.
@@ -39,7 +42,7 @@ func (t *globTool) Info() tools.Info {
 		Description: "Efficiently finds files matching specific glob patterns (e.g., `src/**/*.ts`, `**/*.md`), returning absolute paths sorted by modification time (newest first). Ideal for quickly locating files based on their name or path structure, especially in large codebases.",
 		Kind:        tools.KindSearch,
 		Source:      tools.SourceBuiltin,
-		Parameters:  tools.Parameters[globParams](true), // open, like Gemini CLI's
+		Parameters:  globParamsSchema(), // open, like Gemini CLI's
 		Idempotent:  true,
 	}
 }

@@ -18,6 +18,9 @@ import (
 	"github.com/agentls/agentls/workspace"
 )
 
+// grepParamsSchema is the parameter schema of grepParams, generated once, when first asked for.
+var grepParamsSchema = tools.ParametersOnce[grepParams](true)
+
 const (
 	grepName      = "grep_search"
 	grepAliasName = "search_file_content"
@@ -51,7 +54,7 @@ func (t *grepTool) Info() tools.Info {
 		Description: "Searches for a regular expression pattern within file contents. This tool is FAST and optimized, powered by ripgrep. PREFERRED over standard `run_shell_command(\"grep ...\")` due to better performance and automatic output limiting (defaults to 100 matches, but can be increased via `total_max_matches`).",
 		Kind:        tools.KindSearch,
 		Source:      tools.SourceBuiltin,
-		Parameters:  tools.Parameters[grepParams](true), // open, like Gemini CLI's
+		Parameters:  grepParamsSchema(), // open, like Gemini CLI's
 		Idempotent:  true,
 	}
 }

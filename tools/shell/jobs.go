@@ -16,6 +16,12 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
+// noParamsSchema is the parameter schema of struct{}, generated once, when first asked for.
+var noParamsSchema = tools.ParametersOnce[struct{}](false)
+
+// readArgsSchema is the parameter schema of readArgs, generated once, when first asked for.
+var readArgsSchema = tools.ParametersOnce[readArgs](false)
+
 // The names of the background companions of run_shell_command, as in Gemini CLI.
 const (
 	ListToolName = "list_background_processes"
@@ -141,7 +147,7 @@ func (t listTool) Info() tools.Info {
 		Description: "Lists the background shell processes started with run_shell_command and is_background, running or finished: job id, PID, command, status (running, exited with a code, or killed by a signal) and start time.",
 		Kind:        tools.KindRead,
 		Source:      tools.SourceBuiltin,
-		Parameters:  tools.Parameters[struct{}](false),
+		Parameters:  noParamsSchema(),
 		Idempotent:  true,
 	}
 }
@@ -214,7 +220,7 @@ func (t readTool) Info() tools.Info {
 		Description: "Reads the latest output of a background shell process started with run_shell_command and is_background: the last lines of its combined stdout and stderr. Identify the process by pid or by job id.",
 		Kind:        tools.KindRead,
 		Source:      tools.SourceBuiltin,
-		Parameters:  tools.Parameters[readArgs](false),
+		Parameters:  readArgsSchema(),
 		Idempotent:  true,
 	}
 }

@@ -21,6 +21,9 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
+// runArgsSchema is the parameter schema of runArgs, generated once, when first asked for.
+var runArgsSchema = tools.ParametersOnce[runArgs](false)
+
 // RunToolName is the name of the shell tool, as in Gemini CLI.
 const RunToolName = "run_shell_command"
 
@@ -47,7 +50,7 @@ func (t runTool) Info() tools.Info {
 		Description: runDescription,
 		Kind:        tools.KindExecute,
 		Source:      tools.SourceBuiltin,
-		Parameters:  tools.Parameters[runArgs](false),
+		Parameters:  runArgsSchema(),
 		Streams:     true,
 	}
 }

@@ -18,6 +18,9 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
+// todosArgsSchema is the parameter schema of todosArgs, generated once, when first asked for.
+var todosArgsSchema = tools.ParametersOnce[todosArgs](false)
+
 // Name is the tool's name, as Gemini CLI calls it.
 const Name = "write_todos"
 
@@ -98,7 +101,7 @@ func (t *tool) Info() tools.Info {
 		Description: description,
 		Kind:        tools.KindThink,
 		Source:      tools.SourceBuiltin,
-		Parameters:  tools.Parameters[todosArgs](false),
+		Parameters:  todosArgsSchema(),
 		Markdown:    true,
 		Idempotent:  true,
 	}

@@ -24,6 +24,9 @@ import (
 	"github.com/agentls/agentls/tools/web/redact"
 )
 
+// fetchArgsSchema is the parameter schema of fetchArgs, generated once, when first asked for.
+var fetchArgsSchema = tools.ParametersOnce[fetchArgs](true)
+
 const (
 	userAgent = "Mozilla/5.0 (compatible; agentls/1.0; +https://github.com/agentls/agentls)"
 	accept    = "text/html, text/markdown, text/plain;q=0.9, application/json;q=0.9, application/xhtml+xml;q=0.8, */*;q=0.5"
@@ -45,7 +48,7 @@ func (t *fetchTool) Info() tools.Info {
 		Description: t.description(),
 		Kind:        tools.KindFetch,
 		Source:      tools.SourceBuiltin,
-		Parameters:  tools.Parameters[fetchArgs](true), // open, like Gemini CLI's
+		Parameters:  fetchArgsSchema(), // open, like Gemini CLI's
 		Markdown:    true,
 		Idempotent:  true,
 	}

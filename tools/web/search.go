@@ -13,6 +13,9 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
+// searchArgsSchema is the parameter schema of searchArgs, generated once, when first asked for.
+var searchArgsSchema = tools.ParametersOnce[searchArgs](true)
+
 // Searcher answers a web search query: the answer text, with any citation markers
 // already in it, and the sources it cites, in the order the markers number them. The
 // Gemini client provides one through Google Search grounding.
@@ -38,7 +41,7 @@ func (t *searchTool) Info() tools.Info {
 		Description: "Performs a web search using Google Search (via the Gemini API) and returns the results. This tool is useful for finding information on the internet based on a query.",
 		Kind:        tools.KindSearch,
 		Source:      tools.SourceBuiltin,
-		Parameters:  tools.Parameters[searchArgs](true), // open, like Gemini CLI's
+		Parameters:  searchArgsSchema(), // open, like Gemini CLI's
 		Markdown:    true,
 		Idempotent:  true,
 	}
