@@ -2,7 +2,10 @@ package session
 
 import (
 	"context"
+	"encoding/json"
+	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/session/toolbox"
+	"github.com/agentls/agentls/settings"
 	"slices"
 	"testing"
 
@@ -15,7 +18,7 @@ import (
 // a changed command is reported for reloading, and google_web_search comes and goes with
 // a model that can search.
 func TestExternalTools(t *testing.T) {
-	root, config := dirs(t, map[string]string{
+	root, config := testutil.Dirs(t, map[string]string{
 		"discover.sh": "#!/bin/sh\necho '[{\"name\": \"lint\", \"description\": \"Lints.\"}]'\n",
 		"other.sh":    "#!/bin/sh\necho '[{\"name\": \"format\", \"description\": \"Formats.\"}]'\n",
 	}, `{"tools": {"discoveryCommand": "sh discover.sh", "callCommand": "sh call.sh"}}`)
@@ -24,14 +27,14 @@ func TestExternalTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	if slices.Contains(names(tb.Registry), "lint") {
+	if slices.Contains(testutil.ToolNames(tb.Registry), "lint") {
 		t.Fatal("discovered tools before StartExternal")
 	}
 	if err := tb.StartExternal(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(names(tb.Registry), "lint") || tb.Untrusted() != nil || tb.MCP() != nil {
-		t.Fatalf("after StartExternal: tools %v, untrusted %+v", names(tb.Registry), tb.Untrusted())
+	if !slices.Contains(testutil.ToolNames(tb.Registry), "lint") || tb.Untrusted() != nil || tb.MCP() != nil {
+		t.Fatalf("after StartExternal: tools %v, untrusted %+v", testutil.ToolNames(tb.Registry), tb.Untrusted())
 	}
 
 	r, err := tb.Reconfigure(parse(t, `{"tools": {"discoveryCommand": "sh other.sh"}}`))
@@ -42,12 +45,12 @@ func TestExternalTools(t *testing.T) {
 	if err != nil || len(infos) != 1 || infos[0].Name != "format" {
 		t.Fatalf("Discover = %+v, %v", infos, err)
 	}
-	if got := names(tb.Registry); slices.Contains(got, "lint") || !slices.Contains(got, "format") {
+	if got := testutil.ToolNames(tb.Registry); slices.Contains(got, "lint") || !slices.Contains(got, "format") {
 		t.Errorf("discovery did not replace the discovered set: %v", got)
 	}
 
 	tb.SetSearcher(Searcher(clients.NewScripted(clients.Script{})))
-	if slices.Contains(names(tb.Registry), web.SearchName) {
+	if slices.Contains(testutil.ToolNames(tb.Registry), web.SearchName) {
 		t.Error("google_web_search offered with a model that cannot search")
 	}
 	srv := fakegemini.Start(clients.Script{})
@@ -57,7 +60,17 @@ func TestExternalTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb.SetSearcher(Searcher(gemini))
-	if !slices.Contains(names(tb.Registry), web.SearchName) {
+	if !slices.Contains(testutil.ToolNames(tb.Registry), web.SearchName) {
 		t.Error("google_web_search missing with Gemini")
 	}
+}
+
+// parse decodes s as a settings file would be.
+func parse(t *testing.T, s string) settings.Settings {
+	t.Helper()
+	var out settings.Settings
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

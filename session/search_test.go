@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/session/toolbox"
 	"slices"
 	"testing"
@@ -33,7 +34,7 @@ func TestSetSearcherThroughWrappers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root, config := dirs(t, nil, "")
+			root, config := testutil.Dirs(t, nil, "")
 			tb, err := toolbox.New(toolbox.Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
@@ -46,7 +47,7 @@ func TestSetSearcherThroughWrappers(t *testing.T) {
 				tb.SetSearcher(Searcher(gemini))
 			}
 			tb.SetSearcher(Searcher(tt.client))
-			if got := slices.Contains(names(tb.Registry), web.SearchName); got != tt.want {
+			if got := slices.Contains(testutil.ToolNames(tb.Registry), web.SearchName); got != tt.want {
 				t.Errorf("google_web_search offered: %v, want %v", got, tt.want)
 			}
 		})

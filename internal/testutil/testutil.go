@@ -106,3 +106,24 @@ func ErrorType(err error) tools.ErrorType {
 	}
 	return ""
 }
+
+// Dirs returns a workspace root holding files and a user configuration directory
+// holding the user's settings.json (none when user is empty).
+func Dirs(t testing.TB, files map[string]string, user string) (root, config string) {
+	t.Helper()
+	_, root = Workspace(t, files)
+	config = t.TempDir()
+	if user != "" {
+		WriteFiles(t, config, map[string]string{"settings.json": user})
+	}
+	return root, config
+}
+
+// ToolNames returns the names of the tools r lists, in its order.
+func ToolNames(r *tools.Registry) []string {
+	var out []string
+	for _, info := range r.List() {
+		out = append(out, info.Name)
+	}
+	return out
+}

@@ -70,7 +70,7 @@ func TestSecretsKeptFromCommands(t *testing.T) {
 			if tt.workspace != "" {
 				files[".agentls/settings.json"] = tt.workspace
 			}
-			root, config := dirs(t, files, tt.user)
+			root, config := testutil.Dirs(t, files, tt.user)
 			tb, err := New(Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)

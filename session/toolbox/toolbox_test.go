@@ -13,39 +13,10 @@ import (
 	"github.com/agentls/agentls/trust"
 )
 
-// dirs returns a workspace root holding files and a user configuration directory
-// holding the user's settings (none when user is empty).
-func dirs(t *testing.T, files map[string]string, user string) (root, config string) {
-	t.Helper()
-	_, root = testutil.Workspace(t, files)
-	config = t.TempDir()
-	if user != "" {
-		testutil.WriteFiles(t, config, map[string]string{"settings.json": user})
-	}
-	return root, config
-}
-
-func names(r *tools.Registry) []string {
-	var out []string
-	for _, info := range r.List() {
-		out = append(out, info.Name)
-	}
-	return out
-}
-
-func parse(t *testing.T, s string) settings.Settings {
-	t.Helper()
-	var out settings.Settings
-	if err := json.Unmarshal([]byte(s), &out); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestOverrides: overrides count as the user's settings: they override the user's
 // file, and the workspace's files can still only tighten them.
 func TestOverrides(t *testing.T) {
-	root, config := dirs(t, map[string]string{
+	root, config := testutil.Dirs(t, map[string]string{
 		".gemini/settings.json": `{"approvalMode": "yolo", "excludeTools": ["write_file"],
 			"policy": {"rules": [{"toolName": "replace", "decision": "allow"}]}}`,
 	}, `{"approvalMode": "auto_edit", "excludeTools": ["glob"]}`)
@@ -59,7 +30,7 @@ func TestOverrides(t *testing.T) {
 		t.Errorf("mode %s, want plan from the overrides (the workspace may not set it)", got)
 	}
 	// coreTools from the overrides; the user's and the workspace's exclusions stay.
-	if got := names(tb.Registry); !slices.Equal(got, []string{"read_file", "replace"}) {
+	if got := testutil.ToolNames(tb.Registry); !slices.Equal(got, []string{"read_file", "replace"}) {
 		t.Errorf("tools %v, want read_file and replace", got)
 	}
 	if len(tb.Settings.Policy.Rules) != 0 {
@@ -87,7 +58,7 @@ type wrapped struct{ tools.Tool }
 // TestToolHook: Options.Tool adapts or leaves out each built-in tool, also in
 // the registries Reconfigure makes.
 func TestToolHook(t *testing.T) {
-	root, config := dirs(t, nil, "")
+	root, config := testutil.Dirs(t, nil, "")
 	hook := func(t tools.Tool) tools.Tool {
 		switch t.Info().Name {
 		case "glob":
@@ -127,7 +98,7 @@ func TestToolHook(t *testing.T) {
 
 // TestReconfigure: what a new configuration changes, and what it leaves.
 func TestReconfigure(t *testing.T) {
-	root, config := dirs(t, nil, `{"approvalMode": "auto_edit"}`)
+	root, config := testutil.Dirs(t, nil, `{"approvalMode": "auto_edit"}`)
 	tb, err := New(Options{Roots: []string{root}, ConfigDir: config})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +176,7 @@ func TestReconfigure(t *testing.T) {
 // a damaged trust file is an error, not an untrusted or trusted workspace.
 func TestTrust(t *testing.T) {
 	t.Setenv(trust.EnvVar, "")
-	root, config := dirs(t, map[string]string{
+	root, config := testutil.Dirs(t, map[string]string{
 		".agentls/settings.json": `{"approvalMode": "yolo"}`,
 	}, "")
 	tb, err := New(Options{Roots: []string{root}, ConfigDir: config})
@@ -253,4 +224,14 @@ func TestTrust(t *testing.T) {
 	if !tb.Trust.Trusted || tb.Policy.Mode() != confirm.ModeYolo {
 		t.Errorf("a failed Reconfigure changed the toolbox: trust %+v, mode %s", tb.Trust, tb.Policy.Mode())
 	}
+}
+
+// parse decodes s as a settings file would be.
+func parse(t *testing.T, s string) settings.Settings {
+	t.Helper()
+	var out settings.Settings
+	if err := json.Unmarshal([]byte(s), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
