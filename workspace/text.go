@@ -31,8 +31,8 @@ type Format struct {
 	FinalNewline bool
 }
 
-// DefaultFormat is the format of a new file: UTF-8, no BOM, LF.
-var DefaultFormat = Format{Encoding: UTF8}
+// DefaultFormat returns the format of a new file: UTF-8, no BOM, LF.
+func DefaultFormat() Format { return Format{Encoding: UTF8} }
 
 // ErrBinary reports content that is not text.
 var ErrBinary = errors.New("binary content")

@@ -17,9 +17,13 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
-// DefaultExcludes are directory names every walk skips unless told otherwise: version
+// defaultExcludes are directory names every walk skips unless told otherwise: version
 // control data and dependency or cache trees that are never the project's own code.
-var DefaultExcludes = []string{".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", ".tox", ".mypy_cache", ".pytest_cache"}
+var defaultExcludes = []string{".git", ".hg", ".svn", ".jj", "node_modules", "__pycache__", ".venv", ".tox", ".mypy_cache", ".pytest_cache"}
+
+// DefaultExcludedDirs returns the directory names that WalkOptions.DefaultExcludes
+// skips, for engines that walk by themselves (ripgrep).
+func DefaultExcludedDirs() []string { return slices.Clone(defaultExcludes) }
 
 // Ignore files: .gitignore by Git's rules, and the agent-specific ones with the same
 // syntax, read for Gemini CLI compatibility (.geminiignore) and for agentls itself.
@@ -35,15 +39,18 @@ type WalkOptions struct {
 	GitIgnore bool
 	// AgentIgnore skips what .geminiignore and .agentlsignore files ignore.
 	AgentIgnore bool
-	// DefaultExcludes skips the directories named in DefaultExcludes.
+	// DefaultExcludes skips version control data and dependency or cache trees (.git,
+	// node_modules, __pycache__, .venv …).
 	DefaultExcludes bool
 	// Exclude holds further doublestar patterns, matched against the path relative to
 	// the walked directory (with slashes) and against the base name.
 	Exclude []string
 }
 
-// DefaultWalk is what tools use unless the model asks otherwise.
-var DefaultWalk = WalkOptions{GitIgnore: true, AgentIgnore: true, DefaultExcludes: true}
+// DefaultWalk returns what tools use unless the model asks otherwise.
+func DefaultWalk() WalkOptions {
+	return WalkOptions{GitIgnore: true, AgentIgnore: true, DefaultExcludes: true}
+}
 
 // Ignorer decides which paths a walk skips. It caches, per directory, the rules that
 // apply there, and is safe for concurrent use.
@@ -151,7 +158,7 @@ func (ig *Ignorer) ignoredIn(dir, name, path string, isDir bool) bool {
 
 // judge judges path, named name, by its name and r, the rules of its directory.
 func (ig *Ignorer) judge(r *dirRules, name, path string, isDir bool) bool {
-	if ig.opts.DefaultExcludes && isDir && slices.Contains(DefaultExcludes, name) {
+	if ig.opts.DefaultExcludes && isDir && slices.Contains(defaultExcludes, name) {
 		return true
 	}
 	if len(ig.opts.Exclude) > 0 {

@@ -100,7 +100,7 @@ func TestWalkFileSystemWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log openLog
-	ig := ws.NewIgnorer(root, DefaultWalk)
+	ig := ws.NewIgnorer(root, DefaultWalk())
 	log.hook(t, ig, root)
 	var mu sync.Mutex
 	var got []string
@@ -143,7 +143,7 @@ func TestIgnoredLooksOncePerDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log openLog
-	ig := ws.NewIgnorer(root, DefaultWalk)
+	ig := ws.NewIgnorer(root, DefaultWalk())
 	log.hook(t, ig, root)
 
 	var files []string
@@ -208,7 +208,7 @@ func TestWalkTriesOnlyIgnoreFilesNotYetListed(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log openLog
-	ig := ws.NewIgnorer(root, DefaultWalk)
+	ig := ws.NewIgnorer(root, DefaultWalk())
 	log.hook(t, ig, root)
 	var mu sync.Mutex
 	var got []string

@@ -98,7 +98,7 @@ func TestWalk(t *testing.T) {
 		opts workspace.WalkOptions
 		want []string
 	}{
-		{"default", workspace.DefaultWalk, without(slices.Concat(gitIgnored, agentIgnored, defaultExcluded)...)},
+		{"default", workspace.DefaultWalk(), without(slices.Concat(gitIgnored, agentIgnored, defaultExcluded)...)},
 		{"options off", workspace.WalkOptions{}, everything},
 		{"gitignore only", workspace.WalkOptions{GitIgnore: true}, without(gitIgnored...)},
 		{"agent ignore only", workspace.WalkOptions{AgentIgnore: true}, without(agentIgnored...)},
@@ -114,7 +114,7 @@ func TestWalk(t *testing.T) {
 	}
 
 	// A walk of a subdirectory still obeys the ignore files above it.
-	got := walked(t, ws, root, filepath.Join(root, "sub"), workspace.DefaultWalk)
+	got := walked(t, ws, root, filepath.Join(root, "sub"), workspace.DefaultWalk())
 	want := []string{"sub/.gitignore", "sub/deeper", "sub/deeper/.gitignore", "sub/deeper/d.tmp", "sub/deeper/e.go", "sub/important.log", "sub/rootonly.txt"}
 	if !slices.Equal(got, want) {
 		t.Errorf("walk of sub:\n got %q\nwant %q", got, want)
@@ -141,20 +141,20 @@ func TestWalkGitTopAboveRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := walked(t, ws, root, root, workspace.DefaultWalk); !slices.Equal(got, []string{".agentlsignore", ".gitignore"}) {
+	if got := walked(t, ws, root, root, workspace.DefaultWalk()); !slices.Equal(got, []string{".agentlsignore", ".gitignore"}) {
 		t.Errorf("got %q", got)
 	}
 	// .agentlsignore files above the workspace root are not read.
 	testutil.WriteFiles(t, repo, map[string]string{".agentlsignore": ".gitignore\n"})
 	ws, _ = workspace.New(root)
-	if got := walked(t, ws, root, root, workspace.DefaultWalk); !slices.Equal(got, []string{".agentlsignore", ".gitignore"}) {
+	if got := walked(t, ws, root, root, workspace.DefaultWalk()); !slices.Equal(got, []string{".agentlsignore", ".gitignore"}) {
 		t.Errorf("with an .agentlsignore above the root: got %q", got)
 	}
 }
 
 func TestIgnored(t *testing.T) {
 	ws, root := testutil.Workspace(t, walkTree)
-	ig := ws.NewIgnorer(root, workspace.DefaultWalk)
+	ig := ws.NewIgnorer(root, workspace.DefaultWalk())
 	tests := []struct {
 		path  string
 		isDir bool
@@ -203,7 +203,7 @@ func TestWalkCallbackErrors(t *testing.T) {
 	collect := func(fn func(rel string, d fs.DirEntry) error) ([]string, error) {
 		var mu sync.Mutex
 		var got []string
-		err := ws.Walk(ctx, root, workspace.DefaultWalk, func(path string, d fs.DirEntry) error {
+		err := ws.Walk(ctx, root, workspace.DefaultWalk(), func(path string, d fs.DirEntry) error {
 			rel, _ := filepath.Rel(root, path)
 			rel = filepath.ToSlash(rel)
 			mu.Lock()
@@ -279,7 +279,7 @@ func TestWalkCallbackErrors(t *testing.T) {
 
 	t.Run("SkipAll", func(t *testing.T) {
 		var calls atomic.Int32
-		err := ws.Walk(ctx, root, workspace.DefaultWalk, func(string, fs.DirEntry) error {
+		err := ws.Walk(ctx, root, workspace.DefaultWalk(), func(string, fs.DirEntry) error {
 			calls.Add(1)
 			return fs.SkipAll
 		})
@@ -293,7 +293,7 @@ func TestWalkCallbackErrors(t *testing.T) {
 		defer cancel()
 		var after atomic.Int32
 		var once sync.Once
-		err := ws.Walk(cctx, root, workspace.DefaultWalk, func(string, fs.DirEntry) error {
+		err := ws.Walk(cctx, root, workspace.DefaultWalk(), func(string, fs.DirEntry) error {
 			cancelled := false
 			once.Do(func() { cancel(); cancelled = true })
 			if !cancelled && cctx.Err() != nil {
@@ -315,7 +315,7 @@ func TestWalkCallbackErrors(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
 		var calls atomic.Int32
-		err := ws.Walk(cctx, root, workspace.DefaultWalk, func(string, fs.DirEntry) error {
+		err := ws.Walk(cctx, root, workspace.DefaultWalk(), func(string, fs.DirEntry) error {
 			calls.Add(1)
 			return nil
 		})
@@ -328,7 +328,7 @@ func TestWalkCallbackErrors(t *testing.T) {
 func TestWalkSymlinksNotFollowed(t *testing.T) {
 	ws, root := testutil.Workspace(t, map[string]string{"real/f": ""})
 	symlink(t, "real", filepath.Join(root, "link"))
-	got := walked(t, ws, root, root, workspace.DefaultWalk)
+	got := walked(t, ws, root, root, workspace.DefaultWalk())
 	if want := []string{"link", "real", "real/f"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -344,7 +344,7 @@ func TestWalkUnreadableDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(closed, 0o755)
-	got := walked(t, ws, root, root, workspace.DefaultWalk)
+	got := walked(t, ws, root, root, workspace.DefaultWalk())
 	if want := []string{"closed", "open", "open/f"}; !slices.Equal(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -425,7 +425,7 @@ func TestWalkAgreesWithIgnored(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, opts := range []workspace.WalkOptions{workspace.DefaultWalk, {GitIgnore: true}, {AgentIgnore: true}} {
+		for _, opts := range []workspace.WalkOptions{workspace.DefaultWalk(), {GitIgnore: true}, {AgentIgnore: true}} {
 			for _, dir := range []string{root, filepath.Join(root, "sub"), filepath.Join(root, "d1")} {
 				if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 					continue
@@ -450,7 +450,7 @@ func TestWalkSkipFilesBeforeIgnoreFile(t *testing.T) {
 	})
 	var mu sync.Mutex
 	var got []string
-	err := ws.Walk(context.Background(), root, workspace.DefaultWalk, func(path string, d fs.DirEntry) error {
+	err := ws.Walk(context.Background(), root, workspace.DefaultWalk(), func(path string, d fs.DirEntry) error {
 		rel, _ := filepath.Rel(root, path)
 		mu.Lock()
 		got = append(got, filepath.ToSlash(rel))
@@ -483,7 +483,7 @@ func BenchmarkWalkGoroot(b *testing.B) {
 	var files atomic.Int64
 	for b.Loop() {
 		files.Store(0)
-		err := ws.Walk(ctx, ws.Roots()[0], workspace.DefaultWalk, func(_ string, d fs.DirEntry) error {
+		err := ws.Walk(ctx, ws.Roots()[0], workspace.DefaultWalk(), func(_ string, d fs.DirEntry) error {
 			if !d.IsDir() {
 				files.Add(1)
 			}
@@ -520,7 +520,7 @@ func BenchmarkIgnoredGoroot(b *testing.B) {
 	}
 	var ignored int
 	for b.Loop() {
-		ig := ws.NewIgnorer(root, workspace.DefaultWalk)
+		ig := ws.NewIgnorer(root, workspace.DefaultWalk())
 		ignored = 0
 		for _, f := range files {
 			if ig.Ignored(f, false) {

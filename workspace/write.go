@@ -125,7 +125,7 @@ func (DiskWriter) Write(ctx context.Context, c Change) error {
 				return fmt.Errorf("%s was deleted since it was read: %w", c.Path, ErrStale)
 			}
 			// A new file, or a document the editor holds that was never saved.
-			format := DefaultFormat
+			format := DefaultFormat()
 			if c.Old != nil {
 				format = c.Old.Format
 			}

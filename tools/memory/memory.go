@@ -365,7 +365,7 @@ func (c *call) saveUser(tg target) (*tools.FileDiff, error) {
 		return nil, fmt.Errorf("%s: %w", tg.path, err)
 	}
 	if !exists {
-		format = workspace.DefaultFormat
+		format = workspace.DefaultFormat()
 	}
 	updated := addFact(old, c.fact)
 	if err := workspace.WriteFileAtomic(tg.path, format.Encode(updated, false), userFileMode); err != nil {

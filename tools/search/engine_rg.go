@@ -110,7 +110,7 @@ func (c *grepCall) ripgrepArgs() []string {
 	if !c.walk.GitIgnore {
 		args = append(args, "--no-ignore-vcs")
 	}
-	for _, x := range workspace.DefaultExcludes {
+	for _, x := range workspace.DefaultExcludedDirs() {
 		args = append(args, "--glob", "!"+x+"/")
 	}
 	// Ignore files whose patterns are relative to the searched directory (rg's working
