@@ -55,23 +55,32 @@ func (f CommandFilter) Check(command, dir string, roots []string) error {
 	}
 	for i, c := range fs {
 		for _, p := range f.Deny {
-			match := func(s string) bool { return hasPrefixFunc(p)(s) || containsCommand(s, p) }
+			match := func(s string) bool { return mayRun(s, p) }
 			if slices.ContainsFunc(c.exact, match) || slices.ContainsFunc(c.loose, match) {
 				return fmt.Errorf("command %q starts with %q, which is excluded", a.Commands[i], p)
 			}
 		}
-		if len(f.Allow) > 0 && !slices.ContainsFunc(f.Allow, func(p string) bool { return slices.ContainsFunc(c.exact, hasPrefixFunc(p)) }) {
+		if len(f.Allow) > 0 && !slices.ContainsFunc(f.Allow, func(p string) bool {
+			return slices.ContainsFunc(c.exact, func(s string) bool { return hasCommandPrefix(s, p) })
+		}) {
 			return fmt.Errorf("command %q is not allowed: only commands starting with %s are", a.Commands[i], quoteList(f.Allow))
 		}
 	}
 	for _, p := range f.Deny {
 		// As deny rules do, the whole line too: what the analysis cannot split into
 		// commands may still name the denied one.
-		if line := strings.TrimSpace(command); hasPrefixFunc(p)(line) || containsCommand(line, p) {
+		if mayRun(strings.TrimSpace(command), p) {
 			return fmt.Errorf("the command line %q names %q, which is excluded", command, p)
 		}
 	}
 	return nil
+}
+
+// mayRun reports whether command may run what prefix names: it starts with it, or names
+// it among its arguments, where a wrapper agentls does not know would run it. Deny rules
+// and excludeTools match so.
+func mayRun(command, prefix string) bool {
+	return hasCommandPrefix(command, prefix) || containsCommand(command, prefix)
 }
 
 // containsCommand reports whether prefix's words appear in command after its first
@@ -95,13 +104,10 @@ func containsCommand(command, prefix string) bool {
 	return false
 }
 
-// hasPrefixFunc returns a test of whether a command starts with prefix at a word
-// boundary, spaces in prefix normalised.
-func hasPrefixFunc(prefix string) func(string) bool {
-	prefix = strings.Join(strings.Fields(prefix), " ")
-	return func(command string) bool {
-		return command == prefix || strings.HasPrefix(command, prefix+" ")
-	}
+// hasCommandPrefix reports whether command starts with prefix at a word boundary:
+// "git status" matches "git status --short" but not "git statusx".
+func hasCommandPrefix(command, prefix string) bool {
+	return command == prefix || strings.HasPrefix(command, prefix+" ")
 }
 
 // quoteList quotes each item and joins them with commas.

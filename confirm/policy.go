@@ -189,7 +189,7 @@ func (r *rule) matches(c Call, ex *execInfo) bool {
 			// A wrapper agentls does not know (setarch x86_64 rm …) could run the
 			// command from its arguments: deny and ask rules fail closed on them.
 			match = func(c string) bool {
-				return r.hasPrefix(c) || slices.ContainsFunc(r.prefixes, func(p string) bool { return containsCommand(c, p) })
+				return slices.ContainsFunc(r.prefixes, func(p string) bool { return mayRun(c, p) })
 			}
 		}
 		if !r.matchCommands(ex, match) {
@@ -231,12 +231,7 @@ func (r *rule) matchCommands(ex *execInfo, match func(string) bool) bool {
 // hasPrefix reports whether command starts with one of the rule's prefixes, at a word
 // boundary.
 func (r *rule) hasPrefix(command string) bool {
-	for _, p := range r.prefixes {
-		if command == p || strings.HasPrefix(command, p+" ") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.prefixes, func(p string) bool { return hasCommandPrefix(command, p) })
 }
 
 // execInfo is the analysis of a shell call.

@@ -48,11 +48,11 @@ type Analysis struct {
 	// words appear unquoted and unescaped, words with expansions as written.
 	Commands []string
 	// Roots holds, without repeats and in order, what an "always" answer for the line
-	// allows: the program name of each command (the base name for a path, so
-	// /usr/bin/git gives "git") after the assignments and wrapper words that stay in
-	// front of it ("GOFLAGS=-x go"), and, for the builtins that change what later
-	// commands run (export, declare, read, unset, cd's kin are not among them), the
-	// whole command.
+	// allows: the program of each command (its name for a program of the system's
+	// program folders, so /usr/bin/git gives "git"; other paths as written, so ./git is
+	// not git) after the assignments and wrapper words that stay in front of it
+	// ("GOFLAGS=-x go"), and, for the builtins that set variables (export, declare,
+	// read, unset, set …), the whole command.
 	Roots []string
 	// Substitution reports that bash evaluates something in the line as code: $(...),
 	// backticks, <(...) or >(...), or any of the Code forms.

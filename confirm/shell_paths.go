@@ -124,11 +124,7 @@ func (an *analyzer) write(w word) {
 
 // writeTo judges a write to the resolved path p.
 func (an *analyzer) writeTo(p string) {
-	if an.roots == nil {
-		// Resolved once, and only for lines that write.
-		an.roots = realRoots(an.env.Roots)
-		an.protected = realRoots(an.env.Protected)
-	}
+	an.resolveRoots()
 	if !inside(an.roots, p) {
 		an.danger("writes outside the workspace: " + p)
 	}
@@ -351,12 +347,18 @@ func mentionsSensitive(s string) bool {
 	return false
 }
 
-// sensitiveAt records p as Sensitive if it is.
-func (an *analyzer) sensitiveAt(p string) {
+// resolveRoots resolves the roots and protected paths once, and only for lines that
+// write or name a sensitive file.
+func (an *analyzer) resolveRoots() {
 	if an.roots == nil {
 		an.roots = realRoots(an.env.Roots)
 		an.protected = realRoots(an.env.Protected)
 	}
+}
+
+// sensitiveAt records p as Sensitive if it is.
+func (an *analyzer) sensitiveAt(p string) {
+	an.resolveRoots()
 	if sensitivePath(p, an.roots, an.protected) != "" && !slices.Contains(an.out.Sensitive, p) {
 		an.out.Sensitive = append(an.out.Sensitive, p)
 	}

@@ -280,14 +280,6 @@ func longOption(names []string, name string) string {
 	return name
 }
 
-// skipAssignments returns ws after its leading NAME=value words.
-func skipAssignments(ws []word) []word {
-	for len(ws) > 0 && isAssignment(ws[0].text()) {
-		ws = ws[1:]
-	}
-	return ws
-}
-
 // isAssignment reports whether s has the form NAME=value.
 func isAssignment(s string) bool {
 	name, _, ok := strings.Cut(s, "=")

@@ -289,22 +289,6 @@ func (c *toolCalls) start(ctx context.Context, id, session string) (context.Cont
 	}
 }
 
-// track records a call of session that cancel stops, and returns the function that
-// forgets it.
-func (c *toolCalls) track(id, session string, cancel context.CancelFunc) func() {
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[string]toolCall{}
-	}
-	c.m[id] = toolCall{session: session, cancel: cancel}
-	c.mu.Unlock()
-	return func() {
-		c.mu.Lock()
-		delete(c.m, id)
-		c.mu.Unlock()
-	}
-}
-
 // cancelCall cancels the call id, if it is running, and reports whether it was.
 func (c *toolCalls) cancelCall(id string) bool {
 	c.mu.Lock()

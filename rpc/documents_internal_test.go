@@ -29,28 +29,17 @@ func benchmarkApplyDidChange(b *testing.B, read bool) {
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	s := New(Options{ConfigDir: b.TempDir()})
+	s := runningServer(b, root)
 	ctx := context.Background()
-	params := func(v any) jsonrpc2.RawMessage {
-		data, err := json.Marshal(v)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return data
-	}
-	if _, err := s.initialize(ctx, params(map[string]any{"rootUri": "file://" + root, "capabilities": map[string]any{}})); err != nil {
-		b.Fatal(err)
-	}
-	s.phase = phaseRunning
 	uri := "file://" + path
-	if err := s.didOpen(ctx, params(map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": text}})); err != nil {
+	if err := s.didOpen(ctx, params(b, map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "go", "version": 1, "text": text}})); err != nil {
 		b.Fatal(err)
 	}
 	mid := strings.Count(text, "\n") / 2
 	msgs := make([]jsonrpc2.RawMessage, b.N)
 	for i := range msgs {
 		p := map[string]any{"line": mid, "character": 5}
-		msgs[i] = params(map[string]any{"textDocument": map[string]any{"uri": uri, "version": i + 2},
+		msgs[i] = params(b, map[string]any{"textDocument": map[string]any{"uri": uri, "version": i + 2},
 			"contentChanges": []any{map[string]any{"range": map[string]any{"start": p, "end": p}, "text": "x"}}})
 	}
 	b.ResetTimer()
@@ -82,27 +71,15 @@ func TestToolReadsEditorTextAfterDidChange(t *testing.T) {
 	if err := os.WriteFile(path, []byte("package disk\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{ConfigDir: t.TempDir()})
+	s := runningServer(t, root)
 	ctx := context.Background()
-	params := func(v any) jsonrpc2.RawMessage {
-		t.Helper()
-		data, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
-	}
-	if _, err := s.initialize(ctx, params(map[string]any{"rootUri": "file://" + root, "capabilities": map[string]any{}})); err != nil {
-		t.Fatal(err)
-	}
-	s.phase = phaseRunning
 	tool, ok := s.toolbox.Registry.Get("read_file")
 	if !ok {
 		t.Fatal("no read_file tool")
 	}
 	read := func() string {
 		t.Helper()
-		inv, err := tool.Build(json.RawMessage(params(map[string]any{"file_path": path})))
+		inv, err := tool.Build(json.RawMessage(params(t, map[string]any{"file_path": path})))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +90,7 @@ func TestToolReadsEditorTextAfterDidChange(t *testing.T) {
 		return res.Output
 	}
 	uri := "file://" + path
-	if err := s.didOpen(ctx, params(map[string]any{"textDocument": map[string]any{"uri": uri, "version": 1,
+	if err := s.didOpen(ctx, params(t, map[string]any{"textDocument": map[string]any{"uri": uri, "version": 1,
 		"text": "package editor\r\n\r\nfunc Old() {}\r\n"}})); err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +105,7 @@ func TestToolReadsEditorTextAfterDidChange(t *testing.T) {
 			"end": map[string]any{"line": 3, "character": 0}}, "text": "// typed just now\r\n"}, "// typed just now"},
 		{map[string]any{"text": "package whole\n"}, "package whole"},
 	} {
-		if err := s.didChange(ctx, params(map[string]any{"textDocument": map[string]any{"uri": uri, "version": i + 2},
+		if err := s.didChange(ctx, params(t, map[string]any{"textDocument": map[string]any{"uri": uri, "version": i + 2},
 			"contentChanges": []any{step.change}})); err != nil {
 			t.Fatal(err)
 		}

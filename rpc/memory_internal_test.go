@@ -2,14 +2,11 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"go.lsp.dev/jsonrpc2"
 )
 
 // TestCloseReleasesMemoryOfLargeDocuments checks that closing a document gives memory
@@ -17,7 +14,7 @@ import (
 // not pay for a collection.
 func TestCloseReleasesMemoryOfLargeDocuments(t *testing.T) {
 	root := t.TempDir()
-	s := New(Options{ConfigDir: t.TempDir()})
+	s := runningServer(t, root)
 	var freed atomic.Int32
 	done := make(chan struct{}, 10)
 	s.memory.free = func() {
@@ -25,29 +22,17 @@ func TestCloseReleasesMemoryOfLargeDocuments(t *testing.T) {
 		done <- struct{}{}
 	}
 	ctx := context.Background()
-	params := func(v any) jsonrpc2.RawMessage {
-		t.Helper()
-		data, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
-	}
-	if _, err := s.initialize(ctx, params(map[string]any{"rootUri": "file://" + root, "capabilities": map[string]any{}})); err != nil {
-		t.Fatal(err)
-	}
-	s.phase = phaseRunning
 	openClose := func(name, text string) {
 		t.Helper()
 		uri := "file://" + filepath.Join(root, name)
-		if err := s.didOpen(ctx, params(map[string]any{"textDocument": map[string]any{"uri": uri, "version": 1, "text": text}})); err != nil {
+		if err := s.didOpen(ctx, params(t, map[string]any{"textDocument": map[string]any{"uri": uri, "version": 1, "text": text}})); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.didChange(ctx, params(map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2},
+		if err := s.didChange(ctx, params(t, map[string]any{"textDocument": map[string]any{"uri": uri, "version": 2},
 			"contentChanges": []any{map[string]any{"text": text + "// more\n"}}})); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.didClose(ctx, params(map[string]any{"textDocument": map[string]any{"uri": uri}})); err != nil {
+		if err := s.didClose(ctx, params(t, map[string]any{"textDocument": map[string]any{"uri": uri}})); err != nil {
 			t.Fatal(err)
 		}
 	}

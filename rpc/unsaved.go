@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -43,12 +44,7 @@ func (e *editedFiles) add(path string) {
 func (e *editedFiles) list() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]string, 0, len(e.paths))
-	for p := range e.paths {
-		out = append(out, p)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(e.paths))
 }
 
 // unsavedFiles returns the files the agent edited whose text in the editor differs from

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -219,12 +220,7 @@ func (h *Host) List() ([]Info, error) {
 func (h *Host) LiveIDs() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	ids := make([]string, 0, len(h.live))
-	for id := range h.live {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
+	return slices.Sorted(maps.Keys(h.live))
 }
 
 // CloseSession lets the live session id go: a later Open resumes it from the store. It

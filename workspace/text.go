@@ -161,14 +161,16 @@ func validUTF16(u []uint16) bool {
 // file), and left as the text has it otherwise.
 func (f Format) Encode(text string, keepFinalNewline bool) []byte {
 	if keepFinalNewline {
-		text = f.withFinalNewline(text)
+		text = f.WithFinalNewline(text)
 	}
 	return f.encodeStored(f.lineEndings(text))
 }
 
-// withFinalNewline returns text, with LF line endings, ending in a newline if and only if
-// f.FinalNewline says so; empty text stays empty.
-func (f Format) withFinalNewline(text string) string {
+// WithFinalNewline returns text, with LF line endings, ending in a newline if and only if
+// f.FinalNewline says so; empty text stays empty. It is the final-newline state the disk
+// writer gives a file stored in format f, so a tool that shows a diff first applies it
+// for the diff a person approves to be what lands.
+func (f Format) WithFinalNewline(text string) string {
 	has := strings.HasSuffix(text, "\n")
 	switch {
 	case f.FinalNewline && !has && text != "":

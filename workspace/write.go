@@ -188,7 +188,7 @@ func writeLocked(ctx context.Context, c Change, target string) error {
 	case derr != nil:
 		data = format.Encode(c.New, true)
 	default:
-		data = format.encodeOver(stored, text, format.withFinalNewline(c.New))
+		data = format.encodeOver(stored, text, format.WithFinalNewline(c.New))
 	}
 	if bytes.Equal(data, current) {
 		return nil

@@ -187,19 +187,6 @@ func invalidUTF8(data []byte) (offset, line int) {
 	return 0, 1
 }
 
-// finalNewline gives text the final-newline state the disk writer keeps when it writes
-// back a file stored in format f, so that the diff a person approves is what lands.
-func finalNewline(f workspace.Format, text string) string {
-	has := strings.HasSuffix(text, "\n")
-	switch {
-	case f.FinalNewline && !has && text != "":
-		return text + "\n"
-	case !f.FinalNewline && has:
-		return strings.TrimSuffix(text, "\n")
-	}
-	return text
-}
-
 // normalizeNewlines turns CRLF into LF: tools work on LF text and the file's own line
 // endings are restored when it is written.
 func normalizeNewlines(s string) string {

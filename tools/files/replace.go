@@ -194,14 +194,14 @@ func (c *replaceCall) plan(abs string, cur *workspace.File) (*editPlan, error) {
 			"Failed to edit. Attempted to create a file that already exists: %s. To change it, give the text to replace in old_string; to replace all of it, use write_file.", rel)
 	}
 	if override != nil {
-		p.new = finalNewline(cur.Format, *override)
+		p.new = cur.Format.WithFinalNewline(*override)
 		return p, nil
 	}
 	text, n, flexible, err := Replace(cur.Text, c.old, c.new, c.want)
 	if err != nil {
 		return nil, c.matchError(rel, err)
 	}
-	text = finalNewline(cur.Format, text)
+	text = cur.Format.WithFinalNewline(text)
 	if text == cur.Text {
 		return nil, tools.Errorf(tools.ErrEditNoChange, "No changes to apply: replacing old_string with new_string leaves %s unchanged.", rel)
 	}

@@ -109,7 +109,7 @@ func (c *writeFileCall) change(abs string, cur *workspace.File) (change, bool) {
 		if cur.Format.BOM {
 			content = strings.TrimPrefix(content, "\uFEFF")
 		}
-		content = finalNewline(cur.Format, content)
+		content = cur.Format.WithFinalNewline(content)
 	}
 	return change{abs: abs, rel: c.ws.Rel(abs), old: cur, new: content}, modified
 }
