@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
@@ -100,7 +99,7 @@ type runToolArgs struct {
 	ToolCallID string `json:"toolCallId"`
 }
 
-// runTool runs one tool call through the scheduler, exactly as a model's call runs:
+// runTool runs one tool call through the host, exactly as a model's call runs:
 // validation, policy, approval mode, confirmation. Its result is the ToolResult, also
 // when the call failed or was cancelled.
 func (s *Server) runTool(ctx context.Context, command string, arg json.RawMessage) (any, error) {
@@ -122,14 +121,10 @@ func (s *Server) runTool(ctx context.Context, command string, arg json.RawMessag
 	if id == "" {
 		id = EditorSession + "-" + strconv.FormatUint(s.seq.Add(1), 10)
 	}
-	_, _, _, sched := s.state()
 	// Each call the editor runs is a turn of its own: the failures of earlier ones are
 	// no longer news.
 	s.newTurn(EditorSession)
-	ctx, done := s.calls.start(ctx, id, EditorSession)
-	defer done()
-	res := sched.RunOne(ctx, tools.Request{CallID: id, Name: a.Name, Args: args})
-	return res, nil
+	return s.host.RunTool(ctx, EditorSession, tools.Request{CallID: id, Name: a.Name, Args: args}), nil
 }
 
 func (s *Server) runToolMethod(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
@@ -163,7 +158,7 @@ func (s *Server) listTools(command string, arg json.RawMessage) (any, error) {
 	if !a.Details {
 		return infos, nil
 	}
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	list := toolList{Tools: infos, Untrusted: tb.Untrusted(), MCPServers: []mcp.ServerStatus{}}
 	if m := tb.MCP(); m != nil {
 		list.MCPServers = append(list.MCPServers, m.Statuses()...)
@@ -189,9 +184,8 @@ func (s *Server) cancel(command string, arg json.RawMessage) (any, error) {
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
 	}
-	prompts := s.host.Cancel(a.Session)
-	n := s.calls.cancel(a.Session)
-	s.log.Info("cancelled", "session", a.Session, "prompts", prompts, "calls", n)
+	prompts, calls := s.host.Cancel(a.Session)
+	s.log.Info("cancelled", "session", a.Session, "prompts", prompts, "calls", calls)
 	return nil, nil
 }
 
@@ -257,62 +251,6 @@ func (s *Server) answerConfirmation(command string, arg json.RawMessage) (any, e
 		return nil, invalidArgs(command, "no confirmation %q is pending (it may have been answered or cancelled already)", a.ID)
 	}
 	return nil, nil
-}
-
-// toolCalls are the tool calls in flight, by call id, with their sessions, so that
-// agentls.cancel and the cancellation of a call's progress can stop them.
-type toolCalls struct {
-	mu sync.Mutex
-	m  map[string]toolCall
-}
-
-type toolCall struct {
-	session string
-	cancel  context.CancelFunc
-}
-
-// start records a call and returns its context, cancelled by cancel, and the function
-// that forgets it when it ends.
-func (c *toolCalls) start(ctx context.Context, id, session string) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	c.mu.Lock()
-	if c.m == nil {
-		c.m = map[string]toolCall{}
-	}
-	c.m[id] = toolCall{session: session, cancel: cancel}
-	c.mu.Unlock()
-	return ctx, func() {
-		c.mu.Lock()
-		delete(c.m, id)
-		c.mu.Unlock()
-		cancel()
-	}
-}
-
-// cancelCall cancels the call id, if it is running, and reports whether it was.
-func (c *toolCalls) cancelCall(id string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	tc, ok := c.m[id]
-	if ok {
-		tc.cancel()
-	}
-	return ok
-}
-
-// cancel cancels the calls of session, or all calls when session is empty, and returns
-// how many it cancelled.
-func (c *toolCalls) cancel(session string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, tc := range c.m {
-		if session == "" || tc.session == session {
-			tc.cancel()
-			n++
-		}
-	}
-	return n
 }
 
 // abbreviate shortens s to about n bytes for a message, at a character boundary.

@@ -17,13 +17,13 @@ import (
 // before the workspace files, which may only tighten them. The toolbox is built once,
 // at initialize, with the overrides of initializationOptions; a configuration change
 // or a change of the workspace folders re-applies the settings through
-// Toolbox.Reconfigure, and a new scheduler is made when it changed the policy or the
-// registry.
+// session.Host.Reconfigure, whose schedulers are made anew when it changed the policy
+// or the registry.
 //
 // The toolbox's Settings, Policy and Registry change in Reconfigure, under s.mu; the
 // server reads them only under s.mu.
 
-// buildToolbox builds the tool system for roots and the scheduler over it.
+// buildToolbox builds the host of the sessions and tool system for roots.
 func (s *Server) buildToolbox(roots []string) error {
 	s.mu.Lock()
 	overrides, rich := s.initOptions, s.caps.Rich()
@@ -51,7 +51,6 @@ func (s *Server) buildToolbox(roots []string) error {
 	tb.Workspace.SetWriter(&editWriter{s: s})
 	s.mu.Lock()
 	s.host, s.toolbox, s.stateDir, s.stateErr = host, tb, stateDir, stateErr
-	s.scheduler = tb.Scheduler(s, s.observeEditor)
 	s.mu.Unlock()
 	return nil
 }
@@ -71,9 +70,6 @@ func (s *Server) adaptTool(t tools.Tool, rich bool) tools.Tool {
 	return t
 }
 
-// observeEditor observes the calls of the editor's scheduler: those of agentls.runTool.
-func (s *Server) observeEditor(ev tools.Event) { s.observe(EditorSession, ev) }
-
 // reconfigure re-reads the settings files and applies them with the editor's overrides.
 // Nothing changes when they are invalid.
 func (s *Server) reconfigure() error {
@@ -82,10 +78,6 @@ func (s *Server) reconfigure() error {
 	r, err := s.host.Reconfigure(settings.Merge(s.initOptions, s.config))
 	if err != nil {
 		return err
-	}
-	if r.Policy || r.Registry {
-		// The sessions' schedulers are the host's, made anew before their next batch.
-		s.scheduler = s.toolbox.Scheduler(s, s.observeEditor)
 	}
 	if r.External {
 		go s.loadExternal() // it takes s.mu, held here

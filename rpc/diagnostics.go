@@ -206,7 +206,7 @@ func (s *Server) showCall(id string, c *markedCall) {
 // locationMarks returns a mark (range only) for each location that is a file: the line
 // a location names, else the file's first line.
 func (s *Server) locationMarks(locs []tools.Location) []mark {
-	_, enc, _, _ := s.state()
+	_, enc, _ := s.state()
 	var out []mark
 	for _, l := range locs {
 		if l.Path == "" {
@@ -270,7 +270,7 @@ func (s *Server) newTurn(session string) {
 // showConfirmation shows a pending confirmation as a diagnostic with the given text at
 // path; hide takes it down.
 func (s *Server) showConfirmation(req confirm.Request, path, message string) (hide func()) {
-	_, enc, _, _ := s.state()
+	_, enc, _ := s.state()
 	d := &s.diags
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -548,7 +548,7 @@ func compilerRange(text string, line, col int, enc workspace.PositionEncoding) (
 // shellMarks returns the marks of the compiler-style lines of a finished
 // run_shell_command that point into the workspace.
 func (s *Server) shellMarks(ev tools.Event) []mark {
-	_, enc, tb, _ := s.state()
+	_, enc, tb := s.state()
 	out := ev.Result.Display
 	if out == "" {
 		out = ev.Result.Output

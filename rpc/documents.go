@@ -153,7 +153,7 @@ func (s *Server) docPath(docURI string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	if tb != nil {
 		if r, err := tb.Workspace.Resolve(p); err == nil {
 			return r, nil
@@ -193,7 +193,7 @@ func (s *Server) didOpen(_ context.Context, params jsonrpc2.RawMessage) error {
 		s.log.Debug("not tracking a document that is not a file", "uri", u, "error", err)
 		return nil
 	}
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	d := s.docs
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -239,7 +239,7 @@ func (s *Server) didChange(_ context.Context, params jsonrpc2.RawMessage) error 
 	if err := decodeParams("textDocument/didChange", params, &p); err != nil {
 		return err
 	}
-	_, enc, _, _ := s.state()
+	_, enc, _ := s.state()
 	u := p.TextDocument.URI
 	d := s.docs
 	d.mu.Lock()

@@ -56,7 +56,7 @@ type editWriter struct {
 
 // Write implements workspace.Writer.
 func (w *editWriter) Write(ctx context.Context, c workspace.Change) error {
-	caps, enc, tb, _ := w.s.state()
+	caps, enc, tb := w.s.state()
 	st, cur, open := w.s.docs.snapshot(c.Path, enc, tb.Workspace)
 	switch {
 	case open && c.Old != nil && cur.Text != c.Old.Text:
@@ -77,7 +77,7 @@ func (w *editWriter) Write(ctx context.Context, c workspace.Change) error {
 // writeOpen edits a document the editor holds.
 func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docState, cur workspace.Document) error {
 	s := w.s
-	caps, enc, _, _ := s.state()
+	caps, enc, _ := s.state()
 	if c.Old == nil {
 		return fmt.Errorf("%s is open in the editor: %w", c.Path, workspace.ErrExists)
 	}
@@ -112,7 +112,7 @@ func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docSt
 // writeUnopened edits an existing file the editor has not opened, through the editor.
 func (w *editWriter) writeUnopened(ctx context.Context, c workspace.Change) error {
 	s := w.s
-	caps, enc, tb, _ := s.state()
+	caps, enc, tb := s.state()
 	// The editor will apply the edits to the file as it is on disk: it must still be
 	// what the tool read.
 	data, err := os.ReadFile(c.Path)
@@ -141,7 +141,7 @@ func (w *editWriter) writeUnopened(ctx context.Context, c workspace.Change) erro
 // writeNew creates a file through the editor: CreateFile, then its text.
 func (w *editWriter) writeNew(ctx context.Context, c workspace.Change) error {
 	s := w.s
-	caps, _, tb, _ := s.state()
+	caps, _, tb := s.state()
 	if _, err := os.Lstat(c.Path); err == nil {
 		return fmt.Errorf("%s: %w", c.Path, workspace.ErrExists)
 	} else if !errors.Is(err, fs.ErrNotExist) {

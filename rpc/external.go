@@ -33,7 +33,7 @@ import (
 // loadExternal loads the discovered and MCP tools of the settings in force, then asks
 // about trust if the workspace's settings were skipped for want of it.
 func (s *Server) loadExternal() {
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	if tb == nil || !s.externalAllowed() {
 		return
 	}
@@ -160,7 +160,7 @@ func (s *Server) trustCommand(command string, arg json.RawMessage) (any, error) 
 // its parent and everything under it ("parent"), or removes the entries that trust it
 // ("revoke"), then re-reads the settings and loads what they now allow.
 func (s *Server) setTrust(scope string) (trustResult, error) {
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	if tb == nil {
 		return trustResult{}, errors.New("no workspace yet")
 	}
@@ -234,7 +234,7 @@ func within(dir, path string) bool {
 
 // discoverTools re-runs the discovery command and returns the tools it found.
 func (s *Server) discoverTools(ctx context.Context) (any, error) {
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	if !s.externalAllowed() {
 		return []tools.Info{}, nil
 	}
@@ -250,7 +250,7 @@ func (s *Server) discoverTools(ctx context.Context) (any, error) {
 
 // mcpStatus returns the status of each MCP server.
 func (s *Server) mcpStatus() (any, error) {
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	out := []mcp.ServerStatus{}
 	if m := tb.MCP(); m != nil {
 		out = append(out, m.Statuses()...)
@@ -260,7 +260,7 @@ func (s *Server) mcpStatus() (any, error) {
 
 // listPrompts returns the prompts of the connected MCP servers.
 func (s *Server) listPrompts(ctx context.Context) (any, error) {
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	out := []mcp.PromptInfo{}
 	if m := tb.MCP(); m != nil {
 		ps, err := m.Prompts(ctx)
@@ -290,7 +290,7 @@ func (s *Server) runPrompt(ctx context.Context, command string, arg json.RawMess
 	if a.Server == "" || a.Name == "" {
 		return nil, invalidArgs(command, "want the prompt's server and name")
 	}
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	m := tb.MCP()
 	if m == nil {
 		return nil, invalidArgs(command, "no MCP servers are configured")

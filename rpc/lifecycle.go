@@ -204,7 +204,7 @@ const shutdownGrace = time.Second
 // for a moment, then they (and the tool calls they run) are cancelled.
 func (s *Server) shutdown(context.Context, jsonrpc2.RawMessage) (any, error) {
 	if !s.requests.waitFor(1, shutdownGrace) { // 1: this request
-		s.calls.cancel("")
+		s.host.Cancel("")
 		s.requests.cancelAll()
 		if !s.requests.waitFor(1, shutdownGrace) {
 			s.log.Warn("requests still running after shutdown")
@@ -224,7 +224,7 @@ func (s *Server) didChangeWorkspaceFolders(_ context.Context, params jsonrpc2.Ra
 	if err := decodeParams("workspace/didChangeWorkspaceFolders", params, &p); err != nil {
 		return err
 	}
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	roots := tb.Workspace.Roots()
 	for _, f := range p.Event.Removed {
 		dir, err := filePath(f.URI)

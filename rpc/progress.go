@@ -388,7 +388,7 @@ func (s *Server) cancelProgress(_ context.Context, params jsonrpc2.RawMessage) e
 	if !ok {
 		return nil // agentls's tokens are strings
 	}
-	if id, ok := s.streams.call(token); ok && (s.calls.cancelCall(id) || s.host.CancelCall(id)) {
+	if id, ok := s.streams.call(token); ok && s.host.CancelCall(id) {
 		s.log.Info("tool call cancelled from its progress", "call", id)
 	}
 	return nil

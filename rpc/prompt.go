@@ -165,7 +165,7 @@ func (s *Server) editorContext(a promptArgs) (*session.EditorContext, error) {
 	}
 	if r.Start != r.End {
 		if text, ok := s.documentText(path); ok {
-			_, enc, _, _ := s.state()
+			_, enc, _ := s.state()
 			from := workspace.PositionToOffset(text, workspace.Position{Line: r.Start.Line, Character: r.Start.Character}, enc)
 			to := workspace.PositionToOffset(text, workspace.Position{Line: r.End.Line, Character: r.End.Character}, enc)
 			if from < to {
@@ -179,7 +179,7 @@ func (s *Server) editorContext(a promptArgs) (*session.EditorContext, error) {
 // documentText returns the text of path as the tools see it: the editor's if it is
 // open, else the file's.
 func (s *Server) documentText(path string) (string, bool) {
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	if tb == nil {
 		return "", false
 	}
@@ -196,7 +196,7 @@ func (s *Server) documentText(path string) (string, bool) {
 
 // relPath names path for people: relative to the workspace root it is in.
 func (s *Server) relPath(path string) string {
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	if tb == nil {
 		return path
 	}

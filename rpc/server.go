@@ -143,12 +143,11 @@ type Server struct {
 	// changed afterwards.
 	observers []func(session string, ev tools.Event)
 
-	mu        sync.Mutex // guards the fields below
-	phase     phase
-	caps      ClientCapabilities
-	enc       workspace.PositionEncoding
-	toolbox   *toolbox.Toolbox
-	scheduler *tools.Scheduler
+	mu      sync.Mutex // guards the fields below
+	phase   phase
+	caps    ClientCapabilities
+	enc     workspace.PositionEncoding
+	toolbox *toolbox.Toolbox
 	// host hosts the sessions of prompts (prompt.go); set with the toolbox, which it
 	// owns. stateDir is where their transcripts go, stateErr why there is none.
 	host     *session.Host
@@ -159,7 +158,6 @@ type Server struct {
 	initOptions, config settings.Settings
 
 	requests  requests       // incoming requests in flight, for $/cancelRequest
-	calls     toolCalls      // tool calls in flight, for agentls.cancel
 	docs      *documents     // the editor's documents
 	memory    memoryReleaser // gives closed large documents' memory back (documents.go)
 	confirms  confirmations
@@ -359,12 +357,12 @@ func (s *Server) notify(ctx context.Context, req *jsonrpc2.Request) {
 	}
 }
 
-// state returns the negotiated state and tool system; the toolbox and scheduler are nil
-// before initialize.
-func (s *Server) state() (ClientCapabilities, workspace.PositionEncoding, *toolbox.Toolbox, *tools.Scheduler) {
+// state returns the negotiated state and the tool system; the toolbox is nil before
+// initialize.
+func (s *Server) state() (ClientCapabilities, workspace.PositionEncoding, *toolbox.Toolbox) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.caps, s.enc, s.toolbox, s.scheduler
+	return s.caps, s.enc, s.toolbox
 }
 
 // capabilities returns what the client advertised.

@@ -50,7 +50,7 @@ func (e *editedFiles) list() []string {
 // unsavedFiles returns the files the agent edited whose text in the editor differs from
 // the disk, relative to the workspace roots.
 func (s *Server) unsavedFiles() []string {
-	_, _, tb, _ := s.state()
+	_, _, tb := s.state()
 	if tb == nil {
 		return nil
 	}

@@ -58,7 +58,7 @@ func newHarnessWith(t *testing.T, files map[string]string, script clients.Script
 	}
 	t.Cleanup(func() { tb.Close() })
 	h := &harness{t: t, root: root, config: config, tb: tb, store: NewStore(t.TempDir())}
-	h.sched = tb.Scheduler(nil, nil)
+	h.sched = tb.Scheduler(nil, nil, nil)
 	// Arguments name files as ROOT/…: the workspace's path is known only now.
 	for i := range script.Turns {
 		for j := range script.Turns[i].Calls {
@@ -449,7 +449,7 @@ func TestPromptCancelMidTool(t *testing.T) {
 	defer cancel()
 	// Cancel once the quick call has ended and the sleep is running.
 	quickDone := make(chan struct{})
-	h.sched = h.tb.Scheduler(nil, func(ev tools.Event) {
+	h.sched = h.tb.Scheduler(nil, nil, func(ev tools.Event) {
 		if ev.CallID == "c2" && ev.Status.Terminal() {
 			close(quickDone)
 		}

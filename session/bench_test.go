@@ -122,7 +122,7 @@ func runBenchSession(ctx context.Context, b *testing.B, root, config, geminiDir,
 	s, err := New(ctx, Options{
 		Client:       client,
 		Declarations: tb.Declarations,
-		Runner:       tb.Scheduler(nil, observe),
+		Runner:       tb.Scheduler(nil, nil, observe),
 		Store:        NewStore(stateDir),
 		Env:          Environment{Roots: tb.Workspace.Roots(), ConfigDir: config},
 		Logger:       discard(),

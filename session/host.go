@@ -97,13 +97,29 @@ type Host struct {
 	// is made anew when it changed.
 	gen uint64
 
+	// scopes are the schedulers of the calls that belong to no model session
+	// (RunTool), by scope; guarded by mu.
+	scopes map[string]*scopeScheduler
+
 	callMu sync.Mutex
-	calls  map[string]context.CancelFunc // the calls running, by id
+	calls  map[string]runningCall // the calls running, by id
+}
+
+// runningCall is a call running on one of the host's schedulers.
+type runningCall struct {
+	scope  string // the session's id, or the scope of RunTool
+	cancel context.CancelFunc
+}
+
+// scopeScheduler is the scheduler of a RunTool scope, built for the host's generation gen.
+type scopeScheduler struct {
+	sched *tools.Scheduler
+	gen   uint64
 }
 
 // NewHost builds the workspace's tool system and returns a host for its sessions.
 func NewHost(o HostOptions) (*Host, error) {
-	h := &Host{o: o, log: o.Logger, live: map[string]*Live{}, calls: map[string]context.CancelFunc{}}
+	h := &Host{o: o, log: o.Logger, live: map[string]*Live{}, scopes: map[string]*scopeScheduler{}, calls: map[string]runningCall{}}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -240,9 +256,10 @@ func (h *Host) CloseSession(id string) error {
 	return nil
 }
 
-// Cancel cancels the running prompt of the session id, or of every session when id is
-// empty, and returns how many it cancelled. The prompt's tool calls are cancelled with it.
-func (h *Host) Cancel(id string) int {
+// Cancel cancels the running prompt of the session id, with its tool calls, and the
+// calls RunTool runs in the scope id; an empty id cancels everything running. It
+// returns how many prompts and tool calls it cancelled.
+func (h *Host) Cancel(id string) (prompts, calls int) {
 	h.mu.Lock()
 	var all []*Live
 	for lid, l := range h.live {
@@ -251,13 +268,20 @@ func (h *Host) Cancel(id string) int {
 		}
 	}
 	h.mu.Unlock()
-	n := 0
 	for _, l := range all {
 		if l.cancelPrompt() {
-			n++
+			prompts++
 		}
 	}
-	return n
+	h.callMu.Lock()
+	defer h.callMu.Unlock()
+	for _, c := range h.calls {
+		if id == "" || c.scope == id {
+			c.cancel()
+			calls++
+		}
+	}
+	return prompts, calls
 }
 
 // CancelCall cancels the running tool call id (an id of the host's, as its updates
@@ -265,11 +289,40 @@ func (h *Host) Cancel(id string) int {
 func (h *Host) CancelCall(id string) bool {
 	h.callMu.Lock()
 	defer h.callMu.Unlock()
-	cancel, ok := h.calls[id]
+	c, ok := h.calls[id]
 	if ok {
-		cancel()
+		c.cancel()
 	}
 	return ok
+}
+
+// RunTool runs one tool call that belongs to no model session: a front end's own, such
+// as the editor's agentls.runTool. It runs as a model's call does (validation, the
+// workspace's policy and approval mode, confirmation through the host's Asker), one
+// after another with the other calls of its scope, and its updates carry scope as their
+// session. req.CallID is the call's id as the updates carry it, which the caller keeps
+// unique among running calls; Cancel(scope) and CancelCall stop it.
+func (h *Host) RunTool(ctx context.Context, scope string, req tools.Request) tools.CallResult {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer h.track(req.CallID, scope, cancel)()
+	return h.scopeScheduler(scope).RunOne(ctx, req)
+}
+
+// scopeScheduler returns the scheduler of RunTool's scope, built anew when the
+// toolbox's policy or registry changed since.
+func (h *Host) scopeScheduler(scope string) *tools.Scheduler {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ss := h.scopes[scope]
+	if ss == nil || ss.gen != h.gen {
+		ss = &scopeScheduler{gen: h.gen}
+		ss.sched = h.tb.Scheduler(h.tb.Policy, h.o.Asker, func(ev tools.Event) {
+			h.emit(Update{Kind: UpdateToolCall, Session: scope, Call: &ev})
+		})
+		h.scopes[scope] = ss
+	}
+	return ss.sched
 }
 
 // SetMode sets the approval mode of the live session id; an empty mode returns it to
@@ -330,11 +383,11 @@ func (h *Host) trimLocked(keep *Live) {
 	}
 }
 
-// track records a running call of the host's id, which cancel stops, and returns the
-// function that forgets it.
-func (h *Host) track(id string, cancel context.CancelFunc) func() {
+// track records a running call of the host's id in scope, which cancel stops, and
+// returns the function that forgets it.
+func (h *Host) track(id, scope string, cancel context.CancelFunc) func() {
 	h.callMu.Lock()
-	h.calls[id] = cancel
+	h.calls[id] = runningCall{scope: scope, cancel: cancel}
 	h.callMu.Unlock()
 	return func() {
 		h.callMu.Lock()
@@ -481,7 +534,7 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 		}
 		seen[wid] = true
 		wire[i] = tools.Request{CallID: wid, Name: r.Name, Args: r.Args}
-		defer l.h.track(wid, cancel)()
+		defer l.h.track(wid, l.id, cancel)()
 	}
 	res := sched.Run(ctx, wire)
 	for i := range res {
@@ -499,14 +552,8 @@ func (l *Live) scheduler() *tools.Scheduler {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if l.sched == nil || l.gen != h.gen {
-		l.sched = tools.NewScheduler(tools.Options{
-			Registry: h.tb.Registry,
-			Policy:   sessionPolicy{p: h.tb.Policy, l: l},
-			Asker:    h.o.Asker,
-			Observe: func(ev tools.Event) {
-				l.emit(Update{Kind: UpdateToolCall, Call: &ev})
-			},
-			Logger: h.log,
+		l.sched = h.tb.Scheduler(sessionPolicy{p: h.tb.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
+			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		})
 		l.gen = h.gen
 	}

@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/fakegemini"
@@ -15,6 +19,7 @@ import (
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
 )
 
 // hostHarness is a Host over a real workspace, a real store in a temporary directory
@@ -213,7 +218,7 @@ func TestHostBusyAndCancel(t *testing.T) {
 	if err := hh.host.CloseSession(l.ID()); !errors.Is(err, ErrBusy) {
 		t.Errorf("closing a busy session: %v, want ErrBusy", err)
 	}
-	if n := hh.host.Cancel(l.ID()); n != 1 {
+	if n, _ := hh.host.Cancel(l.ID()); n != 1 {
 		t.Errorf("Cancel cancelled %d prompts, want 1", n)
 	}
 	if res := <-done; res.StopReason != StopCancelled {
@@ -288,5 +293,113 @@ func TestHostSessionMode(t *testing.T) {
 				t.Errorf("write_file ended %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// heldWriter is like the editor's writer: it compares the file with the text the tool
+// read, then holds the first write until release is closed (the editor's round trip)
+// and writes without a lock.
+type heldWriter struct {
+	arrived chan string
+	release chan struct{}
+	first   sync.Once
+}
+
+func (w *heldWriter) Write(ctx context.Context, c workspace.Change) error {
+	data, err := os.ReadFile(c.Path)
+	if err != nil {
+		return err
+	}
+	if string(data) != c.Old.Text {
+		return fmt.Errorf("%s changed since it was read: %w", c.Path, workspace.ErrStale)
+	}
+	w.arrived <- c.New
+	hold := false
+	w.first.Do(func() { hold = true })
+	if hold {
+		select {
+		case <-w.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return os.WriteFile(c.Path, []byte(c.New), 0o644)
+}
+
+// TestHostSchedulersShareLocks: a call of the editor (RunTool) and a call of a session
+// replacing different lines of one file both take effect. Each scheduler of the host
+// shares the workspace's path locks, so the session's call proposes its edit against the
+// text the editor's call wrote instead of writing over it.
+func TestHostSchedulersShareLocks(t *testing.T) {
+	hh := newHostHarness(t, "yolo", clients.Script{}, nil)
+	path := filepath.Join(hh.root, "f.txt")
+	if err := os.WriteFile(path, []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := &heldWriter{arrived: make(chan string, 2), release: make(chan struct{})}
+	hh.host.Toolbox().Workspace.SetWriter(w)
+	replace := func(id, old, new string) tools.Request {
+		args, _ := json.Marshal(map[string]string{"file_path": path, "old_string": old, "new_string": new})
+		return tools.Request{CallID: id, Name: "replace", Args: args}
+	}
+	l, err := hh.host.Open(t.Context(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	editor := make(chan tools.CallResult, 1)
+	go func() { editor <- hh.host.RunTool(t.Context(), "editor", replace("e1", "a", "A")) }()
+	<-w.arrived
+	sess := make(chan []tools.CallResult, 1)
+	go func() { sess <- l.Run(t.Context(), []tools.Request{replace("s1", "b", "B")}) }()
+	// Without shared locks the session's write arrives while the editor's is held; with
+	// them it waits for the lock. Either way the outcome below tells.
+	select {
+	case <-w.arrived:
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(w.release)
+	if r := <-editor; r.Status != tools.StatusSuccess {
+		t.Fatalf("editor's call: %s %+v", r.Status, r.Error)
+	}
+	if r := (<-sess)[0]; r.Status != tools.StatusSuccess {
+		t.Fatalf("session's call: %s %+v", r.Status, r.Error)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "A\nB\n" {
+		t.Errorf("both calls succeeded but the file holds %q, want %q", data, "A\nB\n")
+	}
+}
+
+// TestHostRunTool: a call outside any session runs with the workspace's policy, its
+// updates carry its scope, and Cancel of the scope stops it.
+func TestHostRunTool(t *testing.T) {
+	hh := newHostHarness(t, "yolo", clients.Script{}, nil)
+	res := hh.host.RunTool(t.Context(), "editor", tools.Request{CallID: "e1", Name: "read_file",
+		Args: json.RawMessage(`{"file_path": "a.txt"}`)})
+	if res.Status != tools.StatusSuccess || res.Output != "a\n" {
+		t.Fatalf("read_file: %s %q %+v", res.Status, res.Output, res.Error)
+	}
+	for _, u := range hh.of(UpdateToolCall) {
+		if u.Session != "editor" || u.Call.CallID != "e1" {
+			t.Errorf("update of session %q, call %q; want editor, e1", u.Session, u.Call.CallID)
+		}
+	}
+
+	done := make(chan tools.CallResult, 1)
+	go func() {
+		done <- hh.host.RunTool(t.Context(), "editor", tools.Request{CallID: "e2", Name: "run_shell_command",
+			Args: json.RawMessage(`{"command": "sleep 30"}`)})
+	}()
+	for {
+		if _, calls := hh.host.Cancel("other"); calls != 0 {
+			t.Fatalf("Cancel of another scope cancelled %d calls", calls)
+		}
+		if _, calls := hh.host.Cancel("editor"); calls == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if r := <-done; r.Status != tools.StatusCancelled {
+		t.Errorf("the cancelled call ended %s, want cancelled", r.Status)
 	}
 }

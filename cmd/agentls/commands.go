@@ -181,7 +181,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			mu.Unlock()
 		}
 	}
-	sched := tb.Scheduler(asker, observe)
+	sched := tb.Scheduler(nil, asker, observe)
 	res := sched.RunOne(ctx, tools.Request{CallID: "cli-1", Name: pos[0], Args: raw})
 	mu.Lock()
 	unasked := needed

@@ -261,14 +261,18 @@ func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, er
 	return r, nil
 }
 
-// Scheduler returns a scheduler over the toolbox that asks through asker and reports to
-// observe (either may be nil). Every scheduler of the toolbox shares the workspace's
-// path locks, so that edits of one file by two sessions, or a session and the editor's
-// runTool, follow one another instead of losing one.
-func (tb *Toolbox) Scheduler(asker confirm.Asker, observe tools.Observer) *tools.Scheduler {
+// Scheduler returns a scheduler over the toolbox that decides with policy (nil: the
+// toolbox's), asks through asker and reports to observe (either may be nil). Every
+// scheduler of the toolbox shares the workspace's path locks, so that edits of one file
+// by two sessions, or a session and the editor's runTool, follow one another instead of
+// losing one.
+func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe tools.Observer) *tools.Scheduler {
+	if policy == nil {
+		policy = tb.Policy
+	}
 	return tools.NewScheduler(tools.Options{
 		Registry: tb.Registry,
-		Policy:   tb.Policy,
+		Policy:   policy,
 		Asker:    asker,
 		Observe:  observe,
 		Logger:   tb.Logger,
