@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentls/agentls/tools"
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
@@ -166,7 +167,7 @@ func (s *Server) confirmationActions(path string, r protocol.Range, diags []cont
 			title := t
 			if len(here) > 1 {
 				// Which question is which, when several wait on one line.
-				title += " — " + abbreviate(strings.TrimPrefix(c.mark.diag.Message, "agentls asks: "), 80)
+				title += " — " + tools.Abbreviate(strings.TrimPrefix(c.mark.diag.Message, "agentls asks: "), 80)
 			}
 			cmd := command{Title: title, Command: cmdConfirm, Arguments: []any{confirmArgs{ID: c.id, Outcome: string(outcomes[t])}}}
 			actions = append(actions, codeAction{Title: title, Kind: string(protocol.CodeActionKindQuickFix),
@@ -210,7 +211,7 @@ func (s *Server) fixActions(docURI, path string, raw []json.RawMessage, diags []
 		}
 		title := titleFix
 		if len(idx) > 1 {
-			title = "Ask agentls to fix: " + abbreviate(oneLine(d.Message, 200), 80)
+			title = "Ask agentls to fix: " + tools.Abbreviate(oneLine(d.Message, 200), 80)
 		}
 		actions = append(actions, codeAction{Title: title, Kind: string(protocol.CodeActionKindQuickFix),
 			Diagnostics: []any{raw[i]}, Command: command{Title: title, Command: cmdPrompt, Arguments: []any{args}}})

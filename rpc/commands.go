@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -83,7 +82,7 @@ func invalidArgs(command, format string, args ...any) error {
 func decodeArg(command string, arg json.RawMessage, v any) error {
 	arg = bytes.TrimSpace(arg)
 	if len(arg) == 0 || arg[0] != '{' {
-		return invalidArgs(command, "want a JSON object, got %s", abbreviate(string(arg), 60))
+		return invalidArgs(command, "want a JSON object, got %s", tools.Abbreviate(string(arg), 60))
 	}
 	if err := (codec{}).Unmarshal(arg, v); err != nil {
 		return invalidArgs(command, "%v", err)
@@ -115,7 +114,7 @@ func (s *Server) runTool(ctx context.Context, command string, arg json.RawMessag
 	case len(args) == 0 || string(args) == "null":
 		args = json.RawMessage("{}")
 	case args[0] != '{':
-		return nil, invalidArgs(command, `"args" must be an object with the tool's parameters, got %s`, abbreviate(string(args), 60))
+		return nil, invalidArgs(command, `"args" must be an object with the tool's parameters, got %s`, tools.Abbreviate(string(args), 60))
 	}
 	id := a.ToolCallID
 	if id == "" {
@@ -251,15 +250,4 @@ func (s *Server) answerConfirmation(command string, arg json.RawMessage) (any, e
 		return nil, invalidArgs(command, "no confirmation %q is pending (it may have been answered or cancelled already)", a.ID)
 	}
 	return nil, nil
-}
-
-// abbreviate shortens s to about n bytes for a message, at a character boundary.
-func abbreviate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/uri"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
 )
 
 // Confirmations: the server is the scheduler's confirm.Asker. How a question reaches a
@@ -284,7 +285,7 @@ func confirmMessage(req confirm.Request) string {
 	case confirm.TypeExecute:
 		fmt.Fprintf(&b, "\n\nCommand: %s\nDirectory: %s", d.Command, d.Directory)
 	case confirm.TypeMCP:
-		fmt.Fprintf(&b, "\n\nMCP server %s, tool %s, arguments %s", d.Server, d.Tool, abbreviate(string(d.Arguments), 500))
+		fmt.Fprintf(&b, "\n\nMCP server %s, tool %s, arguments %s", d.Server, d.Tool, tools.Abbreviate(string(d.Arguments), 500))
 	case confirm.TypeInfo:
 		if d.Prompt != "" {
 			b.WriteString("\n\n" + d.Prompt)

@@ -1,13 +1,9 @@
 package rpc
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,8 +29,9 @@ import (
 //     session: for the calls the editor runs itself, the next agentls.runTool;
 //   - pending confirmations of clients that have no way to ask (agentls, Warning; see
 //     confirm.go), which stand in for the call's location diagnostic while they wait;
-//   - compiler-style lines in run_shell_command output that point into the workspace
-//     (agentls/shell, severity from the line), replaced by those of the next run.
+//   - the problems a call's result reports (tools.ProblemReport: run_shell_command's
+//     compiler-style lines that point into the workspace), source agentls/shell,
+//     replaced by those of the next report.
 //
 // A document's diagnostics are published as the union of all of them, and published
 // again whenever that union changes; a document left with none is sent an empty list.
@@ -45,8 +42,6 @@ const (
 	// locationDelay is how long a call must be pending or running before its locations
 	// are shown.
 	locationDelay = 200 * time.Millisecond
-	// maxShellDiagnostics bounds the diagnostics one shell run produces.
-	maxShellDiagnostics = 100
 	// maxDiagnosticMessage bounds a message taken from a tool's output or error.
 	maxDiagnosticMessage = 500
 )
@@ -92,10 +87,8 @@ type diagnosticSet struct {
 	calls    map[string]*markedCall    // pending and running calls with locations
 	confirms map[string]*markedConfirm // by tool call id
 	failures map[string][]mark         // by session
-	shell    []mark                    // of the last shell run
-	// shellRuns are the run_shell_command calls that started running.
-	shellRuns map[string]bool
-	sent      map[string][]diagnostic // by URI
+	problems []mark                    // of the last problem report
+	sent     map[string][]diagnostic   // by URI
 }
 
 // markedCall is a pending or running call with locations.
@@ -141,20 +134,17 @@ func (s *Server) diagnose(session string, ev tools.Event) {
 		c.timer = time.AfterFunc(locationDelay, func() { s.showCall(id, c) })
 	case ev.Status.Terminal():
 		// What the call leaves is worked out first: it reads files.
-		var failed, shell []mark
+		var failed, problems []mark
 		if ev.Status == tools.StatusError && ev.Result != nil && len(ev.Locations) > 0 {
 			failed = s.failureMarks(ev)
 		}
-		d.mu.Lock()
-		isShell := d.shellRuns[ev.CallID] && ev.Result != nil // a refused command did not run
-		delete(d.shellRuns, ev.CallID)
-		d.mu.Unlock()
-		if isShell {
-			shell = s.shellMarks(ev)
+		report := ev.Result != nil && ev.Result.Problems != nil
+		if report {
+			problems = s.problemMarks(ev.Result.Problems.Problems)
 		}
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		changed := len(failed) > 0 || (isShell && (len(shell) > 0 || len(d.shell) > 0))
+		changed := len(failed) > 0 || (report && (len(problems) > 0 || len(d.problems) > 0))
 		if c, ok := d.calls[ev.CallID]; ok {
 			c.timer.Stop()
 			delete(d.calls, ev.CallID)
@@ -166,8 +156,8 @@ func (s *Server) diagnose(session string, ev tools.Event) {
 			}
 			d.failures[session] = append(d.failures[session], failed...)
 		}
-		if isShell {
-			d.shell = shell
+		if report {
+			d.problems = problems
 		}
 		if changed {
 			s.publishLocked()
@@ -175,12 +165,6 @@ func (s *Server) diagnose(session string, ev tools.Event) {
 	default:
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		if ev.Status == tools.StatusExecuting && ev.Name == shellToolName {
-			if d.shellRuns == nil {
-				d.shellRuns = map[string]bool{}
-			}
-			d.shellRuns[ev.CallID] = true
-		}
 		if c, ok := d.calls[ev.CallID]; ok {
 			c.status = ev.Status
 			if c.shown {
@@ -376,7 +360,7 @@ func (s *Server) publishLocked() {
 			add(m)
 		}
 	}
-	for _, m := range d.shell {
+	for _, m := range d.problems {
 		add(m)
 	}
 
@@ -422,81 +406,10 @@ func compareUint(a, b uint64) int {
 func oneLine(s string, n int) string {
 	for line := range strings.Lines(s) {
 		if line = strings.TrimSpace(line); line != "" {
-			return abbreviate(line, n)
+			return tools.Abbreviate(line, n)
 		}
 	}
 	return ""
-}
-
-// Compiler-style lines in shell output.
-
-// compilerLine matches "path:line:col: message" and "path:line: message", as compilers,
-// linters and test runners print them.
-var compilerLine = regexp.MustCompile(`^\s*([^\s:]+):(\d+)(?::(\d+))?:\s*(\S.*)$`)
-
-// ansiEscape matches the terminal escape sequences (colours) some tools print.
-var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\\\-_]")
-
-// compilerDiagnostic is one compiler-style line: a path as printed, a 1-based line and
-// (0 when absent) 1-based byte column, the message and its severity.
-type compilerDiagnostic struct {
-	path      string
-	line, col int
-	message   string
-	severity  int
-}
-
-// parseCompilerOutput returns the compiler-style lines of out, at most limit.
-func parseCompilerOutput(out string, limit int) []compilerDiagnostic {
-	var found []compilerDiagnostic
-	for line := range strings.Lines(out) {
-		if len(found) >= limit {
-			break
-		}
-		if len(line) > 4096 {
-			continue
-		}
-		line = ansiEscape.ReplaceAllString(strings.TrimRight(line, "\r\n"), "")
-		m := compilerLine.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		ln, err := strconv.Atoi(m[2])
-		if err != nil || ln < 1 {
-			continue
-		}
-		col := 0
-		if m[3] != "" {
-			if col, err = strconv.Atoi(m[3]); err != nil {
-				continue
-			}
-		}
-		msg := strings.TrimSpace(m[4])
-		found = append(found, compilerDiagnostic{path: m[1], line: ln, col: col,
-			message: abbreviate(msg, maxDiagnosticMessage), severity: compilerSeverity(msg)})
-	}
-	return found
-}
-
-// compilerSeverity reads a message's severity from the word it starts with; a line
-// that names none is an error, as a compiler's plain "file:line: message" is.
-func compilerSeverity(msg string) int {
-	lower := strings.ToLower(msg)
-	for _, w := range []struct {
-		word     string
-		severity int
-	}{
-		{"error", severityError}, {"fatal", severityError},
-		{"warning", severityWarning}, {"warn", severityWarning},
-		{"note", severityInformation}, {"info", severityInformation},
-		{"hint", severityHint}, {"help", severityHint},
-	} {
-		rest, ok := strings.CutPrefix(lower, w.word)
-		if ok && (rest == "" || strings.ContainsRune(":[( ", rune(rest[0]))) {
-			return w.severity
-		}
-	}
-	return severityError
 }
 
 // compilerRange returns the range a compiler-style line names in text (LF line ends):
@@ -545,63 +458,31 @@ func compilerRange(text string, line, col int, enc workspace.PositionEncoding) (
 	return protocol.Range{Start: protocol.Position{Line: l, Character: ch(start)}, End: protocol.Position{Line: l, Character: ch(end)}}, true
 }
 
-// shellMarks returns the marks of the compiler-style lines of a finished
-// run_shell_command that point into the workspace.
-func (s *Server) shellMarks(ev tools.Event) []mark {
+// problemMarks returns the marks of a problem report's places that are lines of
+// readable text files.
+func (s *Server) problemMarks(problems []tools.Problem) []mark {
 	_, enc, tb := s.state()
-	out := ev.Result.Display
-	if out == "" {
-		out = ev.Result.Output
-	}
-	var args struct {
-		DirPath string `json:"dir_path"`
-	}
-	_ = json.Unmarshal(ev.Args, &args) // the call was validated: a failure leaves the root
-	root := tb.Workspace.Roots()[0]
-	dir := root
-	if args.DirPath != "" {
-		dir = args.DirPath
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(root, dir)
-		}
-	}
-	type key struct {
-		path      string
-		line, col int
-		message   string
-	}
-	seen := map[key]bool{}
-	texts := map[string]*string{} // nil: not a readable text file of the workspace
+	texts := map[string]*string{} // nil: not a readable text file
 	var marks []mark
-	for _, c := range parseCompilerOutput(out, maxShellDiagnostics) {
-		p := c.path
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		abs, err := tb.Workspace.Resolve(p)
-		if err != nil {
-			continue
-		}
-		text, ok := texts[abs]
+	for _, p := range problems {
+		text, ok := texts[p.Path]
 		if !ok {
-			if f, err := tb.Workspace.ReadText(abs, maxShellDiagnosticFile); err == nil {
+			if f, err := tb.Workspace.ReadText(p.Path, maxProblemFile); err == nil {
 				text = &f.Text
 			}
-			texts[abs] = text
+			texts[p.Path] = text
 		}
-		k := key{abs, c.line, c.col, c.message}
-		if text == nil || seen[k] {
+		if text == nil {
 			continue
 		}
-		seen[k] = true
-		r, ok := compilerRange(*text, c.line, c.col, enc)
+		r, ok := compilerRange(*text, p.Line, p.Column, enc)
 		if !ok {
 			continue
 		}
-		marks = append(marks, mark{path: abs, diag: diagnostic{Range: r, Severity: c.severity, Source: sourceShell, Message: c.message}})
+		marks = append(marks, mark{path: p.Path, diag: diagnostic{Range: r, Severity: int(p.Severity), Source: sourceShell, Message: p.Message}})
 	}
 	return marks
 }
 
-// maxShellDiagnosticFile bounds the files read to place shell diagnostics.
-const maxShellDiagnosticFile = 10 << 20
+// maxProblemFile bounds the files read to place the problems of a report.
+const maxProblemFile = 10 << 20

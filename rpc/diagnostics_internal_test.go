@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -9,40 +8,6 @@ import (
 
 	"github.com/agentls/agentls/workspace"
 )
-
-func TestParseCompilerOutput(t *testing.T) {
-	tests := []struct {
-		line string
-		want []compilerDiagnostic // nil: not a compiler line
-	}{
-		{"main.go:12:5: undefined: foo", []compilerDiagnostic{{"main.go", 12, 5, "undefined: foo", severityError}}},
-		{"./pkg/x.go:3: missing return", []compilerDiagnostic{{"./pkg/x.go", 3, 0, "missing return", severityError}}},
-		{"src/a.c:10:2: warning: unused variable 'x' [-Wunused]", []compilerDiagnostic{{"src/a.c", 10, 2, "warning: unused variable 'x' [-Wunused]", severityWarning}}},
-		{"src/a.c:11:1: note: declared here", []compilerDiagnostic{{"src/a.c", 11, 1, "note: declared here", severityInformation}}},
-		{"    x_test.go:40: got 1, want 2", []compilerDiagnostic{{"x_test.go", 40, 0, "got 1, want 2", severityError}}},
-		{"\x1b[1ma.rs:1:1:\x1b[0m \x1b[31merror[E0425]\x1b[0m: cannot find", []compilerDiagnostic{{"a.rs", 1, 1, "error[E0425]: cannot find", severityError}}},
-		{"lib.ts:7:3: Hint: prefer const", []compilerDiagnostic{{"lib.ts", 7, 3, "Hint: prefer const", severityHint}}},
-		{"errors.go:1:1: errorsome words", []compilerDiagnostic{{"errors.go", 1, 1, "errorsome words", severityError}}},
-		{"warnings.go:2:1: warningly", []compilerDiagnostic{{"warnings.go", 2, 1, "warningly", severityError}}},
-		{"Exit Code: 1", nil},
-		{"https://example.com:443: refused", nil},
-		{"12:30:01: the time", []compilerDiagnostic{{"12", 30, 1, "the time", severityError}}}, // placed only if a file "12" exists
-		{"a.go:0:1: line zero", nil},
-		{"a.go:3:", nil},
-		{"a b.go:3: spaces", nil},
-		{"", nil},
-	}
-	for _, tt := range tests {
-		got := parseCompilerOutput(tt.line, 10)
-		if !slices.Equal(got, tt.want) {
-			t.Errorf("%q: %+v, want %+v", tt.line, got, tt.want)
-		}
-	}
-	many := strings.Repeat("a.go:1:1: x\n", 50)
-	if n := len(parseCompilerOutput(many, 7)); n != 7 {
-		t.Errorf("%d diagnostics, want the limit of 7", n)
-	}
-}
 
 func TestCompilerRange(t *testing.T) {
 	text := "package a\n\n\tx := 😀undefinedThing + 1\n"

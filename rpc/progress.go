@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -354,6 +355,10 @@ func (st *outputStream) finishLocked() {
 	}
 }
 
+// ansiEscape matches the terminal escape sequences (colours) a tool's live output may
+// hold; run_shell_command's has none left.
+var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\\\-_]")
+
 // progressText returns the text of line fit for a progress message: what follows its
 // last carriage return (what a terminal would show), without escape sequences and
 // control characters, trimmed and shortened.
@@ -372,7 +377,7 @@ func progressText(line string) string {
 		}
 		return r
 	}, line)
-	return abbreviate(strings.TrimSpace(line), maxProgressText)
+	return tools.Abbreviate(strings.TrimSpace(line), maxProgressText)
 }
 
 // cancelProgress handles window/workDoneProgress/cancel: the call whose progress it

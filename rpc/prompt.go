@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
 
@@ -169,7 +170,7 @@ func (s *Server) editorContext(a promptArgs) (*session.EditorContext, error) {
 			from := workspace.PositionToOffset(text, workspace.Position{Line: r.Start.Line, Character: r.Start.Character}, enc)
 			to := workspace.PositionToOffset(text, workspace.Position{Line: r.End.Line, Character: r.End.Character}, enc)
 			if from < to {
-				ec.Selection = abbreviate(text[from:to], maxSelection)
+				ec.Selection = tools.Abbreviate(text[from:to], maxSelection)
 			}
 		}
 	}

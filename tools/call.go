@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"unicode/utf8"
 
 	"github.com/agentls/agentls/confirm"
 )
@@ -56,6 +57,8 @@ type CallResult struct {
 	Parts []Part `json:"parts,omitempty"`
 	// OutputFile names the file with the complete output when Output was shortened.
 	OutputFile string `json:"outputFile,omitempty"`
+	// Problems are the places in the workspace the output reports (Result.Problems).
+	Problems *ProblemReport `json:"problems,omitempty"`
 }
 
 // Event reports progress of a call to front ends: a state change (Status set) or a
@@ -81,3 +84,15 @@ type Event struct {
 // Observer receives events. It is called from several goroutines at once and must not
 // block for long.
 type Observer func(Event)
+
+// Abbreviate shortens s to at most n bytes, at a character boundary, marking the cut
+// with "…": for the messages and titles that quote a call's text.
+func Abbreviate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

@@ -728,7 +728,7 @@ func (s *Scheduler) finishSuccess(c *call, res *Result) {
 		res = &Result{}
 	}
 	r := CallResult{Status: StatusSuccess, Summary: res.Summary, Output: res.Output, Display: res.Display,
-		Diff: res.Diff, Parts: res.Parts, OutputFile: res.OutputFile}
+		Diff: res.Diff, Parts: res.Parts, OutputFile: res.OutputFile, Problems: res.Problems}
 	if n := utf8.RuneCountInString(r.Output); n > MaxOutputChars {
 		r.Output, r.OutputFile = s.shorten(c, r.Output, n)
 	}

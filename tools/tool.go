@@ -169,4 +169,35 @@ type Result struct {
 	Diff *FileDiff
 	// OutputFile names a file holding the complete output when Output was shortened.
 	OutputFile string
+	// Problems, when not nil, report the places in the workspace the output points at
+	// as a compiler, linter or test runner does; a tool's report replaces its last one.
+	Problems *ProblemReport
 }
+
+// ProblemReport is what a call's output says about places in the workspace:
+// run_shell_command's "path:line:col: message" lines. Front ends show them where the
+// user looks (diagnostics), and a later report of the tool replaces them, so an empty
+// report clears what the last one showed.
+type ProblemReport struct {
+	Problems []Problem `json:"problems"`
+}
+
+// Problem is one place a call's output reports.
+type Problem struct {
+	Path     string   `json:"path"` // absolute, inside the workspace
+	Line     int      `json:"line"` // 1-based
+	Column   int      `json:"column,omitempty"` // 1-based byte column; 0 when not given
+	Message  string   `json:"message"`
+	Severity Severity `json:"severity"`
+}
+
+// Severity is how grave a Problem is, numbered as LSP's DiagnosticSeverity.
+type Severity int
+
+// The severities.
+const (
+	SeverityError       Severity = 1
+	SeverityWarning     Severity = 2
+	SeverityInformation Severity = 3
+	SeverityHint        Severity = 4
+)

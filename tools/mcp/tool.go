@@ -9,7 +9,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -85,7 +84,7 @@ type invocation struct {
 }
 
 func (inv *invocation) Describe() string {
-	return fmt.Sprintf("%s %s", inv.tool.info.DisplayName, shorten(string(inv.args), 200))
+	return fmt.Sprintf("%s %s", inv.tool.info.DisplayName, tools.Abbreviate(string(inv.args), 200))
 }
 
 func (inv *invocation) Locations() []tools.Location { return nil }
@@ -247,19 +246,7 @@ func summarize(r *tools.Result) string {
 	case first == "":
 		return fmt.Sprintf("%d attachments", len(r.Parts))
 	}
-	return shorten(first, 100)
-}
-
-// shorten cuts s to at most n bytes, on a rune boundary, marking the cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return tools.Abbreviate(first, 100)
 }
 
 // Capabilities implements tools.Invocation: the call runs no command and takes no

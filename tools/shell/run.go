@@ -331,6 +331,7 @@ func (s *Shell) result(line, dir string, pgid int, st *os.ProcessState, backgrou
 		Output:     b.String(),
 		Display:    text,
 		OutputFile: o.File,
+		Problems:   s.problems(text, dir),
 	}
 }
 
