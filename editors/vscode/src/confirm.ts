@@ -1,0 +1,267 @@
+// agentls/confirm: edits are reviewed in VS Code's diff editor (the current text on the
+// left, the editable proposal on the right, Accept / Accept always / Reject in the
+// editor title); shell commands, MCP calls and questions as a notification. The chat
+// shows the same question on the call's card. Closing the diff, dismissing the
+// notification, the server taking the question back ($/cancelRequest) or the server
+// going away are refusals: no answer is never consent.
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { alwaysNote, choices, ConfirmAnswer, ConfirmDetails, editAnswer, Outcome, question } from './logic/confirm';
+import { idOf, OriginalProvider, originalScheme, ProposalFs, proposalScheme, sideUri } from './proposals';
+
+export interface Pending {
+  details: ConfirmDetails;
+  /** For edits: the two sides of the diff. */
+  original?: vscode.Uri;
+  proposal?: vscode.Uri;
+  answer(a: ConfirmAnswer): boolean;
+  answered: boolean;
+}
+
+export class Confirmations implements vscode.Disposable {
+  private pending = new Map<string, Pending>();
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChange = this.changed.event;
+  private readonly originals = new OriginalProvider();
+  private readonly proposals = new ProposalFs();
+  private disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly log: (msg: string) => void) {
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(originalScheme, this.originals),
+      vscode.workspace.registerFileSystemProvider(proposalScheme, this.proposals, { isCaseSensitive: true }),
+      vscode.window.tabGroups.onDidChangeTabs((e) => {
+        for (const tab of e.closed) {
+          const id = diffId(tab);
+          const p = id !== undefined ? this.pending.get(id) : undefined;
+          if (p && !p.answered) {
+            this.log(`edit ${id}: the diff was closed without an answer: rejected`);
+            p.answer({ outcome: 'cancel' });
+          }
+        }
+        this.updateContext();
+      }),
+      vscode.window.tabGroups.onDidChangeTabGroups(() => this.updateContext()),
+      vscode.window.onDidChangeActiveTextEditor(() => this.updateContext()),
+      this.changed,
+    );
+    this.proposals.onSave = (uri, text) => {
+      const id = idOf(uri);
+      const p = id !== undefined ? this.pending.get(id) : undefined;
+      if (p && !p.answered && p.details.type === 'edit') {
+        this.log(`edit ${id}: the proposal was saved: accepted as the user's version`);
+        p.answer(editAnswer(p.details.newContent ?? '', text, false));
+      }
+    };
+  }
+
+  dispose(): void {
+    this.cancelAll();
+    for (const d of this.disposables) {
+      d.dispose();
+    }
+  }
+
+  /** The confirmations waiting, oldest first. */
+  list(): Pending[] {
+    return [...this.pending.values()];
+  }
+
+  byToolCall(toolCallId: string): Pending | undefined {
+    return this.list().find((p) => p.details.toolCallId === toolCallId);
+  }
+
+  /** Handles an agentls/confirm request: resolves with the user's answer. */
+  ask(details: ConfirmDetails, token: vscode.CancellationToken): Promise<ConfirmAnswer> {
+    return new Promise<ConfirmAnswer>((resolve) => {
+      const id = String(details.id ?? `anon-${Date.now()}`);
+      const entry: Pending = {
+        details: { ...details, id },
+        answered: false,
+        answer: (a) => {
+          if (entry.answered) {
+            return false;
+          }
+          entry.answered = true;
+          this.pending.delete(id);
+          resolve(a);
+          void this.takeDown(entry);
+          this.changed.fire();
+          this.updateContext();
+          return true;
+        },
+      };
+      this.pending.set(id, entry);
+      token.onCancellationRequested(() => {
+        if (!entry.answered) {
+          this.log(`confirmation ${id}: taken back by the server`);
+          entry.answer({ outcome: 'cancel' });
+        }
+      });
+      this.changed.fire();
+      const shown = details.type === 'edit' ? this.openDiff(entry) : this.notify(entry);
+      shown.catch((err: unknown) => {
+        void vscode.window.showErrorMessage(`agentls: could not show the confirmation, the call was refused: ${String(err)}`);
+        entry.answer({ outcome: 'cancel' });
+      });
+    });
+  }
+
+  /** Answers a waiting confirmation (from the chat's buttons, the commands). */
+  answer(id: string, outcome: Outcome): boolean {
+    const p = this.pending.get(id);
+    if (!p) {
+      return false;
+    }
+    if (p.details.type === 'edit' && outcome !== 'cancel') {
+      return p.answer(editAnswer(p.details.newContent ?? '', this.proposalText(p), outcome === 'proceed_always'));
+    }
+    return p.answer({ outcome });
+  }
+
+  /** Refuses every waiting confirmation (the server stopped). */
+  cancelAll(): void {
+    for (const p of this.list()) {
+      p.answer({ outcome: 'cancel' });
+    }
+  }
+
+  /** Opens the diff of a waiting edit again (it was closed or is in the background). */
+  async review(id: string): Promise<void> {
+    const p = this.pending.get(id);
+    if (p && p.original && p.proposal) {
+      await vscode.commands.executeCommand('vscode.diff', p.original, p.proposal, diffTitle(p.details), {
+        preview: false,
+      });
+    }
+  }
+
+  /** The edit under review in the active editor, else the only waiting edit. */
+  current(): Pending | undefined {
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+    const id = tab ? diffId(tab) : undefined;
+    if (id !== undefined && this.pending.has(id)) {
+      return this.pending.get(id);
+    }
+    const edits = this.list().filter((p) => p.details.type === 'edit');
+    return edits.length === 1 ? edits[0] : undefined;
+  }
+
+  /** The accept / accept always / reject commands. */
+  decideCurrent(kind: 'accept' | 'always' | 'reject'): void {
+    const p = this.current();
+    if (!p) {
+      void vscode.window.showInformationMessage('agentls: no edit is waiting for review here.');
+      return;
+    }
+    if (kind === 'reject') {
+      p.answer({ outcome: 'cancel' });
+      return;
+    }
+    const shown = this.proposalText(p);
+    const proposed = p.details.newContent ?? '';
+    const a = editAnswer(proposed, shown, kind === 'always');
+    if (kind === 'always' && a.outcome === 'modify_with_editor') {
+      void vscode.window.showWarningMessage(
+        'agentls: you edited the proposal, and "always" cannot cover your version. It was accepted once; later edits will still ask.',
+      );
+    }
+    p.answer(a);
+  }
+
+  private proposalText(p: Pending): string {
+    const doc = p.proposal && vscode.workspace.textDocuments.find((d) => d.uri.toString() === p.proposal!.toString());
+    return doc ? doc.getText() : p.details.newContent ?? '';
+  }
+
+  private async openDiff(p: Pending): Promise<void> {
+    const d = p.details;
+    const file = fileOf(d);
+    p.original = sideUri(originalScheme, d.id, file);
+    p.proposal = sideUri(proposalScheme, d.id, file);
+    this.originals.set(p.original, typeof d.originalContent === 'string' ? d.originalContent : '');
+    this.proposals.set(p.proposal, typeof d.newContent === 'string' ? d.newContent : '');
+    this.log(`edit ${d.id}: review ${file} in the diff editor`);
+    await vscode.commands.executeCommand('vscode.diff', p.original, p.proposal, diffTitle(d), { preview: false });
+    this.updateContext();
+  }
+
+  private async notify(p: Pending): Promise<void> {
+    const d = p.details;
+    const opts = choices(d);
+    const note = alwaysNote(d);
+    const msg = `agentls: ${question(d, shortDir(d.directory))}${note ? ' ' + note : ''}`;
+    const picked = await vscode.window.showWarningMessage(msg, ...opts.map((o) => o.label));
+    if (p.answered) {
+      return;
+    }
+    const choice = opts.find((o) => o.label === picked);
+    p.answer({ outcome: choice ? choice.outcome : 'cancel' });
+  }
+
+  /** Closes the diff of an answered edit and forgets its two sides. */
+  private async takeDown(p: Pending): Promise<void> {
+    if (!p.original || !p.proposal) {
+      return;
+    }
+    const proposal = p.proposal.toString();
+    for (const group of vscode.window.tabGroups.all) {
+      for (const tab of group.tabs) {
+        if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === proposal) {
+          const doc = vscode.workspace.textDocuments.find((x) => x.uri.toString() === proposal);
+          if (doc && doc.isDirty) {
+            // Saved into the in-memory proposal only (the entry is answered): closing
+            // then asks no "save changes?" question.
+            await doc.save();
+          }
+          await vscode.window.tabGroups.close(tab, true);
+        }
+      }
+    }
+    this.originals.delete(p.original);
+    this.proposals.remove(p.proposal);
+  }
+
+  private updateContext(): void {
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+    const id = tab ? diffId(tab) : undefined;
+    const reviewing = id !== undefined && this.pending.has(id);
+    void vscode.commands.executeCommand('setContext', 'agentls.reviewingEdit', reviewing);
+  }
+}
+
+function diffId(tab: vscode.Tab): string | undefined {
+  if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === proposalScheme) {
+    return idOf(tab.input.modified);
+  }
+  return undefined;
+}
+
+function fileOf(d: ConfirmDetails): string {
+  if (typeof d.uri === 'string') {
+    try {
+      return vscode.Uri.parse(d.uri).fsPath;
+    } catch {
+      // fall through
+    }
+  }
+  return typeof d.path === 'string' && d.path !== '' ? d.path : 'proposal.txt';
+}
+
+function diffTitle(d: ConfirmDetails): string {
+  const name = path.basename(fileOf(d));
+  const what = d.originalContent === null || d.originalContent === undefined ? 'new file' : 'current';
+  return `${name} (${what} ↔ agentls proposal, editable)`;
+}
+
+function shortDir(dir: string | undefined): string | undefined {
+  if (!dir) {
+    return undefined;
+  }
+  const folder = vscode.workspace.getWorkspaceFolder(vscode.Uri.file(dir));
+  if (!folder) {
+    return dir;
+  }
+  const rel = path.relative(folder.uri.fsPath, dir);
+  return rel === '' ? folder.name : path.join(folder.name, rel);
+}

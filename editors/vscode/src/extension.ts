@@ -1,0 +1,396 @@
+// agentls for VS Code: starts the agentls language server, and puts the agent into VS
+// Code's own UI — the chat in the side bar, edit consent in the diff editor, shell
+// consent as a notification, live tool output, the state in the status bar.
+import * as vscode from 'vscode';
+import { Chat, editorSession } from './chat';
+import { Confirmations } from './confirm';
+import { ConfirmDetails } from './logic/confirm';
+import { approvalModes, isApprovalMode, modeDescriptions, modelLabel } from './logic/settings';
+import { ServerState, statusView } from './logic/status';
+import { readSettings, Server } from './server';
+import { ToolTerminal } from './toolTerminal';
+
+interface SessionInfo {
+  id: string;
+  title?: string;
+  created?: string;
+  updated?: string;
+  prompts?: number;
+}
+
+interface ToolInfo {
+  name: string;
+  displayName?: string;
+  description?: string;
+  kind?: string;
+  source?: string;
+}
+
+/** What the extension exports to other extensions (and its end-to-end tests). */
+export interface AgentlsApi {
+  state(): {
+    server: ServerState;
+    mode: string;
+    waiting: number;
+    running: number;
+    status: string;
+    readyMs: number | undefined;
+    chat: ReturnType<Chat['state']>;
+    confirmations: { id: string; type: string; toolCallId?: string }[];
+  };
+  prompt(text: string): Promise<unknown>;
+}
+
+export function activate(context: vscode.ExtensionContext): AgentlsApi {
+  const output = vscode.window.createOutputChannel('agentls', { log: true });
+  const log = (msg: string) => output.info(msg);
+  const terminal = new ToolTerminal();
+  const confirmations = new Confirmations(log);
+  const statusItem = vscode.window.createStatusBarItem('agentls.status', vscode.StatusBarAlignment.Left, 10);
+  statusItem.name = 'agentls';
+  statusItem.command = 'agentls.menu';
+
+  let serverState: ServerState = 'starting';
+  let serverError: string | undefined;
+  let mode: string = readSettings().approvalMode as string;
+  const runningCalls = new Set<string>();
+  const callTitles = new Map<string, string>();
+
+  // eslint-disable-next-line prefer-const
+  let chat: Chat;
+  const server = new Server(output, {
+    onConfirm: (params, token) => confirmations.ask(params as ConfirmDetails, token),
+    onUpdate: (params) => {
+      const u = params.update;
+      if (u && (u.kind === 'tool_call' || u.kind === 'tool_call_update')) {
+        trackCall(params.session, u);
+      }
+      chat.update(params);
+    },
+    onCommand: (command, args, next) => {
+      // The server's own code actions ("Ask agentls to fix this", "Run agentls
+      // instruction") run agentls.prompt: shown in the chat like any prompt.
+      if (command === 'agentls.prompt' && args.length > 0 && typeof args[0] === 'object' && args[0] !== null) {
+        const a = args[0] as { prompt?: string; uri?: string; range?: unknown; diagnostic?: unknown };
+        if (typeof a.prompt === 'string') {
+          void chat.reveal();
+          return chat.send(a.prompt, { fresh: !chat.busy, uri: a.uri, range: a.range, diagnostic: a.diagnostic });
+        }
+      }
+      return next(command, args);
+    },
+    onState: (s, err) => {
+      serverState = s === 'running' ? 'idle' : s;
+      serverError = err;
+      if (s !== 'running') {
+        confirmations.cancelAll();
+        runningCalls.clear();
+      }
+      updateStatus();
+    },
+  });
+  chat = new Chat(context.extensionUri, server, confirmations, log);
+
+  function trackCall(session: string, u: Record<string, unknown>): void {
+    const id = typeof u.toolCallId === 'string' ? u.toolCallId : '';
+    const status = typeof u.status === 'string' ? u.status : undefined;
+    if (u.kind === 'tool_call' && typeof u.title === 'string') {
+      callTitles.set(id, u.title);
+    }
+    if (status === 'in_progress' && !runningCalls.has(id)) {
+      runningCalls.add(id);
+      terminal.start(id, callTitles.get(id) ?? id);
+    }
+    if (typeof u.output === 'string' && u.output !== '') {
+      terminal.output(id, u.output);
+    }
+    if (status === 'completed' || status === 'failed' || status === 'cancelled') {
+      if (runningCalls.delete(id)) {
+        terminal.end(id, status);
+      }
+      callTitles.delete(id);
+      if (session === editorSession && status !== 'completed') {
+        log(`${id}: ${status}`);
+      }
+    }
+    updateStatus();
+  }
+
+  function updateStatus(): void {
+    const running = runningCalls.size + (chat?.busy ? 1 : 0);
+    const view = statusView({
+      state: serverState,
+      mode: isApprovalMode(mode) ? mode : 'default',
+      model: modelLabel(readSettings()),
+      waiting: confirmations.list().length,
+      running,
+      error: serverError,
+    });
+    statusItem.text = view.text;
+    statusItem.tooltip = view.tooltip;
+    statusItem.backgroundColor = view.background ? new vscode.ThemeColor(view.background) : undefined;
+    statusItem.show();
+    void vscode.commands.executeCommand('setContext', 'agentls.busy', running > 0);
+  }
+
+  context.subscriptions.push(
+    output,
+    terminal,
+    confirmations,
+    statusItem,
+    server,
+    chat,
+    vscode.window.registerWebviewViewProvider(Chat.viewId, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    confirmations.onDidChange(updateStatus),
+    chat.onDidChange(updateStatus),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('agentls.approvalMode')) {
+        mode = readSettings().approvalMode as string;
+      }
+      if (e.affectsConfiguration('agentls')) {
+        updateStatus();
+      }
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      if (!server.client) {
+        void server.start();
+      }
+    }),
+  );
+
+  const cmd = (id: string, fn: (...args: any[]) => unknown) =>
+    context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+
+  cmd('agentls.chat.focus', () => chat.reveal());
+  cmd('agentls.newChat', async () => {
+    chat.newChat();
+    await chat.reveal();
+  });
+  cmd('agentls.ask', async (text?: string) => {
+    const prompt =
+      typeof text === 'string'
+        ? text
+        : await vscode.window.showInputBox({
+            title: 'Ask agentls',
+            prompt: 'The active file and selection go with the prompt; #file:path attaches a file.',
+            placeHolder: 'e.g. explain this function, or fix the failing test',
+            ignoreFocusOut: true,
+          });
+    if (!prompt) {
+      return undefined;
+    }
+    await chat.reveal();
+    return chat.send(prompt, { context: true });
+  });
+  cmd('agentls.askSelection', async () => {
+    const prompt = await vscode.window.showInputBox({
+      title: 'Ask agentls about the selection',
+      placeHolder: 'e.g. explain this, or make it faster',
+      ignoreFocusOut: true,
+    });
+    if (!prompt) {
+      return undefined;
+    }
+    await chat.reveal();
+    return chat.send(prompt, { context: true });
+  });
+  cmd('agentls.stop', async () => {
+    const cancelled = chat.cancel();
+    if (runningCalls.size > 0 || !cancelled) {
+      // Calls started from the editor, and whatever else the server runs.
+      try {
+        await server.request('workspace/executeCommand', { command: 'agentls.cancel', arguments: [{}] });
+      } catch (err) {
+        log(`cancel: ${String(err)}`);
+      }
+    }
+  });
+  cmd('agentls.resumeSession', async () => {
+    let sessions: SessionInfo[];
+    try {
+      sessions = (await server.request<SessionInfo[]>('agentls/sessions', {})) ?? [];
+    } catch (err) {
+      void vscode.window.showErrorMessage(`agentls: listing the sessions failed: ${errText(err)}`);
+      return;
+    }
+    if (sessions.length === 0) {
+      void vscode.window.showInformationMessage('agentls: there are no stored sessions yet.');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      sessions.map((s) => ({
+        label: s.title && s.title !== '' ? s.title : s.id,
+        description: `${s.prompts ?? 0} prompt${s.prompts === 1 ? '' : 's'}`,
+        detail: s.updated ? `updated ${s.updated.slice(0, 16).replace('T', ' ')} · ${s.id}` : s.id,
+        session: s,
+      })),
+      { title: 'agentls: resume a session', placeHolder: 'The chat continues the session you pick', matchOnDetail: true },
+    );
+    if (pick) {
+      chat.resume(pick.session.id, pick.session.title);
+      await chat.reveal();
+    }
+  });
+  cmd('agentls.setMode', async (m?: string) => {
+    let chosen = m;
+    if (!chosen) {
+      const pick = await vscode.window.showQuickPick(
+        approvalModes.map((x) => ({ label: x, description: x === mode ? '(current)' : '', detail: modeDescriptions[x] })),
+        { title: 'agentls: approval mode', placeHolder: 'When agentls asks before a tool call runs' },
+      );
+      chosen = pick?.label;
+    }
+    if (!chosen) {
+      return;
+    }
+    if (!isApprovalMode(chosen)) {
+      void vscode.window.showErrorMessage(`agentls: unknown approval mode ${chosen}`);
+      return;
+    }
+    try {
+      await server.request('workspace/executeCommand', { command: 'agentls.setApprovalMode', arguments: [{ mode: chosen }] });
+      mode = chosen;
+      updateStatus();
+      void vscode.window.setStatusBarMessage(`agentls: approval mode ${chosen}`, 3000);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`agentls: setting the approval mode failed: ${errText(err)}`);
+    }
+  });
+  cmd('agentls.runToolPick', async () => {
+    let tools: ToolInfo[];
+    try {
+      tools = (await server.request<ToolInfo[]>('agentls/tools', {})) ?? [];
+    } catch (err) {
+      void vscode.window.showErrorMessage(`agentls: listing the tools failed: ${errText(err)}`);
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(
+      tools.map((t) => ({ label: t.name, description: [t.kind, t.source].filter(Boolean).join(' · '), detail: t.description })),
+      { title: 'agentls: run a tool', matchOnDescription: true },
+    );
+    if (!pick) {
+      return;
+    }
+    const json = await vscode.window.showInputBox({
+      title: `agentls: arguments of ${pick.label}`,
+      prompt: 'A JSON object',
+      value: '{}',
+      ignoreFocusOut: true,
+      validateInput: (v) => {
+        try {
+          const o = JSON.parse(v);
+          return typeof o === 'object' && o !== null && !Array.isArray(o) ? undefined : 'want a JSON object';
+        } catch (e) {
+          return String(e);
+        }
+      },
+    });
+    if (json === undefined) {
+      return;
+    }
+    const res = await server.request<{ status: string; summary?: string; output?: string; error?: { message?: string } }>(
+      'agentls/runTool',
+      { name: pick.label, args: JSON.parse(json) },
+    );
+    output.appendLine(`--- ${pick.label} ${res.status}${res.summary ? ': ' + res.summary : ''}\n${res.output ?? ''}`);
+    const text = res.summary ?? res.error?.message ?? (res.output ?? '').split('\n')[0];
+    const show = res.status === 'success' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+    void show(`agentls: ${pick.label} ${res.status}: ${text}`, 'Show Output').then((p) => {
+      if (p) {
+        output.show(true);
+      }
+    });
+  });
+  cmd('agentls.showLog', () => output.show(true));
+  cmd('agentls.showToolOutput', () => terminal.show());
+  cmd('agentls.restartServer', () => server.restart());
+  cmd('agentls.trustFolder', async () => {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const pick = await vscode.window.showQuickPick(
+      [
+        { label: 'Trust this folder', detail: folder?.uri.fsPath, scope: 'folder' },
+        { label: 'Trust the parent folder and everything under it', scope: 'parent' },
+        { label: 'Revoke trust', scope: 'revoke' },
+      ],
+      { title: "agentls: trust this folder? Its settings may then loosen consent and start the folder's tools." },
+    );
+    if (!pick) {
+      return;
+    }
+    try {
+      const res = await server.request<{ message?: string }>('workspace/executeCommand', {
+        command: 'agentls.trust',
+        arguments: [{ scope: pick.scope }],
+      });
+      void vscode.window.showInformationMessage(`agentls: ${res?.message ?? 'done'}`);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`agentls: trust failed: ${errText(err)}`);
+    }
+  });
+  cmd('agentls.mcpStatus', async () => {
+    try {
+      const res = await server.request<{ tools: ToolInfo[]; mcpServers?: { name: string; state: string; tools: number; error?: string }[] }>(
+        'agentls/tools',
+        { details: true },
+      );
+      output.appendLine('--- tools');
+      for (const t of res.tools ?? []) {
+        output.appendLine(`${t.name}\t${t.kind ?? ''}\t${t.source ?? ''}`);
+      }
+      output.appendLine('--- MCP servers');
+      for (const s of res.mcpServers ?? []) {
+        output.appendLine(`${s.name}\t${s.state}\t${s.tools} tools${s.error ? '\t' + s.error : ''}`);
+      }
+      output.show(true);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`agentls: ${errText(err)}`);
+    }
+  });
+  cmd('agentls.edit.accept', () => confirmations.decideCurrent('accept'));
+  cmd('agentls.edit.acceptAlways', () => confirmations.decideCurrent('always'));
+  cmd('agentls.edit.reject', () => confirmations.decideCurrent('reject'));
+  cmd('agentls.menu', async () => {
+    const items: (vscode.QuickPickItem & { command: string })[] = [
+      { label: '$(comment-discussion) Open Chat', command: 'agentls.chat.focus' },
+      { label: '$(sparkle) Ask agentls…', command: 'agentls.ask' },
+      { label: `$(shield) Set Approval Mode… (${mode})`, command: 'agentls.setMode' },
+      { label: '$(history) Resume a Session…', command: 'agentls.resumeSession' },
+      { label: '$(tools) Run a Tool…', command: 'agentls.runToolPick' },
+      { label: '$(terminal) Show Tool Output in a Terminal', command: 'agentls.showToolOutput' },
+      { label: '$(output) Show Server Log', command: 'agentls.showLog' },
+      { label: '$(debug-restart) Restart the Server', command: 'agentls.restartServer' },
+    ];
+    if (chat.busy || runningCalls.size > 0) {
+      items.unshift({ label: '$(debug-stop) Cancel', command: 'agentls.stop' });
+    }
+    const pick = await vscode.window.showQuickPick(items, { title: 'agentls' });
+    if (pick) {
+      await vscode.commands.executeCommand(pick.command);
+    }
+  });
+
+  updateStatus();
+  void server.start();
+
+  return {
+    state: () => ({
+      server: serverState,
+      mode,
+      waiting: confirmations.list().length,
+      running: runningCalls.size + (chat.busy ? 1 : 0),
+      status: statusItem.text,
+      readyMs: server.readyAt !== undefined && server.startedAt !== undefined ? server.readyAt - server.startedAt : undefined,
+      chat: chat.state(),
+      confirmations: confirmations.list().map((p) => ({ id: p.details.id, type: p.details.type, toolCallId: p.details.toolCallId })),
+    }),
+    prompt: (text: string) => chat.send(text, { context: true }),
+  };
+}
+
+export function deactivate(): void {
+  // The subscriptions stop the server.
+}
+
+function errText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
