@@ -88,6 +88,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "serve":
 		return cmdServe(ctx, args[1:], stdin, stdout, stderr)
+	case "acp":
+		return cmdACP(ctx, args[1:], stdin, stdout, stderr)
 	case "tools":
 		return cmdTools(ctx, args[1:], stdout, stderr)
 	case "prompt", "-p":

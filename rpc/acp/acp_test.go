@@ -1,0 +1,290 @@
+package acp_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/clients"
+)
+
+// TestInitialize: version 1, the capabilities, and the auth method that names the key
+// to set only when the environment has none, in which case session/new asks for it.
+func TestInitialize(t *testing.T) {
+	tests := []struct {
+		name    string
+		key     bool
+		version sdk.ProtocolVersion
+	}{
+		{"with a key", true, 1},
+		{"without a key", false, 1},
+		{"a newer client", true, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := testContext(t)
+			root := t.TempDir()
+			var extra []string
+			if tt.key {
+				_, extra = fakeModel(t)
+			}
+			a := start(t, env(t.TempDir(), t.TempDir(), extra...), nil)
+			res, err := a.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: tt.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			caps := res.AgentCapabilities
+			if res.ProtocolVersion != 1 || !caps.LoadSession || !caps.PromptCapabilities.EmbeddedContext ||
+				!caps.McpCapabilities.Http || !caps.McpCapabilities.Sse || caps.SessionCapabilities.List == nil {
+				t.Errorf("initialize = %+v", res)
+			}
+			if res.AgentInfo == nil || res.AgentInfo.Name != "agentls" {
+				t.Errorf("agentInfo = %+v", res.AgentInfo)
+			}
+			if tt.key {
+				if len(res.AuthMethods) != 0 {
+					t.Errorf("auth methods with a key: %+v", res.AuthMethods)
+				}
+				return
+			}
+			if len(res.AuthMethods) != 1 || res.AuthMethods[0].Agent == nil ||
+				!strings.Contains(*res.AuthMethods[0].Agent.Description, "GEMINI_API_KEY") {
+				t.Fatalf("auth methods without a key: %+v", res.AuthMethods)
+			}
+			_, err = a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+			if codeOf(err) != -32000 || !strings.Contains(err.Error(), "GEMINI_API_KEY") {
+				t.Errorf("session/new without a key: %v, want auth_required naming GEMINI_API_KEY", err)
+			}
+			_, err = a.conn.Authenticate(ctx, sdk.AuthenticateRequest{MethodId: res.AuthMethods[0].Agent.Id})
+			if codeOf(err) != -32000 {
+				t.Errorf("authenticate without a key: %v, want auth_required", err)
+			}
+		})
+	}
+}
+
+// TestTurn: one prompt through the whole loop: a thought, a read, an edit whose
+// permission request carries its diff (allowed once, and the file changes), a shell
+// command whose output streams, a plan, and the answer; then session/load in a new
+// process replays it, and session/list lists it.
+func TestTurn(t *testing.T) {
+	ctx := testContext(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1 := filepath.Join(root, "a.txt")
+	os.WriteFile(a1, []byte("alpha\nbeta\n"), 0o644)
+	fake, model := fakeModel(t,
+		clients.Turn{Thought: "read it first", Calls: []clients.ScriptCall{call("r1", "read_file", map[string]any{"file_path": a1})}},
+		clients.Turn{Calls: []clients.ScriptCall{call("e1", "replace", map[string]any{"file_path": a1, "old_string": "beta", "new_string": "gamma"})}},
+		clients.Turn{Calls: []clients.ScriptCall{call("s1", "run_shell_command", map[string]any{"command": "echo first; echo second"})}},
+		clients.Turn{Calls: []clients.ScriptCall{call("t1", "write_todos", map[string]any{"todos": []map[string]string{
+			{"description": "edit a.txt", "status": "completed"}, {"description": "report", "status": "in_progress"}}})}},
+		clients.Turn{Text: "Done: beta is gamma now.", Chunks: 2, Usage: &clients.Usage{PromptTokens: 40, OutputTokens: 7}},
+	)
+	cfg, state := t.TempDir(), t.TempDir()
+	a := start(t, env(cfg, state, model...), func(sdk.RequestPermissionRequest) sdk.PermissionOptionId { return "allow_once" })
+	a.initialize(ctx)
+	sess := a.newSession(ctx, root)
+	if sess.Modes == nil || sess.Modes.CurrentModeId != "default" || len(sess.Modes.AvailableModes) != 4 {
+		t.Errorf("modes = %+v", sess.Modes)
+	}
+	if len(sess.ConfigOptions) != 1 || sess.ConfigOptions[0].Select == nil || sess.ConfigOptions[0].Select.Id != "model" {
+		t.Errorf("config options = %+v", sess.ConfigOptions)
+	}
+
+	res, err := a.prompt(ctx, sess.SessionId, "change beta to gamma in a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != sdk.StopReasonEndTurn || res.Usage == nil || res.Usage.InputTokens < 40 {
+		t.Errorf("prompt = %+v, want end_turn with usage", res)
+	}
+	if got := readFile(t, a1); got != "alpha\ngamma\n" {
+		t.Errorf("a.txt = %q after the allowed edit", got)
+	}
+
+	perms := a.client.takePermissions()
+	var kinds []string
+	for _, p := range perms {
+		kinds = append(kinds, string(p.ToolCall.ToolCallId))
+	}
+	if len(perms) != 2 {
+		t.Fatalf("permission requests for %v, want the edit and the command", kinds)
+	}
+	edit := perms[0]
+	if len(edit.ToolCall.Content) != 1 || edit.ToolCall.Content[0].Diff == nil {
+		t.Fatalf("the edit's permission request carries %+v, want its diff", edit.ToolCall.Content)
+	}
+	if d := edit.ToolCall.Content[0].Diff; d.Path != a1 || d.OldText == nil || *d.OldText != "alpha\nbeta\n" || d.NewText != "alpha\ngamma\n" {
+		t.Errorf("diff = %+v", d)
+	}
+	var optionKinds []string
+	for _, o := range edit.Options {
+		optionKinds = append(optionKinds, string(o.Kind))
+	}
+	if fmt.Sprint(optionKinds) != "[allow_once allow_always reject_once reject_always]" {
+		t.Errorf("options = %v", optionKinds)
+	}
+
+	var (
+		thought, message, output strings.Builder
+		started                  = map[string]*sdk.SessionUpdateToolCall{}
+		ended                    = map[string]*sdk.SessionToolCallUpdate{}
+		plans                    [][]sdk.PlanEntry
+	)
+	for _, u := range a.client.take() {
+		switch {
+		case u.AgentThoughtChunk != nil:
+			thought.WriteString(textOf(u.AgentThoughtChunk.Content))
+		case u.AgentMessageChunk != nil:
+			message.WriteString(textOf(u.AgentMessageChunk.Content))
+		case u.ToolCall != nil:
+			started[string(u.ToolCall.ToolCallId)] = u.ToolCall
+		case u.ToolCallUpdate != nil:
+			up := u.ToolCallUpdate
+			if _, ok := started[string(up.ToolCallId)]; !ok {
+				t.Errorf("tool_call_update of %s before its tool_call", up.ToolCallId)
+			}
+			if up.Status == nil && len(up.Content) > 0 && strings.HasSuffix(string(up.ToolCallId), "/s1") {
+				output.Reset()
+				output.WriteString(textOf(up.Content[0].Content.Content))
+			}
+			if up.Status != nil && (*up.Status == sdk.ToolCallStatusCompleted || *up.Status == sdk.ToolCallStatusFailed) {
+				ended[string(up.ToolCallId)] = up
+			}
+		case u.Plan != nil:
+			plans = append(plans, u.Plan.Entries)
+		}
+	}
+	if thought.String() != "read it first" || message.String() != "Done: beta is gamma now." {
+		t.Errorf("thought %q, message %q", thought.String(), message.String())
+	}
+	id := string(sess.SessionId)
+	read := started[id+"/r1"]
+	if read == nil || read.Kind != sdk.ToolKindRead || len(read.Locations) != 1 || read.Locations[0].Path != a1 || read.RawInput == nil {
+		t.Errorf("read_file's tool_call = %+v", read)
+	}
+	for _, c := range []string{"r1", "e1", "s1", "t1"} {
+		up := ended[id+"/"+c]
+		if up == nil || *up.Status != sdk.ToolCallStatusCompleted || up.RawOutput == nil {
+			t.Errorf("call %s ended with %+v, want completed with rawOutput", c, up)
+		}
+	}
+	if e := ended[id+"/e1"]; e != nil && (len(e.Content) == 0 || e.Content[0].Diff == nil || e.Content[0].Diff.NewText != "alpha\ngamma\n") {
+		t.Errorf("the edit's result shows %+v, want its diff", e.Content)
+	}
+	if s := started[id+"/s1"]; s == nil || s.Kind != sdk.ToolKindExecute {
+		t.Errorf("the command's tool_call = %+v", s)
+	}
+	if !strings.Contains(output.String(), "first\nsecond") {
+		t.Errorf("the command's streamed output = %q", output.String())
+	}
+	if len(plans) != 1 || len(plans[0]) != 2 || plans[0][0].Status != sdk.PlanEntryStatusCompleted || plans[0][1].Status != sdk.PlanEntryStatusInProgress {
+		t.Errorf("plans = %+v", plans)
+	}
+	if n := len(fake.Requests()); n < 5 {
+		t.Errorf("the model got %d requests, want 5 turns", n)
+	}
+
+	// A second agent on the same store lists the session and replays it on load.
+	b := start(t, env(cfg, state, model...), nil)
+	b.initialize(ctx)
+	list, err := b.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: &root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Sessions) != 1 || list.Sessions[0].SessionId != sess.SessionId || list.Sessions[0].Cwd != root ||
+		list.Sessions[0].Title == nil || *list.Sessions[0].Title != "change beta to gamma in a.txt" {
+		t.Errorf("session/list = %+v", list)
+	}
+	other := t.TempDir()
+	if list, _ := b.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: &other}); len(list.Sessions) != 0 {
+		t.Errorf("session/list of another cwd = %+v", list)
+	}
+	loaded, err := b.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sess.SessionId, Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Modes == nil || loaded.Modes.CurrentModeId != "default" {
+		t.Errorf("session/load modes = %+v", loaded.Modes)
+	}
+	var replayed []string
+	for _, u := range b.client.take() {
+		switch {
+		case u.UserMessageChunk != nil:
+			replayed = append(replayed, "user "+textOf(u.UserMessageChunk.Content))
+		case u.AgentMessageChunk != nil:
+			replayed = append(replayed, "agent "+textOf(u.AgentMessageChunk.Content))
+		case u.ToolCall != nil:
+			replayed = append(replayed, "call "+string(u.ToolCall.ToolCallId))
+		case u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil:
+			replayed = append(replayed, "end "+string(u.ToolCallUpdate.ToolCallId)+" "+string(*u.ToolCallUpdate.Status))
+		}
+	}
+	want := []string{"user change beta to gamma in a.txt"}
+	for _, c := range []string{"r1", "e1", "s1", "t1"} {
+		want = append(want, "call "+id+"/"+c, "end "+id+"/"+c+" completed")
+	}
+	want = append(want, "agent Done: beta is gamma now.")
+	if !slices.Equal(replayed, want) {
+		t.Errorf("session/load replayed\n %q\nwant\n %q", replayed, want)
+	}
+}
+
+// TestRejectAlways: "reject always" refuses the command, and every later call of the
+// same program in the session without asking; the model is told, and the files stay.
+func TestRejectAlways(t *testing.T) {
+	ctx := testContext(t)
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	for _, f := range []string{"x.txt", "y.txt"} {
+		os.WriteFile(filepath.Join(root, f), []byte(f), 0o644)
+	}
+	fake, model := fakeModel(t,
+		clients.Turn{Calls: []clients.ScriptCall{call("d1", "run_shell_command", map[string]any{"command": "rm x.txt"})}},
+		clients.Turn{Calls: []clients.ScriptCall{call("d2", "run_shell_command", map[string]any{"command": "rm -f y.txt"})}},
+		clients.Turn{Text: "I may not delete files."},
+		clients.Turn{Calls: []clients.ScriptCall{call("d3", "run_shell_command", map[string]any{"command": "rm y.txt"})}},
+		clients.Turn{Text: "Still not."},
+	)
+	a := start(t, env(t.TempDir(), t.TempDir(), model...), func(sdk.RequestPermissionRequest) sdk.PermissionOptionId { return "reject_always" })
+	a.initialize(ctx)
+	sess := a.newSession(ctx, root)
+	for _, p := range []string{"delete x.txt and y.txt", "delete y.txt"} {
+		res, err := a.prompt(ctx, sess.SessionId, p)
+		if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("prompt %q = %+v, %v", p, res, err)
+		}
+	}
+	if perms := a.client.takePermissions(); len(perms) != 1 {
+		t.Errorf("%d permission requests, want 1: reject_always holds for the session", len(perms))
+	}
+	for _, f := range []string{"x.txt", "y.txt"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	failed := 0
+	for _, u := range a.client.take() {
+		if up := u.ToolCallUpdate; up != nil && up.Status != nil && *up.Status == sdk.ToolCallStatusFailed {
+			failed++
+		}
+	}
+	if failed != 3 {
+		t.Errorf("%d calls failed, want the 3 rejected", failed)
+	}
+	reqs, err := fake.GenerateRequests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := reqs[1].Contents[len(reqs[1].Contents)-1]
+	if len(last.Parts) != 1 || last.Parts[0].FunctionResponse == nil || !strings.Contains(string(last.Parts[0].FunctionResponse.Response), "error") {
+		t.Errorf("the model was told %+v of the rejected call", last)
+	}
+}

@@ -1,0 +1,335 @@
+package acp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/fakegemini"
+	"github.com/agentls/agentls/internal/testutil"
+)
+
+// The tests run the real agentls binary (`agentls acp`) over real pipes, as an editor
+// does, with the SDK's client side as the editor and a real Gemini client talking to
+// a fake Gemini API on loopback (internal/fakegemini) that replays a script.
+
+var (
+	binary, binaryDir string
+	buildOnce         sync.Once
+	buildErr          error
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	// Pin the Go caches where they are, so that the binary builds from the cache under
+	// the empty HOME the tests get.
+	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
+		vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+		for i, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+			if i < len(vals) && vals[i] != "" {
+				os.Setenv(name, vals[i])
+			}
+		}
+	}
+	home, err := os.MkdirTemp("", "agentls-acp-home")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	if binaryDir != "" {
+		os.RemoveAll(binaryDir)
+	}
+	os.Exit(code)
+}
+
+// buildBinary builds agentls once (under the race detector when the tests run under
+// it, except for benchmarks), and fails the test if it cannot.
+func buildBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agentls-acp-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binaryDir, binary = dir, filepath.Join(dir, "agentls")
+		args := []string{"build", "-o", binary}
+		if raceEnabled && flag.Lookup("test.bench").Value.String() == "" {
+			args = append(args, "-race")
+		}
+		build := exec.Command("go", append(args, "github.com/agentls/agentls/cmd/agentls")...)
+		var stderr strings.Builder
+		build.Stderr = &stderr
+		if err := build.Run(); err != nil {
+			buildErr = fmt.Errorf("building agentls: %v\n%s", err, stderr.String())
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// testTimeout bounds every exchange: an agent that stops answering fails the test
+// instead of hanging it.
+const testTimeout = 90 * time.Second
+
+func testContext(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// modelEnv are the environment variables that give agentls a model: the agents of the
+// tests have none but what a test gives them.
+var modelEnv = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_GENAI_USE_VERTEXAI",
+	"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_APPLICATION_CREDENTIALS", "OPENAI_API_KEY", "OPENAI_BASE_URL"}
+
+// env is an agent's environment: an empty user configuration, state under state, and
+// extra (KEY=value).
+func env(cfg, state string, extra ...string) []string {
+	out := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(modelEnv, name)
+	})
+	out = append(out, "XDG_CONFIG_HOME="+cfg, "HOME="+cfg, "XDG_STATE_HOME="+state, "AGENTLS_LOG_LEVEL=debug",
+		// A binary built with -race otherwise sleeps a second before it exits.
+		"GORACE=atexit_sleep_ms=10")
+	return append(out, extra...)
+}
+
+// agent is a running `agentls acp` and the SDK's client connected to it.
+type agent struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	conn   *sdk.ClientSideConnection
+	client *editor
+	stdin  io.WriteCloser
+	stderr *testutil.Buffer
+}
+
+// start starts `agentls acp` with environment env, connected to a client that answers
+// permission requests with permit.
+func start(t *testing.T, env []string, permit func(sdk.RequestPermissionRequest) sdk.PermissionOptionId) *agent {
+	t.Helper()
+	cmd := exec.Command(buildBinary(t), "acp")
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &agent{t: t, cmd: cmd, stdin: stdin, stderr: &testutil.Buffer{}, client: &editor{permit: permit}}
+	cmd.Stderr = a.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a.conn = sdk.NewClientSideConnection(a.client, stdin, stdout)
+	a.conn.SetLogger(slog.New(slog.DiscardHandler))
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("agentls acp exited: %v", err)
+			}
+		case <-time.After(testTimeout):
+			cmd.Process.Kill()
+			t.Errorf("agentls acp did not exit when its input closed")
+		}
+		if t.Failed() {
+			t.Logf("agent log:\n%s", a.stderr.String())
+		}
+	})
+	return a
+}
+
+// initialize initializes the connection as a client without fs or terminal.
+func (a *agent) initialize(ctx context.Context) sdk.InitializeResponse {
+	a.t.Helper()
+	res, err := a.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
+		ClientInfo: &sdk.Implementation{Name: "acp-go-sdk test", Version: "1"}})
+	if err != nil {
+		a.t.Fatalf("initialize: %v", err)
+	}
+	return res
+}
+
+// newSession starts a session in root.
+func (a *agent) newSession(ctx context.Context, root string) sdk.NewSessionResponse {
+	a.t.Helper()
+	res, err := a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		a.t.Fatalf("session/new: %v", err)
+	}
+	return res
+}
+
+// prompt sends text to the session and returns the answer.
+func (a *agent) prompt(ctx context.Context, id sdk.SessionId, text string) (sdk.PromptResponse, error) {
+	return a.conn.Prompt(ctx, sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+}
+
+// editor is the client: it records the session updates and the permission requests,
+// and answers the latter with permit.
+type editor struct {
+	permit func(sdk.RequestPermissionRequest) sdk.PermissionOptionId
+
+	mu          sync.Mutex
+	updates     []sdk.SessionNotification
+	permissions []sdk.RequestPermissionRequest
+	// onUpdate, when set, sees each update as it comes.
+	onUpdate func(sdk.SessionNotification)
+}
+
+var errNotDeclared = errors.New("the test client did not declare this capability")
+
+func (e *editor) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	e.mu.Lock()
+	e.permissions = append(e.permissions, p)
+	e.mu.Unlock()
+	if e.permit == nil {
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+	}
+	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(e.permit(p))}, nil
+}
+
+func (e *editor) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	e.mu.Lock()
+	e.updates = append(e.updates, n)
+	f := e.onUpdate
+	e.mu.Unlock()
+	if f != nil {
+		f(n)
+	}
+	return nil
+}
+
+func (e *editor) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return sdk.ReadTextFileResponse{}, errNotDeclared
+}
+
+func (e *editor) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return sdk.WriteTextFileResponse{}, errNotDeclared
+}
+
+func (e *editor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, errNotDeclared
+}
+
+func (e *editor) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, errNotDeclared
+}
+
+func (e *editor) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, errNotDeclared
+}
+
+func (e *editor) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, errNotDeclared
+}
+
+func (e *editor) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, errNotDeclared
+}
+
+// take returns the updates received so far and forgets them.
+func (e *editor) take() []sdk.SessionUpdate {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]sdk.SessionUpdate, len(e.updates))
+	for i, n := range e.updates {
+		out[i] = n.Update
+	}
+	e.updates = nil
+	return out
+}
+
+// takePermissions returns the permission requests received so far and forgets them.
+func (e *editor) takePermissions() []sdk.RequestPermissionRequest {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := e.permissions
+	e.permissions = nil
+	return out
+}
+
+// fakeModel serves turns as the Gemini API on loopback and returns the environment
+// that points agentls at it.
+func fakeModel(t *testing.T, turns ...clients.Turn) (*fakegemini.Server, []string) {
+	t.Helper()
+	fake := fakegemini.Start(clients.Script{Turns: turns})
+	t.Cleanup(fake.Close)
+	return fake, []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + fake.URL}
+}
+
+// call is a scripted function call.
+func call(id, name string, args map[string]any) clients.ScriptCall {
+	b, err := json.Marshal(args)
+	if err != nil {
+		panic(err)
+	}
+	return clients.ScriptCall{ID: id, Name: name, Args: b}
+}
+
+// kindOf names the kind of an update, as its sessionUpdate field does on the wire.
+func kindOf(u sdk.SessionUpdate) string {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return "unmarshallable"
+	}
+	var v struct {
+		SessionUpdate string `json:"sessionUpdate"`
+	}
+	json.Unmarshal(b, &v)
+	return v.SessionUpdate
+}
+
+// textOf returns the text of a content block, "" for others.
+func textOf(b sdk.ContentBlock) string {
+	if b.Text != nil {
+		return b.Text.Text
+	}
+	return ""
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// codeOf returns the JSON-RPC error code of err, or 0.
+func codeOf(err error) int {
+	var re *sdk.RequestError
+	if errors.As(err, &re) {
+		return re.Code
+	}
+	return 0
+}

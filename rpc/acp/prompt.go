@@ -1,0 +1,157 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/session"
+)
+
+// maxContextFile bounds the text of a file a prompt's resource link brings in.
+const maxContextFile = 1 << 20
+
+// Prompt runs one prompt of the session to its end and answers with its stop reason.
+// The session's updates stream as session/update notifications meanwhile, all sent
+// before the answer. session/cancel ends it with stopReason cancelled.
+func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	st, err := c.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	text, err := st.promptText(p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	l, err := st.open(ctx, st.id)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	c.log.Info("session/prompt", "session", st.id, "chars", len(text))
+	// The SDK cancels a session's running prompt when a second one arrives; agentls
+	// refuses the second instead, so the first runs on. session/cancel cancels it
+	// through the host.
+	res, err := l.Prompt(context.WithoutCancel(ctx), text, nil)
+	switch {
+	case errors.Is(err, session.ErrBusy):
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: codeInvalidRequest, Message: fmt.Sprintf(
+			"session %s is already answering a prompt: wait for its answer, or send session/cancel to stop it", st.id)}
+	case err != nil:
+		c.log.Warn("prompt failed", "session", st.id, "stopReason", res.StopReason, "error", err)
+		return sdk.PromptResponse{}, failed("the prompt failed: %v", err)
+	}
+	c.log.Info("prompt ended", "session", st.id, "stopReason", res.StopReason)
+	return sdk.PromptResponse{StopReason: stopReason(res.StopReason), Usage: usage(res.Usage)}, nil
+}
+
+// Cancel cancels the session's running prompt: its model stream, its tool calls and a
+// pending permission request.
+func (c *conn) Cancel(_ context.Context, p sdk.CancelNotification) error {
+	st, err := c.session(p.SessionId)
+	if err != nil {
+		c.log.Info("session/cancel of an unknown session", "session", p.SessionId)
+		return nil
+	}
+	prompts, calls := st.host.Cancel(st.id)
+	c.log.Info("session/cancel", "session", st.id, "prompts", prompts, "calls", calls)
+	return nil
+}
+
+func stopReason(r session.StopReason) sdk.StopReason {
+	switch r {
+	case session.StopCancelled:
+		return sdk.StopReasonCancelled
+	case session.StopMaxTurns:
+		return sdk.StopReasonMaxTurnRequests
+	case session.StopRefusal:
+		return sdk.StopReasonRefusal
+	}
+	return sdk.StopReasonEndTurn
+}
+
+func usage(u clients.Usage) *sdk.Usage {
+	if u == (clients.Usage{}) {
+		return nil
+	}
+	out := &sdk.Usage{InputTokens: u.PromptTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
+	if u.ThoughtTokens > 0 {
+		out.ThoughtTokens = sdk.Ptr(u.ThoughtTokens)
+	}
+	if out.TotalTokens == 0 {
+		out.TotalTokens = u.PromptTokens + u.OutputTokens + u.ThoughtTokens
+	}
+	return out
+}
+
+// promptText makes the text of a prompt from its content blocks: the text blocks, then
+// the files the resource links name and the embedded resources, as Gemini CLI quotes
+// referenced files.
+func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, error) {
+	var text, files strings.Builder
+	quote := func(name, body string) {
+		fmt.Fprintf(&files, "Content from @%s:\n%s", name, body)
+		if !strings.HasSuffix(body, "\n") {
+			files.WriteString("\n")
+		}
+	}
+	for i, b := range blocks {
+		switch {
+		case b.Text != nil:
+			text.WriteString(b.Text.Text)
+		case b.ResourceLink != nil:
+			link := b.ResourceLink
+			path, ok := filePath(link.Uri)
+			if !ok {
+				fmt.Fprintf(&text, "%s (%s)", link.Name, link.Uri)
+				continue
+			}
+			ws := st.host.Toolbox().Workspace
+			fmt.Fprintf(&text, "@%s", ws.Rel(path))
+			if !ws.Contains(path) {
+				continue // outside the workspace: the model asks for it if it needs it
+			}
+			f, err := ws.ReadText(path, maxContextFile)
+			if err != nil {
+				return "", invalidParams("prompt[%d]: resource link %s: %v", i, link.Uri, err)
+			}
+			quote(ws.Rel(path), f.Text)
+		case b.Resource != nil:
+			r := b.Resource.Resource
+			switch {
+			case r.TextResourceContents != nil:
+				name := r.TextResourceContents.Uri
+				if path, ok := filePath(name); ok {
+					name = st.host.Toolbox().Workspace.Rel(path)
+				}
+				quote(name, r.TextResourceContents.Text)
+			case r.BlobResourceContents != nil:
+				return "", invalidParams("prompt[%d]: agentls takes embedded resources as text; %s is binary", i, r.BlobResourceContents.Uri)
+			}
+		case b.Image != nil, b.Audio != nil:
+			return "", invalidParams("prompt[%d]: agentls does not take images or audio in prompts (its promptCapabilities say so)", i)
+		}
+	}
+	if files.Len() > 0 {
+		text.WriteString("\n--- Content from referenced files ---\n")
+		text.WriteString(files.String())
+		text.WriteString("--- End of content ---\n")
+	}
+	if strings.TrimSpace(text.String()) == "" {
+		return "", invalidParams("the prompt is empty: it needs a text block or a resource")
+	}
+	return text.String(), nil
+}
+
+// filePath returns the path of a file: URI.
+func filePath(uri string) (string, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return "", false
+	}
+	return u.Path, true
+}

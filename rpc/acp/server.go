@@ -1,0 +1,132 @@
+// Package acp serves the Agent Client Protocol (ACP v1: newline-delimited JSON-RPC on
+// stdio), the protocol Zed, the JetBrains IDEs, CodeCompanion and agent-shell use to
+// talk to coding agents, over agentls's session core (session.Host).
+//
+// It is a thin adapter: each ACP session is a session of a session.Host of its own
+// (rooted at the session's cwd, with the client's MCP servers merged into the user's
+// settings), whose update stream becomes session/update notifications and whose
+// confirmations become session/request_permission requests. The protocol types and the
+// JSON-RPC connection are those of github.com/coder/acp-go-sdk.
+package acp
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/settings"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Version is agentls's version, sent as agentInfo.
+	Version string
+	// NewClient makes the model client of a session from the settings in force. Nil
+	// means there is no model: session/new fails.
+	NewClient func(ctx context.Context, s settings.Settings) (clients.Client, error)
+	// ConfigDir is the user's configuration directory; empty means settings.ConfigDir().
+	ConfigDir string
+	// GeminiDir is Gemini CLI's user directory; empty means ~/.gemini.
+	GeminiDir string
+	// SessionDir is where sessions are stored; empty means session.StateDir(), the
+	// store the other front ends use.
+	SessionDir string
+	// Getenv reads the environment for the API keys initialize reports on; nil means
+	// os.Getenv.
+	Getenv func(string) string
+	Logger *slog.Logger
+}
+
+// Server serves ACP on one connection.
+type Server struct {
+	o   Options
+	log *slog.Logger
+}
+
+// New returns a server with options o.
+func New(o Options) *Server {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	return &Server{o: o, log: log}
+}
+
+// Serve serves ACP on in and out until the client closes in or ctx is cancelled, then
+// cancels what runs and closes every session.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	w := &lineWriter{w: out}
+	pr, pw := io.Pipe()
+	c := &conn{srv: s, log: s.log, sessions: map[string]*sessionState{}, out: w}
+	c.sdk = sdk.NewAgentSideConnection(c, w, pr)
+	c.sdk.SetLogger(s.log)
+	go func() {
+		err := filterInput(in, pw, w, s.log)
+		pw.CloseWithError(err)
+	}()
+	select {
+	case <-ctx.Done():
+	case <-c.sdk.Done():
+	}
+	s.log.Info("the connection ended; closing the sessions")
+	c.closeAll()
+	pr.Close()
+	return ctx.Err()
+}
+
+// lineWriter serialises whole JSON-RPC lines on the output: those of the SDK's
+// connection and the errors filterInput answers malformed input with.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(p)
+}
+
+// conn is the state of one client connection: what the client can do and its sessions.
+type conn struct {
+	srv *Server
+	log *slog.Logger
+	sdk *sdk.AgentSideConnection
+	out *lineWriter
+
+	mu       sync.Mutex
+	caps     sdk.ClientCapabilities
+	sessions map[string]*sessionState
+}
+
+var (
+	_ sdk.Agent       = (*conn)(nil)
+	_ sdk.AgentLoader = (*conn)(nil)
+)
+
+// closeAll closes every session's host, cancelling what runs.
+func (c *conn) closeAll() {
+	c.mu.Lock()
+	all := c.sessions
+	c.sessions = map[string]*sessionState{}
+	c.mu.Unlock()
+	for _, st := range all {
+		st.close()
+	}
+}
+
+// notify sends a session/update for the session id.
+func (c *conn) notify(id string, u sdk.SessionUpdate) {
+	err := c.sdk.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u})
+	if err != nil {
+		c.log.Debug("session/update not sent", "session", id, "error", err)
+	}
+}

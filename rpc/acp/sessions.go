@@ -1,0 +1,431 @@
+package acp
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/session/toolbox"
+	"github.com/agentls/agentls/settings"
+	"github.com/agentls/agentls/tools/mcp"
+)
+
+// sessionState is an ACP session: a session of a host of its own, rooted at the
+// session's cwd, so that the client's MCP servers, the "always" answers and the model
+// are the session's.
+type sessionState struct {
+	c    *conn
+	id   string
+	cwd  string
+	host *session.Host
+
+	mu sync.Mutex
+	// model, when set, names the model the session's client is made for (the model
+	// config option); else the settings decide.
+	model string
+	// rejected are the keys (rejectKey) of what the user rejected always.
+	rejected map[string]bool
+	// calls are the tool calls shown to the client and not yet ended, by id.
+	calls map[string]*callView
+}
+
+// close closes the session's host, cancelling what runs.
+func (st *sessionState) close() {
+	if err := st.host.Close(); err != nil {
+		st.c.log.Warn("closing a session", "session", st.id, "error", err)
+	}
+}
+
+// store returns the store of the sessions.
+func (c *conn) store() (*session.Store, error) {
+	dir := c.srv.o.SessionDir
+	if dir == "" {
+		d, err := session.StateDir()
+		if err != nil {
+			return nil, failed("agentls has no state directory for its sessions: %v", err)
+		}
+		dir = d
+	}
+	return session.NewStore(dir), nil
+}
+
+// newState makes the host of a session in cwd with the client's MCP servers, whose
+// tools are loaded before it returns.
+func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer) (*sessionState, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, invalidParams("cwd %q is not an absolute path", cwd)
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return nil, invalidParams("cwd %q is not a directory", cwd)
+	}
+	mcpServers, err := mcpConfigs(servers)
+	if err != nil {
+		return nil, err
+	}
+	store, err := c.store()
+	if err != nil {
+		return nil, err
+	}
+	st := &sessionState{c: c, cwd: cwd, rejected: map[string]bool{}, calls: map[string]*callView{}}
+	o := c.srv.o
+	host, err := session.NewHost(session.HostOptions{
+		Toolbox: toolbox.Options{
+			Roots:     []string{cwd},
+			ConfigDir: o.ConfigDir,
+			GeminiDir: o.GeminiDir,
+			// The client's servers count as the user's own settings: the workspace's
+			// settings files can only tighten them, as for an editor's options.
+			Overrides: settings.Settings{MCPServers: mcpServers},
+			Logger:    c.log,
+		},
+		Store:     store,
+		NewClient: st.newClient,
+		Asker:     st,
+		Observe:   st.observe,
+		Logger:    c.log,
+	})
+	if err != nil {
+		return nil, failed("cannot set up the workspace %s: %v", cwd, err)
+	}
+	st.host = host
+	if err := host.Toolbox().StartExternal(ctx); err != nil {
+		c.log.Warn("external tools", "error", err)
+	}
+	return st, nil
+}
+
+// newClient makes the session's model client, for the model the session chose if it
+// did.
+func (st *sessionState) newClient(ctx context.Context, s settings.Settings) (clients.Client, error) {
+	newClient := st.c.srv.o.NewClient
+	if newClient == nil {
+		return nil, nil
+	}
+	st.mu.Lock()
+	if st.model != "" {
+		s.Model.Name = st.model
+	}
+	st.mu.Unlock()
+	return newClient(ctx, s)
+}
+
+// mcpConfigs converts the client's MCP servers to agentls's configuration.
+func mcpConfigs(servers []sdk.McpServer) (map[string]mcp.ServerConfig, error) {
+	out := map[string]mcp.ServerConfig{}
+	for i, s := range servers {
+		var name string
+		var cfg mcp.ServerConfig
+		switch {
+		case s.Stdio != nil:
+			name = s.Stdio.Name
+			cfg = mcp.ServerConfig{Command: s.Stdio.Command, Args: s.Stdio.Args}
+			if len(s.Stdio.Env) > 0 {
+				cfg.Env = map[string]string{}
+				for _, e := range s.Stdio.Env {
+					cfg.Env[e.Name] = e.Value
+				}
+			}
+		case s.Http != nil:
+			name = s.Http.Name
+			cfg = mcp.ServerConfig{HTTPURL: s.Http.Url, Headers: headers(s.Http.Headers)}
+		case s.Sse != nil:
+			name = s.Sse.Name
+			cfg = mcp.ServerConfig{URL: s.Sse.Url, Type: mcp.TransportSSE, Headers: headers(s.Sse.Headers)}
+		default:
+			return nil, invalidParams("mcpServers[%d]: agentls connects to MCP servers over stdio, http and sse only", i)
+		}
+		if name == "" {
+			return nil, invalidParams("mcpServers[%d] has no name", i)
+		}
+		out[name] = cfg
+	}
+	return out, nil
+}
+
+func headers(hs []sdk.HttpHeader) map[string]string {
+	if len(hs) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, h := range hs {
+		out[h.Name] = h.Value
+	}
+	return out
+}
+
+// open opens the session id of st's host (a new one when empty), mapping the host's
+// errors onto the protocol's.
+func (st *sessionState) open(ctx context.Context, id string) (*session.Live, error) {
+	// The model client may keep the context it was made with.
+	l, err := st.host.Open(context.WithoutCancel(ctx), id)
+	var re *session.ResumeError
+	switch {
+	case err == nil:
+		return l, nil
+	case errors.Is(err, session.ErrNoModel), errors.Is(err, session.ErrModel) && !st.c.hasKey():
+		return nil, &sdk.RequestError{Code: codeAuthRequired, Message: fmt.Sprintf("%v. %s", err, keyHint)}
+	case errors.As(err, &re):
+		return nil, &sdk.RequestError{Code: codeNotFound,
+			Message: fmt.Sprintf("%v (session/list lists the stored sessions; session/new starts a new one)", err)}
+	}
+	return nil, failed("%v", err)
+}
+
+// session returns the session id of the connection.
+func (c *conn) session(id sdk.SessionId) (*sessionState, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.sessions[string(id)]
+	if !ok {
+		return nil, invalidParams("unknown session %q: start one with session/new, or resume a stored one with session/load", id)
+	}
+	return st, nil
+}
+
+// add makes st a session of the connection, closing the one it replaces.
+func (c *conn) add(st *sessionState) {
+	c.mu.Lock()
+	old := c.sessions[st.id]
+	c.sessions[st.id] = st
+	c.mu.Unlock()
+	if old != nil && old != st {
+		old.close()
+	}
+}
+
+// NewSession starts a session in the workspace rooted at cwd.
+func (c *conn) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	st, err := c.newState(ctx, p.Cwd, p.McpServers)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	l, err := st.open(ctx, "")
+	if err != nil {
+		st.close()
+		return sdk.NewSessionResponse{}, err
+	}
+	st.id = l.ID()
+	c.add(st)
+	c.log.Info("session/new", "session", st.id, "cwd", p.Cwd, "model", l.Model(), "mcpServers", len(p.McpServers))
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(st.id), Modes: st.modes(), ConfigOptions: st.configOptions(l)}, nil
+}
+
+// resume opens the stored session id in cwd, or returns it when the connection has
+// it already.
+func (c *conn) resume(ctx context.Context, id sdk.SessionId, cwd string, servers []sdk.McpServer) (*sessionState, *session.Live, error) {
+	if st, err := c.session(id); err == nil {
+		l, err := st.open(ctx, st.id)
+		return st, l, err
+	}
+	st, err := c.newState(ctx, cwd, servers)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := st.open(ctx, string(id))
+	if err != nil {
+		st.close()
+		return nil, nil, err
+	}
+	st.id = l.ID()
+	c.add(st)
+	return st, l, nil
+}
+
+// LoadSession resumes a stored session and replays its conversation as session/update
+// notifications before answering.
+func (c *conn) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	st, l, err := c.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	ups := l.Replay()
+	for _, u := range ups {
+		st.observe(u)
+	}
+	c.log.Info("session/load", "session", st.id, "updates", len(ups))
+	return sdk.LoadSessionResponse{Modes: st.modes(), ConfigOptions: st.configOptions(l)}, nil
+}
+
+// ResumeSession resumes a stored session without replaying it.
+func (c *conn) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	st, l, err := c.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, err
+	}
+	return sdk.ResumeSessionResponse{Modes: st.modes(), ConfigOptions: st.configOptions(l)}, nil
+}
+
+// CloseSession cancels what the session runs and closes it; it stays in the store.
+func (c *conn) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	c.mu.Lock()
+	st, ok := c.sessions[string(p.SessionId)]
+	delete(c.sessions, string(p.SessionId))
+	c.mu.Unlock()
+	if !ok {
+		return sdk.CloseSessionResponse{}, &sdk.RequestError{Code: codeNotFound, Message: fmt.Sprintf("unknown session %q", p.SessionId)}
+	}
+	st.close()
+	return sdk.CloseSessionResponse{}, nil
+}
+
+// ListSessions lists the stored sessions, newest first: those started in cwd when the
+// request names one.
+func (c *conn) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	store, err := c.store()
+	if err != nil {
+		return sdk.ListSessionsResponse{}, err
+	}
+	infos, err := store.List()
+	if err != nil {
+		return sdk.ListSessionsResponse{}, failed("listing the sessions: %v", err)
+	}
+	out := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
+	for _, i := range infos {
+		roots, err := store.Roots(i.ID)
+		if err != nil || len(roots) == 0 {
+			continue
+		}
+		if p.Cwd != nil && filepath.Clean(*p.Cwd) != roots[0] {
+			continue
+		}
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(i.ID), Cwd: roots[0], UpdatedAt: sdk.Ptr(i.Updated.UTC().Format(time.RFC3339))}
+		if i.Title != "" {
+			info.Title = sdk.Ptr(i.Title)
+		}
+		if len(roots) > 1 {
+			info.AdditionalDirectories = roots[1:]
+		}
+		out.Sessions = append(out.Sessions, info)
+	}
+	return out, nil
+}
+
+// The approval modes, as the client offers them.
+var modes = []sdk.SessionMode{
+	{Id: sdk.SessionModeId(confirm.ModeDefault), Name: "Default", Description: sdk.Ptr("Ask before edits, shell commands and untrusted tools")},
+	{Id: sdk.SessionModeId(confirm.ModeAutoEdit), Name: "Auto edit", Description: sdk.Ptr("Make edits without asking; ask before the rest")},
+	{Id: sdk.SessionModeId(confirm.ModeYolo), Name: "YOLO", Description: sdk.Ptr("Ask about nothing (deny rules still apply)")},
+	{Id: sdk.SessionModeId(confirm.ModePlan), Name: "Plan", Description: sdk.Ptr("Read-only: run only tools that change nothing")},
+}
+
+func (st *sessionState) modes() *sdk.SessionModeState {
+	m, _ := st.host.Mode(st.id)
+	return &sdk.SessionModeState{AvailableModes: modes, CurrentModeId: sdk.SessionModeId(cmp.Or(m, confirm.ModeDefault))}
+}
+
+// SetSessionMode sets the session's approval mode and tells the client.
+func (c *conn) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	st, err := c.session(p.SessionId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	m, err := confirm.ParseMode(string(p.ModeId))
+	if err != nil || p.ModeId == "" {
+		return sdk.SetSessionModeResponse{}, invalidParams("unknown mode %q: the modes are default, auto_edit, yolo and plan", p.ModeId)
+	}
+	if !st.host.SetMode(st.id, m) {
+		if _, err := st.open(context.Background(), st.id); err != nil {
+			return sdk.SetSessionModeResponse{}, err
+		}
+		st.host.SetMode(st.id, m)
+	}
+	c.log.Info("session/set_mode", "session", st.id, "mode", m)
+	c.notify(st.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(m)}})
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// modelConfigID is the id of the model config option.
+const modelConfigID = "model"
+
+// geminiModels are the models offered besides the one in use, when it is Gemini.
+var geminiModels = []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}
+
+// configOptions returns the session's config options: the model.
+func (st *sessionState) configOptions(l *session.Live) []sdk.SessionConfigOption {
+	cur := l.Model()
+	names := []string{cur}
+	if strings.HasPrefix(cur, "gemini-") {
+		names = append(names, geminiModels...)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var opts sdk.SessionConfigSelectOptionsUngrouped
+	for _, n := range names {
+		opts = append(opts, sdk.SessionConfigSelectOption{Name: n, Value: sdk.SessionConfigValueId(n)})
+	}
+	o := sdk.NewSessionConfigOptionSelect(sdk.SessionConfigValueId(cur), sdk.SessionConfigSelectOptions{Ungrouped: &opts})
+	o.Select.Id = modelConfigID
+	o.Select.Name = "Model"
+	o.Select.Category = sdk.Ptr(sdk.SessionConfigOptionCategoryModel)
+	return []sdk.SessionConfigOption{o}
+}
+
+// SetSessionConfigOption sets the session's model: the session is let go and resumed
+// from the store with a client for the new model.
+func (c *conn) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	v := p.ValueId
+	if v == nil {
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("agentls's one config option, %q, takes a value id", modelConfigID)
+	}
+	st, err := c.session(v.SessionId)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	if v.ConfigId != modelConfigID {
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q: agentls has %q", v.ConfigId, modelConfigID)
+	}
+	l, err := st.open(ctx, st.id)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	valid := slices.Collect(maps.Keys(optionValues(st.configOptions(l))))
+	if !slices.Contains(valid, string(v.Value)) {
+		slices.Sort(valid)
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("model %q is not one of %s", v.Value, strings.Join(valid, ", "))
+	}
+	if string(v.Value) != l.Model() {
+		st.mu.Lock()
+		prev := st.model
+		st.model = string(v.Value)
+		st.mu.Unlock()
+		if err := st.host.CloseSession(st.id); err != nil {
+			st.mu.Lock()
+			st.model = prev
+			st.mu.Unlock()
+			return sdk.SetSessionConfigOptionResponse{}, &sdk.RequestError{Code: codeInvalidRequest,
+				Message: fmt.Sprintf("the model cannot change while the session answers a prompt: %v", err)}
+		}
+		if l, err = st.open(ctx, st.id); err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		c.log.Info("session/set_config_option", "session", st.id, "model", l.Model())
+	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: st.configOptions(l)}, nil
+}
+
+// optionValues returns the values of the select options of opts.
+func optionValues(opts []sdk.SessionConfigOption) map[string]bool {
+	out := map[string]bool{}
+	for _, o := range opts {
+		if o.Select == nil || o.Select.Options.Ungrouped == nil {
+			continue
+		}
+		for _, v := range *o.Select.Options.Ungrouped {
+			out[string(v.Value)] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,184 @@
+package acp
+
+import (
+	"cmp"
+	"encoding/json"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/tools"
+)
+
+// maxShownOutput bounds the live output a tool call's content shows: its end is kept.
+const maxShownOutput = 64 << 10
+
+// callView is what the client was shown of a running tool call.
+type callView struct {
+	title  string
+	output strings.Builder
+}
+
+// observe maps the session's updates onto session/update notifications. It is called
+// on the prompt's goroutine, and for tool calls on the scheduler's; the updates of one
+// call come in order.
+func (st *sessionState) observe(u session.Update) {
+	if u.Session == "" {
+		return // the workspace's: MCP status, the plan of no session
+	}
+	id := u.Session
+	switch u.Kind {
+	case session.UpdateMessage:
+		st.c.notify(id, sdk.UpdateAgentMessageText(u.Text))
+	case session.UpdateThought:
+		st.c.notify(id, sdk.UpdateAgentThoughtText(u.Text))
+	case session.UpdateUserMessage:
+		st.c.notify(id, sdk.UpdateUserMessageText(u.Text))
+	case session.UpdateCompression:
+		st.c.notify(id, sdk.UpdateAgentThoughtText("["+u.Text+"]\n"))
+	case session.UpdatePlan:
+		entries := make([]sdk.PlanEntry, 0, len(u.Plan))
+		for _, e := range u.Plan {
+			entries = append(entries, sdk.PlanEntry{Content: e.Content, Priority: sdk.PlanEntryPriorityMedium, Status: planStatus(e.Status)})
+		}
+		st.c.notify(id, sdk.UpdatePlan(entries...))
+	case session.UpdateToolCall:
+		st.toolCall(id, *u.Call)
+	}
+}
+
+// planStatus maps a todo's status onto the plan's; a cancelled todo shows as completed,
+// the plan having no such state.
+func planStatus(s string) sdk.PlanEntryStatus {
+	switch s {
+	case "in_progress":
+		return sdk.PlanEntryStatusInProgress
+	case "completed", "cancelled":
+		return sdk.PlanEntryStatusCompleted
+	}
+	return sdk.PlanEntryStatusPending
+}
+
+// toolCall shows a tool call's event: tool_call for its first, tool_call_update for
+// the rest (new title and arguments, status, live output, and at its end the result:
+// the diff of an edit, else the text shown to people, and the whole result as
+// rawOutput).
+func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
+	if ev.Status == tools.StatusValidating {
+		return // shown once scheduled, with its title, kind and arguments
+	}
+	id := sdk.ToolCallId(ev.CallID)
+	st.mu.Lock()
+	v, shown := st.calls[ev.CallID]
+	if !shown {
+		v = &callView{title: cmp.Or(ev.Title, ev.Name)}
+		st.calls[ev.CallID] = v
+	}
+	if ev.Status.Terminal() {
+		delete(st.calls, ev.CallID)
+	}
+	var output string
+	if ev.Output != "" {
+		v.output.WriteString(ev.Output)
+		output = v.output.String()
+		if len(output) > maxShownOutput {
+			output = "…" + output[len(output)-maxShownOutput:]
+		}
+	}
+	retitled := shown && ev.Title != "" && ev.Title != v.title
+	if retitled {
+		v.title = ev.Title
+	}
+	streamed := v.output.Len() > 0
+	st.mu.Unlock()
+
+	if !shown {
+		st.c.notify(sessionID, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+			ToolCallId: id,
+			Title:      v.title,
+			Kind:       toolKind(ev.Kind),
+			Status:     sdk.ToolCallStatusPending,
+			Locations:  locations(ev.Locations),
+			RawInput:   rawInput(ev.Args),
+		}})
+		if ev.Status == tools.StatusScheduled {
+			return
+		}
+	}
+	up := &sdk.SessionToolCallUpdate{ToolCallId: id}
+	if retitled {
+		up.Title, up.Kind = sdk.Ptr(ev.Title), sdk.Ptr(toolKind(ev.Kind))
+		up.Locations, up.RawInput = locations(ev.Locations), rawInput(ev.Args)
+	}
+	switch {
+	case ev.Output != "":
+		up.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(output))}
+	case ev.Status == tools.StatusExecuting:
+		up.Status = sdk.Ptr(sdk.ToolCallStatusInProgress)
+	case ev.Status.Terminal():
+		up.Status = sdk.Ptr(sdk.ToolCallStatusFailed)
+		if ev.Status == tools.StatusSuccess {
+			up.Status = sdk.Ptr(sdk.ToolCallStatusCompleted)
+		}
+		if r := ev.Result; r != nil {
+			up.RawOutput = r
+			up.Content = resultContent(*r, streamed)
+		}
+	case !retitled:
+		return // nothing the client shows changed
+	}
+	st.c.notify(sessionID, sdk.SessionUpdate{ToolCallUpdate: up})
+}
+
+// resultContent is what the client shows of a call's result: the diff of an edit, the
+// error of a failure, else the text for people (the output for the model when there
+// is none, unless live output already showed it).
+func resultContent(r tools.CallResult, streamed bool) []sdk.ToolCallContent {
+	var out []sdk.ToolCallContent
+	if d := r.Diff; d != nil {
+		out = append(out, sdk.ToolCallContent{Diff: &sdk.ToolCallContentDiff{Path: d.Path, OldText: d.OriginalContent, NewText: d.NewContent}})
+	}
+	text := r.Display
+	switch {
+	case r.Error != nil:
+		text = string(r.Error.Type) + ": " + r.Error.Message
+	case text == "" && r.Diff == nil && !streamed:
+		text = r.Output
+	}
+	if len(text) > maxShownOutput {
+		text = text[:maxShownOutput] + "…"
+	}
+	if text != "" {
+		out = append(out, sdk.ToolContent(sdk.TextBlock(text)))
+	}
+	return out
+}
+
+// toolKind maps a tool's kind onto the protocol's, whose names are the same.
+func toolKind(k tools.Kind) sdk.ToolKind {
+	if k == "" {
+		return sdk.ToolKindOther
+	}
+	return sdk.ToolKind(k)
+}
+
+func locations(locs []tools.Location) []sdk.ToolCallLocation {
+	var out []sdk.ToolCallLocation
+	for _, l := range locs {
+		loc := sdk.ToolCallLocation{Path: l.Path}
+		if l.Line > 0 {
+			loc.Line = sdk.Ptr(l.Line)
+		}
+		out = append(out, loc)
+	}
+	return out
+}
+
+// rawInput is a call's arguments as a JSON value, nil when it has none.
+func rawInput(args json.RawMessage) any {
+	if len(args) == 0 || !json.Valid(args) {
+		return nil
+	}
+	return args
+}
