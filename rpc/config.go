@@ -34,8 +34,11 @@ func (s *Server) buildToolbox(roots []string) error {
 			Roots:     roots,
 			ConfigDir: s.opts.ConfigDir,
 			Overrides: overrides,
-			Tool:      func(t tools.Tool) tools.Tool { return s.adaptTool(t, rich) },
-			Logger:    s.log,
+			Tool:      s.adaptTool,
+			// Rich clients save the buffers the agent edits; for the others, shell
+			// results name the edited files still unsaved.
+			NoteUnsaved: !rich,
+			Logger:      s.log,
 		},
 		Store:     store,
 		NewClient: s.opts.NewClient,
@@ -55,17 +58,10 @@ func (s *Server) buildToolbox(roots []string) error {
 	return nil
 }
 
-// adaptTool is the server's say in which built-in tools it offers, and how: for clients
-// that do not save the buffers the agent edits, run_shell_command reports the files
-// still unsaved (see unsaved.go).
-func (s *Server) adaptTool(t tools.Tool, rich bool) tools.Tool {
-	name := t.Info().Name
-	if len(s.opts.onlyTools) > 0 && !slices.Contains(s.opts.onlyTools, name) {
+// adaptTool leaves out the built-in tools that Options.onlyTools does not name.
+func (s *Server) adaptTool(t tools.Tool) tools.Tool {
+	if len(s.opts.onlyTools) > 0 && !slices.Contains(s.opts.onlyTools, t.Info().Name) {
 		return nil
-	}
-	switch {
-	case name == shellToolName && !rich:
-		return &unsavedNoteTool{Tool: t, s: s}
 	}
 	return t
 }

@@ -102,7 +102,6 @@ func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docSt
 	}); err != nil {
 		return err
 	}
-	s.edits.add(c.Path)
 	if !st.held {
 		s.docs.applied(c.Path, st.version)
 	}
@@ -133,7 +132,6 @@ func (w *editWriter) writeUnopened(ctx context.Context, c workspace.Change) erro
 	if err := w.apply(ctx, c, w.textDocumentEdit(caps, u, nil, edits, c.Label), nil); err != nil {
 		return err
 	}
-	s.edits.add(c.Path)
 	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, withFormat(c.New, c.Old.Format)) })
 	return nil
 }
@@ -166,7 +164,6 @@ func (w *editWriter) writeNew(ctx context.Context, c workspace.Change) error {
 	if err := w.apply(ctx, c, edit, nil); err != nil {
 		return err
 	}
-	s.edits.add(c.Path)
 	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, c.New) })
 	return nil
 }

@@ -12,9 +12,8 @@
 // methods; updates.go the agentls/update notifications; progress.go live output;
 // diagnostics.go and codeactions.go diagnostics and the code actions on them;
 // editwriter.go the workspace.Writer that turns edits into workspace/applyEdit;
-// confirm.go the confirm.Asker; unsaved.go the note on unsaved files in shell results;
-// prompt.go the agent's sessions behind agentls.prompt, and transcript.go their
-// Markdown transcripts for clients without agentls/update.
+// confirm.go the confirm.Asker; prompt.go the agent's sessions behind agentls.prompt,
+// and transcript.go their Markdown transcripts for clients without agentls/update.
 //
 // Concurrency: messages are read one at a time. Notifications, initialize and the
 // phase change of shutdown are handled on the read loop, strictly in arrival order, so
@@ -162,7 +161,6 @@ type Server struct {
 	memory    memoryReleaser // gives closed large documents' memory back (documents.go)
 	confirms  confirmations
 	trustAsk  trustAsk      // the trust question, put once per connection (external.go)
-	edits     editedFiles   // files the agent edited through the editor
 	announced announced     // tool calls announced to rich clients
 	diags     diagnosticSet // agentls's diagnostics (diagnostics.go)
 	streams   outputStreams // live output of running calls (progress.go)

@@ -3,7 +3,10 @@ package workspace
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -161,7 +164,33 @@ func (w *Workspace) Close(path string) int {
 		return 0
 	}
 	delete(w.overlay, path)
+	delete(w.edited, path)
 	return max(len(d.editor), len(d.text))
+}
+
+// Unsaved returns the files Commit edited that are open with a text other than the
+// file's on disk, sorted: edits an editor writer made to its buffers that are not
+// saved yet, which a program reading the disk (a shell command) does not see. A file
+// closed since is not listed: closing saved or discarded the edit.
+func (w *Workspace) Unsaved() []string {
+	w.mu.Lock()
+	edited := slices.Collect(maps.Keys(w.edited))
+	w.mu.Unlock()
+	slices.Sort(edited)
+	var out []string
+	for _, p := range edited {
+		doc, open := w.Document(p)
+		if !open {
+			continue
+		}
+		if data, err := os.ReadFile(p); err == nil {
+			if text, _, err := Decode(data); err == nil && text == doc.Text {
+				continue
+			}
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // Document returns a copy of the open document at path, if there is one.

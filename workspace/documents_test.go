@@ -247,3 +247,63 @@ func TestDocumentStoreStale(t *testing.T) {
 		t.Errorf("after the editor's report: %+v", d)
 	}
 }
+
+// bufferWriter is an editor writer that changes nothing on disk: the edit stays in the
+// editor's buffer, as the overlay shows.
+type bufferWriter struct{}
+
+func (bufferWriter) Write(context.Context, workspace.Change) error { return nil }
+
+// TestUnsaved: a file Commit edited is unsaved while it is open with a text other than
+// the disk's; saving (the disk catches up), closing, or a writer that writes the disk
+// takes it off the list.
+func TestUnsaved(t *testing.T) {
+	tests := []struct {
+		name   string
+		writer workspace.Writer
+		after  func(w *workspace.Workspace, path string) // what happens after the edit
+		want   bool
+	}{
+		{"in the buffer", bufferWriter{}, nil, true},
+		{"saved", bufferWriter{}, func(_ *workspace.Workspace, path string) {
+			if err := os.WriteFile(path, []byte("B\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"closed", bufferWriter{}, func(w *workspace.Workspace, path string) { w.Close(path) }, false},
+		{"written to disk", workspace.DiskWriter{}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "a.txt")
+			other := filepath.Join(dir, "b.txt")
+			for _, p := range []string{path, other} {
+				if err := os.WriteFile(p, []byte("a\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, err := workspace.New(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.SetWriter(tt.writer)
+			w.Open(path, 1, "a\n")
+			w.Open(other, 1, "user's own change\n") // unsaved, but not the agent's edit
+			old, err := w.ReadText(path, 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Commit(context.Background(), workspace.Change{Path: path, Old: old, New: "B\n"}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.after != nil {
+				tt.after(w, path)
+			}
+			got := w.Unsaved()
+			if want := []string{path}; tt.want && (len(got) != 1 || got[0] != want[0]) || !tt.want && len(got) != 0 {
+				t.Errorf("Unsaved() = %q, want it to list %s: %v", got, path, tt.want)
+			}
+		})
+	}
+}

@@ -22,14 +22,16 @@ type Workspace struct {
 	mu      sync.RWMutex
 	roots   []string // absolute, cleaned, symlinks resolved
 	overlay map[string]*openDocument
-	writer  Writer
-	locks   PathLocks // see LockPaths
+	// edited are the files Commit wrote while they are open, or since (see Unsaved).
+	edited map[string]bool
+	writer Writer
+	locks  PathLocks // see LockPaths
 }
 
 // New returns a workspace over roots (at least one), which must be existing
 // directories. Edits are committed to disk until SetWriter says otherwise.
 func New(roots ...string) (*Workspace, error) {
-	w := &Workspace{overlay: make(map[string]*openDocument), writer: DiskWriter{}}
+	w := &Workspace{overlay: make(map[string]*openDocument), edited: make(map[string]bool), writer: DiskWriter{}}
 	if err := w.SetRoots(roots...); err != nil {
 		return nil, err
 	}

@@ -78,6 +78,7 @@ func (w *Workspace) Commit(ctx context.Context, c Change) error {
 		// Until the editor reports the edit, its text lacks it (see documents.go).
 		d.text, d.current = c.New, true
 	}
+	w.edited[c.Path] = true
 	w.mu.Unlock()
 	return nil
 }

@@ -207,14 +207,23 @@ type editor struct {
 
 var errNotDeclared = errors.New("the test client did not declare this capability")
 
-func (e *editor) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+// wait is the answer of a permit function that answers nothing until the request is
+// cancelled (the agent's $/cancel_request), then answers cancelled.
+const wait = sdk.PermissionOptionId("")
+
+func (e *editor) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
 	e.mu.Lock()
 	e.permissions = append(e.permissions, p)
 	e.mu.Unlock()
 	if e.permit == nil {
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 	}
-	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(e.permit(p))}, nil
+	answer := e.permit(p)
+	if answer == wait {
+		<-ctx.Done()
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+	}
+	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(answer)}, nil
 }
 
 func (e *editor) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {

@@ -42,6 +42,9 @@ type Options struct {
 	// tool to register in its place (itself, or a wrapper of it), or nil to leave it
 	// out. A front end uses it to adapt a tool to itself.
 	Tool func(tools.Tool) tools.Tool
+	// NoteUnsaved says that the front end's editor leaves the agent's edits in its
+	// buffers unsaved: run_shell_command's results then name those still unsaved.
+	NoteUnsaved bool
 	// OnTodos is called whenever write_todos changes the workspace's own todo list: the
 	// list of calls that belong to no session's list (see WithTodos).
 	OnTodos func([]todos.Item)
@@ -133,7 +136,7 @@ func New(o Options) (*Toolbox, error) {
 		Workspace: ws,
 		ConfigDir: configDir,
 		Search:    searchOpts,
-		Shell:     shell.Options{NoOutputTimeout: timeout, HideEnv: tb.hiddenEnv},
+		Shell:     shell.Options{NoOutputTimeout: timeout, HideEnv: tb.hiddenEnv, NoteUnsaved: o.NoteUnsaved},
 		OnTodos:   o.OnTodos,
 		Web:       web.Options{AllowPrivate: s.Web.AllowPrivateAddresses, Logger: logger},
 	})

@@ -156,7 +156,44 @@ func (inv *runInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Re
 	if inv.args.IsBackground {
 		return inv.s.startJob(inv.args.Command, inv.dir)
 	}
-	return inv.s.run(ctx, inv.args.Command, inv.dir, out)
+	// The note says what the command saw, so it is taken before the command runs.
+	note := inv.s.unsavedNote()
+	res, err := inv.s.run(ctx, inv.args.Command, inv.dir, out)
+	switch {
+	case note == "" || ctx.Err() != nil:
+	case err != nil:
+		te := tools.AsError(err, tools.ErrShellExecute)
+		err = &tools.Error{Type: te.Type, Message: te.Message + "\n\n" + note, Err: te.Err}
+	case res != nil:
+		res.Output = strings.TrimRight(res.Output, "\n") + "\n\n" + note
+	}
+	return res, err
+}
+
+// maxUnsavedListed bounds the files the unsaved-files note names.
+const maxUnsavedListed = 20
+
+// unsavedNote is the note on the agent's edits a command does not see, unsaved in the
+// editor (Options.NoteUnsaved); "" when there are none.
+func (s *Shell) unsavedNote() string {
+	if !s.noteUnsaved {
+		return ""
+	}
+	files := s.ws.Unsaved()
+	if len(files) == 0 {
+		return ""
+	}
+	more := ""
+	if len(files) > maxUnsavedListed {
+		more = fmt.Sprintf(" and %d more", len(files)-maxUnsavedListed)
+		files = files[:maxUnsavedListed]
+	}
+	for i, f := range files {
+		files[i] = s.ws.Rel(f)
+	}
+	return fmt.Sprintf("Note: your edits to %s%s are not saved in the editor yet, so this command saw those files "+
+		"as they are on disk, without the edits. Ask the user to save them if the command needs them.",
+		strings.Join(files, ", "), more)
 }
 
 // errClosed is returned for calls after Close.

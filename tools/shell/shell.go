@@ -41,6 +41,10 @@ type Options struct {
 	// OutputDir is where the full output of long runs and the output of background
 	// jobs are kept; "" means os.TempDir()/agentls-output.
 	OutputDir string
+	// NoteUnsaved says that the front end's editor leaves the agent's edits in its
+	// buffers unsaved: a command's result then names the edited files that are still
+	// unsaved (workspace.Unsaved), which the command saw without the edits.
+	NoteUnsaved bool
 }
 
 // defaultNoOutputTimeout is the no-output timeout when Options leaves it zero.
@@ -52,13 +56,14 @@ const defaultGrace = 2 * time.Second
 // Shell runs shell commands in a workspace and keeps the background jobs they start. It
 // is safe for concurrent use.
 type Shell struct {
-	ws        *workspace.Workspace
-	shell     string
-	env       []string
-	hideEnv   func() []string
-	outputDir string
-	noOutput  time.Duration
-	grace     time.Duration
+	ws          *workspace.Workspace
+	noteUnsaved bool // Options.NoteUnsaved
+	shell       string
+	env         []string
+	hideEnv     func() []string
+	outputDir   string
+	noOutput    time.Duration
+	grace       time.Duration
 
 	mu     sync.Mutex
 	closed bool
@@ -74,14 +79,15 @@ type Shell struct {
 // New returns a Shell running commands in ws.
 func New(ws *workspace.Workspace, opts Options) *Shell {
 	s := &Shell{
-		ws:        ws,
-		shell:     opts.Shell,
-		env:       append([]string(nil), opts.Env...),
-		hideEnv:   opts.HideEnv,
-		outputDir: opts.OutputDir,
-		noOutput:  opts.NoOutputTimeout,
-		grace:     defaultGrace,
-		drains:    make(map[*os.File]struct{}),
+		ws:          ws,
+		shell:       opts.Shell,
+		env:         append([]string(nil), opts.Env...),
+		hideEnv:     opts.HideEnv,
+		outputDir:   opts.OutputDir,
+		noOutput:    opts.NoOutputTimeout,
+		noteUnsaved: opts.NoteUnsaved,
+		grace:       defaultGrace,
+		drains:      make(map[*os.File]struct{}),
 	}
 	if s.shell == "" {
 		s.shell = "bash"
