@@ -1,0 +1,1678 @@
+;;; agentls.el --- The agentls coding agent beside your language server  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The agentls authors
+
+;; Author: The agentls authors
+;; Maintainer: The agentls authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, convenience, processes
+;; URL: https://github.com/agentls/agentls
+
+;; This file is not part of GNU Emacs.
+
+;; This program is free software; you can redistribute it and/or modify
+;; it under the terms of the GNU General Public License as published by
+;; the Free Software Foundation, either version 3 of the License, or
+;; (at your option) any later version.
+
+;; This program is distributed in the hope that it will be useful,
+;; but WITHOUT ANY WARRANTY; without even the implied warranty of
+;; MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE.  See the
+;; GNU General Public License for more details.
+
+;; You should have received a copy of the GNU General Public License
+;; along with this program.  If not, see <https://www.gnu.org/licenses/>.
+
+;;; Commentary:
+
+;; agentls is an AI coding agent that editors run as a language
+;; server (`agentls serve').  This package talks to it over its own
+;; JSON-RPC connection (jsonrpc.el), next to whatever eglot or
+;; lsp-mode runs for the buffer, so gopls, pyright and friends keep
+;; serving it.  Nothing here blocks Emacs: every request is
+;; asynchronous, and questions wait in their own buffers.
+;;
+;; - `M-x agentls' asks the agent (the active region is sent as
+;;   context); the answer streams into a chat buffer with the tool
+;;   calls, their status and clickable locations, and the plan.
+;; - Proposed edits are shown as a diff (`agentls-diff-mode'): accept
+;;   (a), accept always (A), edit the proposal (e) and accept your
+;;   version, ediff (E), reject (r).  An accepted edit is one undo step
+;;   in its buffer and is saved (`agentls-save-after-edit').
+;; - Shell commands are asked with `read-multiple-choice'; their output
+;;   streams into a `compilation-mode' buffer, progress shows in the
+;;   mode line, and `agentls-cancel' stops them.
+;; - The places a turn touches are Flymake notes until the turn ends.
+;;
+;; Minimal setup:
+;;
+;;   (use-package agentls
+;;     :load-path "~/src/agentls/editors/emacs"
+;;     :bind ("C-c a" . agentls))
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'jsonrpc)
+(require 'subr-x)
+(require 'url-util)
+(require 'diff-mode)
+(require 'compile)
+(require 'ansi-color)
+(require 'flymake)
+(require 'button)
+
+(declare-function project-root "project" (project))
+(declare-function ediff-buffers "ediff" (buffer-a buffer-b &optional startup-hooks job-name))
+
+;;;; Customization
+
+(defgroup agentls nil
+  "The agentls coding agent, over its own JSON-RPC connection."
+  :group 'tools
+  :prefix "agentls-"
+  :link '(url-link :tag "Home page" "https://github.com/agentls/agentls"))
+
+(defcustom agentls-server-program '("agentls" "serve")
+  "The command that starts the agentls server, as a list of strings."
+  :type '(repeat string))
+
+(defcustom agentls-server-environment nil
+  "Extra environment for the server, as \"NAME=VALUE\" strings.
+For example (\"GEMINI_API_KEY=...\")."
+  :type '(repeat string))
+
+(defcustom agentls-initialization-options nil
+  "Settings sent as `initializationOptions' (a plist), or nil.
+They take the keys of agentls's settings file, for example
+\(:approvalMode \"auto_edit\")."
+  :type '(choice (const :tag "None" nil) (plist :tag "Settings")))
+
+(defcustom agentls-root-function #'agentls-default-root
+  "Function of no arguments returning the workspace root of the current buffer."
+  :type 'function)
+
+(defcustom agentls-save-after-edit t
+  "Non-nil means save the buffers an accepted agent edit touched.
+The agent's next shell command then sees its own edits on disk."
+  :type 'boolean)
+
+(defcustom agentls-select-diff-window t
+  "Non-nil means select the window of a proposed edit's diff."
+  :type 'boolean)
+
+(defcustom agentls-display-shell-output t
+  "Non-nil means show the shell output buffer when a command starts."
+  :type 'boolean)
+
+(defcustom agentls-display-chat t
+  "Non-nil means show the chat buffer when a prompt is sent."
+  :type 'boolean)
+
+(defcustom agentls-flymake t
+  "Non-nil means show the places a turn touches as Flymake notes.
+This turns `flymake-mode' on in the touched buffers."
+  :type 'boolean)
+
+(defcustom agentls-events-buffer-size 0
+  "Size of the JSON-RPC events buffer in characters.
+0 keeps no log (the fastest); nil keeps all of it."
+  :type '(choice (const :tag "Unlimited" nil) integer))
+
+(defcustom agentls-shutdown-timeout 3
+  "Seconds to wait for the server to shut down before killing it."
+  :type 'number)
+
+(defface agentls-heading '((t :inherit bold))
+  "Face of the headings in the chat buffer.")
+
+(defface agentls-thought '((t :inherit shadow :slant italic))
+  "Face of the model's thoughts in the chat buffer.")
+
+(defface agentls-tool-call '((t :inherit font-lock-function-name-face))
+  "Face of a tool call's line in the chat buffer.")
+
+(defface agentls-status '((t :inherit shadow))
+  "Face of a tool call's status in the chat buffer.")
+
+(defface agentls-error '((t :inherit error))
+  "Face of errors in the chat buffer.")
+
+(defface agentls-command '((t :inherit font-lock-keyword-face))
+  "Face of a command line in the shell output buffer.")
+
+;;;; Connections
+
+(defvar agentls--connections (make-hash-table :test #'equal)
+  "The live connections, by workspace root.")
+
+(defvar agentls--deferred-confirmations nil
+  "Confirmations whose request id is known, waiting to be shown.")
+
+(defvar agentls--modal-queue nil
+  "Confirmations waiting for a minibuffer question, oldest first.")
+
+(defvar agentls--modal-busy nil
+  "Non-nil while a minibuffer confirmation is being asked.")
+
+(cl-defstruct (agentls--confirmation (:constructor agentls--make-confirmation))
+  conn details request-id done diff-buffer proposal-buffer original-buffer)
+
+(defvar-local agentls--conn nil
+  "The connection that has this buffer open.")
+
+(defclass agentls-connection (jsonrpc-process-connection)
+  ((root :initarg :root :accessor agentls--root
+         :documentation "The workspace root (a directory name).")
+   (chat :initform nil :accessor agentls--chat
+         :documentation "The chat buffer.")
+   (confirmations :initform (make-hash-table :test #'equal)
+                  :accessor agentls--confirmations
+                  :documentation "Pending confirmations by request id.")
+   (progress :initform (make-hash-table :test #'equal)
+             :accessor agentls--progress
+             :documentation "Running progress by token: (TITLE . MESSAGE).")
+   (shell-calls :initform (make-hash-table :test #'equal)
+                :accessor agentls--shell-calls
+                :documentation "Shell tool calls seen, by toolCallId.")
+   (touched :initform (make-hash-table :test #'equal)
+            :accessor agentls--touched
+            :documentation "Places of this turn by file: list of (LINE . TEXT).")
+   (shell-diags :initform (make-hash-table :test #'equal)
+                :accessor agentls--shell-diags
+                :documentation "The server's agentls/shell diagnostics by file.")
+   (mode :initform nil :accessor agentls--approval-mode
+         :documentation "The approval mode set from Emacs, if any.")
+   (ready :initform nil :accessor agentls--ready
+          :documentation "Non-nil once `initialized' was sent.")
+   (server-info :initform nil :accessor agentls--server-info
+                :documentation "The server's serverInfo."))
+  :documentation "A JSON-RPC connection to an agentls server.")
+
+(defun agentls-default-root ()
+  "The current project's root, else `default-directory'."
+  (expand-file-name
+   (or (and (fboundp 'project-current)
+            (let ((proj (ignore-errors (project-current))))
+              (and proj (project-root proj))))
+       default-directory)))
+
+(defun agentls--current-root ()
+  "The workspace root for the current buffer, as a directory name."
+  (file-name-as-directory (expand-file-name (funcall agentls-root-function))))
+
+(defmacro agentls--safely (what &rest body)
+  "Run BODY, turning an error into a message that names WHAT.
+Handlers run inside jsonrpc's process filter: an error escaping from
+there would leave the server's next messages unread."
+  (declare (indent 1) (debug t))
+  `(condition-case-unless-debug err
+       (progn ,@body)
+     (error (message "agentls: %s: %s" ,what (error-message-string err))
+            nil)))
+
+(defun agentls--live-p (conn)
+  "Non-nil if CONN is a live connection."
+  (and conn (jsonrpc-running-p conn)))
+
+(defun agentls--connection (&optional no-start)
+  "The connection for the current buffer's workspace.
+Start one unless NO-START.  Return nil when there is none."
+  (let* ((root (agentls--current-root))
+         (conn (gethash root agentls--connections)))
+    (cond ((agentls--live-p conn) conn)
+          (no-start
+           ;; A buffer in a subdirectory of a running workspace.
+           (cl-loop for c being the hash-values of agentls--connections
+                    when (and (agentls--live-p c)
+                              (string-prefix-p (agentls--root c) root))
+                    return c))
+          (t (agentls--start root)))))
+
+(defun agentls--any-connection ()
+  "The current buffer's connection, else any live one."
+  (or (agentls--connection t)
+      (cl-loop for c being the hash-values of agentls--connections
+               when (agentls--live-p c) return c)))
+
+(defun agentls--path-to-uri (path)
+  "The file URI of PATH."
+  (concat "file://"
+          (url-hexify-string (expand-file-name path) url-path-allowed-chars)))
+
+(defun agentls--uri-to-path (uri)
+  "The local file name of URI."
+  (if (string-prefix-p "file://" uri)
+      (decode-coding-string (url-unhex-string (substring uri 7)) 'utf-8)
+    uri))
+
+(defun agentls--capabilities ()
+  "The client capabilities agentls.el declares."
+  (list :workspace (list :applyEdit t
+                         :workspaceEdit (list :documentChanges t)
+                         :workspaceFolders t)
+        :textDocument (list :synchronization (list :didSave t :dynamicRegistration :json-false)
+                            :publishDiagnostics (list :relatedInformation :json-false))
+        :window (list :workDoneProgress t)
+        :general (list :positionEncodings ["utf-32"])
+        :experimental (list :agentls (list :confirm t :updates t))))
+
+(defun agentls--start (root)
+  "Start agentls for ROOT and return the connection."
+  (let* ((name (format "agentls %s" (abbreviate-file-name root)))
+         (default-directory root)
+         (process-environment (append agentls-server-environment process-environment))
+         (command agentls-server-program)
+         (conn
+          (make-instance
+           'agentls-connection
+           :name name
+           :root root
+           :events-buffer-scrollback-size agentls-events-buffer-size
+           :notification-dispatcher #'agentls--handle-notification
+           :request-dispatcher #'agentls--handle-request
+           :on-shutdown #'agentls--on-shutdown
+           :process
+           (lambda ()
+             (unless (executable-find (car command))
+               (user-error "Cannot find the agentls program %S (see `agentls-server-program')"
+                           (car command)))
+             (make-process
+              :name name
+              :command command
+              :connection-type 'pipe
+              :coding 'utf-8-emacs-unix
+              :noquery t
+              :stderr (get-buffer-create (format "*%s stderr*" name)))))))
+    (add-function :around (process-filter (jsonrpc--process conn))
+                  #'agentls--filter-guard)
+    (puthash root conn agentls--connections)
+    (agentls--async conn :initialize
+                    (list :processId (emacs-pid)
+                          :clientInfo (list :name "agentls.el" :version "0.1.0")
+                          :rootUri (agentls--path-to-uri root)
+                          :rootPath root
+                          :workspaceFolders
+                          (vector (list :uri (agentls--path-to-uri root)
+                                        :name (file-name-nondirectory
+                                               (directory-file-name root))))
+                          :capabilities (agentls--capabilities)
+                          :initializationOptions
+                          (or agentls-initialization-options (make-hash-table)))
+                    (lambda (result)
+                      (setf (agentls--server-info conn) (plist-get result :serverInfo))
+                      (jsonrpc-notify conn :initialized (make-hash-table))
+                      (setf (agentls--ready conn) t)
+                      (agentls--sync-all conn))
+                    (lambda (err)
+                      (message "agentls: initialize failed: %s" (plist-get err :message))))
+    (agentls--mode-line-install)
+    (add-hook 'find-file-hook #'agentls--maybe-open)
+    (add-hook 'kill-buffer-hook #'agentls--maybe-close)
+    (add-hook 'after-save-hook #'agentls--maybe-saved)
+    conn))
+
+(defun agentls--on-shutdown (conn)
+  "Forget CONN, whose server has exited."
+  (agentls--safely "shutdown"
+    (when (eq (gethash (agentls--root conn) agentls--connections) conn)
+      (remhash (agentls--root conn) agentls--connections))
+    (maphash (lambda (_id entry) (agentls--close-confirmation entry))
+             (agentls--confirmations conn))
+    (clrhash (agentls--confirmations conn))
+    (clrhash (agentls--progress conn))
+    (agentls--clear-touched conn)
+    (dolist (buf (buffer-list))
+      (with-current-buffer buf
+        (when (eq agentls--conn conn)
+          (setq agentls--conn nil))))
+    (when (buffer-live-p (agentls--chat conn))
+      (agentls--chat-insert conn "\n_agentls exited._\n"))
+    (force-mode-line-update t)))
+
+(defun agentls-shutdown (&optional conn)
+  "Shut the agentls server of this workspace (or CONN) down."
+  (interactive)
+  (let ((conn (or conn (agentls--connection t))))
+    (unless conn (user-error "No agentls server runs for this workspace"))
+    (let ((proc (jsonrpc--process conn))
+          done)
+      (agentls--async conn :shutdown nil
+                      (lambda (_) (setq done t)
+                        (jsonrpc-notify conn :exit nil))
+                      (lambda (_) (setq done t)))
+      (with-timeout (agentls-shutdown-timeout nil)
+        (while (process-live-p proc)
+          (accept-process-output proc 0.05)))
+      (ignore done)
+      (when (process-live-p proc)
+        (delete-process proc)))))
+
+(defun agentls-restart ()
+  "Restart the agentls server of this workspace."
+  (interactive)
+  (let ((conn (agentls--connection t)))
+    (when conn (agentls-shutdown conn)))
+  (agentls--connection)
+  (message "agentls: restarted"))
+
+;;;; The jsonrpc filter guard
+
+(defun agentls--complete-message-pending-p (proc)
+  "Non-nil if a whole message that jsonrpc did not read is in PROC's buffer."
+  (let ((buf (process-buffer proc))
+        (conn (process-get proc 'jsonrpc-connection)))
+    (and (buffer-live-p buf) conn
+         (fboundp 'jsonrpc--expected-bytes)
+         (ignore-errors
+           (with-current-buffer buf
+             (save-excursion
+               (let ((expected (jsonrpc--expected-bytes conn)))
+                 (unless expected
+                   (when (re-search-forward
+                          "Content-Length: *\\([0-9]+\\)\r\n\\(?:.*: .*\r\n\\)*\r\n"
+                          nil t)
+                     (setq expected (string-to-number (match-string 1)))))
+                 (and expected
+                      (>= (- (position-bytes (process-mark proc))
+                             (position-bytes (point)))
+                          expected)))))))))
+
+(defun agentls--filter-guard (filter proc string)
+  "Run jsonrpc's process FILTER on PROC and STRING; read what it left.
+jsonrpc 1.0.14 (Emacs 28) stops reading a chunk after any non-local
+exit from a handler, leaving the server's next messages unread until
+more output arrives; the server meanwhile waits for an answer to one
+of them.  If whole messages are left, they are read from a timer."
+  (unwind-protect
+      (funcall filter proc string)
+    (when (and (process-live-p proc)
+               (agentls--complete-message-pending-p proc))
+      (run-at-time 0 nil
+                   (lambda ()
+                     (when (process-live-p proc)
+                       (funcall (process-filter proc) proc "")))))))
+
+;;;; Requests
+
+(defun agentls--async (conn method params &optional on-result on-error)
+  "Send request METHOD with PARAMS on CONN, without waiting.
+Call ON-RESULT with the result or ON-ERROR with the error object.
+Pending buffer changes are sent first."
+  (agentls--flush-all conn)
+  (jsonrpc-async-request
+   conn method params
+   :timeout nil
+   :success-fn (lambda (result)
+                 (when on-result
+                   (agentls--safely (format "%s" method)
+                     (funcall on-result result))))
+   :error-fn (lambda (err)
+               (agentls--safely (format "%s" method)
+                 (if on-error
+                     (funcall on-error err)
+                   (message "agentls: %s failed: %s" method
+                            (plist-get err :message)))))))
+
+(defun agentls--command (conn command arg &optional on-result)
+  "Run COMMAND with one argument ARG through workspace/executeCommand on CONN.
+Call ON-RESULT with its result."
+  (agentls--async conn :workspace/executeCommand
+                  (list :command command :arguments (vector arg))
+                  on-result))
+
+(cl-defmethod jsonrpc-connection-send ((conn agentls-connection) &rest args
+                                       &key id result &allow-other-keys)
+  "Send ARGS on CONN, holding back the answers that wait for the user.
+A request handler answers with (agentls--deferred . ENTRY) when the
+user decides later; the request's ID is then kept in ENTRY."
+  (if (eq (car-safe result) 'agentls--deferred)
+      (let ((entry (cdr result)))
+        (setf (agentls--confirmation-request-id entry) id)
+        (puthash id entry (agentls--confirmations conn))
+        (push entry agentls--deferred-confirmations)
+        (run-at-time 0 nil #'agentls--show-deferred))
+    (cl-call-next-method)))
+
+(defun agentls--reply (conn id result)
+  "Answer CONN's request ID with RESULT."
+  (when (agentls--live-p conn)
+    (jsonrpc-connection-send conn :id id :result result)))
+
+;;;; Dispatch
+
+(defun agentls--handle-request (conn method params)
+  "Answer CONN's request METHOD with PARAMS."
+  (pcase method
+    ('agentls/confirm (agentls--confirm-request conn params))
+    ('workspace/applyEdit
+     (or (agentls--safely "applyEdit" (agentls--apply-workspace-edit conn params))
+         (list :applied :json-false :failureReason "agentls.el failed to apply the edit")))
+    ('window/workDoneProgress/create nil)
+    ('client/registerCapability nil)
+    ('client/unregisterCapability nil)
+    ('workspace/configuration
+     (apply #'vector (make-list (length (plist-get params :items)) nil)))
+    ('window/showMessageRequest
+     ;; Only asked of clients without agentls/confirm; answer none.
+     nil)
+    (_ (jsonrpc-error :code -32601 :message (format "agentls.el does not handle %s" method)))))
+
+(defun agentls--handle-notification (conn method params)
+  "Handle CONN's notification METHOD with PARAMS."
+  (agentls--safely (format "%s" method)
+    (pcase method
+      ('agentls/update (agentls--update conn params))
+      ('$/progress (agentls--progress-notification conn params))
+      ('$/cancelRequest (agentls--server-cancelled conn (plist-get params :id)))
+      ('textDocument/publishDiagnostics (agentls--publish-diagnostics conn params))
+      ('window/showMessage
+       (let ((text (plist-get params :message)))
+         (unless (string-match-p "the answer is complete" text)
+           (message "agentls: %s" text))))
+      ('window/logMessage nil)
+      (_ nil))))
+
+;;;; Document sync
+
+(defvar-local agentls--version 0
+  "The version of this buffer last sent to the server.")
+(defvar-local agentls--dirty nil
+  "Non-nil when this buffer changed since its text was last sent.")
+(defvar agentls--flush-timer nil
+  "Idle timer that sends pending changes.")
+
+(defun agentls--conn-for-file (file)
+  "Return the live connection of the workspace around FILE, or nil."
+  (let ((file (expand-file-name file)))
+    (cl-loop for c being the hash-values of agentls--connections
+             when (and (agentls--live-p c) (agentls--ready c)
+                       (string-prefix-p (agentls--root c) file))
+             return c)))
+
+(defun agentls--buffer-uri (&optional buffer)
+  "The URI of BUFFER's file."
+  (agentls--path-to-uri (buffer-file-name (buffer-base-buffer buffer))))
+
+(defun agentls--buffer-text ()
+  "The current buffer's whole text."
+  (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun agentls--open (conn)
+  "Send didOpen of the current buffer to CONN."
+  (setq agentls--conn conn
+        agentls--version 1
+        agentls--dirty nil)
+  (add-hook 'after-change-functions #'agentls--after-change nil t)
+  (jsonrpc-notify conn :textDocument/didOpen
+                  (list :textDocument
+                        (list :uri (agentls--buffer-uri)
+                              :languageId (string-remove-suffix "-mode" (symbol-name major-mode))
+                              :version agentls--version
+                              :text (agentls--buffer-text)))))
+
+(defun agentls--maybe-open ()
+  "Open the current buffer on the connection of its workspace."
+  (agentls--safely "didOpen"
+    (when (and buffer-file-name (not agentls--conn) (not (buffer-base-buffer)))
+      (let ((conn (agentls--conn-for-file buffer-file-name)))
+        (when conn (agentls--open conn))))))
+
+(defun agentls--sync-all (conn)
+  "Open every file buffer under CONN's root."
+  (dolist (buf (buffer-list))
+    (with-current-buffer buf
+      (when (and buffer-file-name (not (buffer-base-buffer))
+                 (string-prefix-p (agentls--root conn) (expand-file-name buffer-file-name))
+                 (not (agentls--live-p agentls--conn)))
+        (agentls--open conn)))))
+
+(defun agentls--after-change (&rest _)
+  "Note that the buffer changed; its text is sent soon."
+  (when agentls--conn
+    (setq agentls--dirty t)
+    (unless agentls--flush-timer
+      (setq agentls--flush-timer
+            (run-with-idle-timer 0.3 nil #'agentls--flush-everything)))))
+
+(defun agentls--flush ()
+  "Send the current buffer's text to its server if it changed."
+  (when (and agentls--dirty (agentls--live-p agentls--conn))
+    (setq agentls--dirty nil)
+    (cl-incf agentls--version)
+    (jsonrpc-notify agentls--conn :textDocument/didChange
+                    (list :textDocument (list :uri (agentls--buffer-uri)
+                                              :version agentls--version)
+                          :contentChanges (vector (list :text (agentls--buffer-text)))))))
+
+(defun agentls--flush-everything ()
+  "Send the text of every buffer that changed since it was sent."
+  (setq agentls--flush-timer nil)
+  (dolist (buf (buffer-list))
+    (with-current-buffer buf
+      (when agentls--dirty
+        (agentls--safely "didChange" (agentls--flush))))))
+
+(defun agentls--flush-all (conn)
+  "Send the text of CONN's buffers that changed since it was sent."
+  (dolist (buf (buffer-list))
+    (with-current-buffer buf
+      (when (and agentls--dirty (eq agentls--conn conn))
+        (agentls--flush)))))
+
+(defun agentls--maybe-close ()
+  "Send didClose for the buffer being killed."
+  (agentls--safely "didClose"
+    (when (agentls--live-p agentls--conn)
+      (jsonrpc-notify agentls--conn :textDocument/didClose
+                      (list :textDocument (list :uri (agentls--buffer-uri))))
+      (setq agentls--conn nil))))
+
+(defun agentls--maybe-saved ()
+  "Send didSave for the buffer just saved."
+  (agentls--safely "didSave"
+    (when (agentls--live-p agentls--conn)
+      (agentls--flush)
+      (jsonrpc-notify agentls--conn :textDocument/didSave
+                      (list :textDocument (list :uri (agentls--buffer-uri))
+                            :text (agentls--buffer-text))))))
+
+;;;; Positions and edits
+
+(defun agentls--point (pos)
+  "The buffer position of the LSP position POS (utf-32 characters)."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (if (> (forward-line (plist-get pos :line)) 0)
+          (point-max)
+        (min (line-end-position) (+ (point) (plist-get pos :character)))))))
+
+(defun agentls--lsp-position (point)
+  "The LSP position of POINT."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char point)
+      (list :line (1- (line-number-at-pos point t))
+            :character (- point (line-beginning-position))))))
+
+(defun agentls--apply-text-edits (edits)
+  "Apply the LSP text EDITS (a vector) to the current buffer as one undo step."
+  (let* ((ranges (mapcar (lambda (e)
+                           (let ((r (plist-get e :range)))
+                             (list (agentls--point (plist-get r :start))
+                                   (agentls--point (plist-get r :end))
+                                   (plist-get e :newText))))
+                         edits))
+         ;; Last first, so earlier positions stay valid.
+         (sorted (sort ranges (lambda (a b) (> (car a) (car b)))))
+         (group (prepare-change-group)))
+    (undo-boundary)
+    (save-excursion
+      (save-restriction
+        (widen)
+        (unwind-protect
+            (progn
+              (activate-change-group group)
+              (dolist (r sorted)
+                (goto-char (nth 0 r))
+                (delete-region (nth 0 r) (nth 1 r))
+                (insert (nth 2 r)))
+              (undo-amalgamate-change-group group)
+              (accept-change-group group)
+              (setq group nil))
+          (when group (cancel-change-group group)))))
+    (undo-boundary)))
+
+(defun agentls--document-edits (edit)
+  "The edits of the WorkspaceEdit EDIT as a list of (FILE VERSION EDITS)."
+  (let (out)
+    (seq-doseq (change (plist-get edit :documentChanges))
+      (unless (plist-get change :kind)
+        (let ((doc (plist-get change :textDocument)))
+          (push (list (agentls--uri-to-path (plist-get doc :uri))
+                      (plist-get doc :version)
+                      (plist-get change :edits))
+                out))))
+    (let ((changes (plist-get edit :changes)))
+      (while changes
+        (push (list (agentls--uri-to-path (substring (symbol-name (car changes)) 1))
+                    nil (cadr changes))
+              out)
+        (setq changes (cddr changes))))
+    (nreverse out)))
+
+(defun agentls--stale-reason (file version)
+  "Why the edit of FILE for VERSION cannot be applied, or nil."
+  (let ((buf (find-buffer-visiting file)))
+    (cond ((null version) nil)
+          ((null buf) (format "%s is not open in Emacs" (file-relative-name file)))
+          ((with-current-buffer buf
+             (or agentls--dirty (not (eql agentls--version version))))
+           (format "%s changed in Emacs since the edit was computed (edit for version %s, buffer at %s)"
+                   (file-name-nondirectory file) version
+                   (buffer-local-value 'agentls--version buf))))))
+
+(defvar agentls-after-edit-hook nil
+  "Hook run in a buffer after an agent edit was applied to it.")
+
+(defun agentls--apply-workspace-edit (conn params)
+  "Apply the workspace/applyEdit PARAMS from CONN; return the result."
+  (let* ((docs (agentls--document-edits (plist-get params :edit)))
+         (stale (cl-some (lambda (d) (agentls--stale-reason (nth 0 d) (nth 1 d))) docs)))
+    (if stale
+        (progn (message "agentls: edit refused: %s" stale)
+               (list :applied :json-false :failureReason stale))
+      (dolist (d docs)
+        (let ((buf (or (find-buffer-visiting (nth 0 d))
+                       (let ((find-file-hook nil))
+                         (find-file-noselect (nth 0 d))))))
+          (with-current-buffer buf
+            (unless (agentls--live-p agentls--conn) (agentls--open conn))
+            (agentls--apply-text-edits (nth 2 d))
+            (agentls--flush)
+            (when agentls-save-after-edit
+              (let ((save-silently t) (inhibit-message t))
+                (save-buffer)))
+            (run-hooks 'agentls-after-edit-hook))))
+      (when-let ((label (plist-get params :label)))
+        (let ((inhibit-message (not (called-interactively-p 'any))))
+          (message "agentls: %s" label)))
+      (list :applied t))))
+
+;;;; Confirmations
+
+(defun agentls--confirm-request (conn params)
+  "Take the agentls/confirm request PARAMS of CONN: answer it later."
+  (cons 'agentls--deferred
+        (agentls--make-confirmation :conn conn :details params)))
+
+(defun agentls--show-deferred ()
+  "Show the confirmations that arrived."
+  (let ((entries (reverse agentls--deferred-confirmations)))
+    (setq agentls--deferred-confirmations nil)
+    (dolist (entry entries)
+      (unless (agentls--confirmation-done entry)
+        (condition-case err
+            (if (equal (plist-get (agentls--confirmation-details entry) :type) "edit")
+                (agentls--show-edit entry)
+              (setq agentls--modal-queue (append agentls--modal-queue (list entry)))
+              (agentls--next-modal))
+          (error
+           (message "agentls: cannot show the question, refusing it: %s"
+                    (error-message-string err))
+           (agentls--answer entry "cancel")))))
+    (force-mode-line-update t)))
+
+(defun agentls--answer (entry outcome &optional content)
+  "Answer the confirmation ENTRY with OUTCOME (and CONTENT)."
+  (unless (agentls--confirmation-done entry)
+    (setf (agentls--confirmation-done entry) t)
+    (let ((conn (agentls--confirmation-conn entry))
+          (id (agentls--confirmation-request-id entry)))
+      (remhash id (agentls--confirmations conn))
+      (agentls--flush-all conn)
+      (agentls--reply conn id (if content
+                                  (list :outcome outcome :content content)
+                                (list :outcome outcome))))
+    (agentls--close-confirmation entry)
+    (force-mode-line-update t)))
+
+(defun agentls--close-confirmation (entry)
+  "Take the buffers of the confirmation ENTRY down."
+  (setf (agentls--confirmation-done entry) t)
+  (dolist (buf (list (agentls--confirmation-proposal-buffer entry)
+                     (agentls--confirmation-original-buffer entry)
+                     (agentls--confirmation-diff-buffer entry)))
+    (when (buffer-live-p buf)
+      (dolist (win (get-buffer-window-list buf nil t))
+        (quit-restore-window win 'bury))
+      (with-current-buffer buf (set-buffer-modified-p nil))
+      (let ((kill-buffer-query-functions nil))
+        (kill-buffer buf)))))
+
+(defun agentls--server-cancelled (conn id)
+  "The server no longer needs the answer to its request ID on CONN."
+  (let ((entry (gethash id (agentls--confirmations conn))))
+    (when entry
+      (remhash id (agentls--confirmations conn))
+      (agentls--close-confirmation entry)
+      (setq agentls--modal-queue (delq entry agentls--modal-queue)))))
+
+(defun agentls--pending-confirmations ()
+  "The confirmations waiting for the user."
+  (let (out)
+    (maphash (lambda (_ c)
+               (when (agentls--live-p c)
+                 (maphash (lambda (_ e) (unless (agentls--confirmation-done e) (push e out)))
+                          (agentls--confirmations c))))
+             agentls--connections)
+    out))
+
+;;;;; Edits, in a diff buffer
+
+(defvar-local agentls--entry nil
+  "The confirmation this buffer shows.")
+
+(defvar agentls-diff-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "a" #'agentls-diff-accept)
+    (define-key map "A" #'agentls-diff-accept-always)
+    (define-key map "e" #'agentls-diff-edit)
+    (define-key map "E" #'agentls-diff-ediff)
+    (define-key map "r" #'agentls-diff-reject)
+    (define-key map "q" #'agentls-diff-reject)
+    (define-key map (kbd "C-c C-c") #'agentls-diff-accept)
+    (define-key map (kbd "C-c C-k") #'agentls-diff-reject)
+    map)
+  "Keys of `agentls-diff-mode'.")
+
+(define-derived-mode agentls-diff-mode diff-mode "agentls-diff"
+  "A proposed edit of the agent, waiting for your answer.
+\\<agentls-diff-mode-map>\\[agentls-diff-accept] accepts it,
+\\[agentls-diff-accept-always] accepts it and stops asking about edits,
+\\[agentls-diff-edit] opens the proposal to edit (then
+\\[agentls-diff-accept] accepts your version),
+\\[agentls-diff-ediff] compares in ediff,
+\\[agentls-diff-reject] rejects it.
+
+\\{agentls-diff-mode-map}"
+  (setq buffer-read-only t)
+  (setq-local diff-vc-backend nil)
+  (setq header-line-format
+        (substitute-command-keys
+         "agentls: \\<agentls-diff-mode-map>\\[agentls-diff-accept] accept  \
+\\[agentls-diff-accept-always] always  \\[agentls-diff-edit] edit  \
+\\[agentls-diff-ediff] ediff  \\[agentls-diff-reject] reject")))
+
+(defvar agentls-proposal-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'agentls-proposal-accept)
+    (define-key map (kbd "C-c C-k") #'agentls-diff-reject)
+    map)
+  "Keys of `agentls-proposal-mode'.")
+
+(define-minor-mode agentls-proposal-mode
+  "The agent's proposed file text, editable before you accept it.
+\\<agentls-proposal-mode-map>\\[agentls-proposal-accept] accepts this version; \
+\\[agentls-diff-reject] rejects the edit."
+  :lighter " agentls-proposal"
+  :keymap agentls-proposal-mode-map
+  (when agentls-proposal-mode
+    (setq header-line-format
+          (substitute-command-keys
+           "agentls proposal: \\<agentls-proposal-mode-map>\\[agentls-proposal-accept] \
+accept this version  \\[agentls-diff-reject] reject"))))
+
+(defun agentls--display-name (details)
+  "A short name for the file of the edit DETAILS."
+  (let ((file (or (and (plist-get details :uri) (agentls--uri-to-path (plist-get details :uri)))
+                  (plist-get details :path))))
+    (if file (file-relative-name file (agentls--root-of details)) "file")))
+
+(defun agentls--root-of (_details)
+  "The directory relative to which a confirmation's file is named."
+  default-directory)
+
+(defun agentls--show-edit (entry)
+  "Show the edit confirmation ENTRY in a diff buffer."
+  (let* ((d (agentls--confirmation-details entry))
+         (conn (agentls--confirmation-conn entry))
+         (default-directory (agentls--root conn))
+         (name (agentls--display-name d))
+         (buf (generate-new-buffer (format "*agentls diff: %s*" name))))
+    (setf (agentls--confirmation-diff-buffer entry) buf)
+    (with-current-buffer buf
+      (let ((inhibit-read-only t)
+            (diff (or (plist-get d :diff) "")))
+        (insert (format "# %s\n" (or (plist-get d :title) "Edit")))
+        (unless (string-match-p "^--- " diff)
+          (insert (format "--- a/%s\n+++ b/%s\n" name name)))
+        (insert diff)
+        (unless (bolp) (insert "\n")))
+      (agentls-diff-mode)
+      (setq default-directory (agentls--root conn))
+      (setq agentls--entry entry)
+      (goto-char (point-min))
+      (ignore-errors (diff-hunk-next)))
+    (if agentls-select-diff-window
+        (pop-to-buffer buf)
+      (display-buffer buf))
+    (message "%s" (format (substitute-command-keys
+                           "agentls: an edit of %s waits for you (\\<agentls-diff-mode-map>\\[agentls-diff-accept] accept, \\[agentls-diff-reject] reject)")
+                          name))
+    buf))
+
+(defun agentls--diff-entry ()
+  "The confirmation of the current buffer, or the newest pending one."
+  (let ((e (or agentls--entry
+               (car (cl-remove-if-not
+                     (lambda (e) (equal (plist-get (agentls--confirmation-details e) :type) "edit"))
+                     (agentls--pending-confirmations))))))
+    (unless (and e (not (agentls--confirmation-done e)))
+      (user-error "No agentls edit waits for an answer here"))
+    e))
+
+(defun agentls--proposal-text (entry)
+  "The text of ENTRY's proposal buffer, or nil when it was not edited."
+  (let ((buf (agentls--confirmation-proposal-buffer entry))
+        (orig (or (plist-get (agentls--confirmation-details entry) :newContent) "")))
+    (when (buffer-live-p buf)
+      (let ((text (with-current-buffer buf (agentls--buffer-text))))
+        (unless (equal text orig) text)))))
+
+(defun agentls-diff-accept ()
+  "Accept the proposed edit (your version, if you edited the proposal)."
+  (interactive)
+  (let* ((entry (agentls--diff-entry))
+         (mine (agentls--proposal-text entry)))
+    (if mine
+        (agentls--answer entry "modify_with_editor" mine)
+      (agentls--answer entry "proceed_once"))))
+
+(defun agentls-diff-accept-always ()
+  "Accept the proposed edit and stop asking about edits this session."
+  (interactive)
+  (let ((entry (agentls--diff-entry)))
+    (when (agentls--proposal-text entry)
+      (user-error "You edited the proposal: accept your version with `agentls-diff-accept'"))
+    (agentls--answer entry "proceed_always")))
+
+(defun agentls-diff-reject ()
+  "Reject the proposed edit."
+  (interactive)
+  (agentls--answer (agentls--diff-entry) "cancel"))
+
+(defun agentls--proposal-buffer (entry)
+  "ENTRY's buffer holding the editable proposal."
+  (let ((buf (agentls--confirmation-proposal-buffer entry)))
+    (unless (buffer-live-p buf)
+      (let* ((d (agentls--confirmation-details entry))
+             (name (file-name-nondirectory (agentls--display-name d)))
+             (file (and (plist-get d :uri) (agentls--uri-to-path (plist-get d :uri)))))
+        (setq buf (generate-new-buffer (format "*agentls proposal: %s*" name)))
+        (setf (agentls--confirmation-proposal-buffer entry) buf)
+        (with-current-buffer buf
+          (insert (or (plist-get d :newContent) ""))
+          (let ((buffer-file-name file))
+            (ignore-errors (set-auto-mode)))
+          (setq agentls--entry entry)
+          (agentls-proposal-mode 1)
+          (set-buffer-modified-p nil)
+          (goto-char (point-min)))))
+    buf))
+
+(defun agentls-diff-edit ()
+  "Edit the agent's proposal before accepting it.
+Return the proposal's buffer."
+  (interactive)
+  (let ((buf (agentls--proposal-buffer (agentls--diff-entry))))
+    (pop-to-buffer buf)
+    buf))
+
+(defun agentls-proposal-accept ()
+  "Accept the proposal as it is in this buffer."
+  (interactive)
+  (let ((entry (agentls--diff-entry)))
+    (agentls--answer entry "modify_with_editor"
+                     (with-current-buffer (agentls--proposal-buffer entry)
+                       (agentls--buffer-text)))))
+
+(defun agentls-diff-ediff ()
+  "Compare the current text with the (editable) proposal in ediff.
+After quitting ediff, accept or reject in the diff buffer."
+  (interactive)
+  (require 'ediff)
+  (let* ((entry (agentls--diff-entry))
+         (d (agentls--confirmation-details entry))
+         (orig (or (agentls--confirmation-original-buffer entry)
+                   (let ((b (generate-new-buffer
+                             (format "*agentls current: %s*"
+                                     (file-name-nondirectory (agentls--display-name d))))))
+                     (with-current-buffer b
+                       (insert (or (plist-get d :originalContent) ""))
+                       (setq buffer-read-only t))
+                     (setf (agentls--confirmation-original-buffer entry) b)
+                     b)))
+         (diff-buf (agentls--confirmation-diff-buffer entry)))
+    (ediff-buffers orig (agentls--proposal-buffer entry)
+                   (list (lambda ()
+                           (add-hook 'ediff-quit-hook
+                                     (lambda ()
+                                       (when (buffer-live-p diff-buf)
+                                         (pop-to-buffer diff-buf)))
+                                     t t))))))
+
+;;;;; Other questions, in the minibuffer
+
+(defun agentls--choices (d)
+  "The choices of the confirmation details D: a list of (KEY LABEL OUTCOME)."
+  (let ((own (plist-get d :choices)))
+    (if (and own (> (length own) 0))
+        (cl-loop for c across own
+                 for i from 1
+                 collect (list (+ ?0 i) (or (plist-get c :label) (plist-get c :title))
+                               (plist-get c :outcome)))
+      (append
+       (list (list ?y "yes, once" "proceed_once"))
+       (unless (eq (plist-get d :noAlways) t)
+         (pcase (plist-get d :type)
+           ("execute"
+            (let ((roots (mapconcat #'identity (plist-get d :rootCommands) ", ")))
+              (list (list ?a (if (string-empty-p roots) "always allow this command"
+                               (format "always allow %s" roots))
+                          "proceed_always"))))
+           ("mcp"
+            (list (list ?t (format "always allow tool %s" (plist-get d :tool)) "proceed_always_tool")
+                  (list ?s (format "always allow server %s" (plist-get d :server))
+                        "proceed_always_server")))
+           (_ (list (list ?a "always" "proceed_always")))))
+       (list (list ?n "no, reject" "cancel"))))))
+
+(defun agentls--question (d)
+  "The question to ask for the confirmation details D."
+  (let ((title (or (plist-get d :title) "agentls")))
+    (pcase (plist-get d :type)
+      ("execute"
+       (format "agentls: %s\nRun `%s'%s? " title (plist-get d :command)
+               (if (plist-get d :directory)
+                   (format " in %s" (abbreviate-file-name (plist-get d :directory)))
+                 "")))
+      ("mcp" (format "agentls: %s\nCall %s of MCP server %s with %s? " title
+                     (plist-get d :tool) (plist-get d :server)
+                     (ignore-errors (json-encode (plist-get d :arguments)))))
+      ("info" (let ((p (plist-get d :prompt)))
+                (format "agentls: %s%s " title
+                        (if (and p (not (equal p title))) (concat "\n" p) ""))))
+      (_ (format "agentls: %s " title)))))
+
+(defun agentls--next-modal ()
+  "Ask the oldest waiting minibuffer question, from a timer."
+  (unless agentls--modal-busy
+    (let ((entry (pop agentls--modal-queue)))
+      (while (and entry (agentls--confirmation-done entry))
+        (setq entry (pop agentls--modal-queue)))
+      (when entry
+        (setq agentls--modal-busy t)
+        (run-at-time 0 nil #'agentls--ask entry)))))
+
+(defun agentls--ask (entry)
+  "Ask the question of ENTRY in the minibuffer and answer it."
+  (let ((outcome "cancel"))
+    (unwind-protect
+        (unless (agentls--confirmation-done entry)
+          (let* ((d (agentls--confirmation-details entry))
+                 (choices (agentls--choices d))
+                 (choice (condition-case nil
+                             (read-multiple-choice
+                              (agentls--question d)
+                              (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices))
+                           (quit nil))))
+            (when choice
+              (setq outcome (nth 2 (assq (car choice) choices))))))
+      (setq agentls--modal-busy nil)
+      (agentls--answer entry outcome)
+      (agentls--next-modal))))
+
+;;;; Updates: chat, shell output, touched places
+
+(defvar-local agentls--chat-conn nil "The connection of this chat buffer.")
+(defvar-local agentls--session nil "The session of this chat buffer.")
+(defvar-local agentls--busy nil "Non-nil while a prompt of this chat runs.")
+(defvar-local agentls--calls nil "Tool calls of this chat: id -> plist.")
+(defvar-local agentls--plan-markers nil "(START . END) of this turn's plan.")
+(defvar-local agentls--last-kind nil "The kind of the last text inserted.")
+
+(defalias 'agentls--chat-parent-mode
+  (if (require 'markdown-mode nil t) 'markdown-mode 'text-mode)
+  "The major mode `agentls-chat-mode' derives from.")
+
+(defvar agentls-chat-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'agentls)
+    (define-key map (kbd "C-c C-k") #'agentls-cancel)
+    (define-key map (kbd "C-c C-s") #'agentls-sessions)
+    (define-key map (kbd "C-c C-n") #'agentls-new-session)
+    (define-key map (kbd "C-c C-m") #'agentls-set-approval-mode)
+    (define-key map (kbd "C-c C-o") #'agentls-show-shell-output)
+    (define-key map (kbd "TAB") #'forward-button)
+    (define-key map (kbd "<backtab>") #'backward-button)
+    map)
+  "Keys of `agentls-chat-mode'.")
+
+(define-derived-mode agentls-chat-mode agentls--chat-parent-mode "agentls-chat"
+  "A conversation with agentls.
+\\<agentls-chat-mode-map>\\[agentls] asks (continuing this session), \
+\\[agentls-cancel] cancels, \\[agentls-sessions] resumes a stored session.
+
+\\{agentls-chat-mode-map}"
+  (setq buffer-read-only t)
+  (setq-local truncate-lines nil)
+  (visual-line-mode 1))
+
+(defun agentls--chat-buffer (conn)
+  "CONN's chat buffer, created when missing."
+  (let ((buf (agentls--chat conn)))
+    (unless (buffer-live-p buf)
+      (setq buf (get-buffer-create
+                 (format "*agentls: %s*" (file-name-nondirectory
+                                          (directory-file-name (agentls--root conn))))))
+      (with-current-buffer buf
+        (unless (derived-mode-p 'agentls-chat-mode) (agentls-chat-mode))
+        (setq default-directory (agentls--root conn))
+        (setq agentls--chat-conn conn
+              agentls--calls (make-hash-table :test #'equal)))
+      (setf (agentls--chat conn) buf))
+    buf))
+
+(defun agentls--chat-insert (conn text &optional face kind)
+  "Append TEXT (with FACE) to CONN's chat; KIND names what it is."
+  (with-current-buffer (agentls--chat-buffer conn)
+    (let ((inhibit-read-only t)
+          (follow (mapcar (lambda (w) (cons w (= (window-point w) (point-max))))
+                          (get-buffer-window-list (current-buffer) nil t))))
+      (save-excursion
+        (goto-char (point-max))
+        (insert (if face (propertize text 'face face 'font-lock-face face) text)))
+      (dolist (f follow)
+        (when (cdr f) (set-window-point (car f) (point-max))))
+      (when (= (point) (- (point-max) (length text))) (goto-char (point-max)))
+      (setq agentls--last-kind kind))))
+
+(defun agentls--chat-newline (conn)
+  "Make sure CONN's chat ends at the beginning of a line."
+  (with-current-buffer (agentls--chat-buffer conn)
+    (unless (or (= (point-max) (point-min))
+                (eq (char-before (point-max)) ?\n))
+      (agentls--chat-insert conn "\n"))))
+
+(defun agentls--chat-for-session (conn session)
+  "CONN's chat buffer if SESSION belongs to it (adopting a new session)."
+  (let ((buf (agentls--chat conn)))
+    (when (buffer-live-p buf)
+      (with-current-buffer buf
+        (cond ((equal agentls--session session) buf)
+              ((and agentls--busy (null agentls--session)
+                    (not (member session '("" "editor"))))
+               (setq agentls--session session)
+               buf))))))
+
+(defun agentls--update (conn params)
+  "Handle the agentls/update PARAMS of CONN."
+  (let* ((session (plist-get params :session))
+         (u (plist-get params :update))
+         (kind (plist-get u :kind))
+         (chat (agentls--chat-for-session conn session)))
+    (agentls--shell-update conn u)
+    (agentls--touch-update conn u)
+    (when chat
+      (pcase kind
+        ("message_chunk"
+         (with-current-buffer chat
+           (when (eq agentls--last-kind 'thought) (agentls--chat-insert conn "\n\n")))
+         (agentls--chat-insert conn (plist-get u :text) nil 'text))
+        ("thought_chunk"
+         (agentls--chat-insert conn (plist-get u :text) 'agentls-thought 'thought))
+        ("tool_call" (agentls--chat-tool-call conn u))
+        ("tool_call_update" (agentls--chat-tool-update conn u))
+        ("plan" (agentls--chat-plan conn u))
+        ("compression" (agentls--chat-newline conn)
+         (agentls--chat-insert conn (format "_%s_\n" (plist-get u :text)) 'agentls-status))
+        ("turn_end" (agentls--chat-turn-end conn u))))
+    (when (equal kind "turn_end")
+      (agentls--clear-touched conn))))
+
+(defun agentls--status-text (status)
+  "The words for STATUS in the chat."
+  (pcase status
+    ("pending" "pending")
+    ("awaiting_approval" "awaiting approval")
+    ("in_progress" "running")
+    ("completed" "done")
+    ("failed" "failed")
+    ("cancelled" "cancelled")
+    (_ (or status ""))))
+
+(defun agentls--location-button (conn loc)
+  "Insert a button for the Location LOC of CONN."
+  (let* ((file (agentls--uri-to-path (plist-get loc :uri)))
+         (line (let ((r (plist-get loc :range)))
+                 (and r (1+ (plist-get (plist-get r :start) :line)))))
+         (label (concat (file-relative-name file (agentls--root conn))
+                        (if line (format ":%d" line) ""))))
+    (insert "  - ")
+    (insert-text-button label
+                        'action (lambda (_) (agentls--visit file line))
+                        'agentls-file file 'agentls-line line
+                        'follow-link t
+                        'help-echo "RET: visit this place")
+    (insert "\n")))
+
+(defun agentls--visit (file line)
+  "Show FILE at LINE in another window."
+  (let ((buf (find-file-noselect file)))
+    (pop-to-buffer buf t)
+    (when line
+      (goto-char (point-min))
+      (forward-line (1- line)))))
+
+(defun agentls--chat-tool-call (conn u)
+  "Insert the tool call U in CONN's chat."
+  (agentls--chat-newline conn)
+  (with-current-buffer (agentls--chat-buffer conn)
+    (let ((inhibit-read-only t)
+          (id (plist-get u :toolCallId)))
+      (save-excursion
+        (goto-char (point-max))
+        (unless (memq agentls--last-kind '(tool nil))
+          (insert "\n"))
+        (insert (propertize (format "- %s: %s" (plist-get u :name)
+                                    (or (plist-get u :title) ""))
+                            'font-lock-face 'agentls-tool-call 'face 'agentls-tool-call))
+        (insert " · ")
+        (let ((start (point-marker)))
+          (insert (propertize (agentls--status-text (plist-get u :status))
+                              'font-lock-face 'agentls-status 'face 'agentls-status))
+          (let ((end (point-marker)))
+            (insert "\n")
+            (seq-doseq (loc (plist-get u :locations))
+              (agentls--location-button conn loc))
+            (puthash id (list :start start :end end :block-end (point-marker)
+                              :name (plist-get u :name))
+                     agentls--calls))))
+      (setq agentls--last-kind 'tool)
+      (dolist (w (get-buffer-window-list (current-buffer) nil t))
+        (set-window-point w (point-max))))))
+
+(defun agentls--chat-tool-update (conn u)
+  "Update the tool call line of U in CONN's chat."
+  (with-current-buffer (agentls--chat-buffer conn)
+    (let* ((call (gethash (plist-get u :toolCallId) agentls--calls))
+           (status (plist-get u :status))
+           (inhibit-read-only t))
+      (when call
+        (when status
+          (save-excursion
+            (goto-char (plist-get call :start))
+            (delete-region (plist-get call :start) (plist-get call :end))
+            (insert (propertize (agentls--status-text status)
+                                'font-lock-face (if (equal status "failed") 'agentls-error 'agentls-status)
+                                'face (if (equal status "failed") 'agentls-error 'agentls-status)))
+            (set-marker (plist-get call :end) (point))))
+        (when (equal status "failed")
+          (let* ((err (plist-get u :error))
+                 (msg (or (plist-get err :message)
+                          (plist-get (plist-get u :content) :text)
+                          "failed")))
+            (save-excursion
+              (goto-char (plist-get call :block-end))
+              (insert (propertize (format "  error: %s\n" (string-trim msg))
+                                  'font-lock-face 'agentls-error 'face 'agentls-error))
+              (set-marker (plist-get call :block-end) (point)))))))))
+
+(defun agentls--chat-plan (conn u)
+  "Show the plan U in CONN's chat, replacing this turn's earlier plan."
+  (with-current-buffer (agentls--chat-buffer conn)
+    (let ((inhibit-read-only t)
+          (text (concat "Plan:\n"
+                        (mapconcat (lambda (e)
+                                     (format "  [%s] %s"
+                                             (pcase (plist-get e :status)
+                                               ("completed" "x") ("in_progress" ">")
+                                               ("cancelled" "-") (_ " "))
+                                             (plist-get e :content)))
+                                   (plist-get u :entries) "\n")
+                        "\n")))
+      (if (and agentls--plan-markers (marker-buffer (car agentls--plan-markers)))
+          (save-excursion
+            (goto-char (car agentls--plan-markers))
+            (delete-region (car agentls--plan-markers) (cdr agentls--plan-markers))
+            (insert text)
+            (set-marker (cdr agentls--plan-markers) (point)))
+        (agentls--chat-newline conn)
+        (save-excursion
+          (goto-char (point-max))
+          (let ((start (point-marker)))
+            (insert text)
+            (setq agentls--plan-markers (cons start (point-marker))))))
+      (setq agentls--last-kind 'plan))))
+
+(defun agentls--chat-turn-end (conn u)
+  "Note the end of the turn U in CONN's chat."
+  (agentls--chat-newline conn)
+  (let* ((usage (plist-get u :usage))
+         (tokens (if usage (format " · tokens: %s in, %s out"
+                                   (plist-get usage :inputTokens)
+                                   (plist-get usage :outputTokens))
+                   "")))
+    (agentls--chat-insert conn (format "\n_turn ended: %s%s_\n\n"
+                                       (plist-get u :stopReason) tokens)
+                          'agentls-status 'end))
+  (with-current-buffer (agentls--chat-buffer conn)
+    (setq agentls--plan-markers nil)))
+
+;;;;; Shell output
+
+(define-derived-mode agentls-shell-mode compilation-mode "agentls-shell"
+  "Output of the agent's shell commands; errors are clickable."
+  (setq-local compilation-scroll-output t)
+  ;; The "$ command" lines are not errors, whatever the command says.
+  (setq-local compilation-transform-file-match-alist
+              (cons '("\\`\\$ " nil) compilation-transform-file-match-alist)))
+
+(defun agentls--shell-buffer (conn)
+  "CONN's shell output buffer."
+  (let ((buf (get-buffer-create
+              (format "*agentls shell: %s*"
+                      (file-name-nondirectory (directory-file-name (agentls--root conn)))))))
+    (with-current-buffer buf
+      (unless (derived-mode-p 'agentls-shell-mode)
+        (agentls-shell-mode)
+        (setq default-directory (agentls--root conn))))
+    buf))
+
+(defun agentls--shell-insert (conn text &optional face)
+  "Append TEXT (with FACE) to CONN's shell output buffer."
+  (with-current-buffer (agentls--shell-buffer conn)
+    (let ((inhibit-read-only t)
+          (at-end (= (point) (point-max))))
+      (save-excursion
+        (goto-char (point-max))
+        (insert (if face (propertize text 'font-lock-face face 'face face) text)))
+      (when at-end (goto-char (point-max)))
+      (dolist (w (get-buffer-window-list (current-buffer) nil t))
+        (when (>= (window-point w) (- (point-max) (length text)))
+          (set-window-point w (point-max)))))))
+
+(defun agentls--shell-update (conn u)
+  "Stream the shell output of the update U into CONN's shell buffer."
+  (let* ((kind (plist-get u :kind))
+         (id (plist-get u :toolCallId))
+         (calls (agentls--shell-calls conn)))
+    (cond
+     ((and (equal kind "tool_call") (equal (plist-get u :toolKind) "execute"))
+      (puthash id (list :started nil :input (plist-get u :rawInput)) calls))
+     ((and (equal kind "tool_call_update") (gethash id calls))
+      (let* ((call (gethash id calls))
+             (input (plist-get call :input))
+             (output (plist-get u :output))
+             (status (plist-get u :status)))
+        (when (and (or output (equal status "in_progress")) (not (plist-get call :started)))
+          (plist-put call :started t)
+          (let ((buf (agentls--shell-buffer conn))
+                (dir (plist-get input :dir_path)))
+            (with-current-buffer buf
+              (setq default-directory
+                    (file-name-as-directory
+                     (expand-file-name (or dir ".") (agentls--root conn)))))
+            (agentls--shell-insert conn (format "\n$ %s\n" (plist-get input :command))
+                                   'agentls-command)
+            (when agentls-display-shell-output
+              (display-buffer buf '(nil (inhibit-same-window . t))))))
+        (when (and output (not (string-empty-p output)))
+          (agentls--shell-insert conn (ansi-color-apply output)))
+        (when (member status '("completed" "failed" "cancelled"))
+          (remhash id calls)
+          (when (plist-get call :started)
+            (with-current-buffer (agentls--shell-buffer conn)
+              (unless (eq (char-before (point-max)) ?\n)
+                (agentls--shell-insert conn "\n")))
+            (agentls--shell-insert
+             conn (format "[%s%s]\n" (agentls--status-text status)
+                          (let ((text (plist-get (plist-get u :content) :text)))
+                            (if (and text (string-match "Exit code [0-9]+" text))
+                                (concat ", " (match-string 0 text))
+                              "")))
+             'agentls-status))))))))
+
+(defun agentls-show-shell-output ()
+  "Show the output of the agent's shell commands."
+  (interactive)
+  (let ((conn (agentls--any-connection)))
+    (unless conn (user-error "No agentls server runs"))
+    (pop-to-buffer (agentls--shell-buffer conn))))
+
+;;;;; Progress and the mode line
+
+(defun agentls--progress-notification (conn params)
+  "Track the $/progress PARAMS of CONN."
+  (let* ((token (plist-get params :token))
+         (value (plist-get params :value))
+         (table (agentls--progress conn)))
+    (pcase (plist-get value :kind)
+      ("begin" (puthash token (cons (plist-get value :title) (plist-get value :message)) table))
+      ("report" (let ((cur (gethash token table)))
+                  (puthash token (cons (car cur) (or (plist-get value :message) (cdr cur))) table)))
+      ("end" (remhash token table)))
+    (force-mode-line-update t)))
+
+(defun agentls-mode-line ()
+  "The mode line text of agentls: progress and waiting questions."
+  (let ((parts nil))
+    (maphash
+     (lambda (_ conn)
+       (when (agentls--live-p conn)
+         (maphash (lambda (_ p)
+                    (push (truncate-string-to-width
+                           (concat (or (car p) "running")
+                                   (if (cdr p) (concat ": " (cdr p)) ""))
+                           60 nil nil "…")
+                          parts))
+                  (agentls--progress conn))
+         (let ((chat (agentls--chat conn)))
+           (when (and (buffer-live-p chat) (buffer-local-value 'agentls--busy chat)
+                      (null parts))
+             (push "working" parts)))))
+     agentls--connections)
+    (let ((n (length (agentls--pending-confirmations))))
+      (when (> n 0) (push (format "%d waiting for you" n) parts)))
+    (if parts
+        (concat " [agentls: " (mapconcat #'identity parts " | ") "]")
+      "")))
+
+(defvar agentls--mode-line-construct '(:eval (agentls-mode-line))
+  "The mode line construct of agentls.")
+(put 'agentls--mode-line-construct 'risky-local-variable t)
+
+(defun agentls--mode-line-install ()
+  "Show agentls's progress in the mode line."
+  (unless (member 'agentls--mode-line-construct global-mode-string)
+    (setq global-mode-string
+          (append (if (listp global-mode-string) global-mode-string (list global-mode-string))
+                  '(agentls--mode-line-construct)))))
+
+;;;;; Flymake: the places a turn touches, the shell's errors
+
+(defvar-local agentls--flymake-ours nil
+  "Non-nil when agentls turned `flymake-mode' on in this buffer.")
+
+(defvar-local agentls--flymake-report nil
+  "The report function Flymake gave `agentls-flymake-backend'.")
+
+(defun agentls--file-key (file)
+  "The key of FILE in the per-file tables."
+  (expand-file-name file))
+
+(defun agentls--touch-update (conn u)
+  "Remember the places of the tool call update U of CONN."
+  (when (member (plist-get u :kind) '("tool_call" "tool_call_update"))
+    (let ((locs (plist-get u :locations))
+          (title (or (plist-get u :title) (plist-get u :name) "tool call"))
+          (changed nil))
+      (seq-doseq (loc locs)
+        (let* ((file (agentls--file-key (agentls--uri-to-path (plist-get loc :uri))))
+               (r (plist-get loc :range))
+               (line (if r (plist-get (plist-get r :start) :line) 0))
+               (have (gethash file (agentls--touched conn)))
+               (item (cons line (format "agentls: %s" title))))
+          (unless (member item have)
+            (puthash file (cons item have) (agentls--touched conn))
+            (push file changed))))
+      (dolist (file (delete-dups changed))
+        (agentls--refresh-flymake file)))))
+
+(defun agentls--clear-touched (conn)
+  "Forget the places CONN's turn touched, and take their notes down."
+  (let (files)
+    (maphash (lambda (f _) (push f files)) (agentls--touched conn))
+    (clrhash (agentls--touched conn))
+    (dolist (f files) (agentls--refresh-flymake f))))
+
+(defun agentls--publish-diagnostics (conn params)
+  "Keep the agentls/shell diagnostics of the PARAMS from CONN.
+The server's notes on running calls duplicate the touched places,
+and failures go to the chat, so only the shell's findings are shown."
+  (let* ((file (agentls--file-key (agentls--uri-to-path (plist-get params :uri))))
+         (diags (cl-remove-if-not
+                 (lambda (d) (equal (plist-get d :source) "agentls/shell"))
+                 (append (plist-get params :diagnostics) nil))))
+    (if diags
+        (puthash file diags (agentls--shell-diags conn))
+      (remhash file (agentls--shell-diags conn)))
+    (agentls--refresh-flymake file)))
+
+(defun agentls--diagnostics-for (file)
+  "The Flymake diagnostics for FILE in the current buffer."
+  (let (out)
+    (maphash
+     (lambda (_ conn)
+       (when (agentls--live-p conn)
+         (dolist (item (gethash file (agentls--touched conn)))
+           (let* ((beg (agentls--point (list :line (car item) :character 0)))
+                  (end (save-excursion (goto-char beg) (line-end-position))))
+             (push (flymake-make-diagnostic (current-buffer) beg (max end (min (point-max) (1+ beg)))
+                                            :note (cdr item))
+                   out)))
+         (dolist (d (gethash file (agentls--shell-diags conn)))
+           (let* ((r (plist-get d :range))
+                  (beg (agentls--point (plist-get r :start)))
+                  (end (agentls--point (plist-get r :end))))
+             (when (= beg end)
+               (setq end (save-excursion (goto-char beg) (line-end-position))))
+             (push (flymake-make-diagnostic
+                    (current-buffer) beg (max end (min (point-max) (1+ beg)))
+                    (pcase (plist-get d :severity) (1 :error) (2 :warning) (_ :note))
+                    (format "agentls/shell: %s" (plist-get d :message)))
+                   out)))))
+     agentls--connections)
+    out))
+
+(defun agentls-flymake-backend (report-fn &rest _)
+  "Flymake backend of agentls: the places a turn touches.
+Call REPORT-FN with them now and whenever they change."
+  (setq agentls--flymake-report report-fn)
+  (funcall report-fn
+           (and buffer-file-name (agentls--diagnostics-for (agentls--file-key buffer-file-name)))
+           :region (cons (point-min) (point-max))))
+
+(defun agentls--refresh-flymake (file)
+  "Report agentls's diagnostics of FILE to Flymake, if FILE is visited."
+  (let ((buf (find-buffer-visiting file)))
+    (when (and buf agentls-flymake)
+      (with-current-buffer buf
+        (let ((diags (agentls--diagnostics-for file)))
+          (unless (memq #'agentls-flymake-backend flymake-diagnostic-functions)
+            (add-hook 'flymake-diagnostic-functions #'agentls-flymake-backend nil t)
+            (setq agentls--flymake-report nil))
+          (cond ((and (not flymake-mode) diags)
+                 ;; Flymake was off: run agentls's backend alone, and
+                 ;; turn it off again when the notes are gone.
+                 (setq-local flymake-diagnostic-functions (list #'agentls-flymake-backend))
+                 (setq agentls--flymake-ours t)
+                 (flymake-mode 1)
+                 (flymake-start))
+                ((and (null diags) flymake-mode agentls--flymake-ours)
+                 (flymake-mode -1)
+                 (kill-local-variable 'flymake-diagnostic-functions)
+                 (setq agentls--flymake-ours nil))
+                ((and flymake-mode agentls--flymake-report)
+                 (save-restriction
+                   (widen)
+                   (condition-case nil
+                       (funcall agentls--flymake-report diags
+                                :region (cons (point-min) (point-max)) :force t)
+                     (error (flymake-start)))))
+                (flymake-mode (flymake-start))))))))
+
+;;;; Commands
+
+(defun agentls--region-params ()
+  "The uri and range of the current buffer and region, as a plist."
+  (when buffer-file-name
+    (append (list :uri (agentls--buffer-uri))
+            (when (use-region-p)
+              (list :range (list :start (agentls--lsp-position (region-beginning))
+                                 :end (agentls--lsp-position (region-end))))))))
+
+(defun agentls--context-note (params)
+  "A line describing the context PARAMS of a prompt."
+  (let ((uri (plist-get params :uri))
+        (range (plist-get params :range)))
+    (when uri
+      (format "_context: %s%s_\n\n"
+              (file-name-nondirectory (agentls--uri-to-path uri))
+              (if range
+                  (format ":%d-%d"
+                          (1+ (plist-get (plist-get range :start) :line))
+                          (1+ (plist-get (plist-get range :end) :line)))
+                "")))))
+
+;;;###autoload
+(defun agentls (prompt)
+  "Ask agentls PROMPT; the answer streams into the chat buffer.
+With an active region, the region is sent as context; in a file
+buffer, the file is.  In the chat buffer, the chat's session goes on."
+  (interactive
+   (list (read-string (if (use-region-p) "agentls (region): " "agentls: ")
+                      nil 'agentls--prompt-history)))
+  (when (string-empty-p (string-trim prompt))
+    (user-error "Empty prompt"))
+  (let* ((conn (if (derived-mode-p 'agentls-chat-mode)
+                   (or agentls--chat-conn (agentls--connection))
+                 (agentls--connection)))
+         (context (unless (derived-mode-p 'agentls-chat-mode) (agentls--region-params)))
+         (chat (agentls--chat-buffer conn))
+         (session (buffer-local-value 'agentls--session chat)))
+    (when (buffer-local-value 'agentls--busy chat)
+      (user-error "The agent is still answering; `agentls-cancel' stops it"))
+    (with-current-buffer chat
+      (setq agentls--busy t))
+    (agentls--chat-newline conn)
+    (agentls--chat-insert conn "## You\n\n" 'agentls-heading)
+    (agentls--chat-insert conn (concat prompt "\n\n"))
+    (when-let ((note (agentls--context-note context)))
+      (agentls--chat-insert conn note 'agentls-status))
+    (agentls--chat-insert conn "## agentls\n\n" 'agentls-heading 'heading)
+    (when agentls-display-chat
+      (display-buffer chat '(nil (inhibit-same-window . t))))
+    (deactivate-mark)
+    (agentls--async
+     conn :agentls/prompt
+     (append (list :prompt prompt) (when session (list :session session)) context)
+     (lambda (result)
+       (with-current-buffer (agentls--chat-buffer conn)
+         (setq agentls--busy nil)
+         (setq agentls--session (plist-get result :session)))
+       (when (equal (plist-get result :stopReason) "error")
+         (agentls--chat-newline conn)
+         (agentls--chat-insert conn (format "error: %s\n"
+                                            (or (plist-get (plist-get result :error) :message)
+                                                "the model failed"))
+                               'agentls-error))
+       (force-mode-line-update t))
+     (lambda (err)
+       (with-current-buffer (agentls--chat-buffer conn)
+         (setq agentls--busy nil))
+       (agentls--chat-newline conn)
+       (agentls--chat-insert conn (format "error: %s\n\n" (plist-get err :message))
+                             'agentls-error)
+       (force-mode-line-update t)))
+    (force-mode-line-update t)
+    chat))
+
+(defvar agentls--prompt-history nil "Prompts given to `agentls'.")
+
+;;;###autoload
+(defun agentls-chat ()
+  "Show the chat buffer of this workspace."
+  (interactive)
+  (pop-to-buffer (agentls--chat-buffer (agentls--connection))))
+
+;;;###autoload
+(defun agentls-cancel (&optional all)
+  "Cancel what agentls is doing for this workspace's chat.
+With prefix argument ALL, or when the chat has no session yet, cancel
+every prompt and tool call of the server."
+  (interactive "P")
+  (let* ((conn (if (derived-mode-p 'agentls-chat-mode) agentls--chat-conn
+                 (agentls--any-connection)))
+         (chat (and conn (agentls--chat conn)))
+         (session (and (not all) (buffer-live-p chat)
+                       (buffer-local-value 'agentls--session chat))))
+    (unless (agentls--live-p conn) (user-error "No agentls server runs"))
+    (jsonrpc-notify conn :agentls/cancel (if session (list :session session) (make-hash-table)))
+    (message "agentls: cancelling%s" (if session "" " everything"))))
+
+;;;###autoload
+(defun agentls-new-session ()
+  "Start a new session: the next prompt does not continue the current one."
+  (interactive)
+  (let* ((conn (agentls--connection))
+         (chat (agentls--chat-buffer conn)))
+    (when (buffer-local-value 'agentls--busy chat)
+      (user-error "The agent is still answering; `agentls-cancel' stops it"))
+    (with-current-buffer chat (setq agentls--session nil))
+    (agentls--chat-newline conn)
+    (agentls--chat-insert conn "\n---\n_new session_\n\n" 'agentls-status)))
+
+;;;###autoload
+(defun agentls-sessions ()
+  "Choose a stored session to continue in the chat."
+  (interactive)
+  (let ((conn (agentls--connection)))
+    (agentls--async
+     conn :agentls/sessions (make-hash-table)
+     (lambda (sessions)
+       (if (zerop (length sessions))
+           (message "agentls: no stored sessions")
+         (run-at-time 0 nil #'agentls--choose-session conn sessions))))))
+
+(defun agentls--choose-session (conn sessions)
+  "Let the user pick one of SESSIONS to continue on CONN."
+  (let* ((table (cl-loop for s across sessions
+                         collect (cons (format "%s  %s  (%s prompts)"
+                                               (substring (or (plist-get s :updated) "") 0
+                                                          (min 16 (length (or (plist-get s :updated) ""))))
+                                               (plist-get s :title)
+                                               (plist-get s :prompts))
+                                       (plist-get s :id))))
+         (choice (completing-read "agentls session: "
+                                  (lambda (string pred action)
+                                    (if (eq action 'metadata)
+                                        '(metadata (display-sort-function . identity))
+                                      (complete-with-action action table string pred)))
+                                  nil t))
+         (id (cdr (assoc choice table))))
+    (when id
+      (let ((chat (agentls--chat-buffer conn)))
+        (with-current-buffer chat (setq agentls--session id))
+        (agentls--chat-newline conn)
+        (agentls--chat-insert conn (format "\n---\n_resumed session %s_\n\n" id) 'agentls-status)
+        (pop-to-buffer chat)))))
+
+(defconst agentls-approval-modes '("default" "auto_edit" "yolo" "plan")
+  "The approval modes of agentls.")
+
+;;;###autoload
+(defun agentls-set-approval-mode (mode)
+  "Set agentls's approval MODE for this workspace.
+default asks before edits and commands, auto_edit applies edits
+without asking, yolo asks nothing, plan only reads."
+  (interactive (list (completing-read "agentls approval mode: " agentls-approval-modes nil t)))
+  (let ((conn (agentls--connection)))
+    (agentls--command conn "agentls.setApprovalMode" (list :mode mode)
+                      (lambda (_)
+                        (setf (agentls--approval-mode conn) mode)
+                        (message "agentls: approval mode %s" mode)))))
+
+(defun agentls-fix-diagnostic-at-point ()
+  "Ask agentls to fix the Flymake diagnostic at point (from any backend)."
+  (interactive)
+  (let ((diag (car (flymake-diagnostics (point)))))
+    (unless diag (user-error "No diagnostic here"))
+    (let* ((beg (flymake-diagnostic-beg diag))
+           (end (flymake-diagnostic-end diag))
+           (text (flymake-diagnostic-text diag)))
+      (save-excursion
+        (goto-char beg)
+        (push-mark (save-excursion (goto-char end) (line-end-position)) t t)
+        (goto-char (line-beginning-position))
+        (agentls (format "Fix this problem at %s:%d: %s"
+                         (file-name-nondirectory (or buffer-file-name (buffer-name)))
+                         (line-number-at-pos beg) text))))))
+
+(provide 'agentls)
+;;; agentls.el ends here

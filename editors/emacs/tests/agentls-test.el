@@ -1,0 +1,555 @@
+;;; agentls-test.el --- ERT tests of agentls.el against the real server  -*- lexical-binding: t; -*-
+
+;;; Commentary:
+
+;; Batch Emacs drives agentls.el against the real agentls binary
+;; (AGENTLS_BIN), whose model is the fake Gemini server
+;; (internal/fakegemini/cmd/fakegemini, FAKEGEMINI_BIN) replaying a
+;; script.  The checks are on what a user sees: the chat buffer, the
+;; diff buffer, the file's buffer and the file on disk, the shell output
+;; buffer, Flymake's diagnostics, the mode line.  Run through run.sh,
+;; one Emacs process per test:
+;;
+;;   emacs --batch -Q -L editors/emacs -l agentls-test.el \
+;;     --eval '(ert-run-tests-batch-and-exit (quote agentls-test-prompt-streams))'
+
+;;; Code:
+
+(require 'ert)
+(require 'cl-lib)
+(require 'agentls)
+
+(defvar agentls-test-bin (getenv "AGENTLS_BIN") "The agentls binary under test.")
+(defvar agentls-test-fake (getenv "FAKEGEMINI_BIN") "The fake Gemini server binary.")
+(defvar agentls-test--processes nil "Processes a test started.")
+(defvar agentls-test--root nil "The workspace of the running test.")
+
+;; Batch Emacs has no windows worth selecting; nothing may ask on stdin
+;; unless a test says so.
+(setq agentls-events-buffer-size nil)
+
+;;;; Helpers
+
+(defun agentls-test--wait (pred what &optional secs)
+  "Process events until PRED returns non-nil; fail after SECS (default 20) naming WHAT.
+Return PRED's value."
+  (let ((deadline (+ (float-time) (or secs 20)))
+        value)
+    (while (not (setq value (funcall pred)))
+      (when (> (float-time) deadline)
+        (ert-fail (list (format "timed out waiting for %s" what)
+                        :chat (agentls-test--chat-text)
+                        :stderr (agentls-test--stderr))))
+      (accept-process-output nil 0.02))
+    value))
+
+(defun agentls-test--workspace (files)
+  "Make a workspace holding FILES, an alist of (NAME . TEXT); return its root."
+  (let ((root (file-name-as-directory (file-truename (make-temp-file "agentls-el-" t)))))
+    (make-directory (expand-file-name ".git" root))
+    (dolist (f files)
+      (let ((path (expand-file-name (car f) root)))
+        (make-directory (file-name-directory path) t)
+        (with-temp-file path (insert (cdr f)))))
+    (setq agentls-test--root root)))
+
+(defun agentls-test--disk (file)
+  "The text of FILE on disk."
+  (with-temp-buffer
+    (insert-file-contents file)
+    (buffer-string)))
+
+(defun agentls-test--fake-gemini (script)
+  "Start the fake Gemini server with SCRIPT (a plist); return its URL."
+  (unless (and agentls-test-fake (file-executable-p agentls-test-fake))
+    (ert-fail (format "FAKEGEMINI_BIN is not an executable: %S" agentls-test-fake)))
+  (let* ((file (make-temp-file "agentls-script-" nil ".json"
+                               (json-serialize script)))
+         (out "")
+         (proc (make-process :name "fakegemini"
+                             :command (list agentls-test-fake "-script" file "-addr" "127.0.0.1:0")
+                             :connection-type 'pipe
+                             :noquery t
+                             :stderr (get-buffer-create "*fakegemini stderr*")
+                             :filter (lambda (_ s) (setq out (concat out s))))))
+    (push proc agentls-test--processes)
+    (agentls-test--wait (lambda () (string-match-p "\n" out)) "the fake Gemini server's URL" 10)
+    (string-trim (car (split-string out "\n")))))
+
+(defun agentls-test--start (root rel url &optional init-options)
+  "Visit REL in ROOT with agentls started against the model at URL.
+INIT-OPTIONS are the server's initialization options.  Return the buffer."
+  (unless (and agentls-test-bin (file-executable-p agentls-test-bin))
+    (ert-fail (format "AGENTLS_BIN is not an executable: %S" agentls-test-bin)))
+  (setq agentls-server-program (list agentls-test-bin "serve")
+        agentls-server-environment (list "GEMINI_API_KEY=test-key"
+                                         (concat "GOOGLE_GEMINI_BASE_URL=" (or url "http://127.0.0.1:9")))
+        agentls-initialization-options init-options)
+  (let ((buf (find-file-noselect (expand-file-name rel root))))
+    (set-buffer buf)
+    (switch-to-buffer buf)
+    (let ((conn (agentls--connection)))
+      (agentls-test--wait (lambda () (and (agentls--ready conn)
+                                          (buffer-local-value 'agentls--conn buf)))
+                          "agentls to start and open the buffer")
+      (should (equal (plist-get (agentls--server-info conn) :name) "agentls")))
+    buf))
+
+(defun agentls-test--conn ()
+  "The running connection."
+  (cl-loop for c being the hash-values of agentls--connections
+           when (agentls--live-p c) return c))
+
+(defun agentls-test--chat-text ()
+  "The chat's text, or nil."
+  (let ((conn (agentls-test--conn)))
+    (when (and conn (buffer-live-p (agentls--chat conn)))
+      (with-current-buffer (agentls--chat conn)
+        (buffer-substring-no-properties (point-min) (point-max))))))
+
+(defun agentls-test--stderr ()
+  "The tail of the server's stderr and events buffers."
+  (mapconcat (lambda (b)
+               (with-current-buffer b
+                 (format "--- %s ---\n%s\n" (buffer-name)
+                         (buffer-substring-no-properties
+                          (max (point-min) (- (point-max) 3000)) (point-max)))))
+             (cl-remove-if-not (lambda (b) (string-match-p "agentls.*\\(stderr\\|events\\)"
+                                                           (buffer-name b)))
+                               (buffer-list))
+             ""))
+
+(defun agentls-test--wait-chat (needle what &optional secs)
+  "Wait until the chat contains NEEDLE; WHAT says what it is."
+  (agentls-test--wait (lambda () (let ((text (agentls-test--chat-text)))
+                                   (and text (string-search needle text))))
+                      (format "%s (%S) in the chat" what needle) secs))
+
+(defun agentls-test--count (needle text)
+  "How many times NEEDLE occurs in TEXT."
+  (let ((n 0) (start 0))
+    (while (setq start (string-search needle text start))
+      (cl-incf n)
+      (cl-incf start))
+    n))
+
+(defun agentls-test--diff-buffer ()
+  "Wait for a pending edit's diff buffer and return it."
+  (agentls-test--wait
+   (lambda () (cl-find-if (lambda (b) (with-current-buffer b
+                                        (and (derived-mode-p 'agentls-diff-mode)
+                                             agentls--entry
+                                             (not (agentls--confirmation-done agentls--entry)))))
+                          (buffer-list)))
+   "the diff buffer of a proposed edit"))
+
+(defun agentls-test--cleanup ()
+  "Stop the server and the processes of the test."
+  (let ((conn (agentls-test--conn)))
+    (when conn
+      (agentls-shutdown conn)
+      (should-not (process-live-p (jsonrpc--process conn)))
+      (should (equal (process-exit-status (jsonrpc--process conn)) 0))))
+  (dolist (p agentls-test--processes)
+    (when (process-live-p p) (delete-process p)))
+  (setq agentls-test--processes nil))
+
+(defmacro agentls-test--with (&rest body)
+  "Run BODY, then stop what it started."
+  (declare (indent 0) (debug t))
+  `(unwind-protect (progn ,@body)
+     (agentls-test--cleanup)))
+
+(defun agentls-test--text (buf)
+  "BUF's whole text."
+  (with-current-buffer buf (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun agentls-test--busy (secs)
+  "Keep Emacs busy for SECS without reading process output.
+As redisplay or a loaded machine would: the server's messages pile up
+and arrive in one read."
+  (let ((end (+ (float-time) secs)))
+    (while (< (float-time) end))))
+
+(defun agentls-test--notes (buf)
+  "The texts of agentls's Flymake diagnostics in BUF."
+  (with-current-buffer buf
+    (mapcar #'flymake-diagnostic-text
+            (cl-remove-if-not (lambda (d) (eq (flymake-diagnostic-backend d) 'agentls-flymake-backend))
+                              (flymake-diagnostics)))))
+
+;;;; Tests
+
+(ert-deftest agentls-test-package-loads ()
+  "The package defines its commands and modes without starting anything."
+  (dolist (f '(agentls agentls-cancel agentls-sessions agentls-set-approval-mode
+                       agentls-chat agentls-new-session agentls-diff-accept
+                       agentls-diff-reject agentls-diff-edit agentls-diff-ediff))
+    (should (commandp f)))
+  (should (= 0 (hash-table-count agentls--connections)))
+  (should-not (process-list)))
+
+(ert-deftest agentls-test-prompt-streams ()
+  "M-x agentls with a region: the answer streams into the chat and the turn ends."
+  (agentls-test--with
+    (let* ((url (agentls-test--fake-gemini
+                 '(:turns [(:thought "The user wants a greeting."
+                                     :text "Hello from the fake model.\nSecond line of the answer."
+                                     :chunks 5
+                                     :usage (:inputTokens 321 :outputTokens 12))])))
+           (root (agentls-test--workspace '(("a.txt" . "alpha\nbeta\ngamma\n"))))
+           (buf (agentls-test--start root "a.txt" url)))
+      (with-current-buffer buf
+        (transient-mark-mode 1)
+        (goto-char (point-min))
+        (set-mark (point))
+        (forward-line 2)
+        (activate-mark)
+        (agentls "explain this"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (let ((text (agentls-test--chat-text))
+            (chat (agentls--chat (agentls-test--conn))))
+        (should (string-search "## You\n\nexplain this\n\n_context: a.txt:1-3_" text))
+        (should (string-search "Hello from the fake model.\nSecond line of the answer." text))
+        (should (string-search "The user wants a greeting." text))
+        (should (string-search "tokens: 321 in, 12 out" text))
+        (with-current-buffer chat
+          (should (derived-mode-p 'agentls-chat-mode))
+          ;; Markdown faces when markdown-mode is installed (run.sh runs this
+          ;; test with and without it), plain text otherwise.
+          (if (locate-library "markdown-mode")
+              (should (derived-mode-p 'markdown-mode))
+            (should (derived-mode-p 'text-mode)))
+          (should (stringp agentls--session))
+          (should-not agentls--busy))))))
+
+(ert-deftest agentls-test-read-location ()
+  "A read shows in the chat with its status and a location that visits the file."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("src/greek.txt" . "alpha\nbeta\ngamma\n")
+                                            ("other.txt" . "x\n"))))
+           (path (expand-file-name "src/greek.txt" root))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:text "Let me read it." :calls [(:name "read_file" :args (:file_path ,path))])
+                           (:text "It has three lines.")])))
+           (_ (agentls-test--start root "other.txt" url)))
+      (agentls "how many lines in greek.txt?")
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (let ((text (agentls-test--chat-text)))
+        (should (string-match-p "^- read_file: .* · done$" text))
+        (should (string-search "It has three lines." text))
+        (with-current-buffer (agentls--chat (agentls-test--conn))
+          (goto-char (point-min))
+          (let ((button (next-button (point))))
+            (should button)
+            (should (equal (button-label button) "src/greek.txt"))
+            (push-button (button-start button))))
+        (should (equal (buffer-file-name (window-buffer (selected-window))) path))))))
+
+(defun agentls-test--edit-script (path)
+  "A script whose model replaces beta with BETA in PATH, then answers."
+  `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
+            (:text "Replaced beta.")]))
+
+(ert-deftest agentls-test-edit-accept-undo ()
+  "An edit is shown as a diff, accepted, saved, one undo step; its place is a note until the turn ends."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini (agentls-test--edit-script path)))
+           (buf (agentls-test--start root "greek.txt" url)))
+      (with-current-buffer buf (agentls "capitalize beta"))
+      (let ((diff (agentls-test--diff-buffer)))
+        (with-current-buffer diff
+          (should (derived-mode-p 'diff-mode))
+          (should (string-match-p "^-beta$" (agentls-test--text diff)))
+          (should (string-match-p "^\\+BETA$" (agentls-test--text diff))))
+        (should (string-match-p "^- replace: .* · awaiting approval$" (agentls-test--chat-text)))
+        ;; The place the call touches, as a Flymake note while the turn runs.
+        (agentls-test--wait (lambda () (agentls-test--notes buf)) "a Flymake note on greek.txt")
+        (should (with-current-buffer buf flymake-mode))
+        (should (string-search "agentls: " (car (agentls-test--notes buf))))
+        (should (equal (agentls-test--text buf) "alpha\nbeta\ngamma\n"))
+        (with-current-buffer diff (agentls-diff-accept))
+        (should-not (buffer-live-p diff)))
+      (agentls-test--wait (lambda () (equal (agentls-test--text buf) "alpha\nBETA\ngamma\n"))
+                          "the edit in the buffer" 2)
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\n"))
+      (should-not (buffer-modified-p buf))
+      (should (string-match-p "^- replace: .* · done$" (agentls-test--chat-text)))
+      (should (string-search "Replaced beta." (agentls-test--chat-text)))
+      (agentls-test--wait (lambda () (not (buffer-local-value 'flymake-mode buf)))
+                          "the notes to clear at turn end (and Flymake, which agentls turned on, off)")
+      ;; One undo reverts the whole edit.
+      (with-current-buffer buf
+        (undo-boundary)
+        (undo)
+        (should (equal (agentls-test--text buf) "alpha\nbeta\ngamma\n"))
+        (should (buffer-modified-p))))))
+
+(ert-deftest agentls-test-edit-reject ()
+  "A rejected edit changes nothing; the chat says so."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini (agentls-test--edit-script path)))
+           (buf (agentls-test--start root "greek.txt" url)))
+      (with-current-buffer buf (agentls "capitalize beta"))
+      (with-current-buffer (agentls-test--diff-buffer) (agentls-diff-reject))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (should (string-match-p "^- replace: .* · cancelled$" (agentls-test--chat-text)))
+      (should (equal (agentls-test--text buf) "alpha\nbeta\ngamma\n"))
+      (should (equal (agentls-test--disk path) "alpha\nbeta\ngamma\n"))
+      (should-not (buffer-modified-p buf)))))
+
+(ert-deftest agentls-test-edit-modified ()
+  "The user edits the proposal and accepts that version."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini (agentls-test--edit-script path)))
+           (buf (agentls-test--start root "greek.txt" url)))
+      (with-current-buffer buf (agentls "capitalize beta"))
+      (let ((proposal (with-current-buffer (agentls-test--diff-buffer) (agentls-diff-edit))))
+        (set-buffer proposal)
+        (should agentls-proposal-mode)
+        (should (equal (agentls-test--text proposal) "alpha\nBETA\ngamma\n"))
+        (goto-char (point-max))
+        (insert "delta (mine)\n")
+        (agentls-proposal-accept)
+        (should-not (buffer-live-p proposal)))
+      (agentls-test--wait (lambda () (equal (agentls-test--text buf) "alpha\nBETA\ngamma\ndelta (mine)\n"))
+                          "the user's version in the buffer" 2)
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\ndelta (mine)\n")))))
+
+(ert-deftest agentls-test-shell-streams ()
+  "A shell command is asked with its text; its output streams into a compilation buffer."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "one\ntwo\n"))))
+           (command "for i in 1 2 3; do echo out-$i; sleep 0.5; done; echo 'a.txt:2: error: two is wrong'; echo finished-marker")
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "run_shell_command" :args (:command ,command :description "count"))])
+                           (:text "The command ran.")])))
+           (buf (agentls-test--start root "a.txt" url))
+           (asked nil)
+           (mode-lines nil))
+      (advice-add 'read-multiple-choice :around
+                  (lambda (orig prompt choices &rest rest)
+                    (push prompt asked)
+                    ;; The user types y.
+                    (setq unread-command-events (list ?y))
+                    (apply orig prompt choices rest))
+                  '((name . agentls-test)))
+      (unwind-protect
+          (progn
+            (with-current-buffer buf (agentls "run it"))
+            (let ((shell (agentls-test--wait
+                          (lambda () (let ((b (get-buffer "*agentls shell: "
+                                                          )))
+                                       (ignore b)
+                                       (cl-find-if (lambda (b) (with-current-buffer b
+                                                                 (and (derived-mode-p 'agentls-shell-mode)
+                                                                      (string-search "out-1" (buffer-string)))))
+                                                   (buffer-list))))
+                          "out-1 in the shell output buffer")))
+              ;; Live: the command still runs when its first line shows.
+              (should-not (string-search "\nfinished-marker" (agentls-test--text shell)))
+              (should (string-match-p "^- run_shell_command: .* · running$" (agentls-test--chat-text)))
+              (agentls-test--wait (lambda () (let ((m (agentls-mode-line)))
+                                               (push m mode-lines)
+                                               (string-search "out-" m)))
+                                  "the latest output line in the mode line" 5)
+              (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+              (let ((text (agentls-test--text shell)))
+                (should (string-search (concat "$ " command) text))
+                (should (string-search "out-2" text))
+                (should (string-search "\nfinished-marker\n" text))
+                (should (string-search "[done" text)))
+              (agentls-test--wait (lambda () (equal (agentls-mode-line) ""))
+                                  "the mode line to go quiet after the prompt" 5)
+              (should (= 1 (length asked)))
+              (should (string-search command (car asked)))
+              ;; The error line is a compilation error that visits a.txt:2.
+              (with-current-buffer shell
+                (should (derived-mode-p 'compilation-mode))
+                (goto-char (point-min))
+                (compilation-next-error 1)
+                (compile-goto-error))
+              (should (eq (window-buffer (selected-window)) buf))
+              (should (= (line-number-at-pos) 2))))
+        (advice-remove 'read-multiple-choice 'agentls-test)))))
+
+(ert-deftest agentls-test-shell-rejected ()
+  "A rejected command does not run."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "one\n"))))
+           (url (agentls-test--fake-gemini
+                 '(:turns [(:calls [(:name "run_shell_command" :args (:command "touch created-by-shell"))])
+                           (:text "Not run.")])))
+           (buf (agentls-test--start root "a.txt" url)))
+      (advice-add 'read-multiple-choice :before
+                  (lambda (&rest _) (setq unread-command-events (list ?n)))
+                  '((name . agentls-test)))
+      (unwind-protect
+          (progn
+            (with-current-buffer buf (agentls "touch it"))
+            (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+            (should (string-match-p "^- run_shell_command: .* · cancelled$" (agentls-test--chat-text)))
+            (should-not (file-exists-p (expand-file-name "created-by-shell" root))))
+        (advice-remove 'read-multiple-choice 'agentls-test)))))
+
+(ert-deftest agentls-test-cancel ()
+  "agentls-cancel stops a hanging answer, then a running command; the session goes on."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "one\n"))))
+           (url (agentls-test--fake-gemini
+                 '(:turns [(:text "Starting a long answer" :hang t)
+                           (:calls [(:name "run_shell_command"
+                                           :args (:command "echo started-marker; sleep 30; echo not-reached"))])
+                           (:text "Stopped.")])))
+           (buf (agentls-test--start root "a.txt" url)))
+      (with-current-buffer buf (agentls "write a lot"))
+      (agentls-test--wait-chat "Starting a long answer" "the first chunks")
+      (with-current-buffer buf (agentls-cancel))
+      (agentls-test--wait-chat "_turn ended: cancelled" "the cancelled turn" 10)
+      (agentls-test--wait (lambda () (not (buffer-local-value 'agentls--busy (agentls--chat (agentls-test--conn)))))
+                          "the prompt's result")
+      (let ((session (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn)))))
+        (should session)
+        (agentls-set-approval-mode "yolo")
+        (with-current-buffer (agentls--chat (agentls-test--conn))
+          (agentls "run something long"))
+        (agentls-test--wait (lambda () (cl-find-if
+                                        (lambda (b) (with-current-buffer b
+                                                      (and (derived-mode-p 'agentls-shell-mode)
+                                                           (string-search "started-marker" (buffer-string)))))
+                                        (buffer-list)))
+                            "the command to start")
+        (let ((t0 (float-time)))
+          (with-current-buffer buf (agentls-cancel))
+          (agentls-test--wait (lambda () (= 2 (agentls-test--count "_turn ended: cancelled"
+                                                                     (agentls-test--chat-text))))
+                              "the second cancelled turn" 10)
+          (should (< (- (float-time) t0) 10)))
+        (should-not (string-search "\nnot-reached" (agentls-test--text (agentls--shell-buffer (agentls-test--conn)))))
+        (should (equal (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn)))
+                       session))))))
+
+(ert-deftest agentls-test-ten-approvals ()
+  "Ten edits in a row, each approved while Emacs is busy; each lands within a second."
+  (agentls-test--with
+    (let* ((lines (cl-loop for i from 1 to 10 collect (format "line %d" i)))
+           (original (concat (mapconcat #'identity lines "\n") "\n"))
+           (root (agentls-test--workspace `(("ten.txt" . ,original))))
+           (path (expand-file-name "ten.txt" root))
+           (turns (vconcat
+                   (cl-loop for i from 1 to 10
+                            collect `(:calls [(:name "replace"
+                                                     :args (:file_path ,path
+                                                                       :old_string ,(format "line %d\n" i)
+                                                                       :new_string ,(format "LINE %d\n" i)))]))
+                   (list '(:text "All ten done."))))
+           (url (agentls-test--fake-gemini (list :turns turns)))
+           (buf (agentls-test--start root "ten.txt" url))
+           (delays nil))
+      (with-current-buffer buf (agentls "capitalize every line"))
+      (dotimes (i 10)
+        (let ((diff (agentls-test--diff-buffer))
+              (want (format "LINE %d\n" (1+ i))))
+          (with-current-buffer diff (agentls-diff-accept))
+          (let ((t0 (float-time)))
+            ;; Busy, as redisplay or a loaded machine keeps Emacs: the
+            ;; server's answer and its applyEdit arrive together.
+            (agentls-test--busy 0.3)
+            (agentls-test--wait (lambda () (string-search want (agentls-test--text buf)))
+                                (format "edit %d in the buffer" (1+ i)) 5)
+            (push (- (float-time) t0) delays))))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (message "approval-to-edit delays (s): %S" (mapcar (lambda (d) (/ (round (* d 1000)) 1000.0))
+                                                         (reverse delays)))
+      (should (cl-every (lambda (d) (< d 1.0)) delays))
+      (should (equal (agentls-test--disk path) (upcase original))))))
+
+(ert-deftest agentls-test-sessions ()
+  "A stored session is chosen with completing-read and resumed by a new server."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("d.txt" . "d\n"))))
+           (url (agentls-test--fake-gemini '(:turns [(:text "First answer.") (:text "Resumed answer.")])))
+           (buf (agentls-test--start root "d.txt" url))
+           id)
+      (with-current-buffer buf (agentls "remember the word pelican"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the first answer")
+      (setq id (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn))))
+      (should id)
+      (with-current-buffer buf (agentls-new-session))
+      (should-not (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn))))
+      (let ((offered nil))
+        (cl-letf (((symbol-function 'completing-read)
+                   (lambda (_prompt table &rest _)
+                     (setq offered (all-completions "" table))
+                     (car offered))))
+          (with-current-buffer buf (agentls-sessions))
+          (agentls-test--wait (lambda () offered) "the session list")
+          (should (string-search "remember the word pelican" (car offered)))))
+      (agentls-test--wait-chat (format "_resumed session %s_" id) "the resume note")
+      (with-current-buffer buf (agentls "what was the word?"))
+      (agentls-test--wait (lambda () (string-search "Resumed answer." (agentls-test--chat-text)))
+                          "the resumed answer")
+      (agentls-test--wait (lambda () (not (buffer-local-value 'agentls--busy (agentls--chat (agentls-test--conn)))))
+                          "the prompt to end")
+      (should (equal (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn))) id)))))
+
+(ert-deftest agentls-test-sync-answer-no-stall ()
+  "Answers given through a synchronous request (as eglot's code actions do) do not stall.
+jsonrpc 1.0.14 leaves the messages that arrive with such a request's
+reply unread; the server's applyEdit is one of them.  Ten approvals
+through agentls.confirm while Emacs is busy after each: every edit
+lands within a second."
+  (agentls-test--with
+    (let* ((lines (cl-loop for i from 1 to 10 collect (format "line %d" i)))
+           (original (concat (mapconcat #'identity lines "\n") "\n"))
+           (root (agentls-test--workspace `(("ten.txt" . ,original))))
+           (path (expand-file-name "ten.txt" root))
+           (turns (vconcat
+                   (cl-loop for i from 1 to 10
+                            collect `(:calls [(:name "replace"
+                                                     :args (:file_path ,path
+                                                                       :old_string ,(format "line %d\n" i)
+                                                                       :new_string ,(format "LINE %d\n" i)))]))
+                   (list '(:text "All ten done."))))
+           (url (agentls-test--fake-gemini (list :turns turns)))
+           (buf (agentls-test--start root "ten.txt" url))
+           (conn (agentls-test--conn))
+           (delays nil))
+      (with-current-buffer buf (agentls "capitalize every line"))
+      (dotimes (i 10)
+        (let* ((diff (agentls-test--diff-buffer))
+               (cid (plist-get (agentls--confirmation-details (buffer-local-value 'agentls--entry diff)) :id))
+               (want (format "LINE %d\n" (1+ i)))
+               (t0 (float-time)))
+          ;; Busy right after sending: the reply and the applyEdit that
+          ;; follows it arrive in one read.
+          (advice-add 'jsonrpc-connection-send :after
+                      (lambda (&rest args)
+                        (when (plist-get (cdr args) :method)
+                          (agentls-test--busy 0.3)))
+                      '((name . agentls-test-busy)))
+          (unwind-protect
+              (jsonrpc-request conn :workspace/executeCommand
+                               (list :command "agentls.confirm"
+                                     :arguments (vector (list :id cid :outcome "proceed_once"))))
+            (advice-remove 'jsonrpc-connection-send 'agentls-test-busy))
+          (agentls-test--wait (lambda () (string-search want (agentls-test--text buf)))
+                              (format "edit %d in the buffer" (1+ i)) 5)
+          (push (- (float-time) t0) delays)
+          ;; The server took the question down: the diff buffer is gone.
+          (agentls-test--wait (lambda () (not (buffer-live-p diff))) "the answered diff to close" 5)))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (message "delays (s): %S" (mapcar (lambda (d) (/ (round (* d 1000)) 1000.0)) (reverse delays)))
+      (should (cl-every (lambda (d) (< d 1.0)) delays))
+      (should (equal (agentls-test--disk path) (upcase original))))))
+
+(provide 'agentls-test)
+;;; agentls-test.el ends here

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Tests of the Emacs package agentls.el, in batch Emacs (Debian's emacs-nox 28 or later):
+#
+#   editors/emacs/tests/run.sh [CASE...]     (default: every case)
+#
+# Lint cases: the package byte-compiles with warnings as errors, checkdoc finds nothing,
+# package-lint finds no error (SKIP when package-lint is not installed).  Then every
+# ert-deftest of agentls-test.el, each in its own `emacs --batch -Q`, against the real
+# agentls binary and the fake Gemini server (internal/fakegemini/cmd/fakegemini); with
+# markdown-mode installed, the chat test runs once more with it.  Ends with
+# "N passed, M failed" and exits nonzero if any case failed or none passed.
+#
+# Environment: AGENTLS_BIN and FAKEGEMINI_BIN (use these binaries instead of building
+# them), AGENTLS_TEST_TIMEOUT (seconds per case, default 120), AGENTLS_TEST_VERBOSE=1
+# (print every case's log).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+pkg=$(cd "$here/.." && pwd)
+repo=$(cd "$pkg/../.." && pwd)
+export PATH="$PATH:/usr/local/go/bin"
+
+"$here/deps.sh" || { echo "editors/emacs: could not install emacs-nox"; echo "0 passed, 1 failed"; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/agentls-emacs-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+build() { # build NAME PACKAGE
+	(cd "$repo" && go build -o "$tmp/$1" "$2") || { echo "editors/emacs: go build $2 failed"; echo "0 passed, 1 failed"; exit 1; }
+}
+if [ -n "${AGENTLS_BIN:-}" ]; then cp "$AGENTLS_BIN" "$tmp/agentls"; else build agentls ./cmd/agentls; fi
+if [ -n "${FAKEGEMINI_BIN:-}" ]; then cp "$FAKEGEMINI_BIN" "$tmp/fakegemini"; else build fakegemini ./internal/fakegemini/cmd/fakegemini; fi
+export AGENTLS_BIN="$tmp/agentls" FAKEGEMINI_BIN="$tmp/fakegemini"
+
+# A private home: no user settings, sessions or trusted folders play a part.
+mkdir -p "$tmp/home" "$tmp/config" "$tmp/state" "$tmp/data" "$tmp/t"
+export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" XDG_DATA_HOME="$tmp/data"
+export TMPDIR="$tmp/t"
+unset GEMINI_API_KEY GOOGLE_API_KEY GOOGLE_GEMINI_BASE_URL AGENTLS_TRUST_WORKSPACE
+timeout_s=${AGENTLS_TEST_TIMEOUT:-120}
+
+# Debian's site-start puts the elpa-* packages on the load path; -Q runs skip it.
+site_dir() { emacs --batch --eval "(let ((f (locate-library \"$1\"))) (when f (princ (file-name-directory f))))" 2>/dev/null; }
+markdown_dir=$(site_dir markdown-mode)
+
+passed=0 failed=0 skipped=0
+report() { # report NAME RC LOG
+	if [ "$2" -eq 0 ]; then
+		echo "PASS $1"; passed=$((passed + 1))
+		[ -n "${AGENTLS_TEST_VERBOSE:-}" ] && sed 's/^/    /' "$3"
+	else
+		[ "$2" -eq 124 ] && echo "FAIL $1: timed out after ${timeout_s} s"
+		echo "FAIL $1 (exit $2)"
+		sed 's/^/    /' "$3" | tail -n 80
+		failed=$((failed + 1))
+	fi
+	return 0
+}
+
+lint() {
+	local c=$1 log="$tmp/$1.log" rc
+	mkdir -p "$tmp/lint" && cp "$pkg/agentls.el" "$tmp/lint/"
+	case $c in
+	byte-compile)
+		(cd "$tmp/lint" && emacs -Q --batch --eval '(setq byte-compile-error-on-warn t)' \
+			-f batch-byte-compile agentls.el) >"$log" 2>&1
+		rc=$? ;;
+	checkdoc)
+		(cd "$tmp/lint" && emacs -Q --batch --eval '(progn (require (quote checkdoc)) (checkdoc-file "agentls.el"))') >"$log" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] && grep -q . "$log" && rc=1 ;;
+	package-lint)
+		if ! emacs --batch --eval "(require 'package-lint)" >/dev/null 2>&1; then
+			echo "SKIP package-lint: not installed (elpa-package-lint)"; skipped=$((skipped + 1)); return 0
+		fi
+		# package-lint 0.16 (Debian bookworm) predates Emacs 28 and warns that a package
+		# needing it installs nowhere; only errors count.
+		(cd "$tmp/lint" && emacs --batch --eval "(require 'package-lint)" \
+			--eval '(setq package-lint-batch-fail-on-warnings nil)' -f package-lint-batch-and-exit agentls.el) >"$log" 2>&1
+		rc=$?
+		[ $rc -eq 0 ] && grep -q ': error:' "$log" && rc=1 ;;
+	esac
+	report "$c" "$rc" "$log"
+}
+
+run_test() { # run_test CASE-NAME ERT-NAME [EXTRA-EMACS-ARGS...]
+	local c=$1 t=$2 log="$tmp/$1.log" rc
+	shift 2
+	(cd "$tmp/t" && timeout "$timeout_s" emacs --batch -Q "$@" -L "$pkg" -l "$here/agentls-test.el" \
+		--eval "(ert-run-tests-batch-and-exit '$t)") </dev/null >"$log" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] && ! grep -q "^Ran 1 tests, 1 results as expected" "$log" && rc=1
+	report "$c" "$rc" "$log"
+}
+
+all_tests=$(sed -n 's/^(ert-deftest \(agentls-test-[a-z0-9-]*\).*/\1/p' "$here/agentls-test.el")
+cases=("$@")
+if [ ${#cases[@]} -eq 0 ]; then
+	cases=(byte-compile checkdoc package-lint)
+	for t in $all_tests; do cases+=("${t#agentls-test-}"); done
+	[ -n "$markdown_dir" ] && cases+=("prompt-streams+markdown")
+fi
+
+start=$(date +%s)
+for c in "${cases[@]}"; do
+	case $c in
+	byte-compile | checkdoc | package-lint) lint "$c" ;;
+	*+markdown)
+		if [ -z "$markdown_dir" ]; then echo "SKIP $c: markdown-mode is not installed"; skipped=$((skipped + 1)); continue; fi
+		run_test "$c" "agentls-test-${c%+markdown}" -L "$markdown_dir" ;;
+	*)
+		if ! grep -qx "agentls-test-$c" <<<"$all_tests"; then echo "FAIL $c: no such case"; failed=$((failed + 1)); continue; fi
+		run_test "$c" "agentls-test-$c" ;;
+	esac
+done
+echo "($(( $(date +%s) - start )) s)"
+[ "$skipped" -eq 0 ] || echo "$skipped skipped"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
