@@ -265,11 +265,11 @@ Start one unless NO-START.  Return nil when there is none."
          (process-environment (append agentls-server-environment process-environment))
          (command agentls-server-program)
          (conn
-          (make-instance
+          (apply
+           #'make-instance
            'agentls-connection
            :name name
            :root root
-           :events-buffer-scrollback-size agentls-events-buffer-size
            :notification-dispatcher #'agentls--handle-notification
            :request-dispatcher #'agentls--handle-request
            :on-shutdown #'agentls--on-shutdown
@@ -284,7 +284,11 @@ Start one unless NO-START.  Return nil when there is none."
               :connection-type 'pipe
               :coding 'utf-8-emacs-unix
               :noquery t
-              :stderr (get-buffer-create (format "*%s stderr*" name)))))))
+              :stderr (get-buffer-create (format "*%s stderr*" name))))
+           ;; jsonrpc 1.0.2x replaced this initarg and warns about the old one.
+           (if (slot-exists-p 'jsonrpc-connection '-events-buffer-config)
+               (list :events-buffer-config (list :size agentls-events-buffer-size))
+             (list :events-buffer-scrollback-size agentls-events-buffer-size)))))
     (add-function :around (process-filter (jsonrpc--process conn))
                   #'agentls--filter-guard)
     (puthash root conn agentls--connections)

@@ -12,7 +12,8 @@
 #
 # Environment: AGENTLS_BIN and FAKEGEMINI_BIN (use these binaries instead of building
 # them), AGENTLS_TEST_TIMEOUT (seconds per case, default 120), AGENTLS_TEST_VERBOSE=1
-# (print every case's log).
+# (print every case's log), AGENTLS_TEST_LOAD_PATH (directories, colon-separated, put
+# first on the tests' load path: for example a newer jsonrpc.el than Emacs's own).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pkg=$(cd "$here/.." && pwd)
@@ -84,7 +85,10 @@ lint() {
 run_test() { # run_test CASE-NAME ERT-NAME [EXTRA-EMACS-ARGS...]
 	local c=$1 t=$2 log="$tmp/$1.log" rc
 	shift 2
-	(cd "$tmp/t" && timeout "$timeout_s" emacs --batch -Q "$@" -L "$pkg" -l "$here/agentls-test.el" \
+	local extra=() d
+	IFS=: read -ra dirs <<<"${AGENTLS_TEST_LOAD_PATH:-}"
+	for d in "${dirs[@]}"; do [ -n "$d" ] && extra+=(-L "$d"); done
+	(cd "$tmp/t" && timeout "$timeout_s" emacs --batch -Q "${extra[@]}" "$@" -L "$pkg" -l "$here/agentls-test.el" \
 		--eval "(ert-run-tests-batch-and-exit '$t)") </dev/null >"$log" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] && ! grep -q "^Ran 1 tests, 1 results as expected" "$log" && rc=1
