@@ -13,7 +13,6 @@ import (
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/mcp"
 )
 
 // The commands of workspace/executeCommand, for every client, and the agentls/* methods
@@ -139,9 +138,9 @@ type listToolsArgs struct {
 // toolList is the detailed result of agentls.listTools: the tools, the workspace tool
 // sources skipped because the folder is untrusted, and the MCP servers' status.
 type toolList struct {
-	Tools      []tools.Info       `json:"tools"`
-	Untrusted  *toolbox.Untrusted `json:"untrusted,omitempty"`
-	MCPServers []mcp.ServerStatus `json:"mcpServers"`
+	Tools      []tools.Info        `json:"tools"`
+	Untrusted  *toolbox.Untrusted  `json:"untrusted,omitempty"`
+	MCPServers []toolbox.MCPStatus `json:"mcpServers"`
 }
 
 // listTools returns the enabled tools as ToolInfo objects, or with details a toolList.
@@ -158,11 +157,7 @@ func (s *Server) listTools(command string, arg json.RawMessage) (any, error) {
 		return infos, nil
 	}
 	_, _, tb := s.state()
-	list := toolList{Tools: infos, Untrusted: tb.Untrusted(), MCPServers: []mcp.ServerStatus{}}
-	if m := tb.MCP(); m != nil {
-		list.MCPServers = append(list.MCPServers, m.Statuses()...)
-	}
-	return list, nil
+	return toolList{Tools: infos, Untrusted: tb.Untrusted(), MCPServers: tb.MCPStatuses()}, nil
 }
 
 func (s *Server) listToolsMethod(_ context.Context, params jsonrpc2.RawMessage) (any, error) {

@@ -15,7 +15,6 @@ import (
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/trust"
 )
 
@@ -51,10 +50,7 @@ func (s *Server) loadExternal() {
 func (s *Server) externalAllowed() bool { return len(s.opts.onlyTools) == 0 }
 
 // onMCPStatus tells rich clients of an MCP server's new status.
-func (s *Server) onMCPStatus(st mcp.ServerStatus) {
-	if st.State == mcp.StateError {
-		s.log.Warn("MCP server failed", "server", st.Name, "err", st.Error)
-	}
+func (s *Server) onMCPStatus(st toolbox.MCPStatus) {
 	if s.capabilities().Rich() {
 		s.send("agentls/update", map[string]any{"session": "", "update": map[string]any{"kind": "mcp_status", "server": st}})
 	}
@@ -251,23 +247,15 @@ func (s *Server) discoverTools(ctx context.Context) (any, error) {
 // mcpStatus returns the status of each MCP server.
 func (s *Server) mcpStatus() (any, error) {
 	_, _, tb := s.state()
-	out := []mcp.ServerStatus{}
-	if m := tb.MCP(); m != nil {
-		out = append(out, m.Statuses()...)
-	}
-	return out, nil
+	return tb.MCPStatuses(), nil
 }
 
 // listPrompts returns the prompts of the connected MCP servers.
 func (s *Server) listPrompts(ctx context.Context) (any, error) {
 	_, _, tb := s.state()
-	out := []mcp.PromptInfo{}
-	if m := tb.MCP(); m != nil {
-		ps, err := m.Prompts(ctx)
-		if err != nil {
-			return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
-		}
-		out = append(out, ps...)
+	out, err := tb.MCPPrompts(ctx)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
 	return out, nil
 }
@@ -291,11 +279,7 @@ func (s *Server) runPrompt(ctx context.Context, command string, arg json.RawMess
 		return nil, invalidArgs(command, "want the prompt's server and name")
 	}
 	_, _, tb := s.state()
-	m := tb.MCP()
-	if m == nil {
-		return nil, invalidArgs(command, "no MCP servers are configured")
-	}
-	text, err := m.GetPrompt(ctx, a.Server, a.Name, a.Arguments)
+	text, err := tb.RenderMCPPrompt(ctx, a.Server, a.Name, a.Arguments)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}

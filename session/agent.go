@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/mcp"
 )
 
 // Runner schedules one batch of tool calls and returns their results in request order.
@@ -123,13 +123,13 @@ type Update struct {
 	// Session is the id of the session the update is about; empty for the workspace's
 	// (MCP status, the plan of calls that belong to no session).
 	Session     string
-	Text        string            // message_chunk, thought_chunk; for compression a one-line note
-	StopReason  StopReason        // turn_end
-	Usage       *clients.Usage    // turn_end
-	Compression *Compression      // compression
-	Call        *tools.Event      // tool_call
-	Plan        []PlanEntry       // plan
-	MCP         *mcp.ServerStatus // mcp_status
+	Text        string             // message_chunk, thought_chunk; for compression a one-line note
+	StopReason  StopReason         // turn_end
+	Usage       *clients.Usage     // turn_end
+	Compression *Compression       // compression
+	Call        *tools.Event       // tool_call
+	Plan        []PlanEntry        // plan
+	MCP         *toolbox.MCPStatus // mcp_status
 }
 
 // PlanEntry is one entry of a session's plan.

@@ -3,11 +3,12 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"testing"
+
 	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
-	"slices"
-	"testing"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/fakegemini"
@@ -33,7 +34,7 @@ func TestExternalTools(t *testing.T) {
 	if err := tb.StartExternal(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(testutil.ToolNames(tb.Registry), "lint") || tb.Untrusted() != nil || tb.MCP() != nil {
+	if !slices.Contains(testutil.ToolNames(tb.Registry), "lint") || tb.Untrusted() != nil || len(tb.MCPStatuses()) != 0 {
 		t.Fatalf("after StartExternal: tools %v, untrusted %+v", testutil.ToolNames(tb.Registry), tb.Untrusted())
 	}
 

@@ -15,7 +15,6 @@ import (
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/web/redact"
 	"golang.org/x/term"
 )
@@ -227,11 +226,9 @@ func noteExternal(tb *toolbox.Toolbox, stderr io.Writer) {
 		fmt.Fprintf(stderr, "agentls: workspace tools skipped because the folder is untrusted: %s\n  %s\n",
 			strings.Join(u.Skipped, ", "), u.Hint)
 	}
-	if m := tb.MCP(); m != nil {
-		for _, st := range m.Statuses() {
-			if st.State != mcp.StateConnected {
-				fmt.Fprintf(stderr, "agentls: MCP server %s: %s %s\n", st.Name, st.State, st.Error)
-			}
+	for _, st := range tb.MCPStatuses() {
+		if !st.Connected() {
+			fmt.Fprintf(stderr, "agentls: MCP server %s: %s %s\n", st.Name, st.State, st.Error)
 		}
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/todos"
 )
 
 // cmdPrompt runs one prompt through the agent loop and streams the answer to stdout.
@@ -151,7 +150,13 @@ type streamEvent struct {
 	StopReason session.StopReason `json:"stopReason,omitempty"`
 	Usage      *clients.Usage     `json:"usage,omitempty"`
 	Error      string             `json:"error,omitempty"`
-	Todos      []todos.Item       `json:"todos,omitempty"`
+	Todos      []todo             `json:"todos,omitempty"`
+}
+
+// todo is an entry of a plan event, in write_todos's terms.
+type todo struct {
+	Description string `json:"description"`
+	Status      string `json:"status"`
 }
 
 func (o *promptOutput) emit(ev streamEvent) {
@@ -241,9 +246,9 @@ func (o *promptOutput) event(ev tools.Event) {
 func (o *promptOutput) plan(plan []session.PlanEntry) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	items := make([]todos.Item, len(plan))
+	items := make([]todo, len(plan))
 	for i, e := range plan {
-		items[i] = todos.Item{Description: e.Content, Status: e.Status}
+		items[i] = todo{Description: e.Content, Status: e.Status}
 	}
 	o.emit(streamEvent{Type: "plan", Todos: items})
 }

@@ -2,6 +2,7 @@ package toolbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -112,13 +113,55 @@ func (tb *Toolbox) setMCPTools(server string, ts []tools.Tool) {
 }
 
 func (tb *Toolbox) onMCPStatus(st mcp.ServerStatus) {
+	if st.State == mcp.StateError {
+		tb.Logger.Warn("MCP server failed", "server", st.Name, "err", st.Error)
+	}
 	if tb.onStatus != nil {
 		tb.onStatus(st)
 	}
 }
 
-// MCP returns the manager of the MCP servers, or nil when the settings name none.
-func (tb *Toolbox) MCP() *mcp.Manager {
+// MCPStatus is the status of one MCP server, as front ends show it.
+type MCPStatus = mcp.ServerStatus
+
+// MCPPrompt is a prompt an MCP server offers.
+type MCPPrompt = mcp.PromptInfo
+
+// MCPStatuses returns the status of each configured MCP server; empty, not nil, when
+// the settings name none.
+func (tb *Toolbox) MCPStatuses() []MCPStatus {
+	out := []MCPStatus{}
+	if m := tb.mcpManager(); m != nil {
+		out = append(out, m.Statuses()...)
+	}
+	return out
+}
+
+// MCPPrompts returns the prompts of the connected MCP servers; empty, not nil, when
+// there are none.
+func (tb *Toolbox) MCPPrompts(ctx context.Context) ([]MCPPrompt, error) {
+	out := []MCPPrompt{}
+	if m := tb.mcpManager(); m != nil {
+		ps, err := m.Prompts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+// RenderMCPPrompt returns the text of the MCP prompt name of server, rendered with args.
+func (tb *Toolbox) RenderMCPPrompt(ctx context.Context, server, name string, args map[string]string) (string, error) {
+	m := tb.mcpManager()
+	if m == nil {
+		return "", errors.New("no MCP servers are configured")
+	}
+	return m.GetPrompt(ctx, server, name, args)
+}
+
+// mcpManager returns the manager of the MCP servers, or nil when the settings name none.
+func (tb *Toolbox) mcpManager() *mcp.Manager {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	return tb.mcp

@@ -53,6 +53,9 @@ type ServerStatus struct {
 	Trusted   bool `json:"trusted,omitempty"`
 }
 
+// Connected reports whether the server is connected and its tools are registered.
+func (s ServerStatus) Connected() bool { return s.State == StateConnected }
+
 // Options configure a Manager.
 type Options struct {
 	// Servers are the configured servers by name.
