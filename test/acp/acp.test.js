@@ -1,0 +1,229 @@
+// `agentls acp` under the official TypeScript ACP SDK as an independent client, against
+// the fake Gemini API: a full turn, reject always, cancel, session/load and malformed
+// input.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  acp, agentEnv, initialize, makeWorkspace, processRunning, spawnAgent, startAgent, startFakeGemini, until, withTimeout,
+} from './lib.js';
+
+const opts = { timeout: 120000 };
+
+function tmpHome() { return fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-acp-home-')); }
+
+function call(id, name, args) { return { id, name, args }; }
+
+function newSession(agent, cwd) {
+  return agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+}
+
+function prompt(agent, sessionId, text) {
+  return agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] });
+}
+
+test('initialize: protocol 1, capabilities, no auth method when a key is set', opts, async (t) => {
+  const fake = await startFakeGemini({ turns: [] });
+  t.after(() => fake.stop());
+  const a = startAgent(agentEnv(tmpHome(), fake.env));
+  t.after(() => a.close());
+  const res = await initialize(a.agent);
+  assert.equal(res.protocolVersion, 1);
+  assert.equal(res.agentInfo.name, 'agentls');
+  assert.equal(res.agentCapabilities.loadSession, true);
+  assert.equal(res.agentCapabilities.promptCapabilities.embeddedContext, true);
+  assert.equal(res.agentCapabilities.mcpCapabilities.http, true);
+  assert.equal(res.agentCapabilities.mcpCapabilities.sse, true);
+  assert.deepEqual(res.authMethods, []);
+});
+
+test('initialize without a key names GEMINI_API_KEY; session/new asks to authenticate', opts, async (t) => {
+  const a = startAgent(agentEnv(tmpHome()));
+  t.after(() => a.close());
+  const res = await initialize(a.agent);
+  assert.equal(res.authMethods.length, 1);
+  assert.match(res.authMethods[0].description, /GEMINI_API_KEY/);
+  await assert.rejects(newSession(a.agent, makeWorkspace()), (err) => err.code === -32000 && /GEMINI_API_KEY/.test(err.message));
+});
+
+test('a full turn: read, an edit allowed once, an edit rejected, a shell command streaming, a plan', opts, async (t) => {
+  const root = makeWorkspace({ 'a.txt': 'alpha\nbeta\n' });
+  const file = path.join(root, 'a.txt');
+  const fake = await startFakeGemini({
+    turns: [
+      { thought: 'read it first', calls: [call('r1', 'read_file', { file_path: file })] },
+      { calls: [call('e1', 'replace', { file_path: file, old_string: 'beta', new_string: 'gamma' })] },
+      { calls: [call('e2', 'replace', { file_path: file, old_string: 'alpha', new_string: 'omega' })] },
+      { calls: [call('s1', 'run_shell_command', { command: 'echo first; echo second' })] },
+      { calls: [call('t1', 'write_todos', { todos: [{ description: 'edit a.txt', status: 'completed' }, { description: 'report', status: 'in_progress' }] })] },
+      { text: 'Done.', chunks: 2, usage: { inputTokens: 40, outputTokens: 3 } },
+    ],
+  });
+  t.after(() => fake.stop());
+  let edits = 0;
+  const a = startAgent(agentEnv(tmpHome(), fake.env), (req) => {
+    if (req.toolCall.content?.[0]?.type === 'diff') {
+      edits++;
+      return edits === 1 ? 'allow_once' : 'reject_once';
+    }
+    return 'allow_once';
+  });
+  t.after(() => a.close());
+  await initialize(a.agent);
+  const { sessionId, modes } = await newSession(a.agent, root);
+  assert.equal(modes.currentModeId, 'default');
+  assert.deepEqual(modes.availableModes.map((m) => m.id), ['default', 'auto_edit', 'yolo', 'plan']);
+
+  const res = await prompt(a.agent, sessionId, 'change beta to gamma');
+  assert.equal(res.stopReason, 'end_turn');
+  assert.equal(res.usage?.inputTokens, 40, 'the usage of the turn');
+  assert.equal(fs.readFileSync(file, 'utf8'), 'alpha\ngamma\n', 'the allowed edit is made, the rejected one is not');
+
+  // Both edits' permission requests carry their diffs.
+  const diffs = a.permissions.filter((p) => p.toolCall.content?.[0]?.type === 'diff').map((p) => p.toolCall.content[0]);
+  assert.deepEqual(diffs, [
+    { type: 'diff', path: file, oldText: 'alpha\nbeta\n', newText: 'alpha\ngamma\n' },
+    { type: 'diff', path: file, oldText: 'alpha\ngamma\n', newText: 'omega\ngamma\n' },
+  ]);
+  assert.deepEqual(a.permissions[0].options.map((o) => o.kind), ['allow_once', 'allow_always', 'reject_once', 'reject_always']);
+
+  assert.equal(a.of('agent_thought_chunk').map((u) => u.content.text).join(''), 'read it first');
+  assert.equal(a.of('agent_message_chunk').map((u) => u.content.text).join(''), 'Done.');
+  const started = Object.fromEntries(a.of('tool_call').map((u) => [u.toolCallId.split('/')[1], u]));
+  assert.equal(started.r1.kind, 'read');
+  assert.equal(started.r1.locations[0].path, file);
+  assert.deepEqual(started.r1.rawInput, { file_path: file });
+  assert.equal(started.e1.kind, 'edit');
+  assert.equal(started.s1.kind, 'execute');
+  const ends = Object.fromEntries(a.of('tool_call_update').filter((u) => u.status === 'completed' || u.status === 'failed')
+    .map((u) => [u.toolCallId.split('/')[1], u]));
+  assert.equal(ends.r1.status, 'completed');
+  assert.equal(ends.e1.status, 'completed');
+  assert.deepEqual(ends.e1.content[0], { type: 'diff', path: file, oldText: 'alpha\nbeta\n', newText: 'alpha\ngamma\n' });
+  assert.equal(ends.e2.status, 'failed');
+  assert.equal(ends.s1.status, 'completed');
+  assert.ok(ends.s1.rawOutput, 'the result is the rawOutput');
+  const streamed = a.of('tool_call_update').filter((u) => u.toolCallId.endsWith('/s1') && !u.status && u.content);
+  assert.ok(streamed.length >= 1, 'the command output streams');
+  assert.match(streamed.at(-1).content[0].content.text, /first\nsecond/);
+  const plans = a.of('plan');
+  assert.equal(plans.length, 1);
+  assert.deepEqual(plans[0].entries.map((e) => [e.content, e.status]), [['edit a.txt', 'completed'], ['report', 'in_progress']]);
+  await until(() => fake.turnsServed() === 6, 'the model to have served the 6 turns');
+});
+
+test('reject always holds for the session', opts, async (t) => {
+  const root = makeWorkspace({ 'x.txt': 'x', 'y.txt': 'y' });
+  const fake = await startFakeGemini({
+    turns: [
+      { calls: [call('d1', 'run_shell_command', { command: 'rm x.txt' })] },
+      { text: 'Not allowed.' },
+      { calls: [call('d2', 'run_shell_command', { command: 'rm y.txt' })] },
+      { text: 'Still not.' },
+    ],
+  });
+  t.after(() => fake.stop());
+  const a = startAgent(agentEnv(tmpHome(), fake.env), () => 'reject_always');
+  t.after(() => a.close());
+  await initialize(a.agent);
+  const { sessionId } = await newSession(a.agent, root);
+  assert.equal((await prompt(a.agent, sessionId, 'delete x.txt')).stopReason, 'end_turn');
+  assert.equal((await prompt(a.agent, sessionId, 'delete y.txt')).stopReason, 'end_turn');
+  assert.equal(a.permissions.length, 1, 'asked once: the second rm is rejected without asking');
+  assert.ok(fs.existsSync(path.join(root, 'x.txt')) && fs.existsSync(path.join(root, 'y.txt')));
+  const failed = a.of('tool_call_update').filter((u) => u.status === 'failed').map((u) => u.toolCallId.split('/')[1]);
+  assert.deepEqual(failed, ['d1', 'd2']);
+});
+
+test('cancel in the middle of a shell command: stopReason cancelled, no process left', opts, async (t) => {
+  const root = makeWorkspace();
+  const sleep = `sleep ${300 + (process.pid % 100)}.${Date.now() % 1000}7`;
+  const fake = await startFakeGemini({ turns: [{ calls: [call('s1', 'run_shell_command', { command: sleep })] }, { text: 'back' }] });
+  t.after(() => fake.stop());
+  const a = startAgent(agentEnv(tmpHome(), fake.env), () => 'allow_once');
+  t.after(() => a.close());
+  await initialize(a.agent);
+  const { sessionId } = await newSession(a.agent, root);
+  const running = a.waitFor((n) => n.update.sessionUpdate === 'tool_call_update' && n.update.status === 'in_progress', 'the command to run');
+  const answer = prompt(a.agent, sessionId, 'sleep a while');
+  await running;
+  await until(() => processRunning(sleep), 'the sleep to start');
+  await assert.rejects(prompt(a.agent, sessionId, 'and again'), (err) => err.code === -32600 && /already answering/.test(err.message));
+  await a.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+  assert.equal((await withTimeout(answer, 30000, 'the cancelled prompt')).stopReason, 'cancelled');
+  await until(() => !processRunning(sleep), 'the sleep to be gone');
+  assert.equal((await prompt(a.agent, sessionId, 'still there?')).stopReason, 'end_turn');
+});
+
+test('session/set_mode and session/load replaying a stored session', opts, async (t) => {
+  const root = makeWorkspace({ 'a.txt': 'a\n' });
+  const fake = await startFakeGemini({
+    turns: [{ calls: [call('r1', 'read_file', { file_path: path.join(root, 'a.txt') })] }, { text: 'It says a.' }],
+  });
+  t.after(() => fake.stop());
+  const home = tmpHome();
+  const a = startAgent(agentEnv(home, fake.env));
+  await initialize(a.agent);
+  const { sessionId } = await newSession(a.agent, root);
+  await a.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'plan' });
+  assert.deepEqual(a.of('current_mode_update').map((u) => u.currentModeId), ['plan']);
+  assert.equal((await prompt(a.agent, sessionId, 'what does a.txt say?')).stopReason, 'end_turn');
+  await a.close();
+
+  const b = startAgent(agentEnv(home, fake.env));
+  t.after(() => b.close());
+  await initialize(b.agent);
+  const list = await b.agent.request(acp.methods.agent.session.list, { cwd: root });
+  assert.deepEqual(list.sessions.map((s) => [s.sessionId, s.cwd, s.title]), [[sessionId, root, 'what does a.txt say?']]);
+  const loaded = await b.agent.request(acp.methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
+  assert.equal(loaded.modes.currentModeId, 'default', 'a resumed session starts in the workspace mode');
+  const replay = b.updates.map((n) => {
+    const u = n.update;
+    assert.equal(n.sessionId, sessionId);
+    switch (u.sessionUpdate) {
+      case 'user_message_chunk': return `user ${u.content.text}`;
+      case 'agent_message_chunk': return `agent ${u.content.text}`;
+      case 'tool_call': return `call ${u.toolCallId} ${u.kind}`;
+      case 'tool_call_update': return `end ${u.toolCallId} ${u.status}`;
+      default: return u.sessionUpdate;
+    }
+  });
+  assert.deepEqual(replay, [
+    'user what does a.txt say?', `call ${sessionId}/r1 read`, `end ${sessionId}/r1 completed`, 'agent It says a.',
+  ]);
+});
+
+test('malformed input gets JSON-RPC errors, and the agent keeps serving', opts, async (t) => {
+  const { proc, exited, stderr } = spawnAgent(agentEnv(tmpHome(), { GEMINI_API_KEY: 'k', GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9' }));
+  t.after(async () => { proc.stdin.end(); await exited; });
+  const cases = [
+    ['{"jsonrpc":"2.0","id":1,"method":"initialize"', null, -32700, /not JSON/],
+    ['[1]', null, -32600, /batches/],
+    ['{"jsonrpc":"2.0","id":2,"method":"nope/nope","params":{}}', 2, -32601, /Method not found/],
+    ['{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"gone","prompt":[{"type":"text","text":"hi"}]}}', 3, -32602, /unknown session "gone"/],
+    ['{"jsonrpc":"2.0","id":4,"method":"initialize","params":7}', 4, -32602, /Invalid params/],
+  ];
+  const lines = [];
+  let buf = '';
+  proc.stdout.on('data', (d) => {
+    buf += d.toString();
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      lines.push(JSON.parse(buf.slice(0, nl)));
+      buf = buf.slice(nl + 1);
+    }
+  });
+  for (const [line] of cases) proc.stdin.write(line + '\n');
+  proc.stdin.write('{"jsonrpc":"2.0","id":"ok","method":"initialize","params":{"protocolVersion":1}}\n');
+  await until(() => lines.length === cases.length + 1, `${cases.length + 1} answers (stderr: ${stderr()})`);
+  const nulls = lines.filter((l) => l.id === null);
+  for (const [line, id, code, says] of cases) {
+    const answer = id === null ? nulls.shift() : lines.find((l) => l.id === id);
+    assert.ok(answer?.error, `no error for ${line}`);
+    assert.equal(answer.error.code, code, line);
+    assert.match(`${answer.error.message} ${JSON.stringify(answer.error.data ?? '')}`, says, line);
+  }
+  assert.equal(lines.find((l) => l.id === 'ok').result.protocolVersion, 1);
+});
