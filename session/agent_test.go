@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/agentls/agentls/session/toolbox"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/fakegemini"
 	"github.com/agentls/agentls/internal/testutil"
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 )
 

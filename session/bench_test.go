@@ -3,7 +3,6 @@ package session
 import (
 	"bytes"
 	"context"
-	"github.com/agentls/agentls/session/toolbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/fakegemini"
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 )
 

@@ -2,13 +2,13 @@ package session
 
 import (
 	"context"
-	"github.com/agentls/agentls/internal/testutil"
-	"github.com/agentls/agentls/session/toolbox"
 	"slices"
 	"testing"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/fakegemini"
+	"github.com/agentls/agentls/internal/testutil"
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools/web"
 )
 

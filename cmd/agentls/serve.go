@@ -4,13 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/agentls/agentls/tools/web/redact"
 	"io"
 	"log/slog"
 	"os"
 	"time"
 
 	"github.com/agentls/agentls/rpc"
+	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // cmdServe runs the language server on stdin and stdout until the editor sends exit
