@@ -521,7 +521,10 @@ user decides later; the request's ID is then kept in ENTRY."
   (agentls--safely "didOpen"
     (when (and buffer-file-name (not agentls--conn) (not (buffer-base-buffer)))
       (let ((conn (agentls--conn-for-file buffer-file-name)))
-        (when conn (agentls--open conn))))))
+        (when conn
+          (agentls--open conn)
+          ;; Diagnostics made while the file was not open show now.
+          (agentls--refresh-flymake buffer-file-name))))))
 
 (defun agentls--sync-all (conn)
   "Open every file buffer under CONN's root."
@@ -672,19 +675,22 @@ user decides later; the request's ID is then kept in ENTRY."
                (list :applied :json-false :failureReason stale))
       (dolist (d docs)
         (let ((buf (or (find-buffer-visiting (nth 0 d))
-                       (let ((find-file-hook nil))
-                         (find-file-noselect (nth 0 d))))))
+                       (find-file-noselect (nth 0 d)))))
           (with-current-buffer buf
             (unless (agentls--live-p agentls--conn) (agentls--open conn))
             (agentls--apply-text-edits (nth 2 d))
             (agentls--flush)
             (when agentls-save-after-edit
-              (let ((save-silently t) (inhibit-message t))
-                (save-buffer)))
-            (run-hooks 'agentls-after-edit-hook))))
+              ;; The edit stands even if saving fails; say so.
+              (condition-case err
+                  (let ((save-silently t) (inhibit-message t))
+                    (save-buffer))
+                (error (message "agentls: the edit of %s was applied but not saved: %s"
+                                (buffer-name) (error-message-string err)))))
+            (agentls--safely "agentls-after-edit-hook"
+              (run-hooks 'agentls-after-edit-hook)))))
       (when-let ((label (plist-get params :label)))
-        (let ((inhibit-message (not (called-interactively-p 'any))))
-          (message "agentls: %s" label)))
+        (message "agentls: %s" label))
       (list :applied t))))
 
 ;;;; Confirmations
@@ -811,22 +817,21 @@ user decides later; the request's ID is then kept in ENTRY."
            "agentls proposal: \\<agentls-proposal-mode-map>\\[agentls-proposal-accept] \
 accept this version  \\[agentls-diff-reject] reject"))))
 
-(defun agentls--display-name (details)
-  "A short name for the file of the edit DETAILS."
-  (let ((file (or (and (plist-get details :uri) (agentls--uri-to-path (plist-get details :uri)))
-                  (plist-get details :path))))
-    (if file (file-relative-name file (agentls--root-of details)) "file")))
-
-(defun agentls--root-of (_details)
-  "The directory relative to which a confirmation's file is named."
-  default-directory)
+(defun agentls--display-name (entry)
+  "A short name for the file of the edit confirmation ENTRY."
+  (let* ((d (agentls--confirmation-details entry))
+         (file (or (and (plist-get d :uri) (agentls--uri-to-path (plist-get d :uri)))
+                   (plist-get d :path))))
+    (if file
+        (file-relative-name file (agentls--root (agentls--confirmation-conn entry)))
+      "file")))
 
 (defun agentls--show-edit (entry)
   "Show the edit confirmation ENTRY in a diff buffer."
   (let* ((d (agentls--confirmation-details entry))
          (conn (agentls--confirmation-conn entry))
          (default-directory (agentls--root conn))
-         (name (agentls--display-name d))
+         (name (agentls--display-name entry))
          (buf (generate-new-buffer (format "*agentls diff: %s*" name))))
     (setf (agentls--confirmation-diff-buffer entry) buf)
     (with-current-buffer buf
@@ -840,6 +845,12 @@ accept this version  \\[agentls-diff-reject] reject"))))
       (agentls-diff-mode)
       (setq default-directory (agentls--root conn))
       (setq agentls--entry entry)
+      ;; Killing the diff without deciding is a refusal: no answer is never consent.
+      (add-hook 'kill-buffer-hook
+                (lambda ()
+                  (unless (agentls--confirmation-done entry)
+                    (agentls--answer entry "cancel")))
+                nil t)
       (goto-char (point-min))
       (ignore-errors (diff-hunk-next)))
     (if agentls-select-diff-window
@@ -895,7 +906,7 @@ accept this version  \\[agentls-diff-reject] reject"))))
   (let ((buf (agentls--confirmation-proposal-buffer entry)))
     (unless (buffer-live-p buf)
       (let* ((d (agentls--confirmation-details entry))
-             (name (file-name-nondirectory (agentls--display-name d)))
+             (name (file-name-nondirectory (agentls--display-name entry)))
              (file (and (plist-get d :uri) (agentls--uri-to-path (plist-get d :uri)))))
         (setq buf (generate-new-buffer (format "*agentls proposal: %s*" name)))
         (setf (agentls--confirmation-proposal-buffer entry) buf)
@@ -935,7 +946,7 @@ After quitting ediff, accept or reject in the diff buffer."
          (orig (or (agentls--confirmation-original-buffer entry)
                    (let ((b (generate-new-buffer
                              (format "*agentls current: %s*"
-                                     (file-name-nondirectory (agentls--display-name d))))))
+                                     (file-name-nondirectory (agentls--display-name entry))))))
                      (with-current-buffer b
                        (insert (or (plist-get d :originalContent) ""))
                        (setq buffer-read-only t))
@@ -1478,28 +1489,30 @@ Call REPORT-FN with them now and whenever they change."
     (when (and buf agentls-flymake)
       (with-current-buffer buf
         (let ((diags (agentls--diagnostics-for file)))
-          (unless (memq #'agentls-flymake-backend flymake-diagnostic-functions)
-            (add-hook 'flymake-diagnostic-functions #'agentls-flymake-backend nil t)
-            (setq agentls--flymake-report nil))
-          (cond ((and (not flymake-mode) diags)
-                 ;; Flymake was off: run agentls's backend alone, and
-                 ;; turn it off again when the notes are gone.
-                 (setq-local flymake-diagnostic-functions (list #'agentls-flymake-backend))
-                 (setq agentls--flymake-ours t)
-                 (flymake-mode 1)
-                 (flymake-start))
-                ((and (null diags) flymake-mode agentls--flymake-ours)
-                 (flymake-mode -1)
-                 (kill-local-variable 'flymake-diagnostic-functions)
-                 (setq agentls--flymake-ours nil))
-                ((and flymake-mode agentls--flymake-report)
-                 (save-restriction
-                   (widen)
-                   (condition-case nil
-                       (funcall agentls--flymake-report diags
-                                :region (cons (point-min) (point-max)) :force t)
-                     (error (flymake-start)))))
-                (flymake-mode (flymake-start))))))))
+          ;; Nothing to show and nothing shown: leave the buffer alone.
+          (when (or diags agentls--flymake-report agentls--flymake-ours)
+            (unless (memq #'agentls-flymake-backend flymake-diagnostic-functions)
+              (add-hook 'flymake-diagnostic-functions #'agentls-flymake-backend nil t)
+              (setq agentls--flymake-report nil))
+            (cond ((and (not flymake-mode) diags)
+                   ;; Flymake was off: run agentls's backend alone, and
+                   ;; turn it off again when the notes are gone.
+                   (setq-local flymake-diagnostic-functions (list #'agentls-flymake-backend))
+                   (setq agentls--flymake-ours t)
+                   (flymake-mode 1)
+                   (flymake-start))
+                  ((and (null diags) flymake-mode agentls--flymake-ours)
+                   (flymake-mode -1)
+                   (kill-local-variable 'flymake-diagnostic-functions)
+                   (setq agentls--flymake-ours nil))
+                  ((and flymake-mode agentls--flymake-report)
+                   (save-restriction
+                     (widen)
+                     (condition-case nil
+                         (funcall agentls--flymake-report diags
+                                  :region (cons (point-min) (point-max)) :force t)
+                       (error (flymake-start)))))
+                  (flymake-mode (flymake-start)))))))))
 
 ;;;; Commands
 

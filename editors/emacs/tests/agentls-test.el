@@ -327,8 +327,8 @@ and arrive in one read."
 (ert-deftest agentls-test-shell-streams ()
   "A shell command is asked with its text; its output streams into a compilation buffer."
   (agentls-test--with
-    (let* ((root (agentls-test--workspace '(("a.txt" . "one\ntwo\n"))))
-           (command "for i in 1 2 3; do echo out-$i; sleep 0.5; done; echo 'a.txt:2: error: two is wrong'; echo finished-marker")
+    (let* ((root (agentls-test--workspace '(("a.txt" . "one\ntwo\n") ("b.txt" . "bee\n"))))
+           (command "for i in 1 2 3; do echo out-$i; sleep 0.5; done; echo 'a.txt:2: error: two is wrong'; echo 'b.txt:1: warning: bee'; echo finished-marker")
            (url (agentls-test--fake-gemini
                  `(:turns [(:calls [(:name "run_shell_command" :args (:command ,command :description "count"))])
                            (:text "The command ran.")])))
@@ -378,7 +378,14 @@ and arrive in one read."
                 (compilation-next-error 1)
                 (compile-goto-error))
               (should (eq (window-buffer (selected-window)) buf))
-              (should (= (line-number-at-pos) 2))))
+              (should (= (line-number-at-pos) 2))
+              ;; The same errors as Flymake diagnostics: in a.txt, open at the
+              ;; time, and in b.txt, opened only now.
+              (agentls-test--wait (lambda () (member "agentls/shell: error: two is wrong" (agentls-test--notes buf)))
+                                  "the shell's error as a Flymake diagnostic in a.txt" 5)
+              (let ((b (find-file-noselect (expand-file-name "b.txt" root))))
+                (agentls-test--wait (lambda () (member "agentls/shell: warning: bee" (agentls-test--notes b)))
+                                    "the shell's warning in b.txt, opened after the run" 5))))
         (advice-remove 'read-multiple-choice 'agentls-test)))))
 
 (ert-deftest agentls-test-shell-rejected ()
@@ -550,6 +557,87 @@ lands within a second."
       (message "delays (s): %S" (mapcar (lambda (d) (/ (round (* d 1000)) 1000.0)) (reverse delays)))
       (should (cl-every (lambda (d) (< d 1.0)) delays))
       (should (equal (agentls-test--disk path) (upcase original))))))
+
+(ert-deftest agentls-test-failed-call ()
+  "A failed call's error goes to the chat, not as a diagnostic left in the file."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "omega" :new_string "OMEGA"))])
+                           (:text "It is not there.")])))
+           (buf (agentls-test--start root "greek.txt" url (list :approvalMode "auto_edit"))))
+      (with-current-buffer buf (agentls "capitalize omega"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (agentls-test--wait (lambda () (not (buffer-local-value 'agentls--busy (agentls--chat (agentls-test--conn)))))
+                          "the prompt's result")
+      (let ((text (agentls-test--chat-text)))
+        (should (string-match-p "^- replace: .* · failed\n  - greek.txt\n  error: .*0 occurrences found for old_string" text))
+        (should (string-search "It is not there." text)))
+      (accept-process-output nil 0.3)
+      (should-not (agentls-test--notes buf))
+      (should (equal (agentls-test--text buf) "alpha\nbeta\n")))))
+
+(ert-deftest agentls-test-plan ()
+  "The plan shows in the chat and is updated in place."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
+           (url (agentls-test--fake-gemini
+                 '(:turns [(:calls [(:name "write_todos"
+                                          :args (:todos [(:description "Read the file" :status "in_progress")
+                                                         (:description "Fix the bug" :status "pending")]))])
+                           (:calls [(:name "write_todos"
+                                          :args (:todos [(:description "Read the file" :status "completed")
+                                                         (:description "Fix the bug" :status "in_progress")]))])
+                           (:text "Planned.")])))
+           (buf (agentls-test--start root "a.txt" url)))
+      (with-current-buffer buf (agentls "plan it"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (let ((text (agentls-test--chat-text)))
+        (should (string-search "Plan:\n  [x] Read the file\n  [>] Fix the bug\n" text))
+        (should (= 1 (agentls-test--count "Plan:" text)))))))
+
+(ert-deftest agentls-test-trust-question ()
+  "The server's own question (trust this folder?) offers its choices; trusting applies the folder's settings."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n")
+                                            (".agentls/settings.json" . "{\"approvalMode\": \"yolo\"}\n"))))
+           (url (agentls-test--fake-gemini
+                 '(:turns [(:calls [(:name "run_shell_command" :args (:command "touch ran-without-asking"))])
+                           (:text "Done.")])))
+           (asked nil))
+      (advice-add 'read-multiple-choice :around
+                  (lambda (orig prompt choices &rest rest)
+                    (push (cons prompt (mapcar #'cadr choices)) asked)
+                    (setq unread-command-events
+                          (list (car (cl-find "Trust this folder" choices :key #'cadr :test #'equal))))
+                    (apply orig prompt choices rest))
+                  '((name . agentls-test)))
+      (unwind-protect
+          (let ((buf (agentls-test--start root "a.txt" url)))
+            (agentls-test--wait (lambda () asked) "the trust question")
+            (should (string-search "Trust this folder?" (car (car asked))))
+            (should (equal (cdr (car asked)) '("Trust this folder" "Trust the parent folder" "Not now")))
+            ;; Trusted: the folder's yolo applies, the command runs without asking.
+            (accept-process-output nil 0.5)
+            (with-current-buffer buf (agentls "touch it"))
+            (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+            (should (file-exists-p (expand-file-name "ran-without-asking" root)))
+            (should (= 1 (length asked))))
+        (advice-remove 'read-multiple-choice 'agentls-test)))))
+
+(ert-deftest agentls-test-diff-killed ()
+  "Killing the diff buffer without deciding rejects the edit."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini (agentls-test--edit-script path)))
+           (buf (agentls-test--start root "greek.txt" url)))
+      (with-current-buffer buf (agentls "capitalize beta"))
+      (kill-buffer (agentls-test--diff-buffer))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (should (string-match-p "^- replace: .* · cancelled$" (agentls-test--chat-text)))
+      (should (equal (agentls-test--text buf) "alpha\nbeta\ngamma\n")))))
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
