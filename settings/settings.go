@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/confirm"
-	"github.com/agentls/agentls/tools/mcp"
 )
 
 // Settings are the merged settings agentls runs with.
@@ -46,13 +45,43 @@ type Settings struct {
 	// means Gemini, configured from the environment.
 	Provider ProviderSettings `json:"provider,omitzero"`
 	// MCPServers are the MCP servers to connect to, by name, in Gemini CLI's format.
-	MCPServers map[string]mcp.ServerConfig `json:"mcpServers,omitempty"`
+	MCPServers map[string]MCPServer `json:"mcpServers,omitempty"`
 	// ToolDiscoveryCommand and ToolCallCommand are older spellings of
 	// tools.discoveryCommand and tools.callCommand.
 	ToolDiscoveryCommand string `json:"toolDiscoveryCommand,omitempty"`
 	ToolCallCommand      string `json:"toolCallCommand,omitempty"`
 	// Web configures web_fetch.
 	Web WebSettings `json:"web,omitzero"`
+}
+
+// MCPServer configures one MCP server, in Gemini CLI's format: a command to start (stdio),
+// or the address of a streamable HTTP (httpUrl) or SSE (url) server. Package tools/mcp
+// connects to it (as its ServerConfig, which has the same fields).
+type MCPServer struct {
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is added to the process's environment; values may name variables of
+	// agentls's own environment as $VAR or ${VAR}.
+	Env map[string]string `json:"env,omitempty"`
+	Cwd string            `json:"cwd,omitempty"`
+
+	URL string `json:"url,omitempty"`
+	// Type is the transport of URL: "http" (streamable HTTP, the default) or "sse".
+	Type    string `json:"type,omitempty"`
+	HTTPURL string `json:"httpUrl,omitempty"`
+	// Headers are sent with every HTTP request; values may name environment variables
+	// as $VAR or ${VAR}, so that tokens stay out of settings files.
+	Headers map[string]string `json:"headers,omitempty"`
+
+	// Timeout is the time a request may take, in milliseconds; 0 means 10 minutes.
+	Timeout int `json:"timeout,omitempty"`
+	// Trust skips confirmation for the server's tools.
+	Trust bool `json:"trust,omitempty"`
+	// IncludeTools, when not empty, registers only the tools it names; ExcludeTools
+	// never registers the tools it names, and wins over IncludeTools.
+	IncludeTools []string `json:"includeTools,omitempty"`
+	ExcludeTools []string `json:"excludeTools,omitempty"`
+	Description  string   `json:"description,omitempty"`
 }
 
 // ModelSettings name the model. In a file, "model" may also be just the model's name
@@ -352,7 +381,7 @@ func mergeTrusted(out *Settings, over Settings) {
 	if len(over.MCPServers) > 0 {
 		servers := maps.Clone(out.MCPServers)
 		if servers == nil {
-			servers = make(map[string]mcp.ServerConfig)
+			servers = make(map[string]MCPServer)
 		}
 		maps.Copy(servers, over.MCPServers)
 		out.MCPServers = servers

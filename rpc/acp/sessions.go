@@ -3,6 +3,7 @@ package acp
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -20,7 +21,6 @@ import (
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
-	"github.com/agentls/agentls/tools/mcp"
 )
 
 // sessionState is an ACP session: a session of a host of its own, rooted at the
@@ -71,7 +71,7 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return nil, invalidParams("cwd %q is not a directory", cwd)
 	}
-	mcpServers, err := mcpConfigs(servers)
+	overrides, err := mcpSettings(servers)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 			GeminiDir: o.GeminiDir,
 			// The client's servers count as the user's own settings: the workspace's
 			// settings files can only tighten them, as for an editor's options.
-			Overrides: settings.Settings{MCPServers: mcpServers},
+			Overrides: overrides,
 			Logger:    c.log,
 		},
 		Store:     store,
@@ -122,16 +122,26 @@ func (st *sessionState) newClient(ctx context.Context, s settings.Settings) (cli
 	return newClient(ctx, s)
 }
 
-// mcpConfigs converts the client's MCP servers to agentls's configuration.
-func mcpConfigs(servers []sdk.McpServer) (map[string]mcp.ServerConfig, error) {
-	out := map[string]mcp.ServerConfig{}
+// mcpSettings returns the client's MCP servers as settings, in the settings files'
+// format (Gemini CLI's mcpServers: command/args/env, httpUrl, or url with type sse).
+func mcpSettings(servers []sdk.McpServer) (settings.Settings, error) {
+	type server struct {
+		Command string            `json:"command,omitempty"`
+		Args    []string          `json:"args,omitempty"`
+		Env     map[string]string `json:"env,omitempty"`
+		URL     string            `json:"url,omitempty"`
+		Type    string            `json:"type,omitempty"`
+		HTTPURL string            `json:"httpUrl,omitempty"`
+		Headers map[string]string `json:"headers,omitempty"`
+	}
+	byName := map[string]server{}
 	for i, s := range servers {
 		var name string
-		var cfg mcp.ServerConfig
+		var cfg server
 		switch {
 		case s.Stdio != nil:
 			name = s.Stdio.Name
-			cfg = mcp.ServerConfig{Command: s.Stdio.Command, Args: s.Stdio.Args}
+			cfg = server{Command: s.Stdio.Command, Args: s.Stdio.Args}
 			if len(s.Stdio.Env) > 0 {
 				cfg.Env = map[string]string{}
 				for _, e := range s.Stdio.Env {
@@ -140,17 +150,28 @@ func mcpConfigs(servers []sdk.McpServer) (map[string]mcp.ServerConfig, error) {
 			}
 		case s.Http != nil:
 			name = s.Http.Name
-			cfg = mcp.ServerConfig{HTTPURL: s.Http.Url, Headers: headers(s.Http.Headers)}
+			cfg = server{HTTPURL: s.Http.Url, Headers: headers(s.Http.Headers)}
 		case s.Sse != nil:
 			name = s.Sse.Name
-			cfg = mcp.ServerConfig{URL: s.Sse.Url, Type: mcp.TransportSSE, Headers: headers(s.Sse.Headers)}
+			cfg = server{URL: s.Sse.Url, Type: "sse", Headers: headers(s.Sse.Headers)}
 		default:
-			return nil, invalidParams("mcpServers[%d]: agentls connects to MCP servers over stdio, http and sse only", i)
+			return settings.Settings{}, invalidParams("mcpServers[%d]: agentls connects to MCP servers over stdio, http and sse only", i)
 		}
 		if name == "" {
-			return nil, invalidParams("mcpServers[%d] has no name", i)
+			return settings.Settings{}, invalidParams("mcpServers[%d] has no name", i)
 		}
-		out[name] = cfg
+		byName[name] = cfg
+	}
+	var out settings.Settings
+	if len(byName) == 0 {
+		return out, nil
+	}
+	b, err := json.Marshal(map[string]any{"mcpServers": byName})
+	if err == nil {
+		err = json.Unmarshal(b, &out)
+	}
+	if err != nil {
+		return out, invalidParams("mcpServers: %v", err)
 	}
 	return out, nil
 }

@@ -53,7 +53,10 @@ func (tb *Toolbox) Untrusted() *Untrusted {
 // goroutine; the tools appear in the registry as each source loads.
 func (tb *Toolbox) StartExternal(ctx context.Context) error {
 	tb.mu.Lock()
-	servers := tb.Settings.MCPServers
+	servers := make(map[string]mcp.ServerConfig, len(tb.Settings.MCPServers))
+	for name, c := range tb.Settings.MCPServers {
+		servers[name] = mcp.ServerConfig(c)
+	}
 	tb.mu.Unlock()
 	errc := make(chan error, 1)
 	go func() {
