@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/testutil"
 )
 
 // TestInitialize: version 1, the capabilities, and the auth method that names the key
@@ -286,5 +287,49 @@ func TestRejectAlways(t *testing.T) {
 	last := reqs[1].Contents[len(reqs[1].Contents)-1]
 	if len(last.Parts) != 1 || last.Parts[0].FunctionResponse == nil || !strings.Contains(string(last.Parts[0].FunctionResponse.Response), "error") {
 		t.Errorf("the model was told %+v of the rejected call", last)
+	}
+}
+
+// TestClientMCPServers: the MCP servers of session/new join the session's tools; a
+// call of one is asked about with the server and tool named, and runs.
+func TestClientMCPServers(t *testing.T) {
+	entry := testutil.NPMServer(t, "server-everything")
+	ctx := testContext(t)
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	_, model := fakeModel(t,
+		clients.Turn{Calls: []clients.ScriptCall{call("m1", "everything__echo", map[string]any{"message": "hello over MCP"})}},
+		clients.Turn{Text: "echoed"},
+	)
+	a := start(t, env(t.TempDir(), t.TempDir(), model...), func(sdk.RequestPermissionRequest) sdk.PermissionOptionId { return "allow_once" })
+	a.initialize(ctx)
+	sess, err := a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{
+		{Stdio: &sdk.McpServerStdio{Name: "everything", Command: "node", Args: []string{entry}, Env: []sdk.EnvVariable{}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := a.prompt(ctx, sess.SessionId, "echo"); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt = %+v, %v", res, err)
+	}
+	perms := a.client.takePermissions()
+	if len(perms) != 1 || len(perms[0].ToolCall.Content) != 1 || !strings.Contains(textOf(perms[0].ToolCall.Content[0].Content.Content), "echo of MCP server everything") {
+		t.Errorf("permission requests %+v, want one naming the server's tool", perms)
+	}
+	var out string
+	for _, u := range a.client.take() {
+		if up := u.ToolCallUpdate; up != nil && up.Status != nil && *up.Status == sdk.ToolCallStatusCompleted {
+			for _, c := range up.Content {
+				if c.Content != nil {
+					out += textOf(c.Content.Content)
+				}
+			}
+		}
+	}
+	if !strings.Contains(out, "hello over MCP") {
+		t.Errorf("the MCP call showed %q", out)
+	}
+	_, err = a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Command: "x"}}}})
+	if codeOf(err) != -32602 || !strings.Contains(err.Error(), "no name") {
+		t.Errorf("an MCP server without a name: %v", err)
 	}
 }

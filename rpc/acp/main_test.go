@@ -126,11 +126,11 @@ type agent struct {
 	stderr *testutil.Buffer
 }
 
-// start starts `agentls acp` with environment env, connected to a client that answers
-// permission requests with permit.
-func start(t *testing.T, env []string, permit func(sdk.RequestPermissionRequest) sdk.PermissionOptionId) *agent {
+// startProcess starts bin acp with environment env, connected to a client that
+// answers permission requests with permit.
+func startProcess(t testing.TB, bin string, env []string, permit func(sdk.RequestPermissionRequest) sdk.PermissionOptionId) *agent {
 	t.Helper()
-	cmd := exec.Command(buildBinary(t), "acp")
+	cmd := exec.Command(bin, "acp")
 	cmd.Env = env
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -140,26 +140,40 @@ func start(t *testing.T, env []string, permit func(sdk.RequestPermissionRequest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{t: t, cmd: cmd, stdin: stdin, stderr: &testutil.Buffer{}, client: &editor{permit: permit}}
+	a := &agent{cmd: cmd, stdin: stdin, stderr: &testutil.Buffer{}, client: &editor{permit: permit}}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	a.conn = sdk.NewClientSideConnection(a.client, stdin, stdout)
 	a.conn.SetLogger(slog.New(slog.DiscardHandler))
-	t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("agentls acp exited: %v", err)
-			}
-		case <-time.After(testTimeout):
-			cmd.Process.Kill()
-			t.Errorf("agentls acp did not exit when its input closed")
+	return a
+}
+
+// stop closes the agent's input and waits for it to exit, which it must do cleanly.
+func (a *agent) stop(t testing.TB) {
+	a.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- a.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("agentls acp exited: %v", err)
 		}
+	case <-time.After(testTimeout):
+		a.cmd.Process.Kill()
+		t.Errorf("agentls acp did not exit when its input closed")
+	}
+}
+
+// start starts `agentls acp` with environment env for the test, connected to a client
+// that answers permission requests with permit; it is stopped when the test ends.
+func start(t *testing.T, env []string, permit func(sdk.RequestPermissionRequest) sdk.PermissionOptionId) *agent {
+	t.Helper()
+	a := startProcess(t, buildBinary(t), env, permit)
+	a.t = t
+	t.Cleanup(func() {
+		a.stop(t)
 		if t.Failed() {
 			t.Logf("agent log:\n%s", a.stderr.String())
 		}
@@ -288,7 +302,7 @@ func (e *editor) takePermissions() []sdk.RequestPermissionRequest {
 
 // fakeModel serves turns as the Gemini API on loopback and returns the environment
 // that points agentls at it.
-func fakeModel(t *testing.T, turns ...clients.Turn) (*fakegemini.Server, []string) {
+func fakeModel(t testing.TB, turns ...clients.Turn) (*fakegemini.Server, []string) {
 	t.Helper()
 	fake := fakegemini.Start(clients.Script{Turns: turns})
 	t.Cleanup(fake.Close)
@@ -341,4 +355,12 @@ func codeOf(err error) int {
 		return re.Code
 	}
 	return 0
+}
+
+// writeFile writes content to name under dir.
+func writeFile(t testing.TB, dir, name, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,0 +1,83 @@
+package acp_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/clients"
+)
+
+// The benchmarks drive the real agentls binary over pipes, as an editor does; the
+// binary is built without the race detector for them (see buildBinary).
+//
+//	go test -run='^$' -bench=. -benchtime=200x ./rpc/acp
+
+// BenchmarkStartToInitialize measures from starting `agentls acp` to the initialize
+// response (Gemini CLI's --acp takes about 1.6 s here), with a model key in the
+// environment as an editor starts it.
+func BenchmarkStartToInitialize(b *testing.B) {
+	ctx := context.Background()
+	e := env(b.TempDir(), b.TempDir(), "GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:9")
+	bin := buildBinary(b)
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		p := startProcess(b, bin, e, nil)
+		if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+			b.Fatal(err)
+		}
+		samples = append(samples, time.Since(t0))
+		b.StopTimer()
+		p.stop(b)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
+}
+
+// BenchmarkTurn measures one scripted turn end to end in a running agent: a prompt
+// whose model turn reads a file, then answers.
+func BenchmarkTurn(b *testing.B) {
+	ctx := context.Background()
+	root := b.TempDir()
+	turns := make([]clients.Turn, 0, 2*b.N)
+	for range b.N {
+		turns = append(turns, clients.Turn{Calls: []clients.ScriptCall{call("r", "read_file", map[string]any{"file_path": "go.txt"})}},
+			clients.Turn{Text: "read it"})
+	}
+	writeFile(b, root, "go.txt", "a line\n")
+	_, model := fakeModel(b, turns...)
+	p := startProcess(b, buildBinary(b), env(b.TempDir(), b.TempDir(), model...), nil)
+	defer p.stop(b)
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		b.Fatal(err)
+	}
+	sess, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		res, err := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("read go.txt")}})
+		if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+			b.Fatalf("%+v %v", res, err)
+		}
+		samples = append(samples, time.Since(t0))
+	}
+	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
