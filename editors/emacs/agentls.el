@@ -1066,7 +1066,20 @@ After quitting ediff, accept or reject in the diff buffer."
 \\{agentls-chat-mode-map}"
   (setq buffer-read-only t)
   (setq-local truncate-lines nil)
+  (setq header-line-format '(:eval (agentls--chat-header)))
   (visual-line-mode 1))
+
+(defun agentls--chat-header ()
+  "The header line of a chat buffer: session, approval mode and keys."
+  (let ((conn agentls--chat-conn))
+    (concat
+     (format "agentls · %s · mode %s · "
+             (if agentls--session (format "session %s" agentls--session) "new session")
+             (or (and conn (agentls--approval-mode conn)) "default"))
+     (if agentls--busy
+         (substitute-command-keys "working… \\<agentls-chat-mode-map>\\[agentls-cancel] cancel")
+       (substitute-command-keys
+        "\\<agentls-chat-mode-map>\\[agentls] ask  \\[agentls-sessions] sessions  \\[agentls-new-session] new  \\[agentls-set-approval-mode] mode")))))
 
 (defun agentls--chat-buffer (conn)
   "CONN's chat buffer, created when missing."
@@ -1538,10 +1551,12 @@ Call REPORT-FN with them now and whenever they change."
                 "")))))
 
 ;;;###autoload
-(defun agentls (prompt)
+(defun agentls (prompt &optional context)
   "Ask agentls PROMPT; the answer streams into the chat buffer.
 With an active region, the region is sent as context; in a file
-buffer, the file is.  In the chat buffer, the chat's session goes on."
+buffer, the file is.  In the chat buffer, the chat's session goes on.
+From Lisp, CONTEXT is the context to send instead: a plist with :uri
+and optionally :range and :diagnostic."
   (interactive
    (list (read-string (if (use-region-p) "agentls (region): " "agentls: ")
                       nil 'agentls--prompt-history)))
@@ -1550,7 +1565,8 @@ buffer, the file is.  In the chat buffer, the chat's session goes on."
   (let* ((conn (if (derived-mode-p 'agentls-chat-mode)
                    (or agentls--chat-conn (agentls--connection))
                  (agentls--connection)))
-         (context (unless (derived-mode-p 'agentls-chat-mode) (agentls--region-params)))
+         (context (or context
+                      (unless (derived-mode-p 'agentls-chat-mode) (agentls--region-params))))
          (chat (agentls--chat-buffer conn))
          (session (buffer-local-value 'agentls--session chat)))
     (when (buffer-local-value 'agentls--busy chat)
@@ -1680,16 +1696,60 @@ without asking, yolo asks nothing, plan only reads."
   (interactive)
   (let ((diag (car (flymake-diagnostics (point)))))
     (unless diag (user-error "No diagnostic here"))
-    (let* ((beg (flymake-diagnostic-beg diag))
-           (end (flymake-diagnostic-end diag))
+    (unless buffer-file-name (user-error "This buffer visits no file"))
+    (let* ((beg (save-excursion (goto-char (flymake-diagnostic-beg diag))
+                                (line-beginning-position)))
+           (end (save-excursion (goto-char (flymake-diagnostic-end diag))
+                                (line-end-position)))
            (text (flymake-diagnostic-text diag)))
-      (save-excursion
-        (goto-char beg)
-        (push-mark (save-excursion (goto-char end) (line-end-position)) t t)
-        (goto-char (line-beginning-position))
-        (agentls (format "Fix this problem at %s:%d: %s"
-                         (file-name-nondirectory (or buffer-file-name (buffer-name)))
-                         (line-number-at-pos beg) text))))))
+      (agentls (format "Fix this problem at %s:%d: %s"
+                       (file-name-nondirectory buffer-file-name)
+                       (line-number-at-pos beg) text)
+               (list :uri (agentls--buffer-uri)
+                     :range (list :start (agentls--lsp-position beg)
+                                  :end (agentls--lsp-position end))
+                     :diagnostic text)))))
+
+;;;###autoload
+(defun agentls-trust (scope)
+  "Trust this workspace's folder, so that its agentls settings apply.
+SCOPE is \"folder\", \"parent\" (the parent and everything under it) or
+\"revoke\"."
+  (interactive (list (completing-read "agentls trust: " '("folder" "parent" "revoke") nil t)))
+  (agentls--command (agentls--connection) "agentls.trust" (list :scope scope)
+                    (lambda (result)
+                      (message "agentls: %s" (or (plist-get result :message) "done")))))
+
+;;;###autoload
+(defun agentls-doctor ()
+  "Describe agentls's setup: the program, Emacs, jsonrpc and the connection."
+  (interactive)
+  (let* ((program (car agentls-server-program))
+         (found (executable-find program))
+         (version (and found (ignore-errors (car (process-lines found "version")))))
+         (conn (agentls--connection t))
+         (jsonrpc-file (locate-library "jsonrpc")))
+    (with-help-window "*agentls doctor*"
+      (princ (format "agentls.el on Emacs %s\n\n" emacs-version))
+      (princ (format "program: %s -> %s%s\n" (mapconcat #'identity agentls-server-program " ")
+                     (or found "NOT FOUND (set `agentls-server-program')")
+                     (if version (format " (%s)" version) "")))
+      (princ (format "jsonrpc: %s\n" (or jsonrpc-file "not found")))
+      (princ (format "markdown-mode: %s\n" (if (locate-library "markdown-mode") "installed (chat uses its faces)"
+                                              "not installed (plain text chat)")))
+      (princ (format "workspace root here: %s\n" (agentls--current-root)))
+      (princ (format "server environment: %S\n\n" agentls-server-environment))
+      (if (not conn)
+          (princ "No agentls server runs for this workspace; `M-x agentls' starts one.\n")
+        (princ (format "connection: %s, %s\n" (jsonrpc-name conn)
+                       (if (agentls--ready conn) "initialized" "starting")))
+        (princ (format "serverInfo: %S\n" (agentls--server-info conn)))
+        (princ (format "approval mode set here: %s\n" (or (agentls--approval-mode conn) "(server's)")))
+        (princ (format "open documents: %d\n"
+                       (cl-count-if (lambda (b) (eq (buffer-local-value 'agentls--conn b) conn))
+                                    (buffer-list))))
+        (princ (format "waiting for you: %d\n" (length (agentls--pending-confirmations))))
+        (princ (format "stderr: %s\n" (buffer-name (jsonrpc-stderr-buffer conn))))))))
 
 (provide 'agentls)
 ;;; agentls.el ends here

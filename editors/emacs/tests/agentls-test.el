@@ -213,6 +213,11 @@ and arrive in one read."
         (should (string-search "Hello from the fake model.\nSecond line of the answer." text))
         (should (string-search "The user wants a greeting." text))
         (should (string-search "tokens: 321 in, 12 out" text))
+        (agentls-doctor)
+        (let ((doc (agentls-test--text "*agentls doctor*")))
+          (should (string-search (concat "-> " agentls-test-bin " (agentls ") doc))
+          (should (string-search ":name \"agentls\"" doc))
+          (should (string-search "open documents: 1" doc)))
         (with-current-buffer chat
           (should (derived-mode-p 'agentls-chat-mode))
           ;; Markdown faces when markdown-mode is installed (run.sh runs this
@@ -442,7 +447,11 @@ and arrive in one read."
           (should (< (- (float-time) t0) 10)))
         (should-not (string-search "\nnot-reached" (agentls-test--text (agentls--shell-buffer (agentls-test--conn)))))
         (should (equal (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn)))
-                       session))))))
+                       session))
+        (with-current-buffer (agentls--chat (agentls-test--conn))
+          (let ((header (agentls--chat-header)))
+            (should (string-search (format "session %s" session) header))
+            (should (string-search "mode yolo" header))))))))
 
 (ert-deftest agentls-test-ten-approvals ()
   "Ten edits in a row, each approved while Emacs is busy; each lands within a second."
@@ -638,6 +647,81 @@ lands within a second."
       (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
       (should (string-match-p "^- replace: .* · cancelled$" (agentls-test--chat-text)))
       (should (equal (agentls-test--text buf) "alpha\nbeta\ngamma\n")))))
+
+(ert-deftest agentls-test-beside-eglot ()
+  "agentls.el runs beside the buffer's own eglot server and leaves it in charge.
+A second agentls stands in for the user's language server (gopls and
+the like): eglot keeps managing the buffer and its Flymake backend,
+while agentls.el's edit lands through its own connection."
+  (require 'eglot)
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini (agentls-test--edit-script path)))
+           (buf (find-file-noselect path))
+           (eglot-server-programs `((text-mode . (,agentls-test-bin "serve"))))
+           (eglot-autoreconnect nil)
+           eglot-server)
+      (with-current-buffer buf
+        (unless (derived-mode-p 'text-mode) (text-mode))
+        (apply #'eglot (eglot--guess-contact))
+        (agentls-test--wait (lambda () (and (eglot-current-server) (eglot-managed-p)))
+                            "eglot to manage the buffer")
+        (setq eglot-server (eglot-current-server)))
+      (unwind-protect
+          (progn
+            (agentls-test--start root "greek.txt" url)
+            (should-not (eq (agentls-test--conn) eglot-server))
+            (should-not (eq (jsonrpc--process (agentls-test--conn)) (jsonrpc--process eglot-server)))
+            (with-current-buffer buf (agentls "capitalize beta"))
+            (let ((diff (agentls-test--diff-buffer)))
+              (agentls-test--wait (lambda () (agentls-test--notes buf)) "agentls's note beside eglot's backend")
+              (with-current-buffer buf
+                (should (memq 'eglot-flymake-backend flymake-diagnostic-functions))
+                (should (memq 'agentls-flymake-backend flymake-diagnostic-functions)))
+              (with-current-buffer diff (agentls-diff-accept)))
+            (agentls-test--wait (lambda () (equal (agentls-test--text buf) "alpha\nBETA\ngamma\n"))
+                                "the edit in the buffer" 2)
+            (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+            (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\n"))
+            (with-current-buffer buf
+              (should (eglot-managed-p))
+              (should (eq (eglot-current-server) eglot-server))
+              ;; Flymake was eglot's: it stays on, with eglot's backend.
+              (agentls-test--wait (lambda () (null (agentls-test--notes buf))) "agentls's notes to clear")
+              (should flymake-mode)
+              (should (memq 'eglot-flymake-backend flymake-diagnostic-functions))))
+        (when (jsonrpc-running-p eglot-server)
+          (ignore-errors (eglot-shutdown eglot-server)))))))
+
+(defun agentls-test--fake-backend (report-fn &rest _)
+  "A Flymake backend with one error on line 2, as gopls might report.
+REPORT-FN gets it."
+  (funcall report-fn
+           (list (flymake-make-diagnostic (current-buffer)
+                                          (save-excursion (goto-char (point-min)) (forward-line 1) (point))
+                                          (save-excursion (goto-char (point-min)) (forward-line 1) (line-end-position))
+                                          :error "undefined: betaa"))))
+
+(ert-deftest agentls-test-fix-diagnostic ()
+  "Another backend's diagnostic at point becomes a prompt with its line as context."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "alpha\nbetaa\ngamma\n"))))
+           (url (agentls-test--fake-gemini '(:turns [(:text "That is a typo.")])))
+           (buf (agentls-test--start root "a.txt" url)))
+      (with-current-buffer buf
+        (setq-local flymake-diagnostic-functions (list #'agentls-test--fake-backend))
+        (flymake-mode 1)
+        (flymake-start)
+        (agentls-test--wait (lambda () (flymake-diagnostics)) "the other backend's diagnostic")
+        (goto-char (point-min))
+        (forward-line 1)
+        (forward-char 2)
+        (agentls-fix-diagnostic-at-point))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (let ((text (agentls-test--chat-text)))
+        (should (string-search "Fix this problem at a.txt:2: undefined: betaa\n\n_context: a.txt:2-2_" text))
+        (should (string-search "That is a typo." text))))))
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here

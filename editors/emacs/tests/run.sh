@@ -41,6 +41,8 @@ timeout_s=${AGENTLS_TEST_TIMEOUT:-120}
 # Debian's site-start puts the elpa-* packages on the load path; -Q runs skip it.
 site_dir() { emacs --batch --eval "(let ((f (locate-library \"$1\"))) (when f (princ (file-name-directory f))))" 2>/dev/null; }
 markdown_dir=$(site_dir markdown-mode)
+# eglot: built in from Emacs 29, elpa-eglot on Debian's Emacs 28.
+eglot_dir=$(site_dir eglot)
 
 passed=0 failed=0 skipped=0
 report() { # report NAME RC LOG
@@ -110,6 +112,8 @@ for c in "${cases[@]}"; do
 	*+markdown)
 		if [ -z "$markdown_dir" ]; then echo "SKIP $c: markdown-mode is not installed"; skipped=$((skipped + 1)); continue; fi
 		run_test "$c" "agentls-test-${c%+markdown}" -L "$markdown_dir" ;;
+	beside-eglot)
+		run_test "$c" "agentls-test-$c" ${eglot_dir:+-L "$eglot_dir"} ;;
 	*)
 		if ! grep -qx "agentls-test-$c" <<<"$all_tests"; then echo "FAIL $c: no such case"; failed=$((failed + 1)); continue; fi
 		run_test "$c" "agentls-test-$c" ;;
