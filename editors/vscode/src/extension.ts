@@ -161,7 +161,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
   const cmd = (id: string, fn: (...args: any[]) => unknown) =>
     context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
-  cmd('agentls.chat.focus', () => chat.reveal());
+  cmd('agentls.openChat', () => chat.reveal());
   cmd('agentls.newChat', async () => {
     chat.newChat();
     await chat.reveal();
@@ -327,7 +327,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       void vscode.window.showErrorMessage(`agentls: trust failed: ${errText(err)}`);
     }
   });
-  cmd('agentls.mcpStatus', async () => {
+  cmd('agentls.showTools', async () => {
     try {
       const res = await server.request<{ tools: ToolInfo[]; mcpServers?: { name: string; state: string; tools: number; error?: string }[] }>(
         'agentls/tools',
@@ -351,7 +351,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
   cmd('agentls.edit.reject', () => confirmations.decideCurrent('reject'));
   cmd('agentls.menu', async () => {
     const items: (vscode.QuickPickItem & { command: string })[] = [
-      { label: '$(comment-discussion) Open Chat', command: 'agentls.chat.focus' },
+      { label: '$(comment-discussion) Open Chat', command: 'agentls.openChat' },
       { label: '$(sparkle) Ask agentls…', command: 'agentls.ask' },
       { label: `$(shield) Set Approval Mode… (${mode})`, command: 'agentls.setMode' },
       { label: '$(history) Resume a Session…', command: 'agentls.resumeSession' },

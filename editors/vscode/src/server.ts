@@ -15,7 +15,6 @@ import {
   ServerOptions,
   State,
   StaticFeature,
-  TransportKind,
 } from 'vscode-languageclient/node';
 import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ClientCapabilities, InitializeResult } from 'vscode-languageclient';
 import { ExtensionSettings, needsRestart, serverCommand, serverEnv, serverSettings } from './logic/settings';
@@ -116,7 +115,8 @@ export class Server implements vscode.Disposable {
     const serverOptions: ServerOptions = {
       command,
       args,
-      transport: TransportKind.stdio,
+      // No `transport`: with TransportKind.stdio the client would add --stdio, which
+      // agentls does not take; stdio is what it speaks anyway.
       options: { env: serverEnv(process.env, this.settings), cwd: vscode.workspace.workspaceFolders[0].uri.fsPath },
     };
     const clientOptions: LanguageClientOptions = {
