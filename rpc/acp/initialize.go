@@ -72,12 +72,12 @@ func (c *conn) hasKey() bool {
 	return false
 }
 
-// Authenticate succeeds when the environment has a key; agentls cannot take one
-// through the protocol, so otherwise it says which variable to set.
+// Authenticate succeeds when the environment has a key, whichever method the client
+// names (clients configured for Gemini CLI send its ids: gemini-api-key,
+// oauth-personal, vertex-ai); agentls cannot take a key through the protocol, so
+// otherwise it says which variable to set.
 func (c *conn) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	if p.MethodId != authMethodID {
-		return sdk.AuthenticateResponse{}, invalidParams("unknown authentication method %q: the one method is %q", p.MethodId, authMethodID)
-	}
+	c.log.Info("authenticate", "method", p.MethodId, "key", c.hasKey())
 	if !c.hasKey() {
 		return sdk.AuthenticateResponse{}, &sdk.RequestError{Code: codeAuthRequired, Message: keyHint}
 	}
