@@ -19,9 +19,6 @@ import (
 // or a change of the workspace folders re-applies the settings through
 // session.Host.Reconfigure, whose schedulers are made anew when it changed the policy
 // or the registry.
-//
-// The toolbox's Settings, Policy and Registry change in Reconfigure, under s.mu; the
-// server reads them only under s.mu.
 
 // buildToolbox builds the host of the sessions and tool system for roots.
 func (s *Server) buildToolbox(roots []string) error {
@@ -86,20 +83,18 @@ func (s *Server) reconfigure() error {
 
 // registry returns the tool registry in force; nil before initialize.
 func (s *Server) registry() *tools.Registry {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.toolbox == nil {
+	_, _, tb := s.state()
+	if tb == nil {
 		return nil
 	}
-	return s.toolbox.Registry
+	return tb.Config().Registry
 }
 
 // policy returns the consent policy in force; nil before initialize.
 func (s *Server) policy() *confirm.Policy {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.toolbox == nil {
+	_, _, tb := s.state()
+	if tb == nil {
 		return nil
 	}
-	return s.toolbox.Policy
+	return tb.Config().Policy
 }

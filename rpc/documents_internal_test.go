@@ -73,7 +73,7 @@ func TestToolReadsEditorTextAfterDidChange(t *testing.T) {
 	}
 	s := runningServer(t, root)
 	ctx := context.Background()
-	tool, ok := s.toolbox.Registry.Get("read_file")
+	tool, ok := s.toolbox.Config().Registry.Get("read_file")
 	if !ok {
 		t.Fatal("no read_file tool")
 	}

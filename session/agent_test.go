@@ -73,7 +73,7 @@ func newHarnessWith(t *testing.T, files map[string]string, script clients.Script
 func (h *harness) options() Options {
 	return Options{
 		Client:       h.model,
-		Declarations: func() []tools.Declaration { return h.tb.Registry.Declarations() },
+		Declarations: func() []tools.Declaration { return h.tb.Config().Registry.Declarations() },
 		Runner:       h.sched,
 		Store:        h.store,
 		Env:          Environment{Roots: []string{h.root}, ConfigDir: h.config},

@@ -28,14 +28,14 @@ func TestExternalTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	if slices.Contains(testutil.ToolNames(tb.Registry), "lint") {
+	if slices.Contains(testutil.ToolNames(tb.Config().Registry), "lint") {
 		t.Fatal("discovered tools before StartExternal")
 	}
 	if err := tb.StartExternal(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(testutil.ToolNames(tb.Registry), "lint") || tb.Untrusted() != nil || len(tb.MCPStatuses()) != 0 {
-		t.Fatalf("after StartExternal: tools %v, untrusted %+v", testutil.ToolNames(tb.Registry), tb.Untrusted())
+	if !slices.Contains(testutil.ToolNames(tb.Config().Registry), "lint") || tb.Untrusted() != nil || len(tb.MCPStatuses()) != 0 {
+		t.Fatalf("after StartExternal: tools %v, untrusted %+v", testutil.ToolNames(tb.Config().Registry), tb.Untrusted())
 	}
 
 	r, err := tb.Reconfigure(parse(t, `{"tools": {"discoveryCommand": "sh other.sh"}}`))
@@ -46,12 +46,12 @@ func TestExternalTools(t *testing.T) {
 	if err != nil || len(infos) != 1 || infos[0].Name != "format" {
 		t.Fatalf("Discover = %+v, %v", infos, err)
 	}
-	if got := testutil.ToolNames(tb.Registry); slices.Contains(got, "lint") || !slices.Contains(got, "format") {
+	if got := testutil.ToolNames(tb.Config().Registry); slices.Contains(got, "lint") || !slices.Contains(got, "format") {
 		t.Errorf("discovery did not replace the discovered set: %v", got)
 	}
 
 	tb.SetSearcher(Searcher(clients.NewScripted(clients.Script{})))
-	if slices.Contains(testutil.ToolNames(tb.Registry), web.SearchName) {
+	if slices.Contains(testutil.ToolNames(tb.Config().Registry), web.SearchName) {
 		t.Error("google_web_search offered with a model that cannot search")
 	}
 	srv := fakegemini.Start(clients.Script{})
@@ -61,7 +61,7 @@ func TestExternalTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	tb.SetSearcher(Searcher(gemini))
-	if !slices.Contains(testutil.ToolNames(tb.Registry), web.SearchName) {
+	if !slices.Contains(testutil.ToolNames(tb.Config().Registry), web.SearchName) {
 		t.Error("google_web_search missing with Gemini")
 	}
 }

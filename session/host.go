@@ -89,17 +89,13 @@ type Host struct {
 	// useSeq counts the uses of sessions (Live.used), for letting idle ones go.
 	useSeq atomic.Uint64
 
-	// mu guards live and gen, and serialises Reconfigure with the reading of the
-	// toolbox's Settings, Policy and Registry.
+	// mu guards live and scopes.
 	mu   sync.Mutex
 	live map[string]*Live
-	// gen counts the changes of the toolbox's policy or registry: a session's scheduler
-	// is made anew when it changed.
-	gen uint64
 
 	// scopes are the schedulers of the calls that belong to no model session
 	// (RunTool), by scope; guarded by mu.
-	scopes map[string]*scopeScheduler
+	scopes map[string]schedulerFor
 
 	callMu sync.Mutex
 	calls  map[string]runningCall // the calls running, by id
@@ -111,15 +107,22 @@ type runningCall struct {
 	cancel context.CancelFunc
 }
 
-// scopeScheduler is the scheduler of a RunTool scope, built for the host's generation gen.
-type scopeScheduler struct {
+// schedulerFor is a scheduler built for the configuration cfg of the toolbox.
+type schedulerFor struct {
 	sched *tools.Scheduler
-	gen   uint64
+	cfg   *toolbox.Config
+}
+
+// stale reports whether the toolbox's policy or registry changed since the scheduler
+// was built (or none was).
+func (s schedulerFor) stale(tb *toolbox.Toolbox) bool {
+	c := tb.Config()
+	return s.sched == nil || c.Policy != s.cfg.Policy || c.Registry != s.cfg.Registry
 }
 
 // NewHost builds the workspace's tool system and returns a host for its sessions.
 func NewHost(o HostOptions) (*Host, error) {
-	h := &Host{o: o, log: o.Logger, live: map[string]*Live{}, scopes: map[string]*scopeScheduler{}, calls: map[string]runningCall{}}
+	h := &Host{o: o, log: o.Logger, live: map[string]*Live{}, scopes: map[string]schedulerFor{}, calls: map[string]runningCall{}}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -140,21 +143,14 @@ func NewHost(o HostOptions) (*Host, error) {
 	return h, nil
 }
 
-// Toolbox returns the workspace's tool system. Its Settings, Policy and Registry change
-// in Reconfigure: read them on the goroutine that reconfigures, or serialised with it.
+// Toolbox returns the workspace's tool system.
 func (h *Host) Toolbox() *toolbox.Toolbox { return h.tb }
 
 // Reconfigure applies overrides as Toolbox.Reconfigure does; the sessions' schedulers
 // are made anew before their next batch of calls when the policy or the registry
 // changed.
 func (h *Host) Reconfigure(overrides settings.Settings) (toolbox.Reconfiguration, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r, err := h.tb.Reconfigure(overrides)
-	if err == nil && (r.Policy || r.Registry) {
-		h.gen++
-	}
-	return r, err
+	return h.tb.Reconfigure(overrides)
 }
 
 // Close cancels the running prompts, lets every session go and closes the toolbox.
@@ -182,9 +178,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	if h.o.NewClient == nil {
 		return nil, ErrNoModel
 	}
-	h.mu.Lock()
-	s := h.tb.Settings
-	h.mu.Unlock()
+	s := h.tb.Config().Settings
 	client, err := h.o.NewClient(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrModel, err)
@@ -315,9 +309,9 @@ func (h *Host) scopeScheduler(scope string) *tools.Scheduler {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ss := h.scopes[scope]
-	if ss == nil || ss.gen != h.gen {
-		ss = &scopeScheduler{gen: h.gen}
-		ss.sched = h.tb.Scheduler(h.tb.Policy, h.o.Asker, func(ev tools.Event) {
+	if ss.stale(h.tb) {
+		ss = schedulerFor{cfg: h.tb.Config()}
+		ss.sched = h.tb.Scheduler(ss.cfg.Policy, h.o.Asker, func(ev tools.Event) {
 			h.emit(Update{Kind: UpdateToolCall, Session: scope, Call: &ev})
 		})
 		h.scopes[scope] = ss
@@ -420,10 +414,8 @@ type Live struct {
 	used uint64
 	gone bool
 
-	// sched is the session's scheduler, built for the host's generation gen; only the
-	// prompt's goroutine uses them.
-	sched *tools.Scheduler
-	gen   uint64
+	// sched is the session's scheduler; only the prompt's goroutine uses it.
+	sched schedulerFor
 	seq   atomic.Uint64
 }
 
@@ -549,15 +541,13 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 // registry changed since.
 func (l *Live) scheduler() *tools.Scheduler {
 	h := l.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if l.sched == nil || l.gen != h.gen {
-		l.sched = h.tb.Scheduler(sessionPolicy{p: h.tb.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
+	if l.sched.stale(h.tb) {
+		cfg := h.tb.Config()
+		l.sched = schedulerFor{cfg: cfg, sched: h.tb.Scheduler(sessionPolicy{p: cfg.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
-		})
-		l.gen = h.gen
+		})}
 	}
-	return l.sched
+	return l.sched.sched
 }
 
 // sessionPolicy is the workspace's policy in the session's approval mode, when the

@@ -18,7 +18,7 @@ func (h *Host) Mode(id string) (confirm.Mode, bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.tb.Policy.Mode(), true
+	return h.tb.Config().Policy.Mode(), true
 }
 
 // CallSession returns the id of the session a host's call id belongs to (see Host):

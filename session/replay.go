@@ -21,7 +21,7 @@ const UpdateUserMessage UpdateKind = "user_message_chunk"
 // front end that resumes a stored session shows it by playing these.
 func (l *Live) Replay() []Update {
 	l.h.mu.Lock()
-	reg := l.h.tb.Registry
+	reg := l.h.tb.Config().Registry
 	l.h.mu.Unlock()
 	out := replay(l.sess.History(), func(fc clients.FunctionCall) (string, tools.Kind, []tools.Location) {
 		t, ok := reg.Get(fc.Name)

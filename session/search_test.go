@@ -47,7 +47,7 @@ func TestSetSearcherThroughWrappers(t *testing.T) {
 				tb.SetSearcher(Searcher(gemini))
 			}
 			tb.SetSearcher(Searcher(tt.client))
-			if got := slices.Contains(testutil.ToolNames(tb.Registry), web.SearchName); got != tt.want {
+			if got := slices.Contains(testutil.ToolNames(tb.Config().Registry), web.SearchName); got != tt.want {
 				t.Errorf("google_web_search offered: %v, want %v", got, tt.want)
 			}
 		})

@@ -184,8 +184,8 @@ type ProblemReport struct {
 
 // Problem is one place a call's output reports.
 type Problem struct {
-	Path     string   `json:"path"` // absolute, inside the workspace
-	Line     int      `json:"line"` // 1-based
+	Path     string   `json:"path"`             // absolute, inside the workspace
+	Line     int      `json:"line"`             // 1-based
 	Column   int      `json:"column,omitempty"` // 1-based byte column; 0 when not given
 	Message  string   `json:"message"`
 	Severity Severity `json:"severity"`

@@ -95,7 +95,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 	}
 	noteExternal(tb, stderr)
-	infos := tb.Registry.List()
+	infos := tb.Config().Registry.List()
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

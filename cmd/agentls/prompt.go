@@ -76,7 +76,7 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer host.Close()
 	tb := host.Toolbox()
-	s := tb.Settings
+	s := tb.Config().Settings
 	if *model != "" {
 		s.Model.Name = *model
 	}

@@ -63,8 +63,5 @@ func basicVar(name string) bool {
 // hiddenEnv returns the variables the commands the model has run do not inherit, under
 // the settings in force: a Reconfigure applies from the next command.
 func (tb *Toolbox) hiddenEnv() []string {
-	tb.mu.Lock()
-	s := tb.Settings
-	tb.mu.Unlock()
-	return hiddenVars(s)
+	return hiddenVars(tb.Config().Settings)
 }

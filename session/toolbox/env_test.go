@@ -80,7 +80,7 @@ func TestSecretsKeptFromCommands(t *testing.T) {
 				t.Fatal(err)
 			}
 			for name, args := range map[string]string{shell.RunToolName: `{"command": "env"}`, "show_env": `{}`} {
-				tool, ok := tb.Registry.Get(name)
+				tool, ok := tb.Config().Registry.Get(name)
 				if !ok {
 					t.Fatalf("no tool %s", name)
 				}

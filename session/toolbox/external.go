@@ -32,16 +32,15 @@ type untrusted struct{ tools, ignored []string }
 // Untrusted reports what of the workspace's settings was skipped for want of trust, or
 // nil when nothing was.
 func (tb *Toolbox) Untrusted() *Untrusted {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	if len(tb.untrusted.ignored) == 0 {
+	u := tb.Config().untrusted
+	if len(u.ignored) == 0 {
 		return nil
 	}
 	root := tb.Workspace.Roots()[0]
 	return &Untrusted{
 		Root:    root,
-		Skipped: slices.Clone(tb.untrusted.tools),
-		Ignored: slices.Clone(tb.untrusted.ignored),
+		Skipped: slices.Clone(u.tools),
+		Ignored: slices.Clone(u.ignored),
 		Hint:    fmt.Sprintf("the folder is not trusted; to trust it, run: agentls trust %s", root),
 	}
 }
@@ -52,12 +51,11 @@ func (tb *Toolbox) Untrusted() *Untrusted {
 // built-in tools or the other sources down. Front ends that must not wait call it on a
 // goroutine; the tools appear in the registry as each source loads.
 func (tb *Toolbox) StartExternal(ctx context.Context) error {
-	tb.mu.Lock()
-	servers := make(map[string]mcp.ServerConfig, len(tb.Settings.MCPServers))
-	for name, c := range tb.Settings.MCPServers {
+	configured := tb.Config().Settings.MCPServers
+	servers := make(map[string]mcp.ServerConfig, len(configured))
+	for name, c := range configured {
 		servers[name] = mcp.ServerConfig(c)
 	}
-	tb.mu.Unlock()
 	errc := make(chan error, 1)
 	go func() {
 		_, err := tb.Discover(ctx)
@@ -72,7 +70,7 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 	tb.mu.Lock()
 	old := tb.mcp
 	tb.mcp = nil
-	tb.Registry.RemoveSource(tools.SourceMCP, "")
+	tb.Config().Registry.RemoveSource(tools.SourceMCP, "")
 	if len(servers) > 0 {
 		tb.mcp = mcp.NewManager(mcp.Options{
 			Servers:  servers,
@@ -98,9 +96,10 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 	// The resource tools belong to no one server, so OnTools never brings them.
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
+	reg := tb.Config().Registry
 	for _, t := range m.Tools() {
 		if t.Info().Server == "" {
-			tb.Registry.Register(t)
+			reg.Register(t)
 		}
 	}
 }
@@ -109,9 +108,10 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 func (tb *Toolbox) setMCPTools(server string, ts []tools.Tool) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	tb.Registry.RemoveSource(tools.SourceMCP, server)
+	reg := tb.Config().Registry
+	reg.RemoveSource(tools.SourceMCP, server)
 	for _, t := range ts {
-		tb.Registry.Register(t)
+		reg.Register(t)
 	}
 }
 
@@ -173,9 +173,7 @@ func (tb *Toolbox) mcpManager() *mcp.Manager {
 // Discover runs the settings' discovery command, if any, and replaces the previously
 // discovered tools by what it found. Without a discovery command it removes them.
 func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
-	tb.mu.Lock()
-	discover, call := tb.Settings.Discovery()
-	tb.mu.Unlock()
+	discover, call := tb.Config().Settings.Discovery()
 	var found []tools.Tool
 	if discover != "" {
 		var err error
@@ -195,10 +193,11 @@ func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	tb.discovered = found
-	tb.Registry.RemoveSource(tools.SourceDiscovered, "")
+	reg := tb.Config().Registry
+	reg.RemoveSource(tools.SourceDiscovered, "")
 	infos := make([]tools.Info, 0, len(found))
 	for _, t := range found {
-		tb.Registry.Register(t)
+		reg.Register(t)
 		infos = append(infos, t.Info())
 	}
 	return infos, nil
@@ -237,10 +236,7 @@ func (tb *Toolbox) logOnce(msg string, args ...any) {
 
 // Declarations returns the enabled tools as the model is told of them.
 func (tb *Toolbox) Declarations() []tools.Declaration {
-	tb.mu.Lock()
-	reg := tb.Registry
-	tb.mu.Unlock()
-	return reg.Declarations()
+	return tb.Config().Registry.Declarations()
 }
 
 // SetSearcher offers google_web_search answered by s, or withdraws it when s is nil.
@@ -250,14 +246,15 @@ func (tb *Toolbox) SetSearcher(s web.Searcher) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	tb.search = nil
-	tb.Registry.Unregister(web.SearchName)
+	reg := tb.Config().Registry
+	reg.Unregister(web.SearchName)
 	if s == nil {
 		return
 	}
 	for _, t := range web.New(web.Options{Searcher: s, Logger: tb.Logger}).Tools() {
 		if t.Info().Name == web.SearchName {
 			tb.search = t
-			tb.Registry.Register(t)
+			reg.Register(t)
 		}
 	}
 }

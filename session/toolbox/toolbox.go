@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/settings"
@@ -56,37 +57,53 @@ type Options struct {
 	Logger    *slog.Logger
 }
 
-// Toolbox is the tool system of one workspace: the workspace itself, the merged settings,
-// the registry with the built-in tools, and the consent policy. Front ends build
-// schedulers over it.
-//
-// Reconfigure replaces Settings, Policy and Registry; a front end that reads them while
-// another goroutine may reconfigure serialises the two itself.
+// Toolbox is the tool system of one workspace: the workspace itself, the built-in
+// tools and the external ones, and the configuration they run with (Config). Front ends
+// build schedulers over it.
 type Toolbox struct {
 	Workspace *workspace.Workspace
-	Settings  settings.Settings
-	Policy    *confirm.Policy
-	Registry  *tools.Registry
 	Builtins  *builtin.Set
 	ConfigDir string
-	// Trust is the user's trust in the first root, as decided when the settings were
-	// last read: only a trusted workspace's settings may loosen consent.
-	Trust  trust.Decision
-	Logger *slog.Logger
+	Logger    *slog.Logger
 
 	tool      func(tools.Tool) tools.Tool
 	geminiDir string
 	onStatus  func(mcp.ServerStatus)
 
-	// mu guards the external tool sources and the Registry field while they change
-	// (MCP servers report new tools from their own goroutines).
+	// cfg is the configuration in force. It is swapped whole, under mu, so that the
+	// external tools registered meanwhile reach the new registry.
+	cfg atomic.Pointer[Config]
+	// reconfigure serialises Reconfigure, which reads files without holding mu.
+	reconfigure sync.Mutex
+
+	// mu guards the external tool sources, and the swapping of cfg (MCP servers report
+	// new tools from their own goroutines).
 	mu         sync.Mutex
 	discovered []tools.Tool
 	search     tools.Tool
 	mcp        *mcp.Manager
-	untrusted  untrusted
 	logged     map[string]bool
 }
+
+// Config is the toolbox's configuration at one time: the merged settings, the user's
+// trust in the workspace, the consent policy and the tool registry. A Config does not
+// change once made: Reconfigure makes a new one and swaps it in, so that a reader takes
+// one with Toolbox.Config and sees a consistent whole without a lock. (Its Policy and
+// Registry are safe for concurrent use and do change on their own: the approval mode
+// and "always" answers, the external tools as they load.)
+type Config struct {
+	Settings settings.Settings
+	// Trust is the user's trust in the first root, as decided when the settings were
+	// read: only a trusted workspace's settings may loosen consent.
+	Trust    trust.Decision
+	Policy   *confirm.Policy
+	Registry *tools.Registry
+	// untrusted is what of the workspace's settings was skipped for want of trust.
+	untrusted untrusted
+}
+
+// Config returns the configuration in force.
+func (tb *Toolbox) Config() *Config { return tb.cfg.Load() }
 
 // New loads the settings for o.Roots, with o.Overrides, and builds the tool system.
 func New(o Options) (*Toolbox, error) {
@@ -110,7 +127,6 @@ func New(o Options) (*Toolbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	tb.untrusted = untrusted
 	mode := o.Mode
 	if mode == "" {
 		mode = s.ApprovalMode
@@ -131,7 +147,6 @@ func New(o Options) (*Toolbox, error) {
 	if !useRipgrep(s) {
 		searchOpts.Ripgrep = "none"
 	}
-	tb.Settings, tb.Policy, tb.Trust = s, policy, decision
 	tb.Builtins = builtin.New(builtin.Options{
 		Workspace: ws,
 		ConfigDir: configDir,
@@ -140,7 +155,7 @@ func New(o Options) (*Toolbox, error) {
 		OnTodos:   o.OnTodos,
 		Web:       web.Options{AllowPrivate: s.Web.AllowPrivateAddresses, Logger: logger},
 	})
-	tb.Registry = tb.newRegistry(s)
+	tb.cfg.Store(&Config{Settings: s, Trust: decision, Policy: policy, Registry: tb.newRegistry(s), untrusted: untrusted})
 	return tb, nil
 }
 
@@ -208,19 +223,22 @@ type Reconfiguration struct {
 }
 
 // Reconfigure reads the settings files again, with overrides in place of the overrides
-// given before, and applies what changed: the approval mode when the settings' approval
-// mode changed (a mode set on the policy since stays otherwise), a new policy when the
-// rules changed (in the mode in force), a new registry when the tool selection changed.
-// The shell's inactivity timeout and the ripgrep choice take effect only in a new
-// Toolbox. On an error nothing changes.
+// given before, and swaps in a new Config with what changed: the approval mode when the
+// settings' approval mode changed (a mode set on the policy since stays otherwise), a
+// new policy when the rules changed (in the mode in force), a new registry when the
+// tool selection changed. The shell's inactivity timeout and the ripgrep choice take
+// effect only in a new Toolbox. On an error nothing changes.
 func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, error) {
+	tb.reconfigure.Lock()
+	defer tb.reconfigure.Unlock()
 	var r Reconfiguration
 	next, decision, untrusted, err := tb.load(overrides)
 	if err != nil {
 		return r, err
 	}
-	prev := tb.Settings
-	mode := tb.Policy.Mode()
+	cur := tb.Config()
+	prev := cur.Settings
+	mode := cur.Policy.Mode()
 	if next.ApprovalMode != prev.ApprovalMode {
 		if mode, err = confirm.ParseMode(next.ApprovalMode); err != nil {
 			return r, fmt.Errorf("approvalMode: %w", err)
@@ -249,18 +267,19 @@ func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, er
 	r.External = prevDiscover != nextDiscover || prevCall != nextCall ||
 		!reflect.DeepEqual(prev.MCPServers, next.MCPServers)
 
+	cfg := &Config{Settings: next, Trust: decision, Policy: cur.Policy, Registry: cur.Registry, untrusted: untrusted}
 	switch {
 	case policy != nil:
-		tb.Policy, r.Policy = policy, true
+		cfg.Policy, r.Policy = policy, true
 	case r.Mode:
-		tb.Policy.SetMode(mode)
+		cfg.Policy.SetMode(mode)
 	}
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) {
-		tb.Registry, r.Registry = tb.newRegistry(next), true
+		cfg.Registry, r.Registry = tb.newRegistry(next), true
 	}
-	tb.Settings, tb.Trust, tb.untrusted = next, decision, untrusted
+	tb.cfg.Store(cfg)
 	return r, nil
 }
 
@@ -270,11 +289,12 @@ func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, er
 // by two sessions, or a session and the editor's runTool, follow one another instead of
 // losing one.
 func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe tools.Observer) *tools.Scheduler {
+	cfg := tb.Config()
 	if policy == nil {
-		policy = tb.Policy
+		policy = cfg.Policy
 	}
 	return tools.NewScheduler(tools.Options{
-		Registry: tb.Registry,
+		Registry: cfg.Registry,
 		Policy:   policy,
 		Asker:    asker,
 		Observe:  observe,

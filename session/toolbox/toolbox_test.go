@@ -26,15 +26,15 @@ func TestOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	if got := tb.Policy.Mode(); got != confirm.ModePlan {
+	if got := tb.Config().Policy.Mode(); got != confirm.ModePlan {
 		t.Errorf("mode %s, want plan from the overrides (the workspace may not set it)", got)
 	}
 	// coreTools from the overrides; the user's and the workspace's exclusions stay.
-	if got := testutil.ToolNames(tb.Registry); !slices.Equal(got, []string{"read_file", "replace"}) {
+	if got := testutil.ToolNames(tb.Config().Registry); !slices.Equal(got, []string{"read_file", "replace"}) {
 		t.Errorf("tools %v, want read_file and replace", got)
 	}
-	if len(tb.Settings.Policy.Rules) != 0 {
-		t.Errorf("the workspace's allow rule was taken: %+v", tb.Settings.Policy.Rules)
+	if len(tb.Config().Settings.Policy.Rules) != 0 {
+		t.Errorf("the workspace's allow rule was taken: %+v", tb.Config().Settings.Policy.Rules)
 	}
 	// Mode still overrides everything.
 	tb2, err := New(Options{Roots: []string{root}, ConfigDir: config, Mode: "default",
@@ -43,7 +43,7 @@ func TestOverrides(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb2.Close()
-	if got := tb2.Policy.Mode(); got != confirm.ModeDefault {
+	if got := tb2.Config().Policy.Mode(); got != confirm.ModeDefault {
 		t.Errorf("mode %s, want default from Options.Mode", got)
 	}
 	if _, err := New(Options{Roots: []string{root}, ConfigDir: config,
@@ -74,15 +74,15 @@ func TestToolHook(t *testing.T) {
 	}
 	defer tb.Close()
 	check := func(when string) {
-		if _, ok := tb.Registry.Get("glob"); ok {
+		if _, ok := tb.Config().Registry.Get("glob"); ok {
 			t.Errorf("%s: glob was left out, yet registered", when)
 		}
-		if rf, ok := tb.Registry.Get("read_file"); !ok {
+		if rf, ok := tb.Config().Registry.Get("read_file"); !ok {
 			t.Errorf("%s: read_file missing", when)
 		} else if _, ok := rf.(wrapped); !ok {
 			t.Errorf("%s: read_file is %T, want the adapted tool", when, rf)
 		}
-		if _, ok := tb.Registry.Get("replace"); !ok {
+		if _, ok := tb.Config().Registry.Get("replace"); !ok {
 			t.Errorf("%s: replace missing", when)
 		}
 	}
@@ -91,7 +91,7 @@ func TestToolHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("reconfigured")
-	if _, ok := tb.Registry.Get("write_file"); ok {
+	if _, ok := tb.Config().Registry.Get("write_file"); ok {
 		t.Errorf("write_file still enabled after it was excluded")
 	}
 }
@@ -104,37 +104,37 @@ func TestReconfigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	policy, registry := tb.Policy, tb.Registry
+	policy, registry := tb.Config().Policy, tb.Config().Registry
 
 	// Nothing changed: nothing is replaced, and a mode set since stays.
-	tb.Policy.SetMode(confirm.ModeYolo)
+	tb.Config().Policy.SetMode(confirm.ModeYolo)
 	r, err := tb.Reconfigure(settings.Settings{})
 	if err != nil || r.Policy || r.Registry || r.Mode || len(r.Restart) > 0 {
 		t.Fatalf("reconfigure without changes: %+v %v", r, err)
 	}
-	if tb.Policy != policy || tb.Registry != registry || tb.Policy.Mode() != confirm.ModeYolo {
+	if tb.Config().Policy != policy || tb.Config().Registry != registry || tb.Config().Policy.Mode() != confirm.ModeYolo {
 		t.Errorf("a configuration without changes replaced something")
 	}
 
 	// The settings' mode changes: it is followed, on the same policy.
 	r, err = tb.Reconfigure(parse(t, `{"approvalMode": "plan"}`))
-	if err != nil || !r.Mode || r.Policy || tb.Policy != policy || tb.Policy.Mode() != confirm.ModePlan {
-		t.Errorf("mode change: %+v %v, mode %s", r, err, tb.Policy.Mode())
+	if err != nil || !r.Mode || r.Policy || tb.Config().Policy != policy || tb.Config().Policy.Mode() != confirm.ModePlan {
+		t.Errorf("mode change: %+v %v, mode %s", r, err, tb.Config().Policy.Mode())
 	}
 
 	// New rules: a new policy, in the mode in force.
 	r, err = tb.Reconfigure(parse(t, `{"approvalMode": "plan", "policy": {"rules": [{"toolName": "run_shell_command", "decision": "deny"}]}}`))
-	if err != nil || !r.Policy || r.Mode || tb.Policy == policy || tb.Policy.Mode() != confirm.ModePlan {
+	if err != nil || !r.Policy || r.Mode || tb.Config().Policy == policy || tb.Config().Policy.Mode() != confirm.ModePlan {
 		t.Errorf("rules change: %+v %v", r, err)
 	}
 
 	// The tool selection: a new registry. Settings read only at start: named.
 	r, err = tb.Reconfigure(parse(t, `{"approvalMode": "plan", "policy": {"rules": [{"toolName": "run_shell_command", "decision": "deny"}]},
 		"excludeTools": ["glob"], "tools": {"useRipgrep": false, "shell": {"inactivityTimeout": "1m"}}}`))
-	if err != nil || !r.Registry || r.Policy || tb.Registry == registry {
+	if err != nil || !r.Registry || r.Policy || tb.Config().Registry == registry {
 		t.Errorf("tool selection change: %+v %v", r, err)
 	}
-	if _, ok := tb.Registry.Get("glob"); ok {
+	if _, ok := tb.Config().Registry.Get("glob"); ok {
 		t.Errorf("glob still enabled")
 	}
 	if !slices.Equal(r.Restart, []string{"tools.shell.inactivityTimeout", "tools.useRipgrep"}) {
@@ -142,7 +142,7 @@ func TestReconfigure(t *testing.T) {
 	}
 
 	// Invalid: an error, and nothing changes.
-	before, beforePolicy, beforeRegistry := tb.Settings, tb.Policy, tb.Registry
+	before, beforePolicy, beforeRegistry := tb.Config().Settings, tb.Config().Policy, tb.Config().Registry
 	for _, bad := range []string{
 		`{"approvalMode": "sometimes"}`,
 		`{"tools": {"shell": {"inactivityTimeout": "-1s"}}}`,
@@ -152,8 +152,8 @@ func TestReconfigure(t *testing.T) {
 			t.Errorf("%s was accepted", bad)
 		}
 	}
-	if tb.Policy != beforePolicy || tb.Registry != beforeRegistry || tb.Settings.ApprovalMode != before.ApprovalMode ||
-		tb.Policy.Mode() != confirm.ModePlan {
+	if tb.Config().Policy != beforePolicy || tb.Config().Registry != beforeRegistry || tb.Config().Settings.ApprovalMode != before.ApprovalMode ||
+		tb.Config().Policy.Mode() != confirm.ModePlan {
 		t.Errorf("a rejected configuration changed something")
 	}
 
@@ -162,7 +162,7 @@ func TestReconfigure(t *testing.T) {
 	if _, err := tb.Reconfigure(settings.Settings{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := tb.Registry.Get("replace"); ok {
+	if _, ok := tb.Config().Registry.Get("replace"); ok {
 		t.Errorf("the workspace file written since was not read")
 	}
 	testutil.WriteFiles(t, config, map[string]string{"settings.json": `{not json`})
@@ -184,8 +184,8 @@ func TestTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close()
-	if tb.Trust.Trusted || tb.Policy.Mode() != confirm.ModeDefault {
-		t.Fatalf("untrusted workspace: trust %+v, mode %s; want untrusted, default", tb.Trust, tb.Policy.Mode())
+	if tb.Config().Trust.Trusted || tb.Config().Policy.Mode() != confirm.ModeDefault {
+		t.Fatalf("untrusted workspace: trust %+v, mode %s; want untrusted, default", tb.Config().Trust, tb.Config().Policy.Mode())
 	}
 
 	store, err := trust.Load(config)
@@ -202,16 +202,16 @@ func TestTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Mode || !tb.Trust.Trusted || tb.Policy.Mode() != confirm.ModeYolo {
-		t.Errorf("after trusting: %+v, trust %+v, mode %s; want the workspace's yolo", r, tb.Trust, tb.Policy.Mode())
+	if !r.Mode || !tb.Config().Trust.Trusted || tb.Config().Policy.Mode() != confirm.ModeYolo {
+		t.Errorf("after trusting: %+v, trust %+v, mode %s; want the workspace's yolo", r, tb.Config().Trust, tb.Config().Policy.Mode())
 	}
 	tb2, err := New(Options{Roots: []string{root}, ConfigDir: config})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tb2.Close()
-	if tb2.Policy.Mode() != confirm.ModeYolo {
-		t.Errorf("trusted workspace: mode %s, want yolo", tb2.Policy.Mode())
+	if tb2.Config().Policy.Mode() != confirm.ModeYolo {
+		t.Errorf("trusted workspace: mode %s, want yolo", tb2.Config().Policy.Mode())
 	}
 
 	testutil.WriteFiles(t, config, map[string]string{trust.FileName: `{not json`})
@@ -221,8 +221,8 @@ func TestTrust(t *testing.T) {
 	if _, err := tb.Reconfigure(settings.Settings{}); err == nil {
 		t.Errorf("damaged trust file accepted on Reconfigure")
 	}
-	if !tb.Trust.Trusted || tb.Policy.Mode() != confirm.ModeYolo {
-		t.Errorf("a failed Reconfigure changed the toolbox: trust %+v, mode %s", tb.Trust, tb.Policy.Mode())
+	if !tb.Config().Trust.Trusted || tb.Config().Policy.Mode() != confirm.ModeYolo {
+		t.Errorf("a failed Reconfigure changed the toolbox: trust %+v, mode %s", tb.Config().Trust, tb.Config().Policy.Mode())
 	}
 }
 
