@@ -972,11 +972,11 @@ After quitting ediff, accept or reject in the diff buffer."
                  collect (list (+ ?0 i) (or (plist-get c :label) (plist-get c :title))
                                (plist-get c :outcome)))
       (append
-       (list (list ?y "yes, once" "proceed_once"))
+       (list (list ?y "yes" "proceed_once"))
        (unless (eq (plist-get d :noAlways) t)
          (pcase (plist-get d :type)
            ("execute"
-            (let ((roots (mapconcat #'identity (plist-get d :rootCommands) ", ")))
+            (let ((roots (mapconcat #'identity (plist-get d :rootCommands) " and ")))
               (list (list ?a (if (string-empty-p roots) "always allow this command"
                                (format "always allow %s" roots))
                           "proceed_always"))))
@@ -985,7 +985,7 @@ After quitting ediff, accept or reject in the diff buffer."
                   (list ?s (format "always allow server %s" (plist-get d :server))
                         "proceed_always_server")))
            (_ (list (list ?a "always" "proceed_always")))))
-       (list (list ?n "no, reject" "cancel"))))))
+       (list (list ?n "no" "cancel"))))))
 
 (defun agentls--question (d)
   "The question to ask for the confirmation details D."
@@ -1097,7 +1097,8 @@ After quitting ediff, accept or reject in the diff buffer."
     buf))
 
 (defun agentls--chat-insert (conn text &optional face kind)
-  "Append TEXT (with FACE) to CONN's chat; KIND names what it is."
+  "Append TEXT (with FACE) to CONN's chat.
+KIND, when non-nil, names what it is (text, thought, heading, ...)."
   (with-current-buffer (agentls--chat-buffer conn)
     (let ((inhibit-read-only t)
           (follow (mapcar (lambda (w) (cons w (= (window-point w) (point-max))))
@@ -1108,7 +1109,7 @@ After quitting ediff, accept or reject in the diff buffer."
       (dolist (f follow)
         (when (cdr f) (set-window-point (car f) (point-max))))
       (when (= (point) (- (point-max) (length text))) (goto-char (point-max)))
-      (setq agentls--last-kind kind))))
+      (when kind (setq agentls--last-kind kind)))))
 
 (defun agentls--chat-newline (conn)
   "Make sure CONN's chat ends at the beginning of a line."
@@ -1116,6 +1117,15 @@ After quitting ediff, accept or reject in the diff buffer."
     (unless (or (= (point-max) (point-min))
                 (eq (char-before (point-max)) ?\n))
       (agentls--chat-insert conn "\n"))))
+
+(defun agentls--chat-separate (conn)
+  "Make sure CONN's chat ends with an empty line (unless it is empty)."
+  (with-current-buffer (agentls--chat-buffer conn)
+    (let ((tail (buffer-substring-no-properties (max (point-min) (- (point-max) 2)) (point-max))))
+      (cond ((= (point-min) (point-max)))
+            ((equal tail "\n\n"))
+            ((string-suffix-p "\n" tail) (agentls--chat-insert conn "\n"))
+            (t (agentls--chat-insert conn "\n\n"))))))
 
 (defun agentls--chat-for-session (conn session)
   "CONN's chat buffer if SESSION belongs to it (adopting a new session)."
@@ -1139,10 +1149,12 @@ After quitting ediff, accept or reject in the diff buffer."
     (when chat
       (pcase kind
         ("message_chunk"
-         (with-current-buffer chat
-           (when (eq agentls--last-kind 'thought) (agentls--chat-insert conn "\n\n")))
+         (when (memq (buffer-local-value 'agentls--last-kind chat) '(thought tool plan))
+           (agentls--chat-separate conn))
          (agentls--chat-insert conn (plist-get u :text) nil 'text))
         ("thought_chunk"
+         (when (memq (buffer-local-value 'agentls--last-kind chat) '(text tool plan))
+           (agentls--chat-separate conn))
          (agentls--chat-insert conn (plist-get u :text) 'agentls-thought 'thought))
         ("tool_call" (agentls--chat-tool-call conn u))
         ("tool_call_update" (agentls--chat-tool-update conn u))
@@ -1189,14 +1201,16 @@ After quitting ediff, accept or reject in the diff buffer."
 
 (defun agentls--chat-tool-call (conn u)
   "Insert the tool call U in CONN's chat."
-  (agentls--chat-newline conn)
+  (if (memq (buffer-local-value 'agentls--last-kind (agentls--chat-buffer conn))
+            '(tool heading nil))
+      (agentls--chat-newline conn)
+    ;; A list right after a paragraph would continue it in Markdown.
+    (agentls--chat-separate conn))
   (with-current-buffer (agentls--chat-buffer conn)
     (let ((inhibit-read-only t)
           (id (plist-get u :toolCallId)))
       (save-excursion
         (goto-char (point-max))
-        (unless (memq agentls--last-kind '(tool nil))
-          (insert "\n"))
         (insert (propertize (format "- %s: %s" (plist-get u :name)
                                     (or (plist-get u :title) ""))
                             'font-lock-face 'agentls-tool-call 'face 'agentls-tool-call))
@@ -1260,7 +1274,9 @@ After quitting ediff, accept or reject in the diff buffer."
             (delete-region (car agentls--plan-markers) (cdr agentls--plan-markers))
             (insert text)
             (set-marker (cdr agentls--plan-markers) (point)))
-        (agentls--chat-newline conn)
+        (if (memq agentls--last-kind '(heading nil))
+            (agentls--chat-newline conn)
+          (agentls--chat-separate conn))
         (save-excursion
           (goto-char (point-max))
           (let ((start (point-marker)))
@@ -1384,10 +1400,10 @@ After quitting ediff, accept or reject in the diff buffer."
      (lambda (_ conn)
        (when (agentls--live-p conn)
          (maphash (lambda (_ p)
-                    (push (truncate-string-to-width
-                           (concat (or (car p) "running")
-                                   (if (cdr p) (concat ": " (cdr p)) ""))
-                           60 nil nil "…")
+                    (push (concat (truncate-string-to-width (or (car p) "running") 24 nil nil "…")
+                                  (if (and (cdr p) (not (string-empty-p (cdr p))))
+                                      (concat ": " (truncate-string-to-width (cdr p) 48 nil nil "…"))
+                                    ""))
                           parts))
                   (agentls--progress conn))
          (let ((chat (agentls--chat conn)))
@@ -1407,9 +1423,16 @@ After quitting ediff, accept or reject in the diff buffer."
 
 (defun agentls--mode-line-install ()
   "Show agentls's progress in the mode line."
-  (unless (member 'agentls--mode-line-construct global-mode-string)
+  (unless (and (listp global-mode-string)
+               (memq 'agentls--mode-line-construct global-mode-string))
+    ;; A list that starts with a symbol would be a conditional construct:
+    ;; start it with a string.
     (setq global-mode-string
-          (append (if (listp global-mode-string) global-mode-string (list global-mode-string))
+          (append (cond ((null global-mode-string) (list ""))
+                        ((and (listp global-mode-string) (stringp (car global-mode-string)))
+                         global-mode-string)
+                        ((listp global-mode-string) (cons "" global-mode-string))
+                        (t (list "" global-mode-string)))
                   '(agentls--mode-line-construct)))))
 
 ;;;;; Flymake: the places a turn touches, the shell's errors

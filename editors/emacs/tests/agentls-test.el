@@ -211,7 +211,7 @@ and arrive in one read."
             (chat (agentls--chat (agentls-test--conn))))
         (should (string-search "## You\n\nexplain this\n\n_context: a.txt:1-3_" text))
         (should (string-search "Hello from the fake model.\nSecond line of the answer." text))
-        (should (string-search "The user wants a greeting." text))
+        (should (string-search "## agentls\n\nThe user wants a greeting.\n\nHello from the fake model." text))
         (should (string-search "tokens: 321 in, 12 out" text))
         (agentls-doctor)
         (let ((doc (agentls-test--text "*agentls doctor*")))
@@ -242,6 +242,8 @@ and arrive in one read."
       (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
       (let ((text (agentls-test--chat-text)))
         (should (string-match-p "^- read_file: .* · done$" text))
+        ;; Markdown: paragraphs and the list of calls are apart.
+        (should (string-match-p "## agentls\n\nLet me read it.\n\n- read_file: [^\n]* · done\n  - src/greek.txt\n\nIt has three lines.\n\n_turn ended: end_turn_" text))
         (should (string-search "It has three lines." text))
         (with-current-buffer (agentls--chat (agentls-test--conn))
           (goto-char (point-min))
@@ -366,6 +368,12 @@ and arrive in one read."
                                                (push m mode-lines)
                                                (string-search "out-" m)))
                                   "the latest output line in the mode line" 5)
+              ;; `format-mode-line' gives "" in batch Emacs, so check the shape
+              ;; the mode line needs: global-mode-string is a list whose first
+              ;; element is a string (else its first symbol is read as a
+              ;; conditional and the mode line shows *invalid*).
+              (should (stringp (car global-mode-string)))
+              (should (memq 'agentls--mode-line-construct global-mode-string))
               (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
               (let ((text (agentls-test--text shell)))
                 (should (string-search (concat "$ " command) text))
