@@ -217,6 +217,12 @@ type editor struct {
 	permissions []sdk.RequestPermissionRequest
 	// onUpdate, when set, sees each update as it comes.
 	onUpdate func(sdk.SessionNotification)
+	// buffers, when not nil, are the editor's texts of files by path: the client
+	// serves fs/read_text_file and fs/write_text_file from them (reads of other files
+	// from the disk), and records the reads and writes.
+	buffers map[string]string
+	reads   []string
+	writes  []sdk.WriteTextFileRequest
 }
 
 var errNotDeclared = errors.New("the test client did not declare this capability")
@@ -251,12 +257,50 @@ func (e *editor) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 	return nil
 }
 
-func (e *editor) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, errNotDeclared
+// ReadTextFile serves the editor's buffers, else the disk, when the test gave the
+// editor buffers (e.buffers not nil).
+func (e *editor) ReadTextFile(_ context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.buffers == nil {
+		return sdk.ReadTextFileResponse{}, errNotDeclared
+	}
+	e.reads = append(e.reads, p.Path)
+	if text, ok := e.buffers[p.Path]; ok {
+		return sdk.ReadTextFileResponse{Content: text}, nil
+	}
+	b, err := os.ReadFile(p.Path)
+	if err != nil {
+		return sdk.ReadTextFileResponse{}, err
+	}
+	return sdk.ReadTextFileResponse{Content: string(b)}, nil
 }
 
-func (e *editor) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, errNotDeclared
+// WriteTextFile writes into the editor's buffers, when it has them.
+func (e *editor) WriteTextFile(_ context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.buffers == nil {
+		return sdk.WriteTextFileResponse{}, errNotDeclared
+	}
+	e.buffers[p.Path] = p.Content
+	e.writes = append(e.writes, p)
+	return sdk.WriteTextFileResponse{}, nil
+}
+
+// buffer returns the editor's text of path, and whether it has a buffer of it.
+func (e *editor) buffer(path string) (string, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	text, ok := e.buffers[path]
+	return text, ok
+}
+
+// setBuffer sets the editor's text of path, as a user typing.
+func (e *editor) setBuffer(path, text string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.buffers[path] = text
 }
 
 func (e *editor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {

@@ -40,6 +40,9 @@ type sessionState struct {
 	rejected map[string]bool
 	// calls are the tool calls shown to the client and not yet ended, by id.
 	calls map[string]*callView
+	// held counts the calls holding each file's editor text in the workspace's
+	// documents (fs.go).
+	held map[string]int
 }
 
 // close closes the session's host, cancelling what runs.
@@ -79,7 +82,7 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 	if err != nil {
 		return nil, err
 	}
-	st := &sessionState{c: c, cwd: cwd, rejected: map[string]bool{}, calls: map[string]*callView{}}
+	st := &sessionState{c: c, cwd: cwd, rejected: map[string]bool{}, calls: map[string]*callView{}, held: map[string]int{}}
 	o := c.srv.o
 	host, err := session.NewHost(session.HostOptions{
 		Toolbox: toolbox.Options{
@@ -89,6 +92,7 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 			// The client's servers count as the user's own settings: the workspace's
 			// settings files can only tighten them, as for an editor's options.
 			Overrides: overrides,
+			Tool:      st.adaptTool,
 			Logger:    c.log,
 		},
 		Store:     store,
@@ -101,6 +105,9 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 		return nil, failed("cannot set up the workspace %s: %v", cwd, err)
 	}
 	st.host = host
+	if fsCaps := c.fsCaps(); fsCaps.WriteTextFile {
+		host.Toolbox().Workspace.SetWriter(clientWriter{st: st, read: fsCaps.ReadTextFile})
+	}
 	if err := host.Toolbox().StartExternal(ctx); err != nil {
 		c.log.Warn("external tools", "error", err)
 	}
