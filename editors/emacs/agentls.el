@@ -519,7 +519,8 @@ user decides later; the request's ID is then kept in ENTRY."
 (defun agentls--maybe-open ()
   "Open the current buffer on the connection of its workspace."
   (agentls--safely "didOpen"
-    (when (and buffer-file-name (not agentls--conn) (not (buffer-base-buffer)))
+    (when (and buffer-file-name (not agentls--conn) (not (buffer-base-buffer))
+               (not (file-remote-p buffer-file-name)))
       (let ((conn (agentls--conn-for-file buffer-file-name)))
         (when conn
           (agentls--open conn)
@@ -1051,7 +1052,7 @@ After quitting ediff, accept or reject in the diff buffer."
     (define-key map (kbd "C-c C-k") #'agentls-cancel)
     (define-key map (kbd "C-c C-s") #'agentls-sessions)
     (define-key map (kbd "C-c C-n") #'agentls-new-session)
-    (define-key map (kbd "C-c C-m") #'agentls-set-approval-mode)
+    (define-key map (kbd "C-c C-a") #'agentls-set-approval-mode)
     (define-key map (kbd "C-c C-o") #'agentls-show-shell-output)
     (define-key map (kbd "TAB") #'forward-button)
     (define-key map (kbd "<backtab>") #'backward-button)
@@ -1067,6 +1068,7 @@ After quitting ediff, accept or reject in the diff buffer."
   (setq buffer-read-only t)
   (setq-local truncate-lines nil)
   (setq header-line-format '(:eval (agentls--chat-header)))
+  (buffer-disable-undo)
   (visual-line-mode 1))
 
 (defun agentls--chat-header ()
@@ -1300,8 +1302,16 @@ KIND, when non-nil, names what it is (text, thought, heading, ...)."
 
 ;;;;; Shell output
 
+(defvar agentls-shell-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-k") #'agentls-cancel)
+    map)
+  "Keys of `agentls-shell-mode'.")
+
 (define-derived-mode agentls-shell-mode compilation-mode "agentls-shell"
-  "Output of the agent's shell commands; errors are clickable."
+  "Output of the agent's shell commands; errors are clickable.
+\\<agentls-shell-mode-map>\\[agentls-cancel] cancels the running command."
+  (buffer-disable-undo)
   (setq-local compilation-scroll-output t)
   ;; The "$ command" lines are not errors, whatever the command says.
   (setq-local compilation-transform-file-match-alist
@@ -1585,8 +1595,8 @@ and optionally :range and :diagnostic."
                       nil 'agentls--prompt-history)))
   (when (string-empty-p (string-trim prompt))
     (user-error "Empty prompt"))
-  (let* ((conn (if (derived-mode-p 'agentls-chat-mode)
-                   (or agentls--chat-conn (agentls--connection))
+  (let* ((conn (if (and (derived-mode-p 'agentls-chat-mode) (agentls--live-p agentls--chat-conn))
+                   agentls--chat-conn
                  (agentls--connection)))
          (context (or context
                       (unless (derived-mode-p 'agentls-chat-mode) (agentls--region-params))))
