@@ -133,7 +133,7 @@ func (c ClientCapabilities) PositionEncoding() workspace.PositionEncoding {
 	return workspace.PositionUTF16
 }
 
-// The commands of workspace/executeCommand.
+// The commands of workspace/executeCommand (see commandTable).
 const (
 	cmdRunTool         = "agentls.runTool"
 	cmdListTools       = "agentls.listTools"
@@ -148,18 +148,6 @@ const (
 	cmdRunPrompt       = "agentls.runPrompt"
 	cmdTrust           = "agentls.trust"
 )
-
-// commands are the commands executeCommandProvider lists: those this server serves.
-// agentls.prompt and agentls.runPrompt are among them when the server has a model
-// (Options.NewClient).
-func (s *Server) commands() []string {
-	cmds := []string{cmdRunTool, cmdListTools, cmdCancel, cmdSetApprovalMode, cmdConfirm, cmdListSessions,
-		cmdDiscoverTools, cmdMCPStatus, cmdListPrompts, cmdTrust}
-	if s.opts.NewClient != nil {
-		cmds = append(cmds, cmdPrompt, cmdRunPrompt)
-	}
-	return cmds
-}
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this
 // server speaks, reported in capabilities.experimental.agentls.protocolVersion.

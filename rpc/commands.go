@@ -30,6 +30,79 @@ type executeCommandParams struct {
 	Arguments []json.RawMessage `json:"arguments"`
 }
 
+// editorCommand is one editor command: an agentls.* command of workspace/executeCommand
+// and, where it has one, the agentls/* method of rich clients that takes the same object
+// as its params. Server.commandTable declares them all; the advertised command list and
+// the method routes come from it.
+type editorCommand struct {
+	name   string // as workspace/executeCommand names it
+	method string // the agentls/* method with the same params; "" when none
+	// notify says that the method may also be sent as a notification.
+	notify bool
+	// needsModel says that the command is advertised only by a server with a model;
+	// without one it is still served, and says what is missing.
+	needsModel bool
+	// run serves the command; callee is what the client called (name or method), for
+	// messages, and arg its object argument ({} when the client gave none).
+	run func(ctx context.Context, callee string, arg json.RawMessage) (any, error)
+}
+
+// commandTable declares the editor commands, in the order they are advertised.
+func (s *Server) commandTable() []editorCommand {
+	return []editorCommand{
+		{name: cmdRunTool, method: "agentls/runTool", run: s.runTool},
+		{name: cmdListTools, method: "agentls/tools", run: s.listTools},
+		{name: cmdCancel, method: "agentls/cancel", notify: true, run: s.cancel},
+		{name: cmdSetApprovalMode, run: s.setApprovalMode},
+		{name: cmdConfirm, run: s.answerConfirmation},
+		{name: cmdListSessions, method: "agentls/sessions", run: s.listSessions},
+		{name: cmdDiscoverTools, run: s.discoverTools},
+		{name: cmdMCPStatus, run: s.mcpStatus},
+		{name: cmdListPrompts, run: s.listPrompts},
+		{name: cmdTrust, run: s.trustCommand},
+		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: s.prompt},
+		{name: cmdRunPrompt, needsModel: true, run: s.runPrompt},
+	}
+}
+
+// addCommands routes the commands' agentls/* methods, and maps their names for
+// executeCommand.
+func (s *Server) addCommands() {
+	s.cmds = map[string]editorCommand{}
+	for _, c := range s.commandTable() {
+		s.cmds[c.name] = c
+		if c.method == "" {
+			continue
+		}
+		serve := func(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
+			arg := json.RawMessage(bytes.TrimSpace(params))
+			if len(arg) == 0 || string(arg) == "null" {
+				arg = json.RawMessage("{}")
+			}
+			return c.run(ctx, c.method, arg)
+		}
+		s.routes[c.method] = route{serve: serve}
+		if c.notify {
+			s.notifications[c.method] = func(ctx context.Context, params jsonrpc2.RawMessage) error {
+				_, err := serve(ctx, params)
+				return err
+			}
+		}
+	}
+}
+
+// commands are the commands executeCommandProvider lists: those that do not need a
+// model and, when the server has one (Options.NewClient), those that do.
+func (s *Server) commands() []string {
+	var out []string
+	for _, c := range s.commandTable() {
+		if !c.needsModel || s.opts.NewClient != nil {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
 func (s *Server) executeCommand(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
 	var p executeCommandParams
 	if err := decodeParams("workspace/executeCommand", params, &p); err != nil {
@@ -42,33 +115,11 @@ func (s *Server) executeCommand(ctx context.Context, params jsonrpc2.RawMessage)
 	if len(p.Arguments) == 1 && string(bytes.TrimSpace(p.Arguments[0])) != "null" {
 		arg = p.Arguments[0]
 	}
-	switch p.Command {
-	case cmdRunTool:
-		return s.runTool(ctx, p.Command, arg)
-	case cmdListTools:
-		return s.listTools(p.Command, arg)
-	case cmdCancel:
-		return s.cancel(p.Command, arg)
-	case cmdSetApprovalMode:
-		return s.setApprovalMode(p.Command, arg)
-	case cmdConfirm:
-		return s.answerConfirmation(p.Command, arg)
-	case cmdPrompt:
-		return s.prompt(ctx, p.Command, arg)
-	case cmdListSessions:
-		return s.listSessions(p.Command, arg)
-	case cmdDiscoverTools:
-		return s.discoverTools(ctx)
-	case cmdMCPStatus:
-		return s.mcpStatus()
-	case cmdListPrompts:
-		return s.listPrompts(ctx)
-	case cmdRunPrompt:
-		return s.runPrompt(ctx, p.Command, arg)
-	case cmdTrust:
-		return s.trustCommand(p.Command, arg)
+	c, ok := s.cmds[p.Command]
+	if !ok {
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: agentls offers %s", p.Command, strings.Join(s.commands(), ", "))
 	}
-	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: agentls offers %s", p.Command, strings.Join(s.commands(), ", "))
+	return c.run(ctx, p.Command, arg)
 }
 
 // invalidArgs is the InvalidParams error of a command (or method) whose argument is wrong.
@@ -125,10 +176,6 @@ func (s *Server) runTool(ctx context.Context, command string, arg json.RawMessag
 	return s.host.RunTool(ctx, EditorSession, tools.Request{CallID: id, Name: a.Name, Args: args}), nil
 }
 
-func (s *Server) runToolMethod(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
-	return s.runTool(ctx, "agentls/runTool", json.RawMessage(params))
-}
-
 // listToolsArgs are the arguments of agentls.listTools and agentls/tools.
 type listToolsArgs struct {
 	// Details asks for a ToolList instead of the bare ToolInfo array.
@@ -144,7 +191,7 @@ type toolList struct {
 }
 
 // listTools returns the enabled tools as ToolInfo objects, or with details a toolList.
-func (s *Server) listTools(command string, arg json.RawMessage) (any, error) {
+func (s *Server) listTools(_ context.Context, command string, arg json.RawMessage) (any, error) {
 	var a listToolsArgs
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
@@ -160,20 +207,13 @@ func (s *Server) listTools(command string, arg json.RawMessage) (any, error) {
 	return toolList{Tools: infos, Untrusted: tb.Untrusted(), MCPServers: tb.MCPStatuses()}, nil
 }
 
-func (s *Server) listToolsMethod(_ context.Context, params jsonrpc2.RawMessage) (any, error) {
-	if len(bytes.TrimSpace(params)) == 0 || string(bytes.TrimSpace(params)) == "null" {
-		params = jsonrpc2.RawMessage("{}")
-	}
-	return s.listTools("agentls/tools", json.RawMessage(params))
-}
-
 // cancelArgs are the arguments of agentls.cancel and agentls/cancel.
 type cancelArgs struct {
 	Session string `json:"session"`
 }
 
 // cancel cancels the running prompt and tool calls of a session, or of every session.
-func (s *Server) cancel(command string, arg json.RawMessage) (any, error) {
+func (s *Server) cancel(_ context.Context, command string, arg json.RawMessage) (any, error) {
 	var a cancelArgs
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
@@ -183,21 +223,9 @@ func (s *Server) cancel(command string, arg json.RawMessage) (any, error) {
 	return nil, nil
 }
 
-func (s *Server) cancelMethod(_ context.Context, params jsonrpc2.RawMessage) (any, error) {
-	if len(bytes.TrimSpace(params)) == 0 {
-		params = jsonrpc2.RawMessage("{}")
-	}
-	return s.cancel("agentls/cancel", json.RawMessage(params))
-}
-
-func (s *Server) cancelNotification(ctx context.Context, params jsonrpc2.RawMessage) error {
-	_, err := s.cancelMethod(ctx, params)
-	return err
-}
-
 // setApprovalMode switches the approval mode of the workspace's policy or, given a
 // session, of that session only.
-func (s *Server) setApprovalMode(command string, arg json.RawMessage) (any, error) {
+func (s *Server) setApprovalMode(_ context.Context, command string, arg json.RawMessage) (any, error) {
 	var a struct {
 		Mode    string `json:"mode"`
 		Session string `json:"session"`
@@ -225,7 +253,7 @@ func (s *Server) setApprovalMode(command string, arg json.RawMessage) (any, erro
 }
 
 // answerConfirmation answers a pending confirmation by its id (agentls.confirm).
-func (s *Server) answerConfirmation(command string, arg json.RawMessage) (any, error) {
+func (s *Server) answerConfirmation(_ context.Context, command string, arg json.RawMessage) (any, error) {
 	var a struct {
 		ID      string  `json:"id"`
 		Outcome string  `json:"outcome"`

@@ -135,7 +135,7 @@ type trustResult struct {
 	Message string `json:"message"`
 }
 
-func (s *Server) trustCommand(command string, arg json.RawMessage) (any, error) {
+func (s *Server) trustCommand(_ context.Context, command string, arg json.RawMessage) (any, error) {
 	var a trustArgs
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
@@ -229,7 +229,10 @@ func within(dir, path string) bool {
 }
 
 // discoverTools re-runs the discovery command and returns the tools it found.
-func (s *Server) discoverTools(ctx context.Context) (any, error) {
+func (s *Server) discoverTools(ctx context.Context, command string, arg json.RawMessage) (any, error) {
+	if err := decodeArg(command, arg, &struct{}{}); err != nil {
+		return nil, err
+	}
 	_, _, tb := s.state()
 	if !s.externalAllowed() {
 		return []tools.Info{}, nil
@@ -245,13 +248,19 @@ func (s *Server) discoverTools(ctx context.Context) (any, error) {
 }
 
 // mcpStatus returns the status of each MCP server.
-func (s *Server) mcpStatus() (any, error) {
+func (s *Server) mcpStatus(_ context.Context, command string, arg json.RawMessage) (any, error) {
+	if err := decodeArg(command, arg, &struct{}{}); err != nil {
+		return nil, err
+	}
 	_, _, tb := s.state()
 	return tb.MCPStatuses(), nil
 }
 
 // listPrompts returns the prompts of the connected MCP servers.
-func (s *Server) listPrompts(ctx context.Context) (any, error) {
+func (s *Server) listPrompts(ctx context.Context, command string, arg json.RawMessage) (any, error) {
+	if err := decodeArg(command, arg, &struct{}{}); err != nil {
+		return nil, err
+	}
 	_, _, tb := s.state()
 	out, err := tb.MCPPrompts(ctx)
 	if err != nil {

@@ -131,10 +131,6 @@ func (s *Server) prompt(ctx context.Context, command string, arg json.RawMessage
 	return out, nil
 }
 
-func (s *Server) promptMethod(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
-	return s.prompt(ctx, "agentls/prompt", json.RawMessage(params))
-}
-
 // editorContext makes the session's EditorContext from the prompt's uri and range: the
 // file, the lines of the range and the text it selects (as the editor holds it).
 func (s *Server) editorContext(a promptArgs) (*session.EditorContext, error) {
@@ -393,7 +389,7 @@ func stopText(r session.StopReason) string {
 }
 
 // listSessions returns the stored sessions, newest first (agentls.listSessions).
-func (s *Server) listSessions(command string, arg json.RawMessage) (any, error) {
+func (s *Server) listSessions(_ context.Context, command string, arg json.RawMessage) (any, error) {
 	var a struct{}
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
@@ -410,13 +406,6 @@ func (s *Server) listSessions(command string, arg json.RawMessage) (any, error) 
 		out = append(out, sessionInfo{ID: i.ID, Title: i.Title, Created: i.Created, Updated: i.Updated, Prompts: i.Prompts})
 	}
 	return out, nil
-}
-
-func (s *Server) listSessionsMethod(_ context.Context, params jsonrpc2.RawMessage) (any, error) {
-	if len(strings.TrimSpace(string(params))) == 0 || string(params) == "null" {
-		params = jsonrpc2.RawMessage("{}")
-	}
-	return s.listSessions("agentls/sessions", json.RawMessage(params))
 }
 
 // sessionInfo is an entry of agentls.listSessions.

@@ -137,6 +137,8 @@ type Server struct {
 
 	routes        map[string]route
 	notifications map[string]notification
+	// cmds are the editor commands this server serves, by name (commands.go).
+	cmds map[string]editorCommand
 	// observers receive every scheduler event with the session of its call (updates.go,
 	// progress.go, diagnostics.go, transcript.go); they are set up in New and not
 	// changed afterwards.
@@ -184,11 +186,6 @@ func New(o Options) *Server {
 		"shutdown":                 {serve: s.shutdown, first: s.shuttingDown},
 		"workspace/executeCommand": {serve: s.executeCommand},
 		"textDocument/codeAction":  {serve: s.codeAction},
-		"agentls/runTool":          {serve: s.runToolMethod},
-		"agentls/tools":            {serve: s.listToolsMethod},
-		"agentls/cancel":           {serve: s.cancelMethod},
-		"agentls/prompt":           {serve: s.promptMethod},
-		"agentls/sessions":         {serve: s.listSessionsMethod},
 	}
 	s.notifications = map[string]notification{
 		"initialized":                         s.initialized,
@@ -199,9 +196,9 @@ func New(o Options) *Server {
 		"textDocument/didSave":                s.didSave,
 		"workspace/didChangeWorkspaceFolders": s.didChangeWorkspaceFolders,
 		"workspace/didChangeConfiguration":    s.didChangeConfiguration,
-		"agentls/cancel":                      s.cancelNotification,
 		"window/workDoneProgress/cancel":      s.cancelProgress,
 	}
+	s.addCommands()
 	s.observers = []func(string, tools.Event){s.sendUpdate, s.streamOutput, s.diagnose, s.transcribe}
 	return s
 }
