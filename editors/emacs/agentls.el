@@ -484,6 +484,9 @@ user decides later; the request's ID is then kept in ENTRY."
   "The version of this buffer last sent to the server.")
 (defvar-local agentls--dirty nil
   "Non-nil when this buffer changed since its text was last sent.")
+(defvar-local agentls--agent-edited nil
+  "Non-nil when the agent edited this buffer since it was last saved.")
+
 (defvar agentls--flush-timer nil
   "Idle timer that sends pending changes.")
 
@@ -579,6 +582,7 @@ user decides later; the request's ID is then kept in ENTRY."
 
 (defun agentls--maybe-saved ()
   "Send didSave for the buffer just saved."
+  (setq agentls--agent-edited nil)
   (agentls--safely "didSave"
     (when (agentls--live-p agentls--conn)
       (agentls--flush)
@@ -664,6 +668,14 @@ user decides later; the request's ID is then kept in ENTRY."
                    (file-name-nondirectory file) version
                    (buffer-local-value 'agentls--version buf))))))
 
+(defun agentls--unsaved-agent-edits (conn)
+  "The names of CONN's buffers with agent edits that are not saved."
+  (cl-loop for b in (buffer-list)
+           when (and (eq (buffer-local-value 'agentls--conn b) conn)
+                     (buffer-local-value 'agentls--agent-edited b)
+                     (buffer-modified-p b))
+           collect (buffer-name b)))
+
 (defvar agentls-after-edit-hook nil
   "Hook run in a buffer after an agent edit was applied to it.")
 
@@ -681,6 +693,7 @@ user decides later; the request's ID is then kept in ENTRY."
             (unless (agentls--live-p agentls--conn) (agentls--open conn))
             (agentls--apply-text-edits (nth 2 d))
             (agentls--flush)
+            (setq agentls--agent-edited t)
             (when agentls-save-after-edit
               ;; The edit stands even if saving fails; say so.
               (condition-case err
@@ -988,15 +1001,20 @@ After quitting ediff, accept or reject in the diff buffer."
            (_ (list (list ?a "always" "proceed_always")))))
        (list (list ?n "no" "cancel"))))))
 
-(defun agentls--question (d)
-  "The question to ask for the confirmation details D."
+(defun agentls--question (d &optional conn)
+  "The question to ask for the confirmation details D of CONN."
   (let ((title (or (plist-get d :title) "agentls")))
     (pcase (plist-get d :type)
       ("execute"
-       (format "agentls: %s\nRun `%s'%s? " title (plist-get d :command)
-               (if (plist-get d :directory)
-                   (format " in %s" (abbreviate-file-name (plist-get d :directory)))
-                 "")))
+       (let ((unsaved (and conn (agentls--unsaved-agent-edits conn))))
+         (format "agentls: %s\nRun `%s'%s?%s " title (plist-get d :command)
+                 (if (plist-get d :directory)
+                     (format " in %s" (abbreviate-file-name (plist-get d :directory)))
+                   "")
+                 (if unsaved
+                     (format "\n(Not saved yet, so the command sees the old text: %s)"
+                             (mapconcat #'identity unsaved ", "))
+                   ""))))
       ("mcp" (format "agentls: %s\nCall %s of MCP server %s with %s? " title
                      (plist-get d :tool) (plist-get d :server)
                      (ignore-errors (json-encode (plist-get d :arguments)))))
@@ -1006,14 +1024,19 @@ After quitting ediff, accept or reject in the diff buffer."
       (_ (format "agentls: %s " title)))))
 
 (defun agentls--next-modal ()
-  "Ask the oldest waiting minibuffer question, from a timer."
-  (unless agentls--modal-busy
+  "Ask the oldest waiting minibuffer question, from a timer.
+While the minibuffer is in use, wait for it to be free."
+  (cond
+   ((and agentls--modal-queue (not agentls--modal-busy) (active-minibuffer-window))
+    (message "agentls: a question waits until the minibuffer is free")
+    (run-with-timer 0.5 nil #'agentls--next-modal))
+   ((not agentls--modal-busy)
     (let ((entry (pop agentls--modal-queue)))
       (while (and entry (agentls--confirmation-done entry))
         (setq entry (pop agentls--modal-queue)))
       (when entry
         (setq agentls--modal-busy t)
-        (run-at-time 0 nil #'agentls--ask entry)))))
+        (run-at-time 0 nil #'agentls--ask entry))))))
 
 (defun agentls--ask (entry)
   "Ask the question of ENTRY in the minibuffer and answer it."
@@ -1024,7 +1047,7 @@ After quitting ediff, accept or reject in the diff buffer."
                  (choices (agentls--choices d))
                  (choice (condition-case nil
                              (read-multiple-choice
-                              (agentls--question d)
+                              (agentls--question d (agentls--confirmation-conn entry))
                               (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices))
                            (quit nil))))
             (when choice

@@ -731,5 +731,35 @@ REPORT-FN gets it."
         (should (string-search "Fix this problem at a.txt:2: undefined: betaa\n\n_context: a.txt:2-2_" text))
         (should (string-search "That is a typo." text))))))
 
+(ert-deftest agentls-test-unsaved-edit-warned ()
+  "With saving after edits off, the shell question names the agent's unsaved edits."
+  (agentls-test--with
+    (let* ((agentls-save-after-edit nil)
+           (root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
+                           (:calls [(:name "run_shell_command" :args (:command "cat greek.txt"))])
+                           (:text "Done.")])))
+           (buf (agentls-test--start root "greek.txt" url))
+           (asked nil))
+      (advice-add 'read-multiple-choice :around
+                  (lambda (orig prompt choices &rest rest)
+                    (push prompt asked)
+                    (setq unread-command-events (list ?n))
+                    (apply orig prompt choices rest))
+                  '((name . agentls-test)))
+      (unwind-protect
+          (progn
+            (with-current-buffer buf (agentls "capitalize beta, then show it"))
+            (with-current-buffer (agentls-test--diff-buffer) (agentls-diff-accept))
+            (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+            (should (equal (agentls-test--text buf) "alpha\nBETA\ngamma\n"))
+            (should (buffer-modified-p buf))
+            (should (equal (agentls-test--disk path) "alpha\nbeta\ngamma\n"))
+            (should (= 1 (length asked)))
+            (should (string-search "Not saved yet, so the command sees the old text: greek.txt" (car asked))))
+        (advice-remove 'read-multiple-choice 'agentls-test)))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
