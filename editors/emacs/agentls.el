@@ -90,7 +90,9 @@ They take the keys of agentls's settings file, for example
   :type '(choice (const :tag "None" nil) (plist :tag "Settings")))
 
 (defcustom agentls-root-function #'agentls-default-root
-  "Function of no arguments returning the workspace root of the current buffer."
+  "Function of no arguments returning the workspace root of the current buffer.
+It returns nil where there is none; `agentls' then asks for the
+workspace (the directory whose files the agent may read and edit)."
   :type 'function)
 
 (defcustom agentls-save-after-edit t
@@ -191,16 +193,20 @@ This turns `flymake-mode' on in the touched buffers."
   :documentation "A JSON-RPC connection to an agentls server.")
 
 (defun agentls-default-root ()
-  "The current project's root, else `default-directory'."
-  (expand-file-name
-   (or (and (fboundp 'project-current)
-            (let ((proj (ignore-errors (project-current))))
-              (and proj (project-root proj))))
-       default-directory)))
+  "The current project's root, or nil outside a project."
+  (and (fboundp 'project-current)
+       (let ((proj (ignore-errors (project-current))))
+         (and proj (project-root proj)))))
+
+(defun agentls--project-root ()
+  "The root `agentls-root-function' gives here, as a directory name, or nil."
+  (let ((root (funcall agentls-root-function)))
+    (and root (file-name-as-directory (expand-file-name root)))))
 
 (defun agentls--current-root ()
-  "The workspace root for the current buffer, as a directory name."
-  (file-name-as-directory (expand-file-name (funcall agentls-root-function))))
+  "The workspace root for the current buffer: its project, else its directory."
+  (or (agentls--project-root)
+      (file-name-as-directory (expand-file-name default-directory))))
 
 (defmacro agentls--safely (what &rest body)
   "Run BODY, turning an error into a message that names WHAT.
@@ -219,16 +225,24 @@ there would leave the server's next messages unread."
 (defun agentls--connection (&optional no-start)
   "The connection for the current buffer's workspace.
 Start one unless NO-START.  Return nil when there is none."
-  (let* ((root (agentls--current-root))
-         (conn (gethash root agentls--connections)))
+  (let* ((root (agentls--project-root))
+         (here (or root (file-name-as-directory (expand-file-name default-directory))))
+         (conn (and root (gethash root agentls--connections))))
     (cond ((agentls--live-p conn) conn)
-          (no-start
-           ;; A buffer in a subdirectory of a running workspace.
-           (cl-loop for c being the hash-values of agentls--connections
+          ;; A buffer in a subdirectory of a running workspace.
+          ((cl-loop for c being the hash-values of agentls--connections
                     when (and (agentls--live-p c)
-                              (string-prefix-p (agentls--root c) root))
+                              (string-prefix-p (agentls--root c) here))
                     return c))
-          (t (agentls--start root)))))
+          (no-start nil)
+          (root (agentls--start root))
+          (t
+           ;; Outside a project, the workspace (every file the agent may touch)
+           ;; is the user's choice, not whatever `default-directory' is.
+           (agentls--start
+            (file-name-as-directory
+             (expand-file-name
+              (read-directory-name "agentls workspace (no project here): " here nil t))))))))
 
 (defun agentls--any-connection ()
   "The current buffer's connection, else any live one."
@@ -260,6 +274,9 @@ Start one unless NO-START.  Return nil when there is none."
 
 (defun agentls--start (root)
   "Start agentls for ROOT and return the connection."
+  (unless (executable-find (car agentls-server-program))
+    (user-error "Cannot find the agentls program %S (see `agentls-server-program')"
+                (car agentls-server-program)))
   (let* ((name (format "agentls %s" (abbreviate-file-name root)))
          (default-directory root)
          (process-environment (append agentls-server-environment process-environment))
@@ -275,9 +292,6 @@ Start one unless NO-START.  Return nil when there is none."
            :on-shutdown #'agentls--on-shutdown
            :process
            (lambda ()
-             (unless (executable-find (car command))
-               (user-error "Cannot find the agentls program %S (see `agentls-server-program')"
-                           (car command)))
              (make-process
               :name name
               :command command
@@ -400,14 +414,27 @@ of them.  If whole messages are left, they are read from a timer."
 
 ;;;; Requests
 
+(defvar agentls--request-counter 0
+  "Tells the deferred requests apart (see `agentls--async').")
+
+(cl-defmethod jsonrpc-connection-ready-p ((conn agentls-connection) _what)
+  "Non-nil once CONN's server has answered `initialize'."
+  (agentls--ready conn))
+
 (defun agentls--async (conn method params &optional on-result on-error)
   "Send request METHOD with PARAMS on CONN, without waiting.
 Call ON-RESULT with the result or ON-ERROR with the error object.
-Pending buffer changes are sent first."
+Pending buffer changes are sent first.  Until the server has answered
+`initialize', the request waits."
   (agentls--flush-all conn)
   (jsonrpc-async-request
    conn method params
    :timeout nil
+   ;; A token of its own: jsonrpc replaces a deferred request by a later
+   ;; one with the same token from the same buffer.
+   :deferred (and (not (eq method :initialize))
+                  (not (agentls--ready conn))
+                  (format "agentls-%d" (cl-incf agentls--request-counter)))
    :success-fn (lambda (result)
                  (when on-result
                    (agentls--safely (format "%s" method)
@@ -703,7 +730,7 @@ user decides later; the request's ID is then kept in ENTRY."
                                 (buffer-name) (error-message-string err)))))
             (agentls--safely "agentls-after-edit-hook"
               (run-hooks 'agentls-after-edit-hook)))))
-      (when-let ((label (plist-get params :label)))
+      (when-let* ((label (plist-get params :label)))
         (message "agentls: %s" label))
       (list :applied t))))
 
@@ -1632,7 +1659,7 @@ and optionally :range and :diagnostic."
     (agentls--chat-newline conn)
     (agentls--chat-insert conn "## You\n\n" 'agentls-heading)
     (agentls--chat-insert conn (concat prompt "\n\n"))
-    (when-let ((note (agentls--context-note context)))
+    (when-let* ((note (agentls--context-note context)))
       (agentls--chat-insert conn note 'agentls-status))
     (agentls--chat-insert conn "## agentls\n\n" 'agentls-heading 'heading)
     (when agentls-display-chat

@@ -187,7 +187,38 @@ and arrive in one read."
                        agentls-diff-reject agentls-diff-edit agentls-diff-ediff))
     (should (commandp f)))
   (should (= 0 (hash-table-count agentls--connections)))
-  (should-not (process-list)))
+  (should-not (process-list))
+  ;; A missing program is a clear error, and leaves nothing behind.
+  (let ((agentls-server-program '("/nonexistent/agentls" "serve"))
+        (default-directory (agentls-test--workspace '(("a.txt" . "a\n")))))
+    (should (string-search "Cannot find the agentls program"
+                           (cadr (should-error (agentls "hello") :type 'user-error))))
+    (should-not (cl-some #'agentls--live-p (hash-table-values agentls--connections)))
+    (should-not (process-list))))
+
+(ert-deftest agentls-test-outside-project ()
+  "Outside a project the user chooses the workspace, once."
+  (agentls-test--with
+    (let* ((root (file-name-as-directory (file-truename (make-temp-file "agentls-noproj-" t))))
+           (file (expand-file-name "notes.txt" root))
+           (url (agentls-test--fake-gemini '(:turns [(:text "One.") (:text "Two.")])))
+           (asked 0))
+      (with-temp-file file (insert "n\n"))
+      (setq agentls-server-program (list agentls-test-bin "serve")
+            agentls-server-environment (list "GEMINI_API_KEY=test-key" (concat "GOOGLE_GEMINI_BASE_URL=" url)))
+      (set-buffer (find-file-noselect file))
+      (should-not (agentls--project-root))
+      (cl-letf (((symbol-function 'read-directory-name)
+                 (lambda (&rest _) (cl-incf asked) root)))
+        (agentls "first")
+        (agentls-test--wait-chat "_turn ended: end_turn" "the first answer")
+        (agentls-test--wait (lambda () (not (buffer-local-value 'agentls--busy (agentls--chat (agentls-test--conn)))))
+                            "the first prompt to end")
+        (agentls "second")
+        (agentls-test--wait (lambda () (= 2 (agentls-test--count "_turn ended: end_turn" (agentls-test--chat-text))))
+                            "the second answer"))
+      (should (= asked 1))
+      (should (equal (agentls--root (agentls-test--conn)) root)))))
 
 (ert-deftest agentls-test-prompt-streams ()
   "M-x agentls with a region: the answer streams into the chat and the turn ends."
