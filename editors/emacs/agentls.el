@@ -1774,6 +1774,7 @@ without asking, yolo asks nothing, plan only reads."
                         (setf (agentls--approval-mode conn) mode)
                         (message "agentls: approval mode %s" mode)))))
 
+;;;###autoload
 (defun agentls-fix-diagnostic-at-point ()
   "Ask agentls to fix the Flymake diagnostic at point (from any backend)."
   (interactive)

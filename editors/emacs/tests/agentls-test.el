@@ -792,5 +792,26 @@ REPORT-FN gets it."
             (should (string-search "Not saved yet, so the command sees the old text: greek.txt" (car asked))))
         (advice-remove 'read-multiple-choice 'agentls-test)))))
 
+(ert-deftest agentls-test-accept-always ()
+  "Accepting always lets the session's next edit through without a diff."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "gamma" :new_string "GAMMA"))])
+                           (:text "Both done.")])))
+           (buf (agentls-test--start root "greek.txt" url))
+           (diffs 0))
+      (with-current-buffer buf (agentls "capitalize beta and gamma"))
+      (with-current-buffer (agentls-test--diff-buffer) (agentls-diff-accept-always))
+      (advice-add 'agentls--show-edit :before (lambda (&rest _) (cl-incf diffs)) '((name . agentls-test)))
+      (unwind-protect
+          (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+        (advice-remove 'agentls--show-edit 'agentls-test))
+      (should (= diffs 0))
+      (should (equal (agentls-test--text buf) "alpha\nBETA\nGAMMA\n"))
+      (should (equal (agentls-test--disk path) "alpha\nBETA\nGAMMA\n")))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here

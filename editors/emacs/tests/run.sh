@@ -4,7 +4,8 @@
 #   editors/emacs/tests/run.sh [CASE...]     (default: every case)
 #
 # Lint cases: the package byte-compiles with warnings as errors, checkdoc finds nothing,
-# package-lint finds no error (SKIP when package-lint is not installed).  Then every
+# the generated autoloads define the commands, package-lint finds no error (SKIP when
+# package-lint is not installed).  Then every
 # ert-deftest of agentls-test.el, each in its own `emacs --batch -Q`, against the real
 # agentls binary and the fake Gemini server (internal/fakegemini/cmd/fakegemini); with
 # markdown-mode installed, the chat test runs once more with it.  Ends with
@@ -70,6 +71,22 @@ lint() {
 		(cd "$tmp/lint" && emacs -Q --batch --eval '(progn (require (quote checkdoc)) (checkdoc-file "agentls.el"))') >"$log" 2>&1
 		rc=$?
 		[ $rc -eq 0 ] && grep -q . "$log" && rc=1 ;;
+	autoloads)
+		# The autoloads a package manager makes: the commands are known before the
+		# package loads, and loading it defines them.
+		(cd "$tmp/lint" && emacs -Q --batch --eval '(progn
+		  (require (quote autoload))
+		  (let ((generated-autoload-file (expand-file-name "agentls-autoloads.el")))
+		    (if (fboundp (quote loaddefs-generate))
+		        (loaddefs-generate "." generated-autoload-file)
+		      (update-file-autoloads (expand-file-name "agentls.el") t generated-autoload-file))))' \
+			&& emacs -Q --batch -L . -l agentls-autoloads.el --eval '(progn
+		  (dolist (f (quote (agentls agentls-cancel agentls-sessions agentls-set-approval-mode agentls-chat)))
+		    (unless (autoloadp (symbol-function f)) (error "%s is not autoloaded" f)))
+		  (when (featurep (quote agentls)) (error "the autoloads loaded the package"))
+		  (require (quote agentls))
+		  (unless (commandp (quote agentls-diff-accept)) (error "not defined after loading")))') >"$log" 2>&1
+		rc=$? ;;
 	package-lint)
 		if ! emacs --batch --eval "(require 'package-lint)" >/dev/null 2>&1; then
 			echo "SKIP package-lint: not installed (elpa-package-lint)"; skipped=$((skipped + 1)); return 0
@@ -100,7 +117,7 @@ run_test() { # run_test CASE-NAME ERT-NAME [EXTRA-EMACS-ARGS...]
 all_tests=$(sed -n 's/^(ert-deftest \(agentls-test-[a-z0-9-]*\).*/\1/p' "$here/agentls-test.el")
 cases=("$@")
 if [ ${#cases[@]} -eq 0 ]; then
-	cases=(byte-compile checkdoc package-lint)
+	cases=(byte-compile checkdoc autoloads package-lint)
 	for t in $all_tests; do cases+=("${t#agentls-test-}"); done
 	[ -n "$markdown_dir" ] && cases+=("prompt-streams+markdown")
 fi
@@ -108,7 +125,7 @@ fi
 start=$(date +%s)
 for c in "${cases[@]}"; do
 	case $c in
-	byte-compile | checkdoc | package-lint) lint "$c" ;;
+	byte-compile | checkdoc | autoloads | package-lint) lint "$c" ;;
 	*+markdown)
 		if [ -z "$markdown_dir" ]; then echo "SKIP $c: markdown-mode is not installed"; skipped=$((skipped + 1)); continue; fi
 		run_test "$c" "agentls-test-${c%+markdown}" -L "$markdown_dir" ;;
