@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"sync"
 
 	"go.lsp.dev/jsonrpc2"
@@ -15,7 +13,6 @@ import (
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/trust"
 )
 
 // External tools and folder trust.
@@ -56,14 +53,9 @@ func (s *Server) onMCPStatus(st toolbox.MCPStatus) {
 	}
 }
 
-// trustAsk is the state of folder trust in this connection: the question is put once,
-// and the trust file is changed one change at a time.
+// trustAsk is the state of folder trust in this connection: the question is put once.
 type trustAsk struct {
 	once sync.Once
-	// write serialises changes to the trust file: each loads it, changes it and saves
-	// it, and two at once (the question answered while agentls.trust runs) would lose
-	// one of them.
-	write sync.Mutex
 }
 
 // Trust answers.
@@ -98,14 +90,14 @@ func (s *Server) askTrust(tb *toolbox.Toolbox) {
 				},
 			},
 		})
-		scope := ""
+		var scope toolbox.TrustScope
 		switch {
 		case err != nil:
 			s.log.Info("trust not granted", "root", u.Root, "reason", err)
 		case a.Outcome == confirm.ProceedOnce:
-			scope = "folder"
+			scope = toolbox.TrustFolder
 		case a.Outcome == confirm.ProceedAlways:
-			scope = "parent"
+			scope = toolbox.TrustParent
 		default:
 			s.log.Info("trust not granted for this session", "root", u.Root)
 		}
@@ -125,14 +117,7 @@ func (s *Server) askTrust(tb *toolbox.Toolbox) {
 // trustArgs are the arguments of agentls.trust.
 type trustArgs struct {
 	// Scope is "folder", "parent" or "revoke".
-	Scope string `json:"scope"`
-}
-
-// trustResult is the result of agentls.trust.
-type trustResult struct {
-	Trusted bool   `json:"trusted"`
-	Path    string `json:"path"`
-	Message string `json:"message"`
+	Scope toolbox.TrustScope `json:"scope"`
 }
 
 func (s *Server) trustCommand(_ context.Context, command string, arg json.RawMessage) (any, error) {
@@ -141,7 +126,7 @@ func (s *Server) trustCommand(_ context.Context, command string, arg json.RawMes
 		return nil, err
 	}
 	switch a.Scope {
-	case "folder", "parent", "revoke":
+	case toolbox.TrustFolder, toolbox.TrustParent, toolbox.TrustRevoke:
 	default:
 		return nil, invalidArgs(command, `scope %q: want "folder", "parent" or "revoke"`, a.Scope)
 	}
@@ -152,80 +137,21 @@ func (s *Server) trustCommand(_ context.Context, command string, arg json.RawMes
 	return res, nil
 }
 
-// setTrust records the user's trust in the workspace's first root (scope "folder"), in
-// its parent and everything under it ("parent"), or removes the entries that trust it
-// ("revoke"), then re-reads the settings and loads what they now allow.
-func (s *Server) setTrust(scope string) (trustResult, error) {
+// setTrust records the user's trust in the workspace (toolbox.SetTrust) and loads the
+// external tools the settings now allow.
+func (s *Server) setTrust(scope toolbox.TrustScope) (toolbox.TrustChange, error) {
 	_, _, tb := s.state()
 	if tb == nil {
-		return trustResult{}, errors.New("no workspace yet")
+		return toolbox.TrustChange{}, errors.New("no workspace yet")
 	}
-	s.trustAsk.write.Lock()
-	defer s.trustAsk.write.Unlock()
-	store, err := trust.Load(tb.ConfigDir)
+	res, r, err := tb.SetTrust(scope)
 	if err != nil {
-		return trustResult{}, err
+		return res, err
 	}
-	root, err := filepath.EvalSymlinks(tb.Workspace.Roots()[0])
-	if err != nil {
-		return trustResult{}, err
+	if r.External {
+		s.loadExternal()
 	}
-	path := root
-	switch scope {
-	case "folder":
-		err = store.Set(root, trust.Folder)
-	case "parent":
-		path = filepath.Dir(root)
-		err = store.Set(path, trust.Parent)
-	case "revoke":
-		// Every entry that trusts the root goes, a parent's too: "revoke" from the
-		// editor means this folder must stop being trusted. Only those: the entry
-		// that decides is removed until none trusts the root, so that a parent's
-		// entry that a more specific one overrides here, and which trusts only other
-		// folders, stays.
-		for err == nil {
-			e, ok := decidingEntry(store.List(), root)
-			if !ok || e.Kind == trust.DoNotTrust {
-				break
-			}
-			_, err = store.Revoke(e.Path)
-		}
-	}
-	if err == nil {
-		err = store.Save()
-	}
-	if err != nil {
-		return trustResult{}, err
-	}
-	if err := s.reconfigure(); err != nil {
-		return trustResult{}, fmt.Errorf("re-reading the settings: %w", err)
-	}
-	trusted := store.Decide(root).Trusted
-	msg := fmt.Sprintf("%s is trusted: its settings apply", root)
-	if !trusted {
-		msg = fmt.Sprintf("%s is not trusted: its settings may only tighten consent", root)
-	}
-	return trustResult{Trusted: trusted, Path: path, Message: msg}, nil
-}
-
-// decidingEntry returns the entry that decides whether dir is trusted: the most
-// specific one that covers it (trust.Store.Decide's rule).
-func decidingEntry(entries []trust.Entry, dir string) (trust.Entry, bool) {
-	var best trust.Entry
-	found := false
-	for _, e := range entries {
-		covers := e.Path == dir || e.Kind != trust.Folder && within(e.Path, dir)
-		if covers && (!found || len(e.Path) > len(best.Path)) {
-			best, found = e, true
-		}
-	}
-	return best, found
-}
-
-// within reports whether path is dir or under it.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return res, nil
 }
 
 // discoverTools re-runs the discovery command and returns the tools it found.

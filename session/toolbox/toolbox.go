@@ -73,8 +73,10 @@ type Toolbox struct {
 	// cfg is the configuration in force. It is swapped whole, under mu, so that the
 	// external tools registered meanwhile reach the new registry.
 	cfg atomic.Pointer[Config]
-	// reconfigure serialises Reconfigure, which reads files without holding mu.
+	// reconfigure serialises Reconfigure and SetTrust, which read files without
+	// holding mu, and guards overrides, the front end's settings in force.
 	reconfigure sync.Mutex
+	overrides   settings.Settings
 
 	// mu guards the external tool sources, and the swapping of cfg (MCP servers report
 	// new tools from their own goroutines).
@@ -122,7 +124,7 @@ func New(o Options) (*Toolbox, error) {
 		}
 	}
 	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, tool: o.Tool,
-		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool)}
+		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides}
 	s, decision, untrusted, err := tb.load(o.Overrides)
 	if err != nil {
 		return nil, err
@@ -231,6 +233,11 @@ type Reconfiguration struct {
 func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, error) {
 	tb.reconfigure.Lock()
 	defer tb.reconfigure.Unlock()
+	return tb.reconfigureLocked(overrides)
+}
+
+// reconfigureLocked is Reconfigure; tb.reconfigure is held.
+func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfiguration, error) {
 	var r Reconfiguration
 	next, decision, untrusted, err := tb.load(overrides)
 	if err != nil {
@@ -280,6 +287,7 @@ func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, er
 		cfg.Registry, r.Registry = tb.newRegistry(next), true
 	}
 	tb.cfg.Store(cfg)
+	tb.overrides = overrides
 	return r, nil
 }
 
