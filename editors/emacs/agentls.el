@@ -164,6 +164,10 @@ This turns `flymake-mode' on in the touched buffers."
 (defvar-local agentls--conn nil
   "The connection that has this buffer open.")
 
+(defvar-local agentls--chat-conn nil "The connection of this chat buffer.")
+(defvar-local agentls--session nil "The session of this chat buffer.")
+(defvar-local agentls--busy nil "Non-nil while a prompt of this chat runs.")
+
 (defclass agentls-connection (jsonrpc-process-connection)
   ((root :initarg :root :accessor agentls--root
          :documentation "The workspace root (a directory name).")
@@ -189,7 +193,9 @@ This turns `flymake-mode' on in the touched buffers."
    (ready :initform nil :accessor agentls--ready
           :documentation "Non-nil once `initialized' was sent.")
    (server-info :initform nil :accessor agentls--server-info
-                :documentation "The server's serverInfo."))
+                :documentation "The server's serverInfo.")
+   (start-error :initform nil :accessor agentls--start-error
+                :documentation "Why `initialize' failed, if it did."))
   :documentation "A JSON-RPC connection to an agentls server.")
 
 (defun agentls-default-root ()
@@ -324,7 +330,12 @@ Start one unless NO-START.  Return nil when there is none."
                       (setf (agentls--ready conn) t)
                       (agentls--sync-all conn))
                     (lambda (err)
-                      (message "agentls: initialize failed: %s" (plist-get err :message))))
+                      ;; Nothing can go on: stop the server, and say why.
+                      (setf (agentls--start-error conn)
+                            (format "could not start: %s" (plist-get err :message)))
+                      (let ((proc (jsonrpc--process conn)))
+                        (when (process-live-p proc)
+                          (run-at-time 0 nil #'delete-process proc)))))
     (agentls--mode-line-install)
     (add-hook 'find-file-hook #'agentls--maybe-open)
     (add-hook 'kill-buffer-hook #'agentls--maybe-close)
@@ -345,9 +356,32 @@ Start one unless NO-START.  Return nil when there is none."
       (with-current-buffer buf
         (when (eq agentls--conn conn)
           (setq agentls--conn nil))))
-    (when (buffer-live-p (agentls--chat conn))
-      (agentls--chat-insert conn "\n_agentls exited._\n"))
+    (let* ((proc (jsonrpc--process conn))
+           (status (process-exit-status proc))
+           (why (or (agentls--start-error conn)
+                    (and (not (zerop status))
+                         (format "agentls exited with status %d%s" status
+                                 (let ((line (agentls--last-stderr-line conn)))
+                                   (if line (concat ": " line) "")))))))
+      (when why (message "agentls: %s" why))
+      (when (buffer-live-p (agentls--chat conn))
+        (with-current-buffer (agentls--chat conn)
+          (setq agentls--busy nil))
+        (agentls--chat-newline conn)
+        (agentls--chat-insert conn (format "\n_agentls exited%s._\n"
+                                           (if why (concat ": " why) ""))
+                              (and why 'agentls-error))))
     (force-mode-line-update t)))
+
+(defun agentls--last-stderr-line (conn)
+  "The last line CONN's server wrote on stderr, or nil."
+  (let ((buf (ignore-errors (jsonrpc-stderr-buffer conn))))
+    (when (buffer-live-p buf)
+      (with-current-buffer buf
+        (let ((text (string-trim (buffer-substring-no-properties
+                                  (max (point-min) (- (point-max) 2000)) (point-max)))))
+          (unless (string-empty-p text)
+            (car (last (split-string text "\n" t)))))))))
 
 (defun agentls-shutdown (&optional conn)
   "Shut the agentls server of this workspace (or CONN) down."
@@ -1085,9 +1119,6 @@ While the minibuffer is in use, wait for it to be free."
 
 ;;;; Updates: chat, shell output, touched places
 
-(defvar-local agentls--chat-conn nil "The connection of this chat buffer.")
-(defvar-local agentls--session nil "The session of this chat buffer.")
-(defvar-local agentls--busy nil "Non-nil while a prompt of this chat runs.")
 (defvar-local agentls--calls nil "Tool calls of this chat: id -> plist.")
 (defvar-local agentls--plan-markers nil "(START . END) of this turn's plan.")
 (defvar-local agentls--last-kind nil "The kind of the last text inserted.")

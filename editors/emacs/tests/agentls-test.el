@@ -813,5 +813,22 @@ REPORT-FN gets it."
       (should (equal (agentls-test--text buf) "alpha\nBETA\nGAMMA\n"))
       (should (equal (agentls-test--disk path) "alpha\nBETA\nGAMMA\n")))))
 
+(ert-deftest agentls-test-start-failure ()
+  "Settings the server refuses: the chat and the echo area say why, nothing hangs."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
+           (buf (find-file-noselect (expand-file-name "a.txt" root))))
+      (setq agentls-server-program (list agentls-test-bin "serve")
+            agentls-server-environment nil
+            agentls-initialization-options '(:approvalMode "sometimes"))
+      (let ((chat (with-current-buffer buf (agentls "hello"))))
+        (agentls-test--wait (lambda () (string-search "_agentls exited: could not start: "
+                                                      (agentls-test--text chat)))
+                            "the reason in the chat" 10)
+        (should (string-search "unknown approval mode" (agentls-test--text chat)))
+        (should-not (buffer-local-value 'agentls--busy chat)))
+      (should-not (agentls-test--conn))
+      (should (equal (agentls-mode-line) "")))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
