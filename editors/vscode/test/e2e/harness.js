@@ -160,6 +160,8 @@ class VSCode {
           'telemetry.telemetryLevel': 'off',
           'update.mode': 'none',
           'editor.minimap.enabled': false,
+          // Side by side at this window size too, so that clicks land on the proposal.
+          'diffEditor.useInlineViewWhenSpaceIsLimited': false,
           'agentls.path': need('AGENTLS_BIN'),
           'agentls.logFile': path.join(v.tmp, 'agentls.log'),
           ...settings,
@@ -263,7 +265,7 @@ class VSCode {
     return this.chatItems().find((i) => i.kind === 'tool' && i.name === name);
   }
 
-  /** Runs a command from the palette (F1) by its title. */
+  /** Runs a command from the palette (F1) by its title (the row whose label is exactly it). */
   async palette(title) {
     await this.page.keyboard.press('Escape');
     await this.page.keyboard.press('F1');
@@ -272,10 +274,17 @@ class VSCode {
     await waitFor(`the palette to offer "${title}"`, () =>
       this.page.evaluate((t) => {
         const rows = [...document.querySelectorAll('.quick-input-list .monaco-list-row')];
-        return rows.length > 0 && rows[0].textContent.includes(t);
+        const row = rows.find((r) => {
+          const label = r.querySelector('.label-name');
+          return label && label.textContent.trim() === t;
+        });
+        if (row) {
+          row.click();
+          return true;
+        }
+        return false;
       }, title),
     10000);
-    await this.page.keyboard.press('Enter');
   }
 
   /** Opens a workspace file in an editor (quick open). */
@@ -301,16 +310,22 @@ class VSCode {
 
   /** The chat webview's frame (the one with the prompt box). */
   async chat() {
-    return waitFor('the chat webview', async () => {
-      for (const f of this.page.frames()) {
-        try {
-          if (await f.$('#prompt')) return f;
-        } catch {
-          // a frame going away
+    try {
+      return await waitFor('the chat webview', async () => {
+        for (const f of this.page.frames()) {
+          if (f.isDetached()) continue;
+          try {
+            if (await f.evaluate(() => !!document.getElementById('prompt'))) return f;
+          } catch {
+            // a frame going away or not ready
+          }
         }
-      }
-      return null;
-    }, 20000, 200);
+        return null;
+      }, 20000, 200);
+    } catch (err) {
+      err.message += `; frames: ${this.page.frames().map((f) => f.url()).join(' | ')}`;
+      throw err;
+    }
   }
 
   /** Types a prompt into the chat and sends it with Enter. */

@@ -48,6 +48,185 @@ scenario(
   },
 );
 
+// --- edits reviewed in the diff editor -------------------------------------------------
+
+const greet = 'hello\nworld\n';
+function editSetup(answer) {
+  return (ws) => ({
+    files: { 'greet.txt': greet },
+    script: {
+      turns: [
+        { text: 'I will change the greeting.', calls: [{ name: 'replace', args: { file_path: path.join(ws, 'greet.txt'), old_string: 'hello', new_string: 'hello there' }, id: 'e1' }] },
+        { text: answer },
+      ],
+    },
+  });
+}
+
+/** Opens greet.txt, asks for the edit and waits for its diff; returns the chat frame. */
+async function askForEdit(v) {
+  await v.open('greet.txt');
+  const f = await v.ask('make the greeting friendlier');
+  await waitFor('the diff editor with the proposal', () => {
+    const s = v.probe();
+    const tab = s && s.tabs.find((t) => t.kind === 'diff' && t.uri && t.uri.startsWith('agentls-proposal:') && t.active);
+    const prop = s && s.documents.find((d) => d.scheme === 'agentls-proposal');
+    return tab && prop && prop.text === 'hello there\nworld\n';
+  });
+  // What the user sees: a diff editor, the question on the tool card, the status bar.
+  await v.page.waitForSelector('.monaco-diff-editor', { visible: true, timeout: 10000 });
+  await waitFor('the status bar to say it waits for approval', async () => /waiting for approval/.test(await v.statusBar()));
+  await waitFor('the question on the tool card', () =>
+    f.evaluate(() => {
+      const c = document.querySelector('.item.tool[data-status="awaiting_approval"] .confirm');
+      return c && /Review diff/.test(c.textContent);
+    }),
+  );
+  assert.equal(v.doc('greet.txt').text, greet, 'nothing changes before the answer');
+  return f;
+}
+
+scenario('edit_accept_undo', editSetup('The greeting is friendlier now.'), async (v) => {
+  const f = await askForEdit(v);
+  await v.clickEditorAction('Accept Edit');
+  await waitFor('the edit in the buffer, saved', () => {
+    const d = v.doc('greet.txt');
+    return d && d.text === 'hello there\nworld\n' && !d.dirty;
+  });
+  assert.equal(v.read('greet.txt'), 'hello there\nworld\n', 'saved after acceptance');
+  await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
+  await waitFor('the answer', () => f.evaluate(() => /friendlier now/.test(document.body.textContent)));
+  await waitFor('the tool card to be done', () => f.evaluate(() => document.querySelector('.item.tool')?.dataset.status === 'completed'));
+  // One Ctrl+Z in the editor reverts the whole edit.
+  await v.palette('View: Focus Active Editor Group');
+  await waitFor('greet.txt to be the active editor', () => (v.probe().activeEditor || '').endsWith('/greet.txt'));
+  await v.page.keyboard.down('Control');
+  await v.page.keyboard.press('z');
+  await v.page.keyboard.up('Control');
+  await waitFor('one undo to revert the edit', () => {
+    const d = v.doc('greet.txt');
+    return d && d.text === greet && d.dirty;
+  });
+  await waitFor('the status bar to be idle', async () => /agentls: idle/.test(await v.statusBar()));
+});
+
+scenario('edit_reject_by_closing', editSetup('Understood, I left the file as it was.'), async (v) => {
+  const f = await askForEdit(v);
+  await v.palette('View: Close Editor');
+  await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
+  await waitFor('the model to be told and answer', () => f.evaluate(() => /left the file as it was/.test(document.body.textContent)));
+  const status = await f.evaluate(() => document.querySelector('.item.tool')?.dataset.status);
+  assert.ok(status === 'cancelled' || status === 'failed', `the refused call ends refused, not ${status}`);
+  const d = v.doc('greet.txt');
+  assert.equal(d.text, greet, 'the buffer did not change');
+  assert.equal(d.dirty, false);
+  assert.equal(v.read('greet.txt'), greet, 'the file did not change');
+  assert.equal(v.fake.turns(), 2);
+});
+
+scenario('edit_modified_proposal', editSetup('Your version is in.'), async (v) => {
+  await askForEdit(v);
+  // The user edits the proposal (the right side) and accepts with the keybinding.
+  await v.page.click('.monaco-diff-editor .editor.modified .view-lines');
+  await v.page.keyboard.down('Control');
+  await v.page.keyboard.press('End');
+  await v.page.keyboard.up('Control');
+  await v.page.keyboard.type('added by me');
+  await v.page.keyboard.press('Enter');
+  await waitFor('the proposal to hold the user\'s line', () => {
+    const p = v.probe().documents.find((d) => d.scheme === 'agentls-proposal');
+    return p && p.text === 'hello there\nworld\nadded by me\n';
+  });
+  await v.page.keyboard.down('Control');
+  await v.page.keyboard.press('Enter');
+  await v.page.keyboard.up('Control');
+  const want = 'hello there\nworld\nadded by me\n';
+  await waitFor("the user's version in the buffer, saved", () => {
+    const d = v.doc('greet.txt');
+    return d && d.text === want && !d.dirty;
+  });
+  assert.equal(v.read('greet.txt'), want);
+  await waitFor('the diff to close without a save question', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
+  const dialogs = await v.page.$$('.monaco-dialog-box');
+  assert.equal(dialogs.length, 0, 'no "save changes?" dialog');
+});
+
+// --- shell commands -------------------------------------------------------------------
+
+scenario(
+  'shell_streams_output',
+  () => ({
+    script: {
+      turns: [
+        { calls: [{ name: 'run_shell_command', args: { command: "printf 'line-1\\n'; sleep 1.5; printf 'line-2\\n'; sleep 1.5; printf 'line-3\\n'", description: 'count to three' }, id: 's1' }] },
+        { text: 'Counted to three.' },
+      ],
+    },
+  }),
+  async (v) => {
+    const f = await v.ask('count to three slowly');
+    // The question names the command and what "always" would allow.
+    await waitFor('the shell question', () =>
+      v.page.evaluate(() =>
+        [...document.querySelectorAll('.notification-toast')].some(
+          (t) => t.textContent.includes("Run `printf 'line-1") && [...t.querySelectorAll('.monaco-button')].some((b) => b.textContent.trim() === 'Always allow printf, sleep'),
+        ),
+      ),
+    );
+    await v.clickNotification('Run `printf', 'Allow once');
+    // Output streams into the tool card while the command runs.
+    await waitFor('line-1 in the tool card while the command runs', () =>
+      f.evaluate(() => {
+        const c = document.querySelector('.item.tool');
+        const out = c && c.querySelector('pre.out');
+        return c && c.dataset.status === 'in_progress' && out && out.textContent.includes('line-1') && !out.textContent.includes('line-3');
+      }),
+    );
+    assert.match(await v.statusBar(), /agentls: working/);
+    await waitFor('the command to finish with all its output', () =>
+      f.evaluate(() => {
+        const c = document.querySelector('.item.tool');
+        return c && c.dataset.status === 'completed' && /line-1\s+line-2\s+line-3/.test(c.querySelector('pre.out').textContent);
+      }),
+    );
+    await waitFor('the answer', () => f.evaluate(() => /Counted to three\./.test(document.body.textContent)));
+  },
+);
+
+scenario(
+  'shell_cancel',
+  () => ({
+    script: {
+      turns: [
+        { calls: [{ name: 'run_shell_command', args: { command: 'echo started; sleep 47.31', description: 'wait a long time' }, id: 'c1' }] },
+        { text: 'This turn must not be reached.' },
+      ],
+    },
+  }),
+  async (v) => {
+    const f = await v.ask('wait for a long time');
+    await v.clickNotification('Run `echo started', 'Allow once');
+    await waitFor('the command to run', () =>
+      f.evaluate(() => {
+        const c = document.querySelector('.item.tool');
+        return c && c.dataset.status === 'in_progress' && /started/.test(c.textContent);
+      }),
+    );
+    assert.ok(processesWith('47.31').length > 0, 'the sleep runs');
+    await f.click('#cancel');
+    await waitFor('the tool card to say cancelled', () => f.evaluate(() => document.querySelector('.item.tool')?.dataset.status === 'cancelled'));
+    await waitFor('the prompt to end cancelled', () =>
+      f.evaluate(() => {
+        const notes = [...document.querySelectorAll('.item.note')];
+        return notes.length > 0 && /cancelled/.test(notes[notes.length - 1].textContent) && !document.body.classList.contains('running');
+      }),
+    );
+    await waitFor('no process left', () => processesWith('47.31').length === 0, 5000);
+    await waitFor('the status bar to be idle', async () => /agentls: idle/.test(await v.statusBar()));
+    assert.equal(v.fake.turns(), 1, 'the model was not asked again');
+  },
+);
+
 // --- main --------------------------------------------------------------------------
 
 async function main() {

@@ -1,0 +1,213 @@
+'use strict';
+// Unit tests of the extension's own logic (src/logic, compiled to out/logic by
+// `npm run compile`): settings to server options, confirmation choices and answers, the
+// chat transcript's handling of agentls/update, #file mentions, the status bar text.
+
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const out = path.join(__dirname, '..', '..', 'out', 'logic');
+const settings = require(path.join(out, 'settings.js'));
+const confirm = require(path.join(out, 'confirm.js'));
+const chat = require(path.join(out, 'chat.js'));
+const mentions = require(path.join(out, 'mentions.js'));
+const status = require(path.join(out, 'status.js'));
+
+test('serverSettings sends only what is set, the dedicated settings over agentls.settings', () => {
+  assert.equal(settings.serverSettings({ approvalMode: 'default', model: '', provider: {}, mcpServers: {}, settings: {} }), undefined);
+  assert.deepEqual(
+    settings.serverSettings({
+      approvalMode: 'auto_edit',
+      model: ' gemini-2.5-pro ',
+      provider: { type: 'openai', baseUrl: 'http://localhost:11434/v1' },
+      mcpServers: { fs: { command: 'mcp-fs' } },
+      settings: { model: 'other', excludeTools: ['web_fetch'], approvalMode: 'plan' },
+    }),
+    {
+      approvalMode: 'auto_edit',
+      model: 'gemini-2.5-pro',
+      provider: { type: 'openai', baseUrl: 'http://localhost:11434/v1' },
+      mcpServers: { fs: { command: 'mcp-fs' } },
+      excludeTools: ['web_fetch'],
+    },
+  );
+  // "default" does not override a mode chosen in agentls.settings (or the user's file).
+  assert.deepEqual(settings.serverSettings({ approvalMode: 'default', settings: { approvalMode: 'plan' } }), { approvalMode: 'plan' });
+  // Junk is not sent.
+  assert.equal(settings.serverSettings({ approvalMode: 'sometimes', model: 3, provider: [], settings: 'x' }), undefined);
+});
+
+test('serverCommand, serverEnv and needsRestart', () => {
+  assert.deepEqual(settings.serverCommand({}), { command: 'agentls', args: ['serve'] });
+  assert.deepEqual(settings.serverCommand({ path: '/opt/agentls', logFile: '/tmp/a.log' }), {
+    command: '/opt/agentls',
+    args: ['serve', '--log-file', '/tmp/a.log'],
+  });
+  assert.deepEqual(settings.serverEnv({ A: '1', B: undefined }, { env: { C: '2', D: 4 } }), { A: '1', C: '2' });
+  assert.equal(settings.needsRestart({ path: 'a' }, { path: 'a', model: 'x' }), false);
+  assert.equal(settings.needsRestart({ path: 'a' }, { path: 'b' }), true);
+  assert.equal(settings.needsRestart({ env: {} }, { env: { X: '1' } }), true);
+  assert.equal(settings.needsRestart({ logFile: '' }, { logFile: '/tmp/l' }), true);
+  assert.equal(settings.modelLabel({ model: '', settings: { model: { name: 'm1' } } }), 'm1');
+  assert.equal(settings.modelLabel({}), 'default model');
+});
+
+test('choices: shell questions say what "always" allows; own choices are offered as they are', () => {
+  const exec = { id: '1', type: 'execute', command: 'go test ./...', rootCommands: ['go'] };
+  assert.deepEqual(confirm.choices(exec).map((c) => [c.label, c.outcome]), [
+    ['Allow once', 'proceed_once'],
+    ['Always allow go', 'proceed_always'],
+    ['Reject', 'cancel'],
+  ]);
+  assert.match(confirm.alwaysNote(exec), /`go`/);
+  assert.match(confirm.alwaysNote({ ...exec, rootCommands: [] }), /asked every time/);
+  assert.deepEqual(confirm.choices({ id: '2', type: 'mcp', server: 's', tool: 't' }).map((c) => c.outcome), [
+    'proceed_once',
+    'proceed_always_tool',
+    'proceed_always_server',
+    'cancel',
+  ]);
+  assert.deepEqual(confirm.choices({ id: '3', type: 'info', noAlways: true }).map((c) => c.outcome), ['proceed_once', 'cancel']);
+  const own = { id: '4', type: 'info', choices: [{ outcome: 'proceed_once', label: 'Trust this folder' }, { outcome: 'cancel', label: 'Not now' }] };
+  assert.deepEqual(confirm.choices(own).map((c) => c.label), ['Trust this folder', 'Not now']);
+  // An unusable choice list falls back to the usual answers.
+  assert.deepEqual(confirm.choices({ id: '5', type: 'info', choices: [{ outcome: 'bogus', label: 'x' }] }).map((c) => c.outcome), [
+    'proceed_once',
+    'proceed_always',
+    'cancel',
+  ]);
+  assert.equal(confirm.question({ id: '6', type: 'execute', command: 'ls', directory: '/w' }), 'Run `ls` in /w?');
+});
+
+test('editAnswer: the proposal as shown is consent; an edited one is the user version in the file\'s line endings', () => {
+  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nb\n', false), { outcome: 'proceed_once' });
+  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nb\n', true), { outcome: 'proceed_always' });
+  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nB\n', true), { outcome: 'modify_with_editor', content: 'a\nB\n' });
+  // The editor handed back LF for a CRLF proposal: unchanged, so plain consent.
+  assert.deepEqual(confirm.editAnswer('a\r\nb\r\n', 'a\nb\n', false), { outcome: 'proceed_once' });
+  assert.deepEqual(confirm.editAnswer('a\r\nb\r\n', 'a\nc\n', false), { outcome: 'modify_with_editor', content: 'a\r\nc\r\n' });
+});
+
+test('Transcript applies updates: chunks coalesce, tool calls update in place, output is bounded', () => {
+  const t = new chat.Transcript();
+  assert.deepEqual(t.addUser('fix it\nplease', 'a.go:3'), [0]);
+  assert.equal(t.title, 'fix it');
+  assert.deepEqual(t.apply({ kind: 'thought_chunk', text: 'hmm' }), [1]);
+  assert.deepEqual(t.apply({ kind: 'message_chunk', text: 'Let me ' }), [2]);
+  assert.deepEqual(t.apply({ kind: 'message_chunk', text: 'look.' }), [2]);
+  assert.equal(t.items[2].text, 'Let me look.');
+  assert.deepEqual(t.apply({ kind: 'message_chunk', text: '' }), []);
+  const call = {
+    kind: 'tool_call',
+    toolCallId: 's/c1',
+    name: 'run_shell_command',
+    title: 'go test',
+    toolKind: 'execute',
+    status: 'pending',
+    locations: [{ uri: 'file:///w/a.go', range: { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } } }],
+    rawInput: { command: 'go test ./...' },
+  };
+  assert.deepEqual(t.apply(call), [3]);
+  assert.equal(t.tool('s/c1').command, 'go test ./...');
+  assert.deepEqual(t.apply({ kind: 'tool_call_update', toolCallId: 's/c1', status: 'in_progress' }), [3]);
+  t.apply({ kind: 'tool_call_update', toolCallId: 's/c1', output: 'ok  \n' });
+  t.apply({ kind: 'tool_call_update', toolCallId: 's/c1', output: 'PASS\n' });
+  assert.equal(t.tool('s/c1').output, 'ok  \nPASS\n');
+  assert.equal(t.openTools().length, 1);
+  t.apply({ kind: 'tool_call_update', toolCallId: 's/c1', status: 'completed', content: { text: 'exit 0' } });
+  assert.equal(t.tool('s/c1').status, 'completed');
+  assert.equal(t.tool('s/c1').text, 'exit 0');
+  assert.equal(t.openTools().length, 0);
+  // A call the transcript does not show is ignored.
+  assert.deepEqual(t.apply({ kind: 'tool_call_update', toolCallId: 'other', status: 'failed' }), []);
+  // Text after a tool card starts a new message.
+  assert.deepEqual(t.apply({ kind: 'message_chunk', text: 'Done.' }), [4]);
+  // Plans update in place while nothing followed them.
+  assert.deepEqual(t.apply({ kind: 'plan', entries: [{ content: 'a', status: 'pending' }] }), [5]);
+  assert.deepEqual(t.apply({ kind: 'plan', entries: [{ content: 'a', status: 'completed' }] }), [5]);
+  assert.equal(t.items[5].entries[0].status, 'completed');
+  assert.deepEqual(t.end('cancelled', { inputTokens: 10, outputTokens: 2 }), [6]);
+  assert.equal(t.items[6].text, 'cancelled · 10 in / 2 out tokens');
+  assert.equal(t.items[6].level, 'warning');
+
+  const big = new chat.Transcript();
+  big.apply({ ...call, toolCallId: 'x' });
+  big.apply({ kind: 'tool_call_update', toolCallId: 'x', output: 'a'.repeat(chat.maxOutput) });
+  big.apply({ kind: 'tool_call_update', toolCallId: 'x', output: 'END' });
+  assert.equal(big.tool('x').output.length, chat.maxOutput);
+  assert.ok(big.tool('x').output.endsWith('END'));
+  assert.equal(big.tool('x').outputTruncated, true);
+});
+
+test('a failed call keeps its error and diff', () => {
+  const t = new chat.Transcript();
+  t.apply({ kind: 'tool_call', toolCallId: 'e', name: 'replace', title: 'Edit a', toolKind: 'edit', status: 'pending', locations: [] });
+  t.apply({
+    kind: 'tool_call_update',
+    toolCallId: 'e',
+    status: 'failed',
+    content: { diff: { path: '/w/a', diff: '--- a\n+++ b\n' } },
+    error: { type: 'stale_content', message: 'the file changed' },
+  });
+  assert.equal(t.tool('e').error, 'the file changed');
+  assert.equal(t.tool('e').diff.diff, '--- a\n+++ b\n');
+});
+
+test('locationLabel is relative to a root, with a 1-based line', () => {
+  assert.equal(chat.locationLabel({ uri: 'file:///w/src/a%20b.go', range: { start: { line: 4, character: 0 }, end: { line: 4, character: 1 } } }, ['/w']), 'src/a b.go:5');
+  assert.equal(chat.locationLabel({ uri: 'file:///elsewhere/x' }, ['/w']), '/elsewhere/x');
+});
+
+test('#file mentions are parsed and attached', () => {
+  const m = mentions.parseMentions('look at #file:src/a.go, and #file:`my notes.md` but not a#file:x or #filex');
+  assert.deepEqual(m.map((x) => x.path), ['src/a.go', 'my notes.md']);
+  assert.equal('look at #file:src/a.go, and'.slice(m[0].start, m[0].end), '#file:src/a.go');
+  assert.equal(mentions.mentionFor('a b.txt'), '#file:`a b.txt`');
+  assert.equal(mentions.mentionFor('a.txt'), '#file:a.txt');
+  const p = mentions.withAttachments('explain', [
+    { path: '/w/a.go', text: 'package a\n' },
+    { path: 'gone.txt', error: 'not found' },
+    { path: '/w/md.md', text: '```go\nx\n```\n' },
+  ]);
+  assert.match(p, /^explain\n\nFiles the user mentioned/);
+  assert.match(p, /\/w\/a\.go:\n```\npackage a\n```/);
+  assert.match(p, /gone\.txt: not found/);
+  assert.match(p, /````\n```go\nx\n```\n````/);
+  assert.equal(mentions.withAttachments('x', []), 'x');
+  const long = mentions.withAttachments('x', [{ path: '/w/big', text: 'y'.repeat(mentions.maxAttached + 10) }]);
+  assert.match(long, /cut at 65536 characters/);
+});
+
+test('statusView: waiting for approval beats working beats idle', () => {
+  const base = { state: 'idle', mode: 'default', model: 'gemini-2.5-flash', waiting: 0, running: 0 };
+  assert.equal(status.statusView(base).text, '$(hubot) agentls: idle · default · gemini-2.5-flash');
+  assert.equal(status.statusView({ ...base, running: 2 }).text, '$(sync~spin) agentls: working · default · gemini-2.5-flash');
+  const w = status.statusView({ ...base, running: 1, waiting: 1, mode: 'auto_edit' });
+  assert.equal(w.text, '$(bell-dot) agentls: waiting for approval · auto_edit · gemini-2.5-flash');
+  assert.equal(w.background, 'statusBarItem.warningBackground');
+  assert.match(status.statusView({ ...base, waiting: 3 }).text, /3 waiting for approval/);
+  const e = status.statusView({ ...base, state: 'error', error: 'not found' });
+  assert.match(e.tooltip, /not found/);
+  assert.equal(e.background, 'statusBarItem.errorBackground');
+  assert.equal(status.statusView({ ...base, state: 'starting', running: 1 }).text.startsWith('$(loading~spin) agentls: starting'), true);
+});
+
+test('package.json: no command of the extension has the name of a server command', () => {
+  // vscode-languageclient registers the server's executeCommandProvider commands under
+  // their own names; an extension command of the same name fails the client's start.
+  const server = ['runTool', 'listTools', 'prompt', 'cancel', 'setApprovalMode', 'discoverTools', 'confirm', 'mcpStatus', 'listPrompts', 'runPrompt', 'trust', 'listSessions'].map(
+    (c) => `agentls.${c}`,
+  );
+  const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
+  const ours = pkg.contributes.commands.map((c) => c.command);
+  for (const c of ours) {
+    assert.ok(!server.includes(c), `${c} collides with a server command`);
+    assert.notEqual(c, 'agentls.chat.focus', 'the view focus command is VS Code\'s own');
+  }
+  // Every command in menus and keybindings is declared.
+  const used = [...Object.values(pkg.contributes.menus).flat(), ...pkg.contributes.keybindings].map((m) => m.command);
+  for (const c of used) assert.ok(ours.includes(c), `${c} is used but not declared`);
+  assert.ok(pkg.publisher && pkg.icon && pkg.engines.vscode && pkg.categories.length > 0, 'marketplace fields');
+});
