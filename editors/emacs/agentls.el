@@ -280,13 +280,21 @@ Start one unless NO-START.  Return nil when there is none."
 
 (defun agentls--start (root)
   "Start agentls for ROOT and return the connection."
-  (unless (executable-find (car agentls-server-program))
-    (user-error "Cannot find the agentls program %S (see `agentls-server-program')"
-                (car agentls-server-program)))
+  (let* ((program (car agentls-server-program))
+         (found (executable-find (if (file-name-absolute-p program)
+                                     (expand-file-name program) ; "~/go/bin/agentls"
+                                   program))))
+    (unless found
+      (user-error "Cannot find the agentls program %S (see `agentls-server-program')"
+                  program)))
   (let* ((name (format "agentls %s" (abbreviate-file-name root)))
          (default-directory root)
          (process-environment (append agentls-server-environment process-environment))
-         (command agentls-server-program)
+         (program (car agentls-server-program))
+         (command (cons (executable-find (if (file-name-absolute-p program)
+                                             (expand-file-name program)
+                                           program))
+                        (cdr agentls-server-program)))
          (conn
           (apply
            #'make-instance

@@ -830,5 +830,19 @@ REPORT-FN gets it."
       (should-not (agentls-test--conn))
       (should (equal (agentls-mode-line) "")))))
 
+(ert-deftest agentls-test-tilde-program ()
+  "A program named with ~ is found and started."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
+           (link (expand-file-name "agentls-tilde-test" "~")))
+      (make-symbolic-link agentls-test-bin link t)
+      (unwind-protect
+          (let ((agentls-server-program '("~/agentls-tilde-test" "serve")))
+            (with-current-buffer (find-file-noselect (expand-file-name "a.txt" root))
+              (let ((conn (agentls--connection)))
+                (agentls-test--wait (lambda () (agentls--ready conn)) "the server to start")
+                (should (equal (car (process-command (jsonrpc--process conn))) link)))))
+        (delete-file link)))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
