@@ -844,5 +844,27 @@ REPORT-FN gets it."
                 (should (equal (car (process-command (jsonrpc--process conn))) link)))))
         (delete-file link)))))
 
+(ert-deftest agentls-test-non-ascii ()
+  "Unsaved edits with emoji and accents reach the server; its edit lands on the right characters."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("u.txt" . "héllo 😀 wörld\n日本語 second line\n"))))
+           (path (expand-file-name "u.txt" root))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "wörld 🎉" :new_string "WÖRLD 🎊"))])
+                           (:text "Done.")])))
+           (buf (agentls-test--start root "u.txt" url (list :approvalMode "auto_edit"))))
+      ;; The user types before asking: unsaved text the server must see.
+      (with-current-buffer buf
+        (goto-char (point-min))
+        (search-forward "wörld")
+        (insert " 🎉")
+        (goto-char (point-max))
+        (insert "ünïcödé 🙂 third\n")
+        (agentls "shout the world"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (should (string-match-p "^- replace: .* · done$" (agentls-test--chat-text)))
+      (should (equal (agentls-test--text buf) "héllo 😀 WÖRLD 🎊\n日本語 second line\nünïcödé 🙂 third\n"))
+      (should (equal (agentls-test--disk path) "héllo 😀 WÖRLD 🎊\n日本語 second line\nünïcödé 🙂 third\n")))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
