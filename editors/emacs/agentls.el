@@ -1667,9 +1667,15 @@ Call REPORT-FN with them now and whenever they change."
       (format "_context: %s%s_\n\n"
               (file-name-nondirectory (agentls--uri-to-path uri))
               (if range
-                  (format ":%d-%d"
-                          (1+ (plist-get (plist-get range :start) :line))
-                          (1+ (plist-get (plist-get range :end) :line)))
+                  (let* ((start (plist-get range :start))
+                         (end (plist-get range :end))
+                         (last (plist-get end :line)))
+                    ;; As the server reads it: a range ending at the start of a
+                    ;; later line ends on the line before.
+                    (when (and (zerop (plist-get end :character))
+                               (> last (plist-get start :line)))
+                      (setq last (1- last)))
+                    (format ":%d-%d" (1+ (plist-get start :line)) (1+ last)))
                 "")))))
 
 ;;;###autoload
@@ -1677,11 +1683,80 @@ Call REPORT-FN with them now and whenever they change."
   "Ask agentls PROMPT; the answer streams into the chat buffer.
 With an active region, the region is sent as context; in a file
 buffer, the file is.  In the chat buffer, the chat's session goes on.
+With a prefix argument, write the prompt in a buffer of its own
+\(see `agentls-compose').
 From Lisp, CONTEXT is the context to send instead: a plist with :uri
 and optionally :range and :diagnostic."
   (interactive
-   (list (read-string (if (use-region-p) "agentls (region): " "agentls: ")
-                      nil 'agentls--prompt-history)))
+   (list (if current-prefix-arg
+             :compose
+           (read-string (if (use-region-p) "agentls (region): " "agentls: ")
+                        nil 'agentls--prompt-history))))
+  (if (eq prompt :compose)
+      (agentls-compose)
+    (agentls--prompt prompt context)))
+
+(defvar-local agentls--compose-origin nil
+  "The buffer a compose buffer was opened from.")
+(defvar-local agentls--compose-context nil
+  "The context the compose buffer's prompt is sent with.")
+
+(defvar agentls-compose-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'agentls-compose-send)
+    (define-key map (kbd "C-c C-k") #'agentls-compose-abort)
+    map)
+  "Keys of `agentls-compose-mode'.")
+
+(define-derived-mode agentls-compose-mode text-mode "agentls-compose"
+  "Write a prompt for agentls.
+\\<agentls-compose-mode-map>\\[agentls-compose-send] sends it, \\[agentls-compose-abort] \
+throws it away."
+  (setq header-line-format
+        (substitute-command-keys
+         "agentls prompt: \\<agentls-compose-mode-map>\\[agentls-compose-send] send  \
+\\[agentls-compose-abort] abort")))
+
+;;;###autoload
+(defun agentls-compose ()
+  "Write a (multi-line) prompt in a buffer, then send it.
+\\<agentls-compose-mode-map>\\[agentls-compose-send] sends it.
+The region or file of the current buffer is the prompt's context, as
+for `agentls'."
+  (interactive)
+  (let ((origin (current-buffer))
+        (context (unless (derived-mode-p 'agentls-chat-mode) (agentls--region-params)))
+        (buf (get-buffer-create "*agentls compose*")))
+    (deactivate-mark)
+    (with-current-buffer buf
+      (unless (derived-mode-p 'agentls-compose-mode) (agentls-compose-mode))
+      (setq agentls--compose-origin origin
+            agentls--compose-context context))
+    (pop-to-buffer buf)
+    buf))
+
+(defun agentls-compose-send ()
+  "Send the prompt of this compose buffer."
+  (interactive)
+  (let ((text (string-trim (buffer-substring-no-properties (point-min) (point-max))))
+        (origin agentls--compose-origin)
+        (context agentls--compose-context))
+    (when (string-empty-p text) (user-error "Empty prompt"))
+    (let ((buf (current-buffer)))
+      (quit-window nil (get-buffer-window buf))
+      (kill-buffer buf))
+    (with-current-buffer (if (buffer-live-p origin) origin (current-buffer))
+      (agentls--prompt text context))))
+
+(defun agentls-compose-abort ()
+  "Throw the prompt of this compose buffer away."
+  (interactive)
+  (let ((buf (current-buffer)))
+    (quit-window nil (get-buffer-window buf))
+    (kill-buffer buf)))
+
+(defun agentls--prompt (prompt context)
+  "Send PROMPT with CONTEXT (see `agentls') to the chat's session."
   (when (string-empty-p (string-trim prompt))
     (user-error "Empty prompt"))
   (let* ((conn (if (and (derived-mode-p 'agentls-chat-mode) (agentls--live-p agentls--chat-conn))

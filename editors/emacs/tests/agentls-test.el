@@ -240,7 +240,7 @@ and arrive in one read."
       (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
       (let ((text (agentls-test--chat-text))
             (chat (agentls--chat (agentls-test--conn))))
-        (should (string-search "## You\n\nexplain this\n\n_context: a.txt:1-3_" text))
+        (should (string-search "## You\n\nexplain this\n\n_context: a.txt:1-2_" text))
         (should (string-search "Hello from the fake model.\nSecond line of the answer." text))
         (should (string-search "## agentls\n\nThe user wants a greeting.\n\nHello from the fake model." text))
         (should (string-search "tokens: 321 in, 12 out" text))
@@ -865,6 +865,33 @@ REPORT-FN gets it."
       (should (string-match-p "^- replace: .* · done$" (agentls-test--chat-text)))
       (should (equal (agentls-test--text buf) "héllo 😀 WÖRLD 🎊\n日本語 second line\nünïcödé 🙂 third\n"))
       (should (equal (agentls-test--disk path) "héllo 😀 WÖRLD 🎊\n日本語 second line\nünïcödé 🙂 third\n")))))
+
+(ert-deftest agentls-test-compose ()
+  "C-u M-x agentls: a multi-line prompt written in a buffer, sent with the region as context."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "alpha\nbeta\ngamma\n"))))
+           (url (agentls-test--fake-gemini '(:turns [(:text "Composed answer.")])))
+           (buf (agentls-test--start root "a.txt" url)))
+      (with-current-buffer buf
+        (transient-mark-mode 1)
+        (goto-char (point-min))
+        (forward-line 1)
+        (set-mark (point))
+        (forward-line 1)
+        (activate-mark)
+        (let ((current-prefix-arg '(4)))
+          (call-interactively #'agentls)))
+      (let ((compose (get-buffer "*agentls compose*")))
+        (should compose)
+        (with-current-buffer compose
+          (should (derived-mode-p 'agentls-compose-mode))
+          (insert "first line of the prompt\nsecond line")
+          (agentls-compose-send))
+        (should-not (buffer-live-p compose)))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (let ((text (agentls-test--chat-text)))
+        (should (string-search "## You\n\nfirst line of the prompt\nsecond line\n\n_context: a.txt:2-2_" text))
+        (should (string-search "Composed answer." text))))))
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
