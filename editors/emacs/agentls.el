@@ -104,6 +104,12 @@ The agent's next shell command then sees its own edits on disk."
   "Non-nil means select the window of a proposed edit's diff."
   :type 'boolean)
 
+(defcustom agentls-question-delay 0.5
+  "Seconds without typing before a question of the agent is shown.
+A diff or a minibuffer question that appeared while you type would
+take your next key as its answer."
+  :type 'number)
+
 (defcustom agentls-display-shell-output t
   "Non-nil means show the shell output buffer when a command starts."
   :type 'boolean)
@@ -783,7 +789,24 @@ user decides later; the request's ID is then kept in ENTRY."
   (cons 'agentls--deferred
         (agentls--make-confirmation :conn conn :details params)))
 
+(defun agentls--user-idle-p ()
+  "Non-nil when the user has not typed for `agentls-question-delay' seconds."
+  (or noninteractive
+      (let ((idle (current-idle-time)))
+        (and idle (>= (float-time idle) agentls-question-delay)))))
+
 (defun agentls--show-deferred ()
+  "Show the confirmations that arrived, once the user pauses typing.
+A question that took the keyboard mid-word would take the next key
+as its answer."
+  (if (not (agentls--user-idle-p))
+      (progn
+        (when agentls--deferred-confirmations
+          (message "agentls: a question waits for a pause in your typing"))
+        (run-with-timer 0.2 nil #'agentls--show-deferred))
+    (agentls--show-deferred-now)))
+
+(defun agentls--show-deferred-now ()
   "Show the confirmations that arrived."
   (let ((entries (reverse agentls--deferred-confirmations)))
     (setq agentls--deferred-confirmations nil)
@@ -1115,9 +1138,12 @@ While the minibuffer is in use, wait for it to be free."
           (let* ((d (agentls--confirmation-details entry))
                  (choices (agentls--choices d))
                  (choice (condition-case nil
-                             (read-multiple-choice
+                             (progn
+                               ;; Keys typed for something else answer nothing.
+                               (discard-input)
+                               (read-multiple-choice
                               (agentls--question d (agentls--confirmation-conn entry))
-                              (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices))
+                              (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices)))
                            (quit nil))))
             (when choice
               (setq outcome (nth 2 (assq (car choice) choices))))))
