@@ -515,11 +515,7 @@ func (s *Session) tools() []clients.Declaration {
 	if s.decls == nil {
 		return nil
 	}
-	decls, err := declarations(s.decls())
-	if err != nil {
-		s.logger.Error("tool declarations", "err", err)
-	}
-	return decls
+	return declarations(s.decls())
 }
 
 // add appends c to the record and the history, and persists it.

@@ -2,7 +2,6 @@ package session
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -90,6 +89,11 @@ func plainText(p clients.Part) bool {
 // thoughts, into one part each. A merged part loses its wire form (Raw): it is
 // re-encoded from its fields, which are all it has.
 func mergeText(parts []clients.Part) []clients.Part {
+	if !mergeable(parts) {
+		// Most contents: nothing to merge, and nothing to copy. The history is curated
+		// for every request, and must not cost more for being long than it has to.
+		return parts
+	}
 	var out []clients.Part
 	for i := 0; i < len(parts); i++ {
 		p := parts[i]
@@ -106,6 +110,16 @@ func mergeText(parts []clients.Part) []clients.Part {
 		out = append(out, p)
 	}
 	return out
+}
+
+// mergeable reports whether mergeText would merge any parts.
+func mergeable(parts []clients.Part) bool {
+	for i := 1; i < len(parts); i++ {
+		if plainText(parts[i-1]) && plainText(parts[i]) || plainThought(parts[i-1]) && plainThought(parts[i]) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendMerged appends c to out, merging it into the last content when their roles
@@ -208,24 +222,13 @@ func requests(fcs []clients.FunctionCall) []tools.Request {
 	return reqs
 }
 
-// declarations converts the registry's declarations to the client's. A tool whose
-// parameters cannot be encoded is left out, and named in the error.
-func declarations(decls []tools.Declaration) ([]clients.Declaration, error) {
-	out := make([]clients.Declaration, 0, len(decls))
-	var errs []error
-	for _, d := range decls {
-		cd := clients.Declaration{Name: d.Name, Description: d.Description}
-		if d.Parameters != nil {
-			params, err := json.Marshal(d.Parameters)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("tool %s left out: its parameters: %w", d.Name, err))
-				continue
-			}
-			cd.Parameters = params
-		}
-		out = append(out, cd)
+// declarations converts the registry's declarations to the client's.
+func declarations(decls []tools.Declaration) []clients.Declaration {
+	out := make([]clients.Declaration, len(decls))
+	for i, d := range decls {
+		out[i] = clients.Declaration{Name: d.Name, Description: d.Description, Parameters: d.Parameters}
 	}
-	return out, errors.Join(errs...)
+	return out
 }
 
 // size is the size of contents in bytes of JSON, what compression splits by.

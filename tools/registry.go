@@ -2,6 +2,7 @@ package tools
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -124,6 +125,11 @@ type Registry struct {
 	// aliases maps the declared (sanitised) names that differ from the real ones back to
 	// the real names; nil when it must be recomputed.
 	aliases map[string]string
+	// decls are the declarations, made once per change of the tools (they are sent
+	// with every model request); nil when they must be made again. version counts the
+	// changes, so that declarations made while the tools changed are not kept.
+	decls   []Declaration
+	version uint64
 }
 
 // NewRegistry returns an empty registry that enables tools according to filter. A nil
@@ -148,7 +154,8 @@ func (r *Registry) Register(t Tool) {
 			"newSource", info.Source, "newServer", info.Server)
 	}
 	r.tools[info.Name] = registered{tool: t, info: info}
-	r.aliases = nil
+	r.aliases, r.decls = nil, nil
+	r.version++
 }
 
 // Unregister removes the tool called name, if any.
@@ -156,7 +163,8 @@ func (r *Registry) Unregister(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.tools, name)
-	r.aliases = nil
+	r.aliases, r.decls = nil, nil
+	r.version++
 }
 
 // RemoveSource removes every tool of src, or, when server is not empty, only the tools
@@ -169,7 +177,8 @@ func (r *Registry) RemoveSource(src Source, server string) {
 			delete(r.tools, name)
 		}
 	}
-	r.aliases = nil
+	r.aliases, r.decls = nil, nil
+	r.version++
 }
 
 // enabled reports whether the filter lets the tool called name be used.
@@ -261,9 +270,10 @@ func (r *Registry) listLocked() []Info {
 // Declaration is a tool as the model is told of it: a name Gemini accepts and a
 // parameter schema stripped of what Gemini rejects.
 type Declaration struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description"`
-	Parameters  map[string]any `json:"parametersJsonSchema"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Parameters is the sanitised JSON Schema of the parameters (SanitizeSchema).
+	Parameters json.RawMessage `json:"parametersJsonSchema"`
 }
 
 // Declarations returns the enabled tools, in List order, as the model is told of them.
@@ -271,19 +281,44 @@ type Declaration struct {
 // real name needed no change keeps it, and otherwise the later in list order gets a
 // numeric suffix. Get accepts these names. A tool whose schema cannot be read is left out,
 // with an error in the log.
+//
+// The declarations are made once per change of the registry's tools; callers must not
+// change the Parameters they share.
 func (r *Registry) Declarations() []Declaration {
+	r.mu.RLock()
+	decls := r.decls
+	r.mu.RUnlock()
+	if decls == nil {
+		decls = r.declare()
+	}
+	return slices.Clone(decls)
+}
+
+// declare makes the declarations and keeps them, unless the tools changed meanwhile.
+func (r *Registry) declare() []Declaration {
+	r.mu.RLock()
+	version := r.version
+	r.mu.RUnlock()
 	infos := r.List()
 	names := declaredNames(infos)
 	decls := make([]Declaration, 0, len(infos))
 	for i, info := range infos {
 		params, err := SanitizeSchema(info.Parameters)
-		if err != nil {
-			r.logger.Error("tool left out of the declarations: its parameter schema is invalid",
-				"tool", info.Name, "source", info.Source, "server", info.Server, "err", err)
-			continue
+		if err == nil {
+			var enc []byte
+			if enc, err = json.Marshal(params); err == nil {
+				decls = append(decls, Declaration{Name: names[i], Description: info.Description, Parameters: enc})
+				continue
+			}
 		}
-		decls = append(decls, Declaration{Name: names[i], Description: info.Description, Parameters: params})
+		r.logger.Error("tool left out of the declarations: its parameter schema is invalid",
+			"tool", info.Name, "source", info.Source, "server", info.Server, "err", err)
 	}
+	r.mu.Lock()
+	if r.version == version {
+		r.decls = decls
+	}
+	r.mu.Unlock()
 	return decls
 }
 

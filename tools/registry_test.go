@@ -337,7 +337,10 @@ func TestRegistryDeclarations(t *testing.T) {
 	if _, ok := r.Get("read_file_2"); ok {
 		t.Error("Get found a tool under a name nobody declared")
 	}
-	params := decls[0].Parameters
+	var params map[string]any
+	if err := json.Unmarshal(decls[0].Parameters, &params); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := params["$schema"]; ok {
 		t.Error("$schema was not stripped")
 	}
@@ -345,8 +348,11 @@ func TestRegistryDeclarations(t *testing.T) {
 	if p["type"] != "string" || p["nullable"] != true {
 		t.Errorf("property p = %v, want a nullable string", p)
 	}
-	// A registration invalidates the aliases.
+	// A registration invalidates the aliases and the declarations.
 	r.Unregister("my_server__do_it")
+	if n := len(r.Declarations()); n != len(decls)-1 {
+		t.Errorf("%d declarations after unregistering one of %d", n, len(decls))
+	}
 	if tool, ok := r.Get("my_server__do_it"); !ok || tool.Info().Name != "my server__do it" {
 		t.Errorf("after unregistering the valid name, Get(my_server__do_it) = %v, %v", tool, ok)
 	}
