@@ -104,6 +104,12 @@ The agent's next shell command then sees its own edits on disk."
   "Non-nil means select the window of a proposed edit's diff."
   :type 'boolean)
 
+(defcustom agentls-incremental-sync-size 65536
+  "Buffers larger than this (in characters) send the server their changes.
+Smaller ones send their whole text after a change, which is simplest
+and always right; for large buffers that costs a pause per change."
+  :type 'integer)
+
 (defcustom agentls-question-delay 0.5
   "Seconds without typing before a question of the agent is shown.
 A diff or a minibuffer question that appeared while you type would
@@ -559,6 +565,10 @@ user decides later; the request's ID is then kept in ENTRY."
   "The version of this buffer last sent to the server.")
 (defvar-local agentls--dirty nil
   "Non-nil when this buffer changed since its text was last sent.")
+(defvar-local agentls--changes nil
+  "The changes not sent yet, newest first, or `full' to send the whole text.")
+(defvar-local agentls--before nil
+  "(BEG END START-POSITION END-POSITION) of the change about to happen.")
 (defvar-local agentls--agent-edited nil
   "Non-nil when the agent edited this buffer since it was last saved.")
 
@@ -585,7 +595,9 @@ user decides later; the request's ID is then kept in ENTRY."
   "Send didOpen of the current buffer to CONN."
   (setq agentls--conn conn
         agentls--version 1
-        agentls--dirty nil)
+        agentls--dirty nil
+        agentls--changes nil)
+  (add-hook 'before-change-functions #'agentls--before-change nil t)
   (add-hook 'after-change-functions #'agentls--after-change nil t)
   (jsonrpc-notify conn :textDocument/didOpen
                   (list :textDocument
@@ -614,10 +626,31 @@ user decides later; the request's ID is then kept in ENTRY."
                  (not (agentls--live-p agentls--conn)))
         (agentls--open conn)))))
 
-(defun agentls--after-change (&rest _)
-  "Note that the buffer changed; its text is sent soon."
+(defun agentls--before-change (beg end)
+  "Remember the server's positions of BEG and END, before a change there."
+  (when agentls--conn
+    (setq agentls--before
+          (and (not (eq agentls--changes 'full))
+               (> (buffer-size) agentls-incremental-sync-size)
+               (list beg end (agentls--lsp-position beg) (agentls--lsp-position end))))))
+
+(defun agentls--after-change (beg end old-len)
+  "Note the change of BEG..END (OLD-LEN characters before); it is sent soon.
+A large buffer keeps the change itself; anything unexpected (a change
+not announced as it happened) falls back to sending the whole text."
   (when agentls--conn
     (setq agentls--dirty t)
+    (let ((before agentls--before))
+      (setq agentls--before nil)
+      (unless (eq agentls--changes 'full)
+        (if (and before
+                 (= (nth 0 before) beg)
+                 (= (- (nth 1 before) (nth 0 before)) old-len)
+                 (< (length agentls--changes) 1000))
+            (push (list :range (list :start (nth 2 before) :end (nth 3 before))
+                        :text (buffer-substring-no-properties beg end))
+                  agentls--changes)
+          (setq agentls--changes 'full))))
     (unless agentls--flush-timer
       (setq agentls--flush-timer
             (run-with-idle-timer 0.3 nil #'agentls--flush-everything)))))
@@ -625,12 +658,16 @@ user decides later; the request's ID is then kept in ENTRY."
 (defun agentls--flush ()
   "Send the current buffer's text to its server if it changed."
   (when (and agentls--dirty (agentls--live-p agentls--conn))
-    (setq agentls--dirty nil)
-    (cl-incf agentls--version)
-    (jsonrpc-notify agentls--conn :textDocument/didChange
-                    (list :textDocument (list :uri (agentls--buffer-uri)
-                                              :version agentls--version)
-                          :contentChanges (vector (list :text (agentls--buffer-text)))))))
+    (let ((changes (if (consp agentls--changes)
+                       (vconcat (reverse agentls--changes))
+                     (vector (list :text (agentls--buffer-text))))))
+      (setq agentls--dirty nil
+            agentls--changes nil)
+      (cl-incf agentls--version)
+      (jsonrpc-notify agentls--conn :textDocument/didChange
+                      (list :textDocument (list :uri (agentls--buffer-uri)
+                                                :version agentls--version)
+                            :contentChanges changes)))))
 
 (defun agentls--flush-everything ()
   "Send the text of every buffer that changed since it was sent."

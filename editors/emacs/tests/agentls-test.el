@@ -28,6 +28,10 @@
 ;; unless a test says so.
 (setq agentls-events-buffer-size nil)
 
+;; AGENTLS_TEST_INCREMENTAL=1: every buffer sends its changes, not its text.
+(when (equal (getenv "AGENTLS_TEST_INCREMENTAL") "1")
+  (setq agentls-incremental-sync-size 0))
+
 ;;;; Helpers
 
 (defun agentls-test--wait (pred what &optional secs)
@@ -892,6 +896,77 @@ REPORT-FN gets it."
       (let ((text (agentls-test--chat-text)))
         (should (string-search "## You\n\nfirst line of the prompt\nsecond line\n\n_context: a.txt:2-2_" text))
         (should (string-search "Composed answer." text))))))
+
+(defun agentls-test--server-text (file)
+  "FILE's text as the server sees it (read_file through agentls/runTool)."
+  (let* ((conn (agentls-test--conn))
+         (done nil) result)
+    (agentls--async conn :agentls/runTool (list :name "read_file" :args (list :file_path file))
+                    (lambda (r) (setq result r done t))
+                    (lambda (e) (setq result e done t)))
+    (agentls-test--wait (lambda () done) "read_file through agentls/runTool")
+    (unless (equal (plist-get result :status) "success")
+      (ert-fail (list "read_file failed" result)))
+    (plist-get result :output)))
+
+(ert-deftest agentls-test-sync ()
+  "The server sees the buffer as it is after all kinds of edits, sent whole or as changes."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace
+                  `(("s.txt" . ,(mapconcat (lambda (i) (format "line %d with some text\n" i))
+                                           (number-sequence 1 40) "")))))
+           (path (expand-file-name "s.txt" root))
+           (buf (agentls-test--start root "s.txt" nil)))
+      (dolist (size (list most-positive-fixnum 0))
+        (let ((agentls-incremental-sync-size size)
+              (ranged 0) (whole 0))
+          (advice-add 'jsonrpc-notify :before
+                      (lambda (_conn method params)
+                        (when (eq method :textDocument/didChange)
+                          (seq-doseq (c (plist-get params :contentChanges))
+                            (if (plist-get c :range) (cl-incf ranged) (cl-incf whole)))))
+                      '((name . agentls-test-count)))
+          (with-current-buffer buf
+            (let ((check (lambda (what)
+                           (should (equal (list what (agentls-test--server-text path))
+                                          (list what (agentls-test--text buf)))))))
+              (goto-char (point-min))
+              (insert "first 😀 ")
+              (funcall check "an insertion at the start")
+              (goto-char (point-min))
+              (forward-line 3)
+              (delete-region (point) (progn (forward-line 4) (point)))
+              (funcall check "a deletion of whole lines")
+              (goto-char (point-min))
+              (forward-line 2)
+              (end-of-line)
+              (insert "\ninserted 日本語\nlines 🙂 é\n")
+              (search-forward "with")
+              (replace-match "WITH")
+              (funcall check "a multi-line insertion after emoji, then a replacement")
+              (upcase-region (point-min) (line-end-position 5))
+              (transpose-lines 1)
+              (indent-rigidly (point-min) (point-max) 2)
+              (funcall check "region commands")
+              (undo-boundary)
+              (primitive-undo 3 buffer-undo-list)
+              (goto-char (point-max))
+              (delete-char -1)
+              (funcall check "undo, and no final newline")
+              (erase-buffer)
+              (funcall check "an empty buffer")
+              (insert-file-contents path nil nil nil t)
+              (funcall check "the file reread")
+              (insert "x")
+              (revert-buffer t t t)
+              (funcall check "a reverted buffer")))
+          (advice-remove 'jsonrpc-notify 'agentls-test-count)
+          ;; Whole texts for small buffers; changes (and a whole text only
+          ;; where a change came unannounced) for large ones.
+          (if (= size 0)
+              (should (> ranged 10))
+            (should (= ranged 0)))
+          (should (> whole 0)))))))
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here

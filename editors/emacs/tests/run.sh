@@ -7,8 +7,9 @@
 # the generated autoloads define the commands, package-lint finds no error (SKIP when
 # package-lint is not installed).  Then every
 # ert-deftest of agentls-test.el, each in its own `emacs --batch -Q`, against the real
-# agentls binary and the fake Gemini server (internal/fakegemini/cmd/fakegemini); with
-# markdown-mode installed, the chat test runs once more with it.  Ends with
+# agentls binary and the fake Gemini server (internal/fakegemini/cmd/fakegemini); the edit
+# tests run once more with incremental document sync (AGENTLS_TEST_INCREMENTAL=1), and,
+# with markdown-mode installed, the chat test once more with it.  Ends with
 # "N passed, M failed" and exits nonzero if any case failed or none passed.
 #
 # Environment: AGENTLS_BIN and FAKEGEMINI_BIN (use these binaries instead of building
@@ -120,12 +121,17 @@ if [ ${#cases[@]} -eq 0 ]; then
 	cases=(byte-compile checkdoc autoloads package-lint)
 	for t in $all_tests; do cases+=("${t#agentls-test-}"); done
 	[ -n "$markdown_dir" ] && cases+=("prompt-streams+markdown")
+	# The edit paths again, with every buffer sending its changes instead of its text.
+	cases+=(edit-accept-undo+incremental edit-modified+incremental non-ascii+incremental ten-approvals+incremental beside-eglot+incremental)
 fi
 
 start=$(date +%s)
 for c in "${cases[@]}"; do
 	case $c in
 	byte-compile | checkdoc | autoloads | package-lint) lint "$c" ;;
+	*+incremental)
+		AGENTLS_TEST_INCREMENTAL=1 run_test "$c" "agentls-test-${c%+incremental}" \
+			${eglot_dir:+-L "$eglot_dir"} ;;
 	*+markdown)
 		if [ -z "$markdown_dir" ]; then echo "SKIP $c: markdown-mode is not installed"; skipped=$((skipped + 1)); continue; fi
 		run_test "$c" "agentls-test-${c%+markdown}" -L "$markdown_dir" ;;
