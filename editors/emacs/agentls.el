@@ -725,14 +725,19 @@ not announced as it happened) falls back to sending the whole text."
 
 (defun agentls--apply-text-edits (edits)
   "Apply the LSP text EDITS (a vector) to the current buffer as one undo step."
-  (let* ((ranges (mapcar (lambda (e)
+  (let* ((index 0)
+         (ranges (mapcar (lambda (e)
                            (let ((r (plist-get e :range)))
                              (list (agentls--point (plist-get r :start))
                                    (agentls--point (plist-get r :end))
-                                   (plist-get e :newText))))
+                                   (plist-get e :newText)
+                                   (cl-incf index))))
                          edits))
-         ;; Last first, so earlier positions stay valid.
-         (sorted (sort ranges (lambda (a b) (> (car a) (car b)))))
+         ;; Last first, so earlier positions stay valid; of edits at one
+         ;; place, the later one first, so that the text ends up in order.
+         (sorted (sort ranges (lambda (a b) (or (> (car a) (car b))
+                                                (and (= (car a) (car b))
+                                                     (> (nth 3 a) (nth 3 b)))))))
          (group (prepare-change-group)))
     (undo-boundary)
     (save-excursion

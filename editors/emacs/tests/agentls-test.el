@@ -968,5 +968,20 @@ REPORT-FN gets it."
             (should (= ranged 0)))
           (should (> whole 0)))))))
 
+(ert-deftest agentls-test-apply-text-edits ()
+  "Text edits apply as LSP orders them, as one undo step."
+  (with-temp-buffer
+    (insert "abc\ndef\n")
+    (buffer-enable-undo)
+    (undo-boundary)
+    (agentls--apply-text-edits
+     (vector (list :range (list :start (list :line 0 :character 1) :end (list :line 0 :character 1)) :newText "X")
+             (list :range (list :start (list :line 0 :character 1) :end (list :line 0 :character 1)) :newText "Y")
+             (list :range (list :start (list :line 1 :character 0) :end (list :line 1 :character 3)) :newText "DEF")
+             (list :range (list :start (list :line 2 :character 0) :end (list :line 2 :character 0)) :newText "ghi\n")))
+    (should (equal (buffer-string) "aXYbc\nDEF\nghi\n"))
+    (undo)
+    (should (equal (buffer-string) "abc\ndef\n"))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
