@@ -20,6 +20,9 @@ export interface Pending {
 
 export class Confirmations implements vscode.Disposable {
   private pending = new Map<string, Pending>();
+  /** The short keys naming the diffs' sides (a URI segment), by confirmation id. */
+  private keys = new Map<string, string>();
+  private seq = 0;
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private readonly originals = new OriginalProvider();
@@ -32,7 +35,7 @@ export class Confirmations implements vscode.Disposable {
       vscode.workspace.registerFileSystemProvider(proposalScheme, this.proposals, { isCaseSensitive: true }),
       vscode.window.tabGroups.onDidChangeTabs((e) => {
         for (const tab of e.closed) {
-          const id = diffId(tab);
+          const id = this.diffId(tab);
           const p = id !== undefined ? this.pending.get(id) : undefined;
           if (p && !p.answered) {
             this.log(`edit ${id}: the diff was closed without an answer: rejected`);
@@ -46,7 +49,7 @@ export class Confirmations implements vscode.Disposable {
       this.changed,
     );
     this.proposals.onSave = (uri, text) => {
-      const id = idOf(uri);
+      const id = this.idOf(uri);
       const p = id !== undefined ? this.pending.get(id) : undefined;
       if (p && !p.answered && p.details.type === 'edit') {
         this.log(`edit ${id}: the proposal was saved: accepted as the user's version`);
@@ -139,7 +142,7 @@ export class Confirmations implements vscode.Disposable {
   /** The edit under review in the active editor, else the only waiting edit. */
   current(): Pending | undefined {
     const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
-    const id = tab ? diffId(tab) : undefined;
+    const id = tab ? this.diffId(tab) : undefined;
     if (id !== undefined && this.pending.has(id)) {
       return this.pending.get(id);
     }
@@ -177,8 +180,10 @@ export class Confirmations implements vscode.Disposable {
   private async openDiff(p: Pending): Promise<void> {
     const d = p.details;
     const file = fileOf(d);
-    p.original = sideUri(originalScheme, d.id, file);
-    p.proposal = sideUri(proposalScheme, d.id, file);
+    const key = String(++this.seq);
+    this.keys.set(key, d.id);
+    p.original = sideUri(originalScheme, key, file);
+    p.proposal = sideUri(proposalScheme, key, file);
     this.originals.set(p.original, typeof d.originalContent === 'string' ? d.originalContent : '');
     this.proposals.set(p.proposal, typeof d.newContent === 'string' ? d.newContent : '');
     this.log(`edit ${d.id}: review ${file} in the diff editor`);
@@ -220,21 +225,32 @@ export class Confirmations implements vscode.Disposable {
     }
     this.originals.delete(p.original);
     this.proposals.remove(p.proposal);
+    const key = idOf(p.proposal);
+    if (key !== undefined) {
+      // Kept until the tab's close event has been seen (it may come after the answer).
+      setTimeout(() => this.keys.delete(key), 10000);
+    }
+  }
+
+  /** The confirmation id of a side's URI. */
+  private idOf(uri: vscode.Uri): string | undefined {
+    const key = idOf(uri);
+    return key !== undefined ? this.keys.get(key) : undefined;
+  }
+
+  private diffId(tab: vscode.Tab): string | undefined {
+    if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === proposalScheme) {
+      return this.idOf(tab.input.modified);
+    }
+    return undefined;
   }
 
   private updateContext(): void {
     const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
-    const id = tab ? diffId(tab) : undefined;
+    const id = tab ? this.diffId(tab) : undefined;
     const reviewing = id !== undefined && this.pending.has(id);
     void vscode.commands.executeCommand('setContext', 'agentls.reviewingEdit', reviewing);
   }
-}
-
-function diffId(tab: vscode.Tab): string | undefined {
-  if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === proposalScheme) {
-    return idOf(tab.input.modified);
-  }
-  return undefined;
 }
 
 function fileOf(d: ConfirmDetails): string {

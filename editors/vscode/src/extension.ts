@@ -42,6 +42,7 @@ export interface AgentlsApi {
 }
 
 export function activate(context: vscode.ExtensionContext): AgentlsApi {
+  const activatedAt = Date.now();
   const output = vscode.window.createOutputChannel('agentls', { log: true });
   const log = (msg: string) => output.info(msg);
   const terminal = new ToolTerminal();
@@ -379,7 +380,8 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       waiting: confirmations.list().length,
       running: runningCalls.size + (chat.busy ? 1 : 0),
       status: statusItem.text,
-      readyMs: server.readyAt !== undefined && server.startedAt !== undefined ? server.readyAt - server.startedAt : undefined,
+      // From activation to the first initialized server.
+      readyMs: server.firstReadyAt !== undefined ? server.firstReadyAt - activatedAt : undefined,
       chat: chat.state(),
       confirmations: confirmations.list().map((p) => ({ id: p.details.id, type: p.details.type, toolCallId: p.details.toolCallId })),
     }),

@@ -1,18 +1,18 @@
 // The two sides of an edit confirmation's diff: the current text (read-only,
 // agentls-original:) and the proposal (agentls-proposal:, an in-memory file the user can
-// edit). A URI is /<confirmation id>/<the file's path>, so that VS Code picks the
-// language from the file name.
+// edit). A URI is /<key>/<the file's path> (the key a short name of the confirmation),
+// so that VS Code picks the language from the file name.
 import * as vscode from 'vscode';
 
 export const originalScheme = 'agentls-original';
 export const proposalScheme = 'agentls-proposal';
 
-export function sideUri(scheme: string, id: string, filePath: string): vscode.Uri {
+export function sideUri(scheme: string, key: string, filePath: string): vscode.Uri {
   const p = filePath.startsWith('/') ? filePath : '/' + filePath;
-  return vscode.Uri.from({ scheme, path: `/${encodeURIComponent(id)}${p}` });
+  return vscode.Uri.from({ scheme, path: `/${encodeURIComponent(key)}${p}` });
 }
 
-/** The confirmation id a side's URI belongs to. */
+/** The key of a side's URI. */
 export function idOf(uri: vscode.Uri): string | undefined {
   if (uri.scheme !== originalScheme && uri.scheme !== proposalScheme) {
     return undefined;

@@ -67,6 +67,7 @@ export class Server implements vscode.Disposable {
   private disposables: vscode.Disposable[] = [];
   private starting: Promise<void> | undefined;
   readyAt: number | undefined;
+  firstReadyAt: number | undefined;
   startedAt: number | undefined;
 
   constructor(
@@ -177,6 +178,7 @@ export class Server implements vscode.Disposable {
       return;
     }
     this.readyAt = Date.now();
+    this.firstReadyAt ??= this.readyAt;
     this.output.appendLine(`agentls: server ready in ${this.readyAt - this.startedAt} ms (${command} ${args.join(' ')})`);
     if (feature.serverProtocol !== protocolVersion) {
       void vscode.window.showWarningMessage(

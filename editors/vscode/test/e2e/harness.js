@@ -95,6 +95,7 @@ async function startFake(dir, script) {
     turns: () => (stderr.match(/turn=[1-9]/g) || []).length,
     stderr: () => stderr,
     stop: () => stopProcess(proc),
+    proc,
   };
 }
 
@@ -127,6 +128,9 @@ function stopProcess(proc, signal = 'SIGTERM') {
  * text}, script: the fake model's turns, settings: VS Code user settings }).
  */
 class VSCode {
+  /** The scenarios' VS Codes not stopped yet. */
+  static live = new Set();
+
   constructor(name) {
     this.name = name;
   }
@@ -191,6 +195,7 @@ class VSCode {
     };
     v.log = fs.openSync(path.join(v.tmp, 'code-server.log'), 'w');
     v.started = Date.now();
+    VSCode.live.add(v);
     v.proc = spawn(
       need('CODE_SERVER_BIN'),
       [
@@ -219,8 +224,10 @@ class VSCode {
     });
     v.page = await v.browser.newPage();
     v.page.on('pageerror', (e) => debug('page error', e.message));
+    debug(`${name}: code-server up in ${Date.now() - v.started} ms`);
     await v.page.goto(`http://127.0.0.1:${v.port}/?folder=${encodeURIComponent(v.ws)}`, { waitUntil: 'domcontentloaded', timeout: 30000 });
     await v.page.waitForSelector('.monaco-workbench', { timeout: 30000 });
+    debug(`${name}: workbench in ${Date.now() - v.started} ms`);
     await waitFor('agentls to start its server', () => {
       const s = v.probe();
       return s && s.agentls && s.agentls.server === 'idle' ? s : null;
@@ -433,6 +440,24 @@ class VSCode {
     if (this.fake) await this.fake.stop();
     if (this.log !== undefined) fs.closeSync(this.log);
     if (this.tmp && process.env.E2E_KEEP !== '1') fs.rmSync(this.tmp, { recursive: true, force: true });
+    VSCode.live.delete(this);
+  }
+
+  /** Kills what a scenario started, at once (the runner is being stopped). */
+  kill() {
+    for (const p of [this.proc, this.fake && this.fake.proc]) {
+      if (!p || p.exitCode !== null || p.signalCode !== null) continue;
+      try {
+        process.kill(p.detachedGroup ? -p.pid : p.pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    try {
+      if (this.browser) this.browser.process()?.kill('SIGKILL');
+    } catch {
+      // gone
+    }
   }
 }
 

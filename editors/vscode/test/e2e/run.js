@@ -8,8 +8,8 @@ const path = require('node:path');
 const { VSCode, waitFor, sleep, processesWith, debug } = require('./harness');
 
 const scenarios = [];
-function scenario(name, opts, fn) {
-  scenarios.push({ name, opts, fn });
+function scenario(name, opts, fn, explicit = false) {
+  scenarios.push({ name, opts, fn, explicit });
 }
 
 // --- a prompt and a read ------------------------------------------------------------
@@ -83,6 +83,10 @@ async function askForEdit(v) {
     }),
   );
   assert.equal(v.doc('greet.txt').text, greet, 'nothing changes before the answer');
+  // The place the call touches is marked while it waits.
+  await waitFor('an agentls diagnostic on greet.txt', () =>
+    v.probe().diagnostics.some((d) => d.uri.endsWith('/greet.txt') && d.source === 'agentls' && /approval/.test(d.message)),
+  );
   return f;
 }
 
@@ -97,6 +101,7 @@ scenario('edit_accept_undo', editSetup('The greeting is friendlier now.'), async
   await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
   await waitFor('the answer', () => f.evaluate(() => /friendlier now/.test(document.body.textContent)));
   await waitFor('the tool card to be done', () => f.evaluate(() => document.querySelector('.item.tool')?.dataset.status === 'completed'));
+  await waitFor('the diagnostic to clear', () => !v.probe().diagnostics.some((d) => d.source === 'agentls'));
   // One Ctrl+Z in the editor reverts the whole edit.
   await v.palette('View: Focus Active Editor Group');
   await waitFor('greet.txt to be the active editor', () => (v.probe().activeEditor || '').endsWith('/greet.txt'));
@@ -227,11 +232,90 @@ scenario(
   },
 );
 
+// --- a problem, and "Ask agentls to fix this" ----------------------------------------
+
+scenario(
+  'fix_this_code_action',
+  () => ({
+    files: { 'greet.txt': greet },
+    script: {
+      turns: [
+        { calls: [{ name: 'run_shell_command', args: { command: "echo 'greet.txt:1:1: error: greeting too short'", description: 'check the greeting' }, id: 'k1' }] },
+        { text: 'The check found a problem.' },
+        { text: 'I would make the greeting longer.' },
+      ],
+    },
+  }),
+  async (v) => {
+    await v.open('greet.txt');
+    const f = await v.ask('check the greeting');
+    await v.clickNotification('Run `echo', 'Allow once');
+    await waitFor('the answer', () => f.evaluate(() => /found a problem/.test(document.body.textContent)));
+    // The compiler-style line became a problem on greet.txt.
+    await waitFor('the problem on greet.txt', () =>
+      v.probe().diagnostics.some((d) => d.uri.endsWith('/greet.txt') && d.source === 'agentls/shell' && d.message.includes('greeting too short') && d.line === 0),
+    );
+    const first = v.probe().agentls.chat.session;
+    await v.palette('View: Focus Active Editor Group');
+    await v.page.keyboard.down('Control');
+    await v.page.keyboard.press('Home');
+    await v.page.keyboard.press('.');
+    await v.page.keyboard.up('Control');
+    await waitFor('the quick fix "Ask agentls to fix this"', () =>
+      v.page.evaluate(() => {
+        const row = [...document.querySelectorAll('.action-widget .monaco-list-row')].find((r) => r.textContent.includes('Ask agentls to fix this'));
+        if (row) {
+          row.click();
+          return true;
+        }
+        return false;
+      }),
+    );
+    // A new conversation in the chat, about the problem, answered.
+    await waitFor('the fix prompt in the chat', () =>
+      f.evaluate(() => {
+        const u = document.querySelector('.item.user');
+        return u && /greeting too short/.test(u.textContent) && /greet\.txt/.test(u.textContent);
+      }),
+    );
+    await waitFor('the answer to it', () => f.evaluate(() => /make the greeting longer/.test(document.body.textContent)));
+    const s = v.probe().agentls.chat;
+    assert.ok(s.session && s.session !== first, 'the fix runs in a new session');
+    assert.equal(v.fake.turns(), 3);
+  },
+);
+
+// --- figures for BENCHMARKS.md (run by name: test/run.sh bench) ---------------------
+
+scenario(
+  'bench',
+  () => ({ script: { turns: Array.from({ length: 5 }, (_, i) => ({ text: `pong ${i}` })) } }),
+  async (v) => {
+    const fs = require('node:fs');
+    await v.palette('agentls probe: bench');
+    const b = await waitFor('the benchmark to finish', () => {
+      try {
+        return JSON.parse(fs.readFileSync(v.probeFile + '.bench', 'utf8'));
+      } catch {
+        return null;
+      }
+    }, 60000);
+    assert.deepEqual(b.rounds.map((r) => r.stopReason), Array(5).fill('end_turn'));
+    const ms = b.rounds.map((r) => r.ms).sort((a, c) => a - c);
+    const status = fs.readFileSync(`/proc/${b.pid}/status`, 'utf8');
+    const rss = Number(/VmRSS:\s+(\d+)/.exec(status)[1]) / 1024;
+    console.log(`BENCH activation to server ready: ${b.readyMs} ms (extension host: agentls serve started and initialized)`);
+    console.log(`BENCH prompt round trip through the extension (fake Gemini, one text turn): median ${ms[2].toFixed(1)} ms, min ${ms[0].toFixed(1)}, max ${ms[4].toFixed(1)} (5 prompts)`);
+    console.log(`BENCH extension host with agentls loaded: RSS ${rss.toFixed(0)} MiB, JS heap used ${(b.heapUsed / 1048576).toFixed(1)} MiB`);
+  },
+  true,
+);
+
 // --- main --------------------------------------------------------------------------
 
 async function main() {
   const only = process.argv.slice(2);
-  const chosen = only.length ? scenarios.filter((s) => only.includes(s.name)) : scenarios;
+  const chosen = only.length ? scenarios.filter((s) => only.includes(s.name)) : scenarios.filter((s) => !s.explicit);
   if (only.length && chosen.length !== only.length) {
     console.error(`unknown scenario in ${only.join(' ')}; have ${scenarios.map((s) => s.name).join(' ')}`);
     process.exit(2);
@@ -271,6 +355,14 @@ function withTimeout(p, ms, what) {
       t = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
     }),
   ]).finally(() => clearTimeout(t));
+}
+
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    for (const v of VSCode.live) v.kill();
+    console.log(`stopped by ${sig}`);
+    process.exit(1);
+  });
 }
 
 void sleep;

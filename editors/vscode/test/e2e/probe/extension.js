@@ -60,6 +60,21 @@ function activate(context) {
     }
   }, 100);
   context.subscriptions.push({ dispose: () => clearInterval(timer) });
+  // For the benchmark: N prompts through agentls's API, each timed from the call to its
+  // PromptResult, and the extension host's memory, written to $AGENTLS_PROBE_FILE.bench.
+  context.subscriptions.push(
+    vscode.commands.registerCommand('agentlsProbe.bench', async () => {
+      const api = vscode.extensions.getExtension('agentls.agentls').exports;
+      const rounds = [];
+      for (let i = 0; i < 5; i++) {
+        const t = process.hrtime.bigint();
+        const res = await api.prompt(`ping ${i}`);
+        rounds.push({ ms: Number(process.hrtime.bigint() - t) / 1e6, stopReason: res && res.stopReason });
+      }
+      const mem = process.memoryUsage();
+      fs.writeFileSync(file + '.bench', JSON.stringify({ readyMs: api.state().readyMs, rounds, rss: mem.rss, heapUsed: mem.heapUsed, pid: process.pid }));
+    }),
+  );
 }
 
 module.exports = { activate, deactivate() {} };
