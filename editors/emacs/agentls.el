@@ -837,16 +837,25 @@ not announced as it happened) falls back to sending the whole text."
       (let ((idle (current-idle-time)))
         (and idle (>= (float-time idle) agentls-question-delay)))))
 
+(defvar agentls--show-timer nil
+  "The timer that shows waiting questions once the user pauses.")
+
 (defun agentls--show-deferred ()
   "Show the confirmations that arrived, once the user pauses typing.
 A question that took the keyboard mid-word would take the next key
 as its answer."
-  (if (not (agentls--user-idle-p))
-      (progn
-        (when agentls--deferred-confirmations
-          (message "agentls: a question waits for a pause in your typing"))
-        (run-with-timer 0.2 nil #'agentls--show-deferred))
-    (agentls--show-deferred-now)))
+  (cond ((null agentls--deferred-confirmations))
+        ((agentls--user-idle-p) (agentls--show-deferred-now))
+        ((not (timerp agentls--show-timer))
+         (message "agentls: a question waits for a pause in your typing")
+         (setq agentls--show-timer
+               (run-with-timer 0.2 0.2
+                               (lambda ()
+                                 (when (or (null agentls--deferred-confirmations)
+                                           (agentls--user-idle-p))
+                                   (cancel-timer agentls--show-timer)
+                                   (setq agentls--show-timer nil)
+                                   (agentls--show-deferred))))))))
 
 (defun agentls--show-deferred-now ()
   "Show the confirmations that arrived."
