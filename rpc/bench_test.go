@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/internal/lsptest"
+	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -20,7 +21,16 @@ import (
 // BenchmarkStartToInitialize measures from starting the process to the initialize
 // response.
 func BenchmarkStartToInitialize(b *testing.B) {
-	root := workspaceDir(b, map[string]string{"a.txt": "x\n"})
+	benchStartToInitialize(b, workspaceDir(b, map[string]string{"a.txt": "x\n"}))
+}
+
+// BenchmarkStartToInitializeLarge is BenchmarkStartToInitialize in a workspace of
+// 200,000 files (testutil.LargeTree): initialize must not walk it.
+func BenchmarkStartToInitializeLarge(b *testing.B) {
+	benchStartToInitialize(b, testutil.LargeTree(b, 200_000))
+}
+
+func benchStartToInitialize(b *testing.B, root string) {
 	ctx := context.Background()
 	var total time.Duration
 	var samples []time.Duration

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/session/toolbox"
 )
 
@@ -147,4 +148,15 @@ func promptScript(n int) clients.Script {
 			clients.Turn{Text: answer, Usage: &clients.Usage{PromptTokens: 1100 + 200*i, OutputTokens: 120}})
 	}
 	return s
+}
+
+// BenchmarkSystemInstructionLarge makes the system instruction of a prompt in a
+// workspace of 200,000 files (testutil.LargeTree), whose listing is bounded.
+func BenchmarkSystemInstructionLarge(b *testing.B) {
+	env := Environment{Roots: []string{testutil.LargeTree(b, 200_000)}, ConfigDir: b.TempDir()}
+	var n int
+	for b.Loop() {
+		n = len(systemInstruction(env, nil, discard()))
+	}
+	b.ReportMetric(float64(n), "bytes")
 }

@@ -1,7 +1,9 @@
 package session
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -29,6 +31,10 @@ Be concise and direct, as a colleague would in a code review: no preamble, no fi
 
 // maxListing bounds the entries of the workspace listing in the system instruction.
 const maxListing = 200
+
+// maxListingRead bounds the entries the listing reads of one folder: a folder of
+// 100,000 files must not be read whole, and sorted, for 200 lines.
+const maxListingRead = 1000
 
 // skipInListing are directories the listing never enters or shows.
 var skipInListing = []string{".git", "node_modules"}
@@ -89,7 +95,7 @@ func listing(root string, limit int) string {
 	full := false
 	var walk func(dir, indent string, depth int)
 	walk = func(dir, indent string, depth int) {
-		entries, err := os.ReadDir(dir)
+		entries, err := readDirBounded(dir, maxListingRead)
 		if err != nil {
 			fmt.Fprintf(&b, "%s(unreadable: %v)\n", indent, err)
 			return
@@ -121,6 +127,23 @@ func listing(root string, limit int) string {
 		fmt.Fprintf(&b, "  … (the listing stops at %d entries; use the tools to see more)\n", limit)
 	}
 	return b.String()
+}
+
+// readDirBounded reads at most n entries of dir, in the order the system gives them, and
+// returns them sorted by name: for a folder of at most n entries, what os.ReadDir
+// returns.
+func readDirBounded(dir string, n int) ([]os.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(n)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
 }
 
 // editorContext describes where the user is in the editor.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,31 @@ func TestListingStaysInTheWorkspace(t *testing.T) {
 	}
 	if !strings.Contains(out, "  elsewhere\n") || !strings.Contains(out, "    a.go\n") {
 		t.Errorf("the listing lacks the link or the workspace's own files:\n%s", out)
+	}
+}
+
+// TestReadDirBounded: a folder larger than the bound is read only in part, sorted; a
+// smaller one whole, as os.ReadDir reads it.
+func TestReadDirBounded(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for i := range 50 {
+		files[fmt.Sprintf("f%02d", 49-i)] = "x"
+	}
+	testutil.WriteFiles(t, dir, files)
+	for _, n := range []int{10, 50, 100} {
+		got, err := readDirBounded(dir, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(n, 50); len(got) != want {
+			t.Errorf("n=%d: %d entries, want %d", n, len(got), want)
+		}
+		if !slices.IsSortedFunc(got, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }) {
+			t.Errorf("n=%d: entries not sorted", n)
+		}
+	}
+	if _, err := readDirBounded(filepath.Join(dir, "missing"), 10); err == nil {
+		t.Error("a missing folder read without an error")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -56,6 +57,28 @@ func runRaw(b *testing.B, rg, dir string, args ...string) {
 // cap100000 cases make the tool search the whole tree too.
 func BenchmarkGrepGoroot(b *testing.B) {
 	ws, _ := gorootSrc(b)
+	benchGrep(b, ws)
+}
+
+// BenchmarkGrepLarge is BenchmarkGrepGoroot over a workspace of 200,000 files
+// (testutil.LargeTree), made once and kept in the temporary directory.
+func BenchmarkGrepLarge(b *testing.B) {
+	ws, _ := largeTree(b)
+	benchGrep(b, ws)
+}
+
+// largeTree is the 200,000-file workspace of the scale benchmarks.
+func largeTree(b *testing.B) (*workspace.Workspace, string) {
+	dir := testutil.LargeTree(b, 200_000)
+	ws, err := workspace.New(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ws, dir
+}
+
+// benchGrep runs the grep_search sub-benchmarks in ws.
+func benchGrep(b *testing.B, ws *workspace.Workspace) {
 	rg, rgErr := exec.LookPath("rg")
 	patterns := []struct{ name, args string }{
 		{"literal", `"pattern":"func main","fixed_strings":true,"case_sensitive":true`},
@@ -105,6 +128,17 @@ func BenchmarkGrepGoroot(b *testing.B) {
 // defaults otherwise).
 func BenchmarkGlobGoroot(b *testing.B) {
 	ws, dir := gorootSrc(b)
+	benchGlob(b, ws, dir)
+}
+
+// BenchmarkGlobLarge is BenchmarkGlobGoroot over the 200,000-file workspace.
+func BenchmarkGlobLarge(b *testing.B) {
+	ws, dir := largeTree(b)
+	benchGlob(b, ws, dir)
+}
+
+// benchGlob runs the glob sub-benchmarks in ws, whose root is dir.
+func benchGlob(b *testing.B, ws *workspace.Workspace, dir string) {
 	b.Run("rg-files", func(b *testing.B) {
 		rg, err := exec.LookPath("rg")
 		if err != nil {
