@@ -1193,8 +1193,8 @@ While the minibuffer is in use, wait for it to be free."
                                ;; Keys typed for something else answer nothing.
                                (discard-input)
                                (read-multiple-choice
-                              (agentls--question d (agentls--confirmation-conn entry))
-                              (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices)))
+                                (agentls--question d (agentls--confirmation-conn entry))
+                                (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices)))
                            (quit nil))))
             (when choice
               (setq outcome (nth 2 (assq (car choice) choices))))))
@@ -1535,18 +1535,46 @@ KIND, when non-nil, names what it is (text, thought, heading, ...)."
         (when (and output (not (string-empty-p output)))
           (agentls--shell-insert conn (ansi-color-apply output)))
         (when (member status '("completed" "failed" "cancelled"))
-          (remhash id calls)
-          (when (plist-get call :started)
+          (if (not (plist-get call :started))
+              (remhash id calls)
             (with-current-buffer (agentls--shell-buffer conn)
               (unless (eq (char-before (point-max)) ?\n)
-                (agentls--shell-insert conn "\n")))
-            (agentls--shell-insert
-             conn (format "[%s%s]\n" (agentls--status-text status)
-                          (let ((text (plist-get (plist-get u :content) :text)))
-                            (if (and text (string-match "Exit code [0-9]+" text))
-                                (concat ", " (match-string 0 text))
-                              "")))
-             'agentls-status))))))))
+                (agentls--shell-insert conn "\n"))
+              (let ((start (copy-marker (point-max))))
+                ;; The exit code comes with the progress's end (see
+                ;; `agentls--shell-progress-end'), before or after this.
+                (agentls--shell-insert
+                 conn (format "[%s]\n" (or (plist-get call :end-message)
+                                           (agentls--status-text status)))
+                 'agentls-status)
+                (if (plist-get call :end-message)
+                    (remhash id calls)
+                  (plist-put call :footer (cons start (copy-marker (1- (point-max)))))
+                  (plist-put call :done t)))))))))))
+
+(defun agentls--shell-progress-end (conn token message)
+  "Show the end MESSAGE of the progress TOKEN in CONN's shell buffer.
+The message has the exit code (\"done: Exit code 1\"), which the tool
+call's updates do not.  agentls names a call's progress
+\"agentls/TOOLCALLID/N\"; other tokens are not shown."
+  (when (and message (stringp token)
+             (string-match "\\`agentls/\\(.+\\)/[0-9]+\\'" token))
+    (let* ((id (match-string 1 token))
+           (calls (agentls--shell-calls conn))
+           (call (gethash id calls)))
+      (when call
+        (if (not (plist-get call :done))
+            (plist-put call :end-message message)
+          (remhash id calls)
+          (let ((footer (plist-get call :footer)))
+            (when (buffer-live-p (marker-buffer (car footer)))
+              (with-current-buffer (marker-buffer (car footer))
+                (let ((inhibit-read-only t))
+                  (save-excursion
+                    (goto-char (car footer))
+                    (delete-region (car footer) (cdr footer))
+                    (insert (propertize (format "[%s]" message)
+                                        'font-lock-face 'agentls-status 'face 'agentls-status))))))))))))
 
 (defun agentls-show-shell-output ()
   "Show the output of the agent's shell commands."
@@ -1566,7 +1594,8 @@ KIND, when non-nil, names what it is (text, thought, heading, ...)."
       ("begin" (puthash token (cons (plist-get value :title) (plist-get value :message)) table))
       ("report" (let ((cur (gethash token table)))
                   (puthash token (cons (car cur) (or (plist-get value :message) (cdr cur))) table)))
-      ("end" (remhash token table)))
+      ("end" (remhash token table)
+       (agentls--shell-progress-end conn token (plist-get value :message))))
     (force-mode-line-update t)))
 
 (defun agentls-mode-line ()
@@ -2011,7 +2040,7 @@ SCOPE is \"folder\", \"parent\" (the parent and everything under it) or
                      (if version (format " (%s)" version) "")))
       (princ (format "jsonrpc: %s\n" (or jsonrpc-file "not found")))
       (princ (format "markdown-mode: %s\n" (if (locate-library "markdown-mode") "installed (chat uses its faces)"
-                                              "not installed (plain text chat)")))
+                                             "not installed (plain text chat)")))
       (princ (format "workspace root here: %s\n" (agentls--current-root)))
       (princ (format "server environment: %S\n\n" agentls-server-environment))
       (if (not conn)

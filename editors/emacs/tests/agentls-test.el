@@ -370,7 +370,7 @@ and arrive in one read."
   "A shell command is asked with its text; its output streams into a compilation buffer."
   (agentls-test--with
     (let* ((root (agentls-test--workspace '(("a.txt" . "one\ntwo\n") ("b.txt" . "bee\n"))))
-           (command "for i in 1 2 3; do echo out-$i; sleep 0.5; done; echo 'a.txt:2: error: two is wrong'; echo 'b.txt:1: warning: bee'; echo finished-marker")
+           (command "for i in 1 2 3; do echo out-$i; sleep 0.5; done; echo 'a.txt:2: error: two is wrong'; echo 'b.txt:1: warning: bee'; echo finished-marker; exit 3")
            (url (agentls-test--fake-gemini
                  `(:turns [(:calls [(:name "run_shell_command" :args (:command ,command :description "count"))])
                            (:text "The command ran.")])))
@@ -414,7 +414,9 @@ and arrive in one read."
                 (should (string-search (concat "$ " command) text))
                 (should (string-search "out-2" text))
                 (should (string-search "\nfinished-marker\n" text))
-                (should (string-search "[done" text)))
+                ;; The exit code, from the progress's end.
+                (agentls-test--wait (lambda () (string-search "\n[done: Exit code 3]\n" (agentls-test--text shell)))
+                                    "the exit code in the shell buffer" 5))
               (agentls-test--wait (lambda () (equal (agentls-mode-line) ""))
                                   "the mode line to go quiet after the prompt" 5)
               (should (= 1 (length asked)))
