@@ -1949,6 +1949,8 @@ every prompt and tool call of the server."
   "Choose a stored session to continue in the chat."
   (interactive)
   (let ((conn (agentls--connection)))
+    (when (buffer-local-value 'agentls--busy (agentls--chat-buffer conn))
+      (user-error "The agent is still answering; `agentls-cancel' stops it"))
     (agentls--async
      conn :agentls/sessions (make-hash-table)
      (lambda (sessions)
