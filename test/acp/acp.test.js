@@ -79,6 +79,7 @@ test('a full turn: read, an edit allowed once, an edit rejected, a shell command
   const res = await prompt(a.agent, sessionId, 'change beta to gamma');
   assert.equal(res.stopReason, 'end_turn');
   assert.equal(res.usage?.inputTokens, 40, 'the usage of the turn');
+  await a.settled(() => a.of('agent_message_chunk').map((u) => u.content.text).join('') === 'Done.', 'the answer');
   assert.equal(fs.readFileSync(file, 'utf8'), 'alpha\ngamma\n', 'the allowed edit is made, the rejected one is not');
 
   // Both edits' permission requests carry their diffs.
@@ -114,6 +115,31 @@ test('a full turn: read, an edit allowed once, an edit rejected, a shell command
   await until(() => fake.turnsServed() === 6, 'the model to have served the 6 turns');
 });
 
+test('fs delegation: the tools read the unsaved buffer, edits are written through the client', opts, async (t) => {
+  const root = makeWorkspace({ 'a.txt': 'alpha\nbeta\n' });
+  const file = path.join(root, 'a.txt');
+  const fake = await startFakeGemini({
+    turns: [
+      { calls: [call('r1', 'read_file', { file_path: file })] },
+      { calls: [call('e1', 'replace', { file_path: file, old_string: 'unsaved', new_string: 'saved' })] },
+      { text: 'Saved.' },
+    ],
+  });
+  t.after(() => fake.stop());
+  const buffers = { [file]: 'alpha\nunsaved\n' };
+  const a = startAgent(agentEnv(tmpHome(), fake.env), () => 'allow_once', buffers);
+  t.after(() => a.close());
+  await initialize(a.agent, { fs: { readTextFile: true, writeTextFile: true } });
+  const { sessionId } = await newSession(a.agent, root);
+  assert.equal((await prompt(a.agent, sessionId, 'save it')).stopReason, 'end_turn');
+  await a.settled(() => a.of('agent_message_chunk').length > 0, 'the answer');
+  const read = a.of('tool_call_update').find((u) => u.toolCallId.endsWith('/r1') && u.status === 'completed');
+  assert.match(read.rawOutput.output, /unsaved/, 'read_file sees the buffer');
+  assert.deepEqual(a.permissions[0].toolCall.content[0], { type: 'diff', path: file, oldText: 'alpha\nunsaved\n', newText: 'alpha\nsaved\n' });
+  assert.deepEqual(a.writes.map((w) => [w.path, w.content]), [[file, 'alpha\nsaved\n']]);
+  assert.equal(fs.readFileSync(file, 'utf8'), 'alpha\nbeta\n', 'the disk is the editor\'s to write');
+});
+
 test('reject always holds for the session', opts, async (t) => {
   const root = makeWorkspace({ 'x.txt': 'x', 'y.txt': 'y' });
   const fake = await startFakeGemini({
@@ -131,6 +157,7 @@ test('reject always holds for the session', opts, async (t) => {
   const { sessionId } = await newSession(a.agent, root);
   assert.equal((await prompt(a.agent, sessionId, 'delete x.txt')).stopReason, 'end_turn');
   assert.equal((await prompt(a.agent, sessionId, 'delete y.txt')).stopReason, 'end_turn');
+  await a.settled(() => a.of('agent_message_chunk').map((u) => u.content.text).join('') === 'Not allowed.Still not.', 'the answers');
   assert.equal(a.permissions.length, 1, 'asked once: the second rm is rejected without asking');
   assert.ok(fs.existsSync(path.join(root, 'x.txt')) && fs.existsSync(path.join(root, 'y.txt')));
   const failed = a.of('tool_call_update').filter((u) => u.status === 'failed').map((u) => u.toolCallId.split('/')[1]);
@@ -165,9 +192,11 @@ test('session/set_mode and session/load replaying a stored session', opts, async
   t.after(() => fake.stop());
   const home = tmpHome();
   const a = startAgent(agentEnv(home, fake.env));
+  t.after(() => a.close());
   await initialize(a.agent);
   const { sessionId } = await newSession(a.agent, root);
   await a.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'plan' });
+  await a.settled(() => a.of('current_mode_update').length > 0, 'current_mode_update');
   assert.deepEqual(a.of('current_mode_update').map((u) => u.currentModeId), ['plan']);
   assert.equal((await prompt(a.agent, sessionId, 'what does a.txt say?')).stopReason, 'end_turn');
   await a.close();
@@ -179,6 +208,7 @@ test('session/set_mode and session/load replaying a stored session', opts, async
   assert.deepEqual(list.sessions.map((s) => [s.sessionId, s.cwd, s.title]), [[sessionId, root, 'what does a.txt say?']]);
   const loaded = await b.agent.request(acp.methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
   assert.equal(loaded.modes.currentModeId, 'default', 'a resumed session starts in the workspace mode');
+  await b.settled(() => b.of('agent_message_chunk').length > 0, 'the replay');
   const replay = b.updates.map((n) => {
     const u = n.update;
     assert.equal(n.sessionId, sessionId);

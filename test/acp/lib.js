@@ -111,12 +111,26 @@ export function spawnAgent(env) {
  * context (agent.request / agent.notify), the updates and permission requests seen,
  * and close().
  */
-export function startAgent(env, permit = () => null) {
+export function startAgent(env, permit = () => null, buffers = null) {
   const { proc, exited, stderr } = spawnAgent(env);
   const updates = [];
   const permissions = [];
+  const writes = [];
   const waiters = [];
   const app = acp.client({ name: 'agentls-acp-tests' })
+    // With buffers ({path: text}), the client serves the editor's text of those files
+    // (others from the disk) and takes writes into them.
+    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+      if (!buffers) throw new Error('fs not declared');
+      if (params.path in buffers) return { content: buffers[params.path] };
+      return { content: fs.readFileSync(params.path, 'utf8') };
+    })
+    .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+      if (!buffers) throw new Error('fs not declared');
+      buffers[params.path] = params.content;
+      writes.push(params);
+      return {};
+    })
     .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
       permissions.push(params);
       const answer = permit(params);
@@ -137,10 +151,12 @@ export function startAgent(env, permit = () => null) {
     });
   const stream = acp.ndJsonStream(Writable.toWeb(proc.stdin), Readable.toWeb(proc.stdout));
   const conn = app.connect(stream);
+  let closed = false;
   return {
     agent: conn.agent,
     updates,
     permissions,
+    writes,
     stderr,
     /** Resolves with the first update from now on that match(notification) accepts. */
     waitFor(match, what) {
@@ -148,7 +164,15 @@ export function startAgent(env, permit = () => null) {
     },
     /** Returns the updates of the session of the given kind (sessionUpdate). */
     of(kind) { return updates.filter((n) => n.update.sessionUpdate === kind).map((n) => n.update); },
+    /**
+     * Resolves once the updates that arrived before the last answer are handled: the
+     * SDK resolves an answer as it reads it, while the handlers of the notifications
+     * read before it may still be running.
+     */
+    settled(cond, what) { return until(cond, what); },
     async close() {
+      if (closed) return;
+      closed = true;
       conn.close();
       proc.stdin.end();
       const r = await withTimeout(exited, 30000, 'agentls acp to exit');
@@ -157,11 +181,11 @@ export function startAgent(env, permit = () => null) {
   };
 }
 
-/** Initializes the connection as a client without fs or terminal. */
-export function initialize(agent) {
+/** Initializes the connection as a client with capabilities (default: no fs or terminal). */
+export function initialize(agent, clientCapabilities = {}) {
   return agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
+    clientCapabilities,
     clientInfo: { name: 'agentls-acp-tests', version: '1' },
   });
 }
