@@ -62,6 +62,7 @@
 (require 'ansi-color)
 (require 'flymake)
 (require 'button)
+(require 'transient)
 
 (declare-function project-root "project" (project))
 (declare-function ediff-buffers "ediff" (buffer-a buffer-b &optional startup-hooks job-name))
@@ -1617,10 +1618,31 @@ call's updates do not.  agentls names a call's progress
              (push "working" parts)))))
      agentls--connections)
     (let ((n (length (agentls--pending-confirmations))))
-      (when (> n 0) (push (format "%d waiting for you" n) parts)))
+      (when (> n 0)
+        (push (propertize (format "%d waiting for you" n)
+                          'mouse-face 'mode-line-highlight
+                          'help-echo "mouse-1: show what waits (agentls-show-pending)"
+                          'local-map (make-mode-line-mouse-map 'mouse-1 #'agentls-show-pending))
+              parts)))
     (if parts
         (concat " [agentls: " (mapconcat #'identity parts " | ") "]")
       "")))
+
+;;;###autoload
+(defun agentls-show-pending ()
+  "Show the oldest question of the agent that waits for an answer.
+An edit's diff buffer is shown again; a shell command is asked again."
+  (interactive)
+  (let ((entry (car (sort (agentls--pending-confirmations)
+                          (lambda (a b) (< (agentls--confirmation-request-id a)
+                                           (agentls--confirmation-request-id b)))))))
+    (cond ((null entry) (message "agentls: nothing waits for you"))
+          ((buffer-live-p (agentls--confirmation-diff-buffer entry))
+           (pop-to-buffer (agentls--confirmation-diff-buffer entry)))
+          ((and (not (memq entry agentls--modal-queue)) (not agentls--modal-busy))
+           (setq agentls--modal-queue (append agentls--modal-queue (list entry)))
+           (agentls--next-modal))
+          (t (message "agentls: the question is being asked")))))
 
 (defvar agentls--mode-line-construct '(:eval (agentls-mode-line))
   "The mode line construct of agentls.")
@@ -2056,6 +2078,26 @@ SCOPE is \"folder\", \"parent\" (the parent and everything under it) or
                                     (buffer-list))))
         (princ (format "waiting for you: %d\n" (length (agentls--pending-confirmations))))
         (princ (format "stderr: %s\n" (buffer-name (jsonrpc-stderr-buffer conn))))))))
+
+;;;###autoload (autoload 'agentls-menu "agentls" nil t)
+(transient-define-prefix agentls-menu ()
+  "The commands of agentls."
+  [["Ask"
+    ("a" "Ask (region as context)" agentls)
+    ("c" "Compose a longer prompt" agentls-compose)
+    ("f" "Fix the diagnostic at point" agentls-fix-diagnostic-at-point)
+    ("k" "Cancel" agentls-cancel)]
+   ["Session"
+    ("v" "Chat" agentls-chat)
+    ("s" "Resume a session" agentls-sessions)
+    ("n" "New session" agentls-new-session)
+    ("p" "What waits for me" agentls-show-pending)
+    ("o" "Shell output" agentls-show-shell-output)]
+   ["Settings"
+    ("m" "Approval mode" agentls-set-approval-mode)
+    ("t" "Trust this folder" agentls-trust)
+    ("d" "Doctor" agentls-doctor)
+    ("r" "Restart the server" agentls-restart)]])
 
 (provide 'agentls)
 ;;; agentls.el ends here

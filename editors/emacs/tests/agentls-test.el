@@ -190,6 +190,16 @@ and arrive in one read."
                        agentls-chat agentls-new-session agentls-diff-accept
                        agentls-diff-reject agentls-diff-edit agentls-diff-ediff))
     (should (commandp f)))
+  ;; Every command of the menu exists.
+  (should (commandp 'agentls-menu))
+  (let (suffixes)
+    (cl-labels ((walk (x) (cond ((and (symbolp x) (string-prefix-p "agentls" (symbol-name x)))
+                                 (push x suffixes))
+                                ((consp x) (walk (car x)) (walk (cdr x)))
+                                ((vectorp x) (mapc #'walk x)))))
+      (walk (get 'agentls-menu 'transient--layout)))
+    (should (> (length suffixes) 10))
+    (dolist (f suffixes) (should (commandp f))))
   (should (= 0 (hash-table-count agentls--connections)))
   (should-not (process-list))
   ;; A missing program is a clear error, and leaves nothing behind.
@@ -984,6 +994,25 @@ REPORT-FN gets it."
     (should (equal (buffer-string) "aXYbc\nDEF\nghi\n"))
     (undo)
     (should (equal (buffer-string) "abc\ndef\n"))))
+
+(ert-deftest agentls-test-show-pending ()
+  "A diff put away without an answer comes back with agentls-show-pending."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini (agentls-test--edit-script path)))
+           (buf (agentls-test--start root "greek.txt" url)))
+      (with-current-buffer buf (agentls "capitalize beta"))
+      (let ((diff (agentls-test--diff-buffer)))
+        (switch-to-buffer buf)
+        (delete-other-windows)
+        (should-not (get-buffer-window diff))
+        (should (string-search "1 waiting for you" (agentls-mode-line)))
+        (agentls-show-pending)
+        (should (eq (window-buffer (selected-window)) diff))
+        (agentls-diff-accept))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\n")))))
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here

@@ -82,7 +82,7 @@ lint() {
 		        (loaddefs-generate "." generated-autoload-file)
 		      (update-file-autoloads (expand-file-name "agentls.el") t generated-autoload-file))))' \
 			&& emacs -Q --batch -L . -l agentls-autoloads.el --eval '(progn
-		  (dolist (f (quote (agentls agentls-cancel agentls-sessions agentls-set-approval-mode agentls-chat)))
+		  (dolist (f (quote (agentls agentls-cancel agentls-sessions agentls-set-approval-mode agentls-chat agentls-menu agentls-show-pending)))
 		    (unless (autoloadp (symbol-function f)) (error "%s is not autoloaded" f)))
 		  (when (featurep (quote agentls)) (error "the autoloads loaded the package"))
 		  (require (quote agentls))
