@@ -1014,5 +1014,27 @@ REPORT-FN gets it."
       (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
       (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\n")))))
 
+(ert-deftest agentls-test-file-names ()
+  "A file whose name has spaces, accents and percent signs is edited in its open buffer."
+  (agentls-test--with
+    (let* ((rel "dir with space/naïve 100%.txt")
+           (root (agentls-test--workspace `((,rel . "alpha\nbeta\n"))))
+           (path (expand-file-name rel root))
+           (url (agentls-test--fake-gemini (agentls-test--edit-script path)))
+           (buf (agentls-test--start root rel url)))
+      ;; An unsaved change: the edit must go to the buffer, not the file.
+      (with-current-buffer buf
+        (goto-char (point-max))
+        (insert "gamma\n")
+        (agentls "capitalize beta"))
+      (let ((diff (agentls-test--diff-buffer)))
+        (should (string-search "naïve 100%.txt" (buffer-name diff)))
+        (with-current-buffer diff (agentls-diff-accept)))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (should (string-match-p "^  - dir with space/naïve 100%.txt$" (agentls-test--chat-text)))
+      (should (equal (agentls-test--text buf) "alpha\nBETA\ngamma\n"))
+      (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\n"))
+      (should (= 1 (cl-count-if (lambda (b) (equal (buffer-file-name b) path)) (buffer-list)))))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
