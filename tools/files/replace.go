@@ -43,6 +43,7 @@ func NewReplace(ws *workspace.Workspace) tools.Tool {
 			"(If `old_string` does not occur exactly, a match that differs only in the indentation and trailing whitespace of whole lines is accepted, and `new_string` is re-indented to fit.)\n" +
 			"4. Prefer to break down complex and long changes into multiple smaller atomic calls to this tool. Always check the content of the file after changes or not finding a string to match.\n" +
 			"5. To create a new file, use an empty `old_string` and put the file's content in `new_string`.\n" +
+			"6. A `new_string` holding an omission placeholder (a comment such as `// rest of code ...` or `/* unchanged */` that stands for code left out) is refused, unless the file already has that line.\n" +
 			"**Multiple replacements:** Set `allow_multiple` to true if you want to replace ALL occurrences that match `old_string` exactly.",
 		Kind:       tools.KindEdit,
 		Source:     tools.SourceBuiltin,
@@ -183,11 +184,14 @@ func (c *replaceCall) plan(abs string, cur *workspace.File) (*editPlan, error) {
 	case cur == nil && c.old != "":
 		return nil, tools.Errorf(tools.ErrFileNotFound,
 			"File not found: %s. Cannot apply the edit: the file does not exist. Check the path (list_directory shows what exists), or use an empty old_string to create a new file.", rel)
+	case cur == nil && override != nil:
+		p.new = *override
+		return p, nil
 	case cur == nil:
-		p.new = c.new
-		if override != nil {
-			p.new = *override
+		if err := checkPlaceholder("new_string", c.new, "", "the new file's complete content"); err != nil {
+			return nil, err
 		}
+		p.new = c.new
 		return p, nil
 	case c.old == "":
 		return nil, tools.Errorf(tools.ErrAttemptToCreateExists,
@@ -196,6 +200,9 @@ func (c *replaceCall) plan(abs string, cur *workspace.File) (*editPlan, error) {
 	if override != nil {
 		p.new = cur.Format.WithFinalNewline(*override)
 		return p, nil
+	}
+	if err := checkPlaceholder("new_string", c.new, cur.Text, "the replacement text in full"); err != nil {
+		return nil, err
 	}
 	text, n, flexible, err := Replace(cur.Text, c.old, c.new, c.want)
 	if err != nil {

@@ -27,7 +27,8 @@ func NewWriteFile(ws *workspace.Workspace) tools.Tool {
 		Name:        "write_file",
 		DisplayName: "WriteFile",
 		Description: "Writes content to a specified file in the local filesystem. Creates the file and any missing parent directories if needed, or overwrites the whole file if it exists (keeping its encoding and line endings).\n\n" +
-			"The user has the ability to modify `content`. If modified, this will be stated in the response.",
+			"The user has the ability to modify `content`. If modified, this will be stated in the response.\n\n" +
+			"Content holding an omission placeholder (a comment such as `// rest of code ...` or `/* unchanged */` that stands for code left out) is refused, unless the file already has that line: write the complete content.",
 		Kind:       tools.KindEdit,
 		Source:     tools.SourceBuiltin,
 		Parameters: tools.Parameters[writeFileArgs](false),
@@ -100,18 +101,28 @@ func (c *writeFileCall) read() (string, *workspace.File, error) {
 }
 
 // change pairs cur, the file at abs, with the content to write, and reports whether a
-// person modified that content.
-func (c *writeFileCall) change(abs string, cur *workspace.File) (change, bool) {
+// person modified that content. Content from the model that holds an omission
+// placeholder the file lacks is refused; a person's version is written as it is.
+func (c *writeFileCall) change(abs string, cur *workspace.File) (change, bool, error) {
 	c.mu.Lock()
 	content, modified := c.content, c.modified
 	c.mu.Unlock()
+	if !modified {
+		original := ""
+		if cur != nil {
+			original = cur.Text
+		}
+		if err := checkPlaceholder("content", content, original, "the file's complete content"); err != nil {
+			return change{}, false, err
+		}
+	}
 	if cur != nil {
 		if cur.Format.BOM {
 			content = strings.TrimPrefix(content, "\uFEFF")
 		}
 		content = cur.Format.WithFinalNewline(content)
 	}
-	return change{abs: abs, rel: c.ws.Rel(abs), old: cur, new: content}, modified
+	return change{abs: abs, rel: c.ws.Rel(abs), old: cur, new: content}, modified, nil
 }
 
 // Confirmation proposes the write over the file as it is now, and holds Execute to
@@ -121,7 +132,10 @@ func (c *writeFileCall) Confirmation(context.Context) (*confirm.Details, error) 
 	if err != nil {
 		return nil, err
 	}
-	ch, _ := c.change(abs, cur)
+	ch, _, err := c.change(abs, cur)
+	if err != nil {
+		return nil, err
+	}
 	c.basis.record(abs, cur)
 	return ch.details("Confirm Write"), nil
 }
@@ -140,7 +154,10 @@ func (c *writeFileCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result
 	if err := c.basis.check(c.ws, abs, cur); err != nil {
 		return nil, err
 	}
-	ch, modified := c.change(abs, cur)
+	ch, modified, err := c.change(abs, cur)
+	if err != nil {
+		return nil, err
+	}
 	diff, err := ch.commit(ctx, c.ws, c.Describe())
 	if err != nil {
 		return nil, err
