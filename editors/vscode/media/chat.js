@@ -388,5 +388,6 @@
     }
   });
   vscode.postMessage({ type: 'ready' });
+  document.body.dataset.ready = '1';
   prompt.focus();
 })();

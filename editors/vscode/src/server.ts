@@ -228,7 +228,8 @@ export class Server implements vscode.Disposable {
     if (!this.client || !this.running) {
       throw new Error('the agentls server is not running (see "agentls: Show Server Log")');
     }
-    return this.client.sendRequest<R>(method, params, token);
+    // An explicit `undefined` token would be sent as a second parameter.
+    return token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params);
   }
 
   notify(method: string, params: unknown): void {

@@ -72,7 +72,7 @@ if [ -z "${E2E_ARTIFACTS:-}" ]; then
 fi
 export E2E_ARTIFACTS
 
-echo "== end-to-end scenarios (code-server $("$CODE_SERVER_BIN" --version | head -n 1 | cut -d' ' -f1), $(chromium --version | head -n 1))"
+echo "== end-to-end scenarios (code-server $("$CODE_SERVER_BIN" --version | head -n 1 | cut -d' ' -f1), $(chromium --version 2>/dev/null | head -n 1))"
 set +e
 timeout 600 node test/e2e/run.js "$@" | tee "$TMP/e2e.log"
 e2e_rc=${PIPESTATUS[0]}

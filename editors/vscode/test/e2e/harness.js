@@ -322,7 +322,8 @@ class VSCode {
         for (const f of this.page.frames()) {
           if (f.isDetached()) continue;
           try {
-            if (await f.evaluate(() => !!document.getElementById('prompt'))) return f;
+            // The input exists before the script that handles it has run: wait for both.
+            if (await f.evaluate(() => !!document.getElementById('prompt') && document.body.dataset.ready === '1')) return f;
           } catch {
             // a frame going away or not ready
           }

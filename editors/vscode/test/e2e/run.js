@@ -15,13 +15,14 @@ function scenario(name, opts, fn, explicit = false) {
 // --- a prompt and a read ------------------------------------------------------------
 
 scenario(
-  'prompt_read',
+  'prompt_read_resume_mention',
   (ws) => ({
     files: { 'notes.txt': 'hello\nworld\n' },
     script: {
       turns: [
         { text: 'Let me read it.', calls: [{ name: 'read_file', args: { file_path: path.join(ws, 'notes.txt') }, id: 'r1' }] },
         { text: 'The file starts with **hello** and ends with `world`.', chunks: 4 },
+        { text: 'Still the same two lines.' },
       ],
     },
   }),
@@ -43,8 +44,44 @@ scenario(
     assert.match(card.text, /notes\.txt/);
     await waitFor('the turn to end with a note', () => f.evaluate(() => /done/.test(document.querySelector('.item.note:last-child')?.textContent || '')));
     assert.equal(v.fake.turns(), 2, 'the model was asked twice (the prompt, then the read result)');
-    const status = await v.statusBar();
-    assert.match(status, /agentls: idle · default · default model/);
+    assert.match(await v.statusBar(), /agentls: idle · default · default model/);
+    const session = v.probe().agentls.chat.session;
+    assert.ok(session, 'the chat knows its session');
+
+    // A new chat, then the stored session resumed from the list.
+    await v.palette('agentls: New Chat');
+    await waitFor('an empty chat', () => f.evaluate(() => document.querySelectorAll('.item').length === 0));
+    await v.palette('agentls: Resume a Session…');
+    await waitFor('the session in the list', () =>
+      v.page.evaluate(() => {
+        const row = [...document.querySelectorAll('.quick-input-list .monaco-list-row')].find((r) => r.textContent.includes('what is in notes.txt?'));
+        if (row) {
+          row.click();
+          return true;
+        }
+        return false;
+      }),
+    );
+    // A session this window ran comes back with its conversation.
+    await waitFor('the resumed conversation', () => f.evaluate(() => /what is in notes\.txt\?/.test(document.querySelector('.item.user')?.textContent || '')));
+    assert.equal(v.probe().agentls.chat.session, session);
+
+    // A #file mention picked from the list the input offers.
+    await f.click('#prompt');
+    await f.type('#prompt', 'compare with #note');
+    await waitFor('the file list', () => f.evaluate(() => [...document.querySelectorAll('#files .file')].some((e) => e.textContent.includes('notes.txt'))));
+    await v.page.keyboard.press('Enter');
+    assert.equal(await f.evaluate(() => document.getElementById('prompt').value), 'compare with #file:notes.txt ');
+    await v.page.keyboard.press('Enter');
+    await waitFor('the answer in the resumed session', () => f.evaluate(() => /Still the same two lines\./.test(document.body.textContent)));
+    assert.equal(v.probe().agentls.chat.session, session, 'the prompt continued the session');
+    assert.equal(v.fake.turns(), 3);
+    // The mentioned file went with the prompt (the stored session holds what was sent).
+    const fs = require('node:fs');
+    const dir = path.join(v.tmp, 'state', 'agentls', 'sessions');
+    const stored = fs.readdirSync(dir).map((n) => fs.readFileSync(path.join(dir, n), 'utf8')).join('\n');
+    assert.match(stored, /Files the user mentioned/);
+    assert.match(stored, /hello\\nworld/);
   },
 );
 
