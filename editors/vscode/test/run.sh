@@ -74,7 +74,7 @@ export E2E_ARTIFACTS
 
 echo "== end-to-end scenarios (code-server $("$CODE_SERVER_BIN" --version | head -n 1 | cut -d' ' -f1), $(chromium --version 2>/dev/null | head -n 1))"
 set +e
-timeout 600 node test/e2e/run.js "$@" | tee "$TMP/e2e.log"
+timeout 900 node test/e2e/run.js "$@" | tee "$TMP/e2e.log"
 e2e_rc=${PIPESTATUS[0]}
 set -e
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$TMP/e2e.log" | tail -n 1 || true)

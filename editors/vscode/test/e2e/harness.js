@@ -35,13 +35,17 @@ function need(name) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls fn until it returns a truthy value; throws after timeoutMs, saying what. */
-async function waitFor(what, fn, timeoutMs = 15000, everyMs = 100) {
-  const deadline = Date.now() + timeoutMs;
+async function waitFor(what, fn, timeoutMs = 20000, everyMs = 100) {
+  const start = Date.now();
+  const deadline = start + timeoutMs;
   let last;
   for (;;) {
     try {
       const v = await fn();
-      if (v) return v;
+      if (v) {
+        if (Date.now() - start > 2000) debug(`${Date.now() - start} ms waiting for ${what}`);
+        return v;
+      }
     } catch (err) {
       last = err;
     }
@@ -225,13 +229,13 @@ class VSCode {
     v.page = await v.browser.newPage();
     v.page.on('pageerror', (e) => debug('page error', e.message));
     debug(`${name}: code-server up in ${Date.now() - v.started} ms`);
-    await v.page.goto(`http://127.0.0.1:${v.port}/?folder=${encodeURIComponent(v.ws)}`, { waitUntil: 'domcontentloaded', timeout: 30000 });
-    await v.page.waitForSelector('.monaco-workbench', { timeout: 30000 });
+    await v.page.goto(`http://127.0.0.1:${v.port}/?folder=${encodeURIComponent(v.ws)}`, { waitUntil: 'domcontentloaded', timeout: 60000 });
+    await v.page.waitForSelector('.monaco-workbench', { timeout: 60000 });
     debug(`${name}: workbench in ${Date.now() - v.started} ms`);
     await waitFor('agentls to start its server', () => {
       const s = v.probe();
       return s && s.agentls && s.agentls.server === 'idle' ? s : null;
-    }, 30000);
+    }, 60000);
     debug(`${name}: ready in ${Date.now() - v.started} ms on port ${v.port}`);
   }
 

@@ -127,7 +127,16 @@ async function askForEdit(v) {
   return f;
 }
 
-scenario('edit_accept_undo', editSetup('The greeting is friendlier now.'), async (v) => {
+function editThenAutoEdit(ws) {
+  const s = editSetup('The greeting is friendlier now.')(ws);
+  s.script.turns.push(
+    { calls: [{ name: 'replace', args: { file_path: path.join(ws, 'greet.txt'), old_string: 'world', new_string: 'world!' }, id: 'e2' }] },
+    { text: 'Applied without asking.' },
+  );
+  return s;
+}
+
+scenario('edit_accept_undo_then_auto_edit', editThenAutoEdit, async (v) => {
   const f = await askForEdit(v);
   await v.clickEditorAction('Accept Edit');
   await waitFor('the edit in the buffer, saved', () => {
@@ -150,6 +159,26 @@ scenario('edit_accept_undo', editSetup('The greeting is friendlier now.'), async
     return d && d.text === greet && d.dirty;
   });
   await waitFor('the status bar to be idle', async () => /agentls: idle/.test(await v.statusBar()));
+
+  // In auto_edit mode (set from the palette, shown in the status bar) the next edit
+  // applies without a diff.
+  await v.palette('agentls: Set Approval Mode…');
+  await waitFor('the mode list', () =>
+    v.page.evaluate(() => {
+      const row = [...document.querySelectorAll('.quick-input-list .monaco-list-row')].find((r) => r.querySelector('.label-name')?.textContent.trim() === 'auto_edit');
+      if (row) {
+        row.click();
+        return true;
+      }
+      return false;
+    }),
+  );
+  await waitFor('the status bar to show auto_edit', async () => /agentls: idle · auto_edit ·/.test(await v.statusBar()));
+  await v.ask('add an exclamation mark');
+  await waitFor('the answer', () => f.evaluate(() => /Applied without asking\./.test(document.body.textContent)));
+  const d = v.doc('greet.txt');
+  assert.equal(d.text, 'hello\nworld!\n', 'the second edit applied to the buffer as it was (after the undo)');
+  assert.ok(!v.probe().tabs.some((t) => t.kind === 'diff'), 'no diff was opened');
 });
 
 scenario('edit_reject_by_closing', editSetup('Understood, I left the file as it was.'), async (v) => {
@@ -365,7 +394,7 @@ async function main() {
     try {
       v = new VSCode(s.name);
       await v.start(s.opts);
-      await withTimeout(s.fn(v), 90000, s.name);
+      await withTimeout(s.fn(v), 120000, s.name);
       if (process.env.E2E_SCREENSHOTS) {
         require('node:fs').mkdirSync(process.env.E2E_SCREENSHOTS, { recursive: true });
         await v.page.screenshot({ path: path.join(process.env.E2E_SCREENSHOTS, `${s.name}.png`) });
