@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -291,14 +292,16 @@ func TestRejectAlways(t *testing.T) {
 }
 
 // TestClientMCPServers: the MCP servers of session/new join the session's tools; a
-// call of one is asked about with the server and tool named, and runs.
+// call of one is asked about with the server and tool named, and runs; their prompts
+// are slash commands.
 func TestClientMCPServers(t *testing.T) {
 	entry := testutil.NPMServer(t, "server-everything")
 	ctx := testContext(t)
 	root, _ := filepath.EvalSymlinks(t.TempDir())
-	_, model := fakeModel(t,
+	fake, model := fakeModel(t,
 		clients.Turn{Calls: []clients.ScriptCall{call("m1", "everything__echo", map[string]any{"message": "hello over MCP"})}},
 		clients.Turn{Text: "echoed"},
+		clients.Turn{Text: "sunny"},
 	)
 	a := start(t, env(t.TempDir(), t.TempDir(), model...), func(sdk.RequestPermissionRequest) sdk.PermissionOptionId { return "allow_once" })
 	a.initialize(ctx)
@@ -307,6 +310,34 @@ func TestClientMCPServers(t *testing.T) {
 	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The server's prompts are slash commands, announced after the session/new answer;
+	// "/args-prompt" is sent to the model as the prompt rendered with its arguments.
+	var commands []sdk.AvailableCommand
+	for len(commands) == 0 {
+		for _, u := range a.client.take() {
+			if u.AvailableCommandsUpdate != nil {
+				commands = u.AvailableCommandsUpdate.AvailableCommands
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("no available_commands_update")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	hints := map[string]string{}
+	for _, c := range commands {
+		hints[c.Name] = ""
+		if c.Input != nil && c.Input.Unstructured != nil {
+			hints[c.Name] = c.Input.Unstructured.Hint
+		}
+	}
+	if h, ok := hints["args-prompt"]; !ok || h != "--city=… [--state=…]" {
+		t.Errorf("commands %+v, want args-prompt with its arguments' hint", hints)
+	}
+	if _, ok := hints["simple-prompt"]; !ok {
+		t.Errorf("commands %+v, want simple-prompt", hints)
 	}
 	if res, err := a.prompt(ctx, sess.SessionId, "echo"); err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt = %+v, %v", res, err)
@@ -328,6 +359,19 @@ func TestClientMCPServers(t *testing.T) {
 	if !strings.Contains(out, "hello over MCP") {
 		t.Errorf("the MCP call showed %q", out)
 	}
+
+	if res, err := a.prompt(ctx, sess.SessionId, "/args-prompt --state=Texas Austin"); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("/args-prompt = %+v, %v", res, err)
+	}
+	reqs, err := fake.GenerateRequests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := reqs[len(reqs)-1].Contents
+	if got := last[len(last)-1].Parts[0].Text; !strings.Contains(got, "What's weather in Austin, Texas?") {
+		t.Errorf("the model was sent %q for /args-prompt", got)
+	}
+
 	_, err = a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Command: "x"}}}})
 	if codeOf(err) != -32602 || !strings.Contains(err.Error(), "no name") {
 		t.Errorf("an MCP server without a name: %v", err)

@@ -28,6 +28,9 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
+	if text, err = st.expandCommand(ctx, text); err != nil {
+		return sdk.PromptResponse{}, err
+	}
 	l, err := st.open(ctx, st.id)
 	if err != nil {
 		return sdk.PromptResponse{}, err

@@ -10,10 +10,12 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -87,12 +89,35 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 type lineWriter struct {
 	mu sync.Mutex
 	w  io.Writer
+	// afters run, each once, after the first line that holds their needle is written.
+	afters []after
+}
+
+type after struct {
+	needle []byte
+	fn     func()
 }
 
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.w.Write(p)
+	n, err := w.w.Write(p)
+	for i := 0; i < len(w.afters); i++ {
+		if a := w.afters[i]; bytes.Contains(p, a.needle) {
+			w.afters = slices.Delete(w.afters, i, i+1)
+			i--
+			go a.fn()
+		}
+	}
+	return n, err
+}
+
+// after runs fn once a line holding needle has been written: a notification that
+// must follow the answer that tells the client of its session.
+func (w *lineWriter) after(needle string, fn func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.afters = append(w.afters, after{[]byte(needle), fn})
 }
 
 // conn is the state of one client connection: what the client can do and its sessions.

@@ -43,6 +43,8 @@ type sessionState struct {
 	// held counts the calls holding each file's editor text in the workspace's
 	// documents (fs.go).
 	held map[string]int
+	// commands are the session's slash commands (commands.go).
+	commands []command
 }
 
 // close closes the session's host, cancelling what runs.
@@ -248,6 +250,10 @@ func (c *conn) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 	st.id = l.ID()
 	c.add(st)
 	c.log.Info("session/new", "session", st.id, "cwd", p.Cwd, "model", l.Model(), "mcpServers", len(p.McpServers))
+	if cmds := st.loadCommands(ctx); len(cmds) > 0 {
+		// After the answer, which tells the client of the session.
+		c.out.after(`"sessionId":"`+st.id+`"`, func() { st.announceCommands(cmds) })
+	}
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(st.id), Modes: st.modes(), ConfigOptions: st.configOptions(l)}, nil
 }
 
@@ -283,6 +289,7 @@ func (c *conn) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.L
 	for _, u := range ups {
 		st.observe(u)
 	}
+	st.announceCommands(st.loadCommands(ctx))
 	c.log.Info("session/load", "session", st.id, "updates", len(ups))
 	return sdk.LoadSessionResponse{Modes: st.modes(), ConfigOptions: st.configOptions(l)}, nil
 }
@@ -293,6 +300,7 @@ func (c *conn) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (s
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
+	st.announceCommands(st.loadCommands(ctx))
 	return sdk.ResumeSessionResponse{Modes: st.modes(), ConfigOptions: st.configOptions(l)}, nil
 }
 
