@@ -208,7 +208,9 @@ This turns `flymake-mode' on in the touched buffers."
    (server-info :initform nil :accessor agentls--server-info
                 :documentation "The server's serverInfo.")
    (start-error :initform nil :accessor agentls--start-error
-                :documentation "Why `initialize' failed, if it did."))
+                :documentation "Why `initialize' failed, if it did.")
+   (tool-names :initform nil :accessor agentls--tool-names
+               :documentation "The names of the server's tools, for completion."))
   :documentation "A JSON-RPC connection to an agentls server.")
 
 (defun agentls-default-root ()
@@ -273,6 +275,12 @@ Start one unless NO-START.  Return nil when there is none."
   "The file URI of PATH."
   (concat "file://"
           (url-hexify-string (expand-file-name path) url-path-allowed-chars)))
+
+(defun agentls--json (value)
+  "Return VALUE (plists, vectors, :json-false, as jsonrpc gives them) as JSON text."
+  (condition-case nil
+      (json-serialize value :null-object nil :false-object :json-false)
+    (error (prin1-to-string value))))
 
 (defun agentls--uri-to-path (uri)
   "The local file name of URI."
@@ -349,7 +357,14 @@ Start one unless NO-START.  Return nil when there is none."
                       (setf (agentls--server-info conn) (plist-get result :serverInfo))
                       (jsonrpc-notify conn :initialized (make-hash-table))
                       (setf (agentls--ready conn) t)
-                      (agentls--sync-all conn))
+                      (agentls--sync-all conn)
+                      (agentls--async conn :agentls/tools (make-hash-table)
+                                      (lambda (tools)
+                                        (setf (agentls--tool-names conn)
+                                              (sort (mapcar (lambda (tool) (plist-get tool :name))
+                                                            (append tools nil))
+                                                    #'string<)))
+                                      #'ignore))
                     (lambda (err)
                       ;; Nothing can go on: stop the server, and say why.
                       (setf (agentls--start-error conn)
@@ -1161,7 +1176,7 @@ After quitting ediff, accept or reject in the diff buffer."
                    ""))))
       ("mcp" (format "agentls: %s\nCall %s of MCP server %s with %s? " title
                      (plist-get d :tool) (plist-get d :server)
-                     (ignore-errors (json-encode (plist-get d :arguments)))))
+                     (agentls--json (plist-get d :arguments))))
       ("info" (let ((p (plist-get d :prompt)))
                 (format "agentls: %s%s " title
                         (if (and p (not (equal p title))) (concat "\n" p) ""))))
@@ -2079,6 +2094,57 @@ SCOPE is \"folder\", \"parent\" (the parent and everything under it) or
         (princ (format "waiting for you: %d\n" (length (agentls--pending-confirmations))))
         (princ (format "stderr: %s\n" (buffer-name (jsonrpc-stderr-buffer conn))))))))
 
+;;;###autoload
+(defun agentls-run-tool (name args)
+  "Run the agent's tool NAME with ARGS yourself, as the agent would.
+ARGS is a JSON object as text (interactively) or a plist.  The call
+asks, edits and streams as the agent's calls do; its result goes to
+the chat."
+  (interactive
+   (let ((conn (agentls--connection)))
+     (list (completing-read "agentls tool: " (agentls--tool-names conn) nil nil)
+           (read-string "Arguments (JSON object): " "{}"))))
+  (let* ((conn (agentls--connection))
+         (args (if (stringp args)
+                   (condition-case err
+                       (json-parse-string args :object-type 'plist :null-object nil
+                                          :false-object :json-false)
+                     (json-parse-error (user-error "Not a JSON object: %s"
+                                                   (error-message-string err))))
+                 args)))
+    (unless (and (listp args) (or (null args) (keywordp (car args))))
+      (user-error "The arguments must be a JSON object"))
+    (agentls--chat-newline conn)
+    (agentls--chat-insert conn "## Tool\n\n" 'agentls-heading 'heading)
+    (agentls--chat-insert conn (format "%s %s\n\n" name (agentls--json (or args (make-hash-table))))
+                          nil 'text)
+    (when agentls-display-chat
+      (display-buffer (agentls--chat-buffer conn) '(nil (inhibit-same-window . t))))
+    (agentls--async
+     conn :agentls/runTool (list :name name :args (or args (make-hash-table)))
+     (lambda (result)
+       (let* ((status (plist-get result :status))
+              (failed (not (equal status "success")))
+              (text (or (plist-get (plist-get result :error) :message)
+                        (plist-get result :display)
+                        (plist-get result :output)
+                        "")))
+         (agentls--chat-insert
+          conn (format "_%s%s_\n\n" status
+                       (if (plist-get result :summary)
+                           (concat ": " (plist-get result :summary))
+                         ""))
+          (and failed 'agentls-error) 'end)
+         (unless (string-empty-p (string-trim text))
+           (agentls--chat-insert
+            conn (format "```\n%s%s```\n\n"
+                         (truncate-string-to-width text 4000 nil nil "\n[…]")
+                         (if (string-suffix-p "\n" text) "" "\n"))
+            nil 'end))))
+     (lambda (err)
+       (agentls--chat-insert conn (format "error: %s\n\n" (plist-get err :message))
+                             'agentls-error 'end)))))
+
 ;;;###autoload (autoload 'agentls-menu "agentls" nil t)
 (transient-define-prefix agentls-menu ()
   "The commands of agentls."
@@ -2086,6 +2152,7 @@ SCOPE is \"folder\", \"parent\" (the parent and everything under it) or
     ("a" "Ask (region as context)" agentls)
     ("c" "Compose a longer prompt" agentls-compose)
     ("f" "Fix the diagnostic at point" agentls-fix-diagnostic-at-point)
+    ("x" "Run a tool yourself" agentls-run-tool)
     ("k" "Cancel" agentls-cancel)]
    ["Session"
     ("v" "Chat" agentls-chat)

@@ -1036,5 +1036,27 @@ REPORT-FN gets it."
       (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\n"))
       (should (= 1 (cl-count-if (lambda (b) (equal (buffer-file-name b) path)) (buffer-list)))))))
 
+(ert-deftest agentls-test-run-tool ()
+  "Tools run by hand: a read's result in the chat, an edit through the diff, a bad argument refused."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\n"))))
+           (buf (agentls-test--start root "greek.txt" nil))
+           (conn (agentls-test--conn)))
+      (agentls-test--wait (lambda () (member "read_file" (agentls--tool-names conn)))
+                          "the tool names for completion")
+      (with-current-buffer buf
+        (agentls-run-tool "read_file" "{\"file_path\": \"greek.txt\"}"))
+      (agentls-test--wait-chat "_success: " "the read's result")
+      (should (string-search "## Tool\n\nread_file {\"file_path\":\"greek.txt\"}\n\n_success: Read greek.txt (2 lines)_\n\n```\nalpha\nbeta\n```" (agentls-test--chat-text)))
+      (with-current-buffer buf
+        (agentls-run-tool "replace" '(:file_path "greek.txt" :old_string "beta" :new_string "BETA")))
+      (with-current-buffer (agentls-test--diff-buffer) (agentls-diff-accept))
+      (agentls-test--wait (lambda () (= 2 (agentls-test--count "_success" (agentls-test--chat-text))))
+                          "the edit's result")
+      (should (equal (agentls-test--text buf) "alpha\nBETA\n"))
+      (should (equal (agentls-test--disk (expand-file-name "greek.txt" root)) "alpha\nBETA\n"))
+      (should-error (agentls-run-tool "read_file" "[1, 2]") :type 'user-error)
+      (should-error (agentls-run-tool "read_file" "{not json") :type 'user-error))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
