@@ -730,29 +730,60 @@ func (s *Scheduler) finishSuccess(c *call, res *Result) {
 	r := CallResult{Status: StatusSuccess, Summary: res.Summary, Output: res.Output, Display: res.Display,
 		Diff: res.Diff, Parts: res.Parts, OutputFile: res.OutputFile, Problems: res.Problems}
 	if n := utf8.RuneCountInString(r.Output); n > MaxOutputChars {
-		r.Output, r.OutputFile = s.shorten(c, r.Output, n)
+		r.Output, r.OutputFile = s.shorten(c, r.Output, n, r.OutputFile)
 	}
 	s.finish(c, r)
 }
 
-// shorten saves out, n characters long, to a file and returns its first fifth and last
-// four fifths of MaxOutputChars with a line between saying what was cut and where the
-// whole is.
-func (s *Scheduler) shorten(c *call, out string, n int) (short, file string) {
-	headLen := MaxOutputChars / 5
-	tailLen := MaxOutputChars - headLen
+// shortenMarkerRoom is kept within MaxOutputChars for the line shorten puts between
+// head and tail.
+const shortenMarkerRoom = 400
+
+// shorten returns the first fifth and the last four fifths of out, n characters long,
+// with a line between saying how many characters and lines were cut and where the whole
+// is, all within MaxOutputChars. A tool that shortens its own output (the shell) names
+// the file with its complete output in toolFile; that file is named again, and out,
+// already a shortened text, is not saved. Otherwise out is saved to a file of its own.
+//
+// Tools that shorten their output keep their results within MaxOutputChars, so that
+// this second cut, which would hide their own note of what they left out, is rare.
+func (s *Scheduler) shorten(c *call, out string, n int, toolFile string) (short, file string) {
+	budget := MaxOutputChars - shortenMarkerRoom - len(s.outputDir) - len(toolFile)
+	headLen := budget / 5
+	tailLen := budget - headLen
 	head := out[:runeOffset(out, headLen)]
 	tail := out[runeOffset(out, n-tailLen):]
-	where := ""
-	file, err := s.saveOutput(c, out)
-	if err != nil {
-		s.logger.Warn("could not save the full output of a shortened tool result", "tool", c.req.Name, "call", c.req.CallID, "err", err)
-		where = fmt.Sprintf("the full output could not be saved: %v", err)
-	} else {
-		where = "the full output is saved in " + file
+	cut := out[len(head) : len(out)-len(tail)]
+	lines := strings.Count(cut, "\n")
+	if !strings.HasSuffix(cut, "\n") {
+		lines++ // the line the tail starts inside
 	}
-	marker := fmt.Sprintf("\n[... %d of %d characters cut here; %s ...]\n", n-MaxOutputChars, n, where)
+	var where string
+	switch {
+	case toolFile != "":
+		file = toolFile
+		where = "the tool's complete output is saved in " + file
+	default:
+		var err error
+		file, err = s.saveOutput(c, out)
+		if err != nil {
+			s.logger.Warn("could not save the full output of a shortened tool result", "tool", c.req.Name, "call", c.req.CallID, "err", err)
+			where = fmt.Sprintf("the full output could not be saved: %v", err)
+		} else {
+			where = "the full output is saved in " + file
+		}
+	}
+	marker := fmt.Sprintf("\n[... %d of %d characters (in %d %s) cut here; %s ...]\n",
+		n-headLen-tailLen, n, lines, plural(lines, "line", "lines"), where)
 	return head + marker + tail, file
+}
+
+// plural returns one if n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // runeOffset returns the byte offset of the i-th rune of s.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -1021,13 +1022,14 @@ func TestSchedulerRetries(t *testing.T) {
 func TestSchedulerTruncation(t *testing.T) {
 	// Multi-byte text, so that a byte-based cut would show.
 	full := "HEAD" + strings.Repeat("é", 30_000) + strings.Repeat("ж\n", 10_000) + "TAIL"
-	n := utf8.RuneCountInString(full)
 	tool := &fakeTool{name: "big", exec: func(ctx context.Context, inv *fakeInv, out io.Writer) (*Result, error) {
 		switch inv.args.ID {
 		case "exact":
 			return &Result{Output: strings.Repeat("ü", MaxOutputChars)}, nil
 		case "small":
 			return &Result{Output: "small"}, nil
+		case "own file":
+			return &Result{Output: full, OutputFile: "/tool/own-output.log"}, nil
 		}
 		return &Result{Output: full}, nil
 	}}
@@ -1044,29 +1046,20 @@ func TestSchedulerTruncation(t *testing.T) {
 	if err != nil || string(saved) != full {
 		t.Fatalf("saved output differs from the full output (err %v, %d bytes)", err, len(saved))
 	}
-	runes := []rune(full)
-	head, tail := string(runes[:MaxOutputChars/5]), string(runes[n-MaxOutputChars*4/5:])
-	if !strings.HasPrefix(r.Output, head) || !strings.HasSuffix(r.Output, tail) {
-		t.Fatal("shortened output does not keep the first fifth and the last four fifths")
-	}
-	marker := strings.TrimSuffix(strings.TrimPrefix(r.Output, head), tail)
-	if strings.Count(marker, "\n") != 2 || !strings.Contains(marker, fmt.Sprintf("%d of %d characters", n-MaxOutputChars, n)) ||
-		!strings.Contains(marker, r.OutputFile) {
-		t.Errorf("marker line %q", marker)
-	}
-	if got := utf8.RuneCountInString(r.Output) - utf8.RuneCountInString(marker); got != MaxOutputChars {
-		t.Errorf("kept %d characters, want %d", got, MaxOutputChars)
-	}
-	if !utf8.ValidString(r.Output) {
-		t.Error("shortened output is not valid UTF-8")
-	}
+	head, _ := checkShortened(t, r.Output, full, r.OutputFile)
 
 	for _, id := range []string{"exact", "small"} {
 		r := env.s.RunOne(t.Context(), req(id, "big", fmt.Sprintf(`{"id":%q}`, id)))
-		if r.OutputFile != "" || strings.Contains(r.Output, "characters cut") {
+		if r.OutputFile != "" || strings.Contains(r.Output, "cut here") {
 			t.Errorf("%s output was shortened", id)
 		}
 	}
+	// A tool that saved its complete output itself: that file is named, no other saved.
+	r = env.s.RunOne(t.Context(), req("own", "big", `{"id":"own file"}`))
+	if r.OutputFile != "/tool/own-output.log" {
+		t.Errorf("output file %q, want the tool's", r.OutputFile)
+	}
+	checkShortened(t, r.Output, full, "the tool's complete output is saved in /tool/own-output.log")
 	entries, _ := os.ReadDir(env.outDir)
 	if len(entries) != 1 {
 		t.Errorf("%d files in the output directory, want 1", len(entries))
@@ -1079,9 +1072,61 @@ func TestSchedulerTruncation(t *testing.T) {
 	}
 	env2 := newEnv(t, func(o *Options) { o.OutputDir = filepath.Join(blocker, "sub") }, tool)
 	r = env2.s.RunOne(t.Context(), req("x", "big", `{}`))
-	if r.OutputFile != "" || !strings.Contains(r.Output, "could not be saved") || !strings.HasPrefix(r.Output, head) {
+	if r.OutputFile != "" || !strings.Contains(r.Output, "could not be saved") || !strings.HasPrefix(r.Output, head[:1000]) {
 		t.Errorf("unsaved shortening: file %q, marker present %v", r.OutputFile, strings.Contains(r.Output, "could not be saved"))
 	}
+}
+
+// checkShortened checks that out is full shortened once, within MaxOutputChars: a head
+// and a tail of full with a line between that counts the characters and lines cut
+// truly, and mentions where. It returns the head and the tail.
+func checkShortened(t *testing.T, out, full, where string) (head, tail string) {
+	t.Helper()
+	m := regexp.MustCompile(`\n\[\.\.\. (\d+) of (\d+) characters \(in (\d+) lines?\) cut here; ([^\n]*) \.\.\.\]\n`).FindStringSubmatchIndex(out)
+	if m == nil {
+		t.Fatalf("no marker line in the shortened output")
+	}
+	if strings.Count(out, "cut here") != 1 {
+		t.Errorf("output cut more than once")
+	}
+	num := func(i int) int {
+		v, err := strconv.Atoi(out[m[2*i]:m[2*i+1]])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	head, tail = out[:m[0]], out[m[1]:]
+	if !strings.HasPrefix(full, head) || !strings.HasSuffix(full, tail) {
+		t.Fatal("shortened output does not keep a head and a tail of the full output")
+	}
+	cut := full[len(head) : len(full)-len(tail)]
+	wantLines := strings.Count(cut, "\n")
+	if !strings.HasSuffix(cut, "\n") {
+		wantLines++
+	}
+	if got, want := num(1), utf8.RuneCountInString(cut); got != want {
+		t.Errorf("marker says %d characters cut, %d were", got, want)
+	}
+	if got, want := num(2), utf8.RuneCountInString(full); got != want {
+		t.Errorf("marker says %d characters in all, there are %d", got, want)
+	}
+	if got := num(3); got != wantLines {
+		t.Errorf("marker says %d lines cut, %d were", got, wantLines)
+	}
+	if !strings.Contains(out[m[8]:m[9]], where) {
+		t.Errorf("marker %q does not say %q", out[m[0]:m[1]], where)
+	}
+	if n := utf8.RuneCountInString(out); n > MaxOutputChars {
+		t.Errorf("shortened output is %d characters, more than %d", n, MaxOutputChars)
+	}
+	if h := utf8.RuneCountInString(head); h*4 > utf8.RuneCountInString(tail)+10 || h < MaxOutputChars/6 {
+		t.Errorf("head of %d characters is not about a fifth of what is kept", h)
+	}
+	if !utf8.ValidString(out) {
+		t.Error("shortened output is not valid UTF-8")
+	}
+	return head, tail
 }
 
 func TestSchedulerEvents(t *testing.T) {

@@ -81,15 +81,21 @@ func TestLineEditorLongLine(t *testing.T) {
 
 func TestHeadTail(t *testing.T) {
 	line := strings.Repeat("x", 9) + "\n" // 10 bytes
+	const marker = 300
 	tests := []struct {
 		name      string
 		size      int
+		limit     int
 		shortened bool
 	}{
-		{"small", 100, false},
-		{"exactly the limit", outputLimit, false},
-		{"one line over", outputLimit + 10, true},
-		{"large", 10 * outputLimit, true},
+		{"small", 100, outputLimit, false},
+		{"exactly the limit", outputLimit, outputLimit, false},
+		{"one line over", outputLimit + 10, outputLimit, true},
+		{"large", 10 * outputLimit, outputLimit, true},
+		{"within the bytes kept, over the budget", 30_000, 20_000, true},
+		{"within the head, over the budget", 6_000, 4_000, true},
+		{"large, small budget", 10 * outputLimit, 4_000, true},
+		{"exactly a small budget", 4_000, 4_000, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,22 +111,32 @@ func TestHeadTail(t *testing.T) {
 					s = s[k:]
 				}
 			}
-			head, tail, omitted := h.result()
+			whole := all.String()
+			if got, want := h.lineCount(), int64(strings.Count(whole, "\n")); got != want {
+				t.Errorf("lineCount %d, want %d", got, want)
+			}
+			head, tail, omitted, omittedLines := h.result(tt.limit, marker)
 			if !tt.shortened {
-				if omitted != 0 || head != all.String() || tail != "" {
+				if omitted != 0 || omittedLines != 0 || head != whole || tail != "" {
 					t.Fatalf("got head %d bytes, tail %d, omitted %d; want the whole %d bytes", len(head), len(tail), omitted, all.Len())
 				}
 				return
 			}
-			if len(head)+len(tail) > outputLimit {
-				t.Errorf("kept %d bytes, more than %d", len(head)+len(tail), outputLimit)
+			if len(head)+len(tail) > tt.limit-marker {
+				t.Errorf("kept %d bytes, more than %d", len(head)+len(tail), tt.limit-marker)
 			}
-			whole := all.String()
+			if len(head) > (tt.limit-marker)/5 {
+				t.Errorf("head is %d bytes, more than a fifth of %d", len(head), tt.limit-marker)
+			}
 			if !strings.HasPrefix(whole, head) || !strings.HasSuffix(whole, tail) {
 				t.Errorf("head or tail is not the start or end of the output")
 			}
 			if int64(len(head)+len(tail))+omitted != int64(len(whole)) {
 				t.Errorf("head %d + tail %d + omitted %d != %d", len(head), len(tail), omitted, len(whole))
+			}
+			gap := whole[len(head) : len(whole)-len(tail)]
+			if want := int64(strings.Count(gap, "\n")); omittedLines != want {
+				t.Errorf("omitted lines %d, want %d", omittedLines, want)
 			}
 			if !strings.HasSuffix(head, "\n") || len(tail) > 0 && tail[0] != 'x' {
 				t.Errorf("head or tail cut inside a line")
@@ -130,18 +146,26 @@ func TestHeadTail(t *testing.T) {
 }
 
 // TestHeadTailCharacters checks that a shortened output is cut between characters and
-// that the omitted count is in characters.
+// that the omitted count is in characters, and the lines in one long line.
 func TestHeadTailCharacters(t *testing.T) {
-	var h headTail
-	const n = outputLimit // characters, each 3 bytes, no newlines
-	h.write([]byte(strings.Repeat("世", n)))
-	head, tail, omitted := h.result()
-	if strings.ContainsRune(head+tail, '\uFFFD') {
-		t.Fatal("a character was cut")
-	}
-	shown := int64(len([]rune(head)) + len([]rune(tail)))
-	if shown+omitted != n {
-		t.Errorf("shown %d + omitted %d != %d characters", shown, omitted, n)
+	for _, limit := range []int{outputLimit, 5_000} {
+		var h headTail
+		const n = outputLimit // characters, each 3 bytes, no newlines
+		h.write([]byte(strings.Repeat("世", n)))
+		head, tail, omitted, lines := h.result(limit, 0)
+		if strings.ContainsRune(head+tail, '\uFFFD') {
+			t.Fatal("a character was cut")
+		}
+		shown := int64(len([]rune(head)) + len([]rune(tail)))
+		if shown+omitted != n {
+			t.Errorf("limit %d: shown %d + omitted %d != %d characters", limit, shown, omitted, n)
+		}
+		if shown > int64(limit) {
+			t.Errorf("limit %d: shown %d characters", limit, shown)
+		}
+		if lines != 1 || h.lineCount() != 1 {
+			t.Errorf("limit %d: omitted lines %d, line count %d; want 1 (part of the one line)", limit, lines, h.lineCount())
+		}
 	}
 }
 

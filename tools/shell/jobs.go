@@ -322,11 +322,12 @@ func (inv *readInvocation) Execute(ctx context.Context, _ io.Writer) (*tools.Res
 	}
 	n := min(inv.lines, len(lines))
 	shown := lines[len(lines)-n:]
-	// Keep the answer within the model's output budget, dropping the oldest lines.
+	// Keep the answer, header included, within the model's output budget, dropping the
+	// oldest lines, so that the scheduler does not shorten it again.
 	size := 0
 	for i := len(shown) - 1; i >= 0; i-- {
 		size += len(shown[i]) + 1
-		if size > outputLimit {
+		if size > tools.MaxOutputChars-backgroundHeaderRoom {
 			shown = shown[i+1:]
 			break
 		}
@@ -345,6 +346,10 @@ func (inv *readInvocation) Execute(ctx context.Context, _ io.Writer) (*tools.Res
 		Display: text,
 	}, nil
 }
+
+// backgroundHeaderRoom is kept within tools.MaxOutputChars for the header of
+// read_background_output's answer.
+const backgroundHeaderRoom = 1_000
 
 // readEnd returns at most limit bytes from the end of the file name, and whether that
 // is less than the whole file.

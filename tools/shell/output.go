@@ -11,8 +11,9 @@ import (
 	"unicode/utf8"
 )
 
-// The output the model receives is at most outputLimit bytes of text (so at most that
-// many characters): the first headShare of it and the last of it.
+// A collector keeps at most outputLimit bytes of text (so at most that many
+// characters): the first headLimit bytes and the last tailLimit. What the model receives
+// is cut from them to the budget of the call's result (see Shell.textBudget).
 const (
 	outputLimit = 40_000
 	headLimit   = outputLimit / 5
@@ -64,9 +65,13 @@ func (c *collector) written(t []byte) {
 // output is what a collector made of a command's output.
 type output struct {
 	// Head is the cleaned output, or its beginning if it was too long; Tail is then its
-	// end, and Omitted counts the characters left out between them.
-	Head, Tail string
-	Omitted    int64
+	// end, and Omitted counts the characters left out between them, OmittedLines the
+	// lines they belong to, whole or in part.
+	Head, Tail   string
+	Omitted      int64
+	OmittedLines int64
+	// Chars and Lines measure the whole cleaned output.
+	Chars, Lines int64
 	// File holds the complete raw output when the text was shortened ("" if it could
 	// not be saved, in which case FileErr says why).
 	File    string
@@ -75,13 +80,15 @@ type output struct {
 	RawBytes int64
 }
 
-// finish ends the output and returns what the model is to see. It closes or removes the
-// spill file: the file is kept only if the text had to be shortened.
-func (c *collector) finish() output {
+// finish ends the output and returns what the model is to see: the whole text if it
+// has at most limit characters, else a head and a tail that leave room for the note of
+// what was omitted within limit. It closes or removes the spill file: the file is kept
+// only if the text had to be shortened.
+func (c *collector) finish(limit int) output {
 	c.written(c.clean.flush())
 	c.lines.flush()
-	o := output{RawBytes: c.raw.n}
-	o.Head, o.Tail, o.Omitted = c.text.result()
+	o := output{RawBytes: c.raw.n, Chars: c.text.runes, Lines: c.text.lineCount()}
+	o.Head, o.Tail, o.Omitted, o.OmittedLines = c.text.result(limit, markerAllowance(c.raw.dir))
 	if o.Omitted > 0 {
 		o.File, o.FileErr = c.raw.keep()
 	} else if err := c.raw.discard(); err != nil {
@@ -90,20 +97,39 @@ func (c *collector) finish() output {
 	return o
 }
 
+// markerAllowance is the room the note of omitted output takes, with the name of a
+// file in dir: the text around the numbers and the name, and the numbers.
+func markerAllowance(dir string) int { return 300 + utf8.RuneCountInString(dir) }
+
 // headTail keeps the first headLimit bytes written to it and a ring buffer of the last
-// tailLimit bytes, and counts the characters of everything.
+// tailLimit bytes, and counts the characters and lines of everything.
 type headTail struct {
-	head  []byte
-	ring  []byte // allocated once the head is full
-	pos   int    // next write position in ring
-	full  bool   // ring has wrapped
-	n     int64  // bytes written
-	runes int64  // characters written
+	head     []byte
+	ring     []byte // allocated once the head is full
+	pos      int    // next write position in ring
+	full     bool   // ring has wrapped
+	n        int64  // bytes written
+	runes    int64  // characters written
+	newlines int64  // newlines written
+	last     byte   // the last byte written
+}
+
+// lineCount is the number of lines written: a last line without a newline counts.
+func (h *headTail) lineCount() int64 {
+	if h.n > 0 && h.last != '\n' {
+		return h.newlines + 1
+	}
+	return h.newlines
 }
 
 func (h *headTail) write(p []byte) {
+	if len(p) == 0 {
+		return
+	}
 	h.n += int64(len(p))
 	h.runes += int64(countRunes(p))
+	h.newlines += countNewlines(p)
+	h.last = p[len(p)-1]
 	if len(h.head) < headLimit {
 		k := min(headLimit-len(h.head), len(p))
 		h.head = append(h.head, p[:k]...)
@@ -140,30 +166,73 @@ func (h *headTail) tail() []byte {
 	return append(t, h.ring[:h.pos]...)
 }
 
-// result returns the text, or its head and tail and how many characters were left out
-// between them. A shortened text is cut at line boundaries where that loses little, and
-// never inside a character.
-func (h *headTail) result() (head, tail string, omitted int64) {
+// countNewlines counts the newlines in p, by which lines are counted.
+func countNewlines(p []byte) int64 { return int64(bytes.Count(p, []byte{'\n'})) }
+
+// result returns the text if it has at most limit characters, else its head and tail,
+// together at most limit-marker characters, how many characters were left out between
+// them and how many lines those belong to. A shortened text is cut at line boundaries
+// where that loses little, and never inside a character.
+func (h *headTail) result(limit, marker int) (head, tail string, omitted, omittedLines int64) {
 	t := h.tail()
-	if h.n <= outputLimit {
-		return validText(append(h.head, t...)), "", 0
+	if h.n <= outputLimit && h.runes <= int64(limit) {
+		return validText(append(h.head, t...)), "", 0, 0
 	}
-	return h.cut(t)
+	return h.cut(t, max(limit-marker, 0))
 }
 
-func (h *headTail) cut(tail []byte) (string, string, int64) {
-	head := h.head[:len(h.head)-incompleteSuffix(h.head)]
+// cut returns a head of at most a fifth of budget characters and a tail of the rest.
+func (h *headTail) cut(tail []byte, budget int) (string, string, int64, int64) {
+	headSrc := h.head
+	if h.n <= outputLimit {
+		// All of the text is held: cut head and tail from the whole of it.
+		headSrc = append(h.head[:len(h.head):len(h.head)], tail...)
+		tail = headSrc
+	}
+	head := headSrc[:prefixRunes(headSrc, budget/5)]
+	head = head[:len(head)-incompleteSuffix(head)]
 	if i := bytes.LastIndexByte(head, '\n'); i >= len(head)/2 {
 		head = head[:i+1]
 	}
 	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
 		tail = tail[1:]
 	}
-	if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < len(tail)/2 && i+1 < len(tail) {
-		tail = tail[i+1:]
+	from := suffixRunes(tail, budget-countRunes(head))
+	atLine := from > 0 && tail[from-1] == '\n'
+	tail = tail[from:]
+	if i := bytes.IndexByte(tail, '\n'); !atLine && i >= 0 && i < len(tail)/2 && i+1 < len(tail) {
+		tail, atLine = tail[i+1:], true
 	}
 	omitted := h.runes - int64(countRunes(head)) - int64(countRunes(tail))
-	return validText(head), validText(tail), omitted
+	// The lines omitted are those whose newlines were, and the one the tail starts
+	// inside, if it does.
+	lines := h.newlines - countNewlines(head) - countNewlines(tail)
+	if !atLine && omitted > 0 {
+		lines++
+	}
+	return validText(head), validText(tail), omitted, lines
+}
+
+// prefixRunes returns the length in bytes of the first n characters of p (all of p if
+// it has fewer).
+func prefixRunes(p []byte, n int) int {
+	off := 0
+	for ; n > 0 && off < len(p); n-- {
+		_, size := utf8.DecodeRune(p[off:])
+		off += size
+	}
+	return off
+}
+
+// suffixRunes returns the offset in p where its last n characters start (0 if it has
+// fewer).
+func suffixRunes(p []byte, n int) int {
+	off := len(p)
+	for ; n > 0 && off > 0; n-- {
+		_, size := utf8.DecodeLastRune(p[:off])
+		off -= size
+	}
+	return off
 }
 
 func validText(p []byte) string { return string(bytes.ToValidUTF8(p, []byte("\uFFFD"))) }
@@ -260,4 +329,12 @@ func (s *spill) discard() error {
 	err := s.f.Close()
 	s.f = nil
 	return errors.Join(err, os.Remove(name))
+}
+
+// plural returns one if n is 1, else many.
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

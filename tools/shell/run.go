@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -34,7 +35,7 @@ const runDescription = "This tool executes a given shell command as `bash -c <co
 	"The following information is returned:\n\n" +
 	"Command: Executed command.\n" +
 	"Directory: Directory where command was executed, or `(root)`.\n" +
-	"Output: Combined stdout and stderr, in the order printed. Can be `(empty)` or partial on error and for any unwaited background processes. Very long output is shortened to its beginning and end, and the full output is saved to a file whose path is given.\n" +
+	"Output: Combined stdout and stderr, in the order printed. Can be `(empty)` or partial on error and for any unwaited background processes. Very long output is shortened once, to its beginning and end, with a note of how many characters and lines were left out; the full output is saved to a file whose path the note gives.\n" +
 	"Error: Error or `(none)` if no error was reported for the subprocess.\n" +
 	"Exit Code: Exit code or `(none)` if terminated by signal.\n" +
 	"Signal: Signal number or `(none)` if no signal was received.\n" +
@@ -306,7 +307,7 @@ wait:
 	} else {
 		pr.Close()
 	}
-	o := col.finish()
+	o := col.finish(s.textBudget(line, dir))
 	if p.err != nil {
 		slog.Warn("shell: reading command output", "command", line, "err", p.err)
 	}
@@ -361,7 +362,7 @@ func (s *Shell) result(line, dir string, pgid int, st *os.ProcessState, backgrou
 	fmt.Fprintf(&b, "Command: %s\nDirectory: %s\nOutput: %s\nError: %s\nExit Code: %s\nSignal: %s\nBackground PIDs: %s\nProcess Group PGID: %d",
 		line, s.displayDir(dir), text, errText, exitCode, signal, bg, pgid)
 	if o.Omitted > 0 {
-		summary += fmt.Sprintf(", output shortened (%d characters omitted)", o.Omitted)
+		summary += fmt.Sprintf(", output shortened (%d characters in %d %s omitted)", o.Omitted, o.OmittedLines, plural(o.OmittedLines, "line", "lines"))
 	}
 	return &tools.Result{
 		Summary:    summary,
@@ -370,6 +371,30 @@ func (s *Shell) result(line, dir string, pgid int, st *os.ProcessState, backgrou
 		OutputFile: o.File,
 		Problems:   s.problems(text, dir),
 	}
+}
+
+// The result of a command must reach the model whole, within tools.MaxOutputChars:
+// were the scheduler to shorten it again, its cut would hide the note of what the shell
+// left out and where the full output is. textBudget is what is left of it for the
+// command's output once the other fields of the result are accounted for.
+const (
+	// resultReserve is kept for what may follow the result: the note on unsaved files
+	// (Execute) names at most maxUnsavedListed files.
+	resultReserve = 4_000
+	// frameAllowance bounds the labels of the result and the fields besides the command,
+	// the directory and the output (error, exit code, signal, PIDs).
+	frameAllowance = 1_000
+	// minTextBudget is the least a command's output is given however long the command
+	// line; the scheduler shortens such a result once more.
+	minTextBudget = 4_000
+)
+
+// textBudget is the number of characters the output of line, run in dir, may take in
+// its result.
+func (s *Shell) textBudget(line, dir string) int {
+	n := tools.MaxOutputChars - resultReserve - frameAllowance -
+		utf8.RuneCountInString(line) - utf8.RuneCountInString(s.displayDir(dir))
+	return max(n, minTextBudget)
 }
 
 // text is the output as the model sees it: "(empty)", the whole text, or its head and
@@ -383,15 +408,16 @@ func (o output) text() string {
 	}
 	var where string
 	if o.File != "" {
-		where = fmt.Sprintf("The full output (%d bytes) is saved in %s; search or page through it with grep, head, tail or sed -n.", o.RawBytes, o.File)
+		where = fmt.Sprintf("The full output (%d bytes as printed) is saved in %s; search or page through it with grep, head, tail or sed -n.", o.RawBytes, o.File)
 	} else {
-		where = fmt.Sprintf("The full output (%d bytes) could not be saved: %v.", o.RawBytes, o.FileErr)
+		where = fmt.Sprintf("The full output (%d bytes as printed) could not be saved: %v.", o.RawBytes, o.FileErr)
 	}
 	head := o.Head
 	if !strings.HasSuffix(head, "\n") {
 		head += "\n"
 	}
-	return fmt.Sprintf("%s\n[... %d characters omitted here. %s ...]\n\n%s", head, o.Omitted, where, strings.TrimRight(o.Tail, "\n"))
+	return fmt.Sprintf("%s\n[... %d of %d characters and %d of %d %s omitted here. %s ...]\n\n%s",
+		head, o.Omitted, o.Chars, o.OmittedLines, o.Lines, plural(o.Lines, "line", "lines"), where, strings.TrimRight(o.Tail, "\n"))
 }
 
 // pipeSize is the capacity asked for the output pipe. A larger pipe than the default

@@ -503,7 +503,7 @@ func TestHugeOutput(t *testing.T) {
 	if !strings.HasPrefix(out, "1\n2\n3\n4\n5\n") || !strings.HasSuffix(out, "\n699999\n700000") {
 		t.Errorf("head or tail missing: %q … %q", out[:40], out[len(out)-40:])
 	}
-	if res.OutputFile == "" || !strings.Contains(out, res.OutputFile) || !strings.Contains(out, "characters omitted") {
+	if res.OutputFile == "" || !strings.Contains(out, res.OutputFile) || !strings.Contains(out, "omitted here") {
 		t.Fatalf("Output does not say where the full output is: %q", out)
 	}
 	got, err := os.ReadFile(res.OutputFile)
