@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -51,7 +52,8 @@ func (t *grepTool) Info() tools.Info {
 	return tools.Info{
 		Name:        t.name,
 		DisplayName: "SearchText",
-		Description: "Searches for a regular expression pattern within file contents. This tool is FAST and optimized, powered by ripgrep. PREFERRED over standard `run_shell_command(\"grep ...\")` due to better performance and automatic output limiting (defaults to 100 matches, but can be increased via `total_max_matches`).",
+		Description: "Searches for a regular expression pattern within file contents. This tool is FAST and optimized, powered by ripgrep. PREFERRED over standard `run_shell_command(\"grep ...\")` due to better performance and automatic output limiting (defaults to 100 matches, but can be increased via `total_max_matches`). " +
+			"When it finds 1 to 3 matches and no context (`context`, `before`, `after`) was asked for, it shows the lines around them too: up to 50 around a single match, 15 around each of two or three. `dir_path` may name a single file to search.",
 		Kind:        tools.KindSearch,
 		Source:      tools.SourceBuiltin,
 		Parameters:  grepParamsSchema(), // open, like Gemini CLI's
@@ -63,7 +65,7 @@ func (t *grepTool) Info() tools.Info {
 // 10.0 as well as 10, and are checked to be whole in Build.
 type grepParams struct {
 	Pattern           string   `json:"pattern" jsonschema:"The pattern to search for: a regular expression in Go (RE2) syntax, which for everyday patterns is the same as ripgrep's Rust syntax. Use '\\b' for precise symbol matching (e.g., '\\bMatchMe\\b'). The search is line by line: a match never spans lines."`
-	DirPath           string   `json:"dir_path,omitempty" jsonschema:"Directory to search. Directories are searched recursively. Relative paths are resolved against the workspace root. Defaults to the workspace root if omitted."`
+	DirPath           string   `json:"dir_path,omitempty" jsonschema:"Directory or file to search. Directories are searched recursively. Relative paths are resolved against the workspace root. Defaults to the workspace root if omitted."`
 	IncludePattern    string   `json:"include_pattern,omitempty" jsonschema:"Glob pattern to filter files (e.g., '*.ts', '*.{ts,tsx}', 'src/**'). Recommended for large repositories to reduce noise. Defaults to all files if omitted."`
 	ExcludePattern    string   `json:"exclude_pattern,omitempty" jsonschema:"Optional: A regular expression pattern to exclude from the search results. If a line matches both the pattern and the exclude_pattern, it will be omitted."`
 	NamesOnly         bool     `json:"names_only,omitempty" jsonschema:"Optional: If true, only the file paths of the matches will be returned, without the line content or line numbers. This is useful for gathering a list of files."`
@@ -134,8 +136,15 @@ func (t *grepTool) Build(args json.RawMessage) (tools.Invocation, error) {
 			c.perFile = 1
 		}
 	}
-	if c.dir, err = resolveDir(t.ws, p.DirPath); err != nil {
+	if c.dir, err = resolvePath(t.ws, p.DirPath); err != nil {
 		return nil, err
+	}
+	isFile, err := checkTarget(c.dir, p.DirPath)
+	if err != nil {
+		return nil, err
+	}
+	if isFile {
+		c.file, c.dir = c.dir, filepath.Dir(c.dir)
 	}
 	c.walk = workspace.WalkOptions{GitIgnore: !p.NoIgnore, AgentIgnore: true, DefaultExcludes: true}
 	return c, nil
@@ -153,44 +162,95 @@ type grepCall struct {
 	// total the limit on reported matches (on listed files with names_only).
 	before, after, perFile, total int
 	walk                          workspace.WalkOptions
+	// file is the one file searched when dir_path names a file ("" for a directory);
+	// dir is then its directory.
+	file string
+}
+
+// target is the file or directory searched.
+func (c *grepCall) target() string {
+	if c.file != "" {
+		return c.file
+	}
+	return c.dir
 }
 
 func (c *grepCall) Describe() string {
-	s := fmt.Sprintf("'%s' in %s", c.p.Pattern, c.dir)
+	s := fmt.Sprintf("'%s' in %s", c.p.Pattern, c.target())
 	if c.include != nil {
 		s += fmt.Sprintf(" (filter: %s)", c.include.raw)
 	}
 	return s
 }
 
-func (c *grepCall) Locations() []tools.Location { return []tools.Location{{Path: c.dir}} }
+func (c *grepCall) Locations() []tools.Location { return []tools.Location{{Path: c.target()}} }
 
 func (c *grepCall) Confirmation(context.Context) (*confirm.Details, error) { return nil, nil }
 
 func (c *grepCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
-	if err := checkDir(c.dir, c.p.DirPath); err != nil {
+	isFile, err := checkTarget(c.target(), c.p.DirPath)
+	if err != nil {
 		return nil, err
 	}
-	var (
-		k   *collector
-		err error
-	)
-	if c.t.rg != "" {
+	if isFile != (c.file != "") {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "dir_path %q changed from a file to a directory or back since the call was made; call again", c.p.DirPath)
+	}
+	var k *collector
+	switch {
+	case c.file != "":
+		k, err = c.searchFile(ctx)
+	case c.t.rg != "":
 		k, err = c.searchRipgrep(ctx)
 		if err != nil && ctx.Err() == nil && !c.t.strict {
 			slog.Warn("ripgrep failed; searching without it", "dir", c.dir, "err", err)
 			k, err = c.searchGo(ctx)
 		}
-	} else {
+	default:
 		k, err = c.searchGo(ctx)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, tools.Errorf(tools.ErrExecutionFailed, "searching %s: %w", c.dir, err)
+		return nil, tools.Errorf(tools.ErrExecutionFailed, "searching %s: %w", c.target(), err)
+	}
+	if n := c.autoContextLines(k); n > 0 {
+		return c.formatWithContext(ctx, k, n), nil
 	}
 	return c.format(k), nil
+}
+
+// searchFile searches the one file dir_path names, in its unsaved form if it is open in
+// the editor. A file named explicitly is searched even if Git ignores it; the agent's
+// own ignore file still keeps it out.
+func (c *grepCall) searchFile(ctx context.Context) (*collector, error) {
+	k := &collector{c: c}
+	if newPathFilter(c.t.ws, c.dir, workspace.WalkOptions{AgentIgnore: true}, nil).skip(c.file) {
+		return k, nil
+	}
+	lines, err := c.fileLines(ctx, c.lineSearch(), c.file)
+	if err != nil {
+		return nil, err
+	}
+	k.add(relTo(c.dir, c.file), lines)
+	return k, nil
+}
+
+// fileLines searches the file at abs with s, from the editor's text if it is open.
+// Binary and unreadable files give no lines, as in a directory search.
+func (c *grepCall) fileLines(ctx context.Context, s *lineSearch, abs string) ([]hitLine, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if d, open := c.t.ws.Document(abs); open {
+		lines, _, err := s.search(strings.NewReader(d.Text), nil, nil)
+		if err != nil {
+			return nil, nil
+		}
+		return lines, nil
+	}
+	lines, _ := searchPath(s, abs, nil, func() bool { return ctx.Err() != nil })
+	return lines, ctx.Err()
 }
 
 func (c *grepCall) lineSearch() *lineSearch {
@@ -306,10 +366,101 @@ func (c *grepCall) nearMatch(lines []hitLine, i int) bool {
 	return false
 }
 
+// Gemini CLI shows the lines around the matches when a search finds few of them and no
+// context was asked for, so that one call often does the work of a search and a read.
+const (
+	// autoContextOne is the context around a single match; autoContextFew around each
+	// of up to autoContextMaxMatches.
+	autoContextOne        = 50
+	autoContextFew        = 15
+	autoContextMaxMatches = 3
+	// autoContextBudget bounds the output with the added context, in characters; the
+	// context shrinks until the output fits.
+	autoContextBudget = tools.MaxOutputChars - 2_000
+)
+
+// autoContextLines is the number of lines of context to add around each match of k:
+// 0 unless the call asked for no context, lists matching lines and found 1 to 3.
+func (c *grepCall) autoContextLines(k *collector) int {
+	if c.p.NamesOnly || c.p.Context != nil || c.p.Before != nil || c.p.After != nil {
+		return 0
+	}
+	switch {
+	case k.count == 1:
+		return autoContextOne
+	case k.count > 1 && k.count <= autoContextMaxMatches:
+		return autoContextFew
+	}
+	return 0
+}
+
+// formatWithContext is format with n lines of context around each match of k, fewer if
+// that output would exceed autoContextBudget. The matching lines are those k found; a
+// line of the context that also matches is shown as context.
+func (c *grepCall) formatWithContext(ctx context.Context, k *collector, n int) *tools.Result {
+	withContext := make([][]hitLine, len(k.files))
+	for i, f := range k.files {
+		s := c.lineSearch()
+		s.before, s.after, s.perFile = n, n, 0
+		lines, err := c.fileLines(ctx, s, filepath.Join(c.dir, filepath.FromSlash(f.rel)))
+		if err != nil || len(lines) == 0 {
+			return c.format(k) // the file changed or went away: show what was found
+		}
+		withContext[i] = lines
+	}
+	for ; n > 0; n /= 2 {
+		kn := &collector{c: k.c, count: k.count, files: make([]fileResult, len(k.files))}
+		added := false
+		for i, f := range k.files {
+			kn.files[i] = fileResult{rel: f.rel, lines: around(withContext[i], f.lines, n)}
+			added = added || len(kn.files[i].lines) > len(f.lines)
+		}
+		if !added {
+			break // the files have no other lines
+		}
+		if res := c.format(kn); utf8.RuneCountInString(res.Output) <= autoContextBudget {
+			res.Output = strings.Replace(res.Output, ":\n---\n",
+				fmt.Sprintf(" (no context was asked for, so up to %d %s around each match are shown, as L<n>- lines):\n---\n", n, plural(n, "line", "lines")), 1)
+			return res
+		}
+	}
+	return c.format(k)
+}
+
+// around returns the lines of all (a file's lines near its matches) within n lines of
+// the matches in found, marking as matches only those.
+func around(all, found []hitLine, n int) []hitLine {
+	col := make(map[int]int, len(found))
+	for _, l := range found {
+		if l.isMatch() {
+			col[l.num] = l.col
+		}
+	}
+	var out []hitLine
+	for _, l := range all {
+		near := false
+		for m := range col {
+			if l.num >= m-n && l.num <= m+n {
+				near = true
+				break
+			}
+		}
+		if !near {
+			continue
+		}
+		l.col = -1
+		if c, ok := col[l.num]; ok {
+			l.col = c
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // format renders the result the way Gemini CLI's grep_search does.
 func (c *grepCall) format(k *collector) *tools.Result {
 	slices.SortFunc(k.files, func(a, b fileResult) int { return strings.Compare(a.rel, b.rel) })
-	where := fmt.Sprintf("for pattern \"%s\" in path \"%s\"", c.p.Pattern, c.dir)
+	where := fmt.Sprintf("for pattern \"%s\" in path \"%s\"", c.p.Pattern, c.target())
 	if c.include != nil {
 		where += fmt.Sprintf(" (filter: \"%s\")", c.include.raw)
 	}

@@ -63,6 +63,19 @@ func findRipgrep(want string) string {
 // resolveDir resolves the dir_path argument of a search (empty: the first root) to an
 // absolute directory inside the workspace.
 func resolveDir(ws *workspace.Workspace, dirPath string) (string, error) {
+	abs, err := resolvePath(ws, dirPath)
+	if err != nil {
+		return "", err
+	}
+	if err := checkDir(abs, dirPath); err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// resolvePath resolves the dir_path argument of a search (empty: the first root) to an
+// absolute path inside the workspace, without checking what it names.
+func resolvePath(ws *workspace.Workspace, dirPath string) (string, error) {
 	if strings.TrimSpace(dirPath) == "" {
 		return ws.Roots()[0], nil
 	}
@@ -74,10 +87,20 @@ func resolveDir(ws *workspace.Workspace, dirPath string) (string, error) {
 		}
 		return "", tools.Errorf(tools.ErrInvalidParams, "dir_path %q: %v", dirPath, err)
 	}
-	if err := checkDir(abs, dirPath); err != nil {
-		return "", err
-	}
 	return abs, nil
+}
+
+// checkTarget is checkDir for grep_search, which searches a regular file as well as a
+// directory; it reports whether abs is a file.
+func checkTarget(abs, dirPath string) (bool, error) {
+	fi, err := os.Stat(abs)
+	switch {
+	case err == nil && fi.Mode().IsRegular():
+		return true, nil
+	case err == nil && !fi.IsDir():
+		return false, tools.Errorf(tools.ErrInvalidParams, "dir_path %q is neither a directory nor a regular file", dirPath)
+	}
+	return false, checkDir(abs, dirPath)
 }
 
 // checkDir reports, as a tool error, why abs (the resolution of dirPath) cannot be
