@@ -26,21 +26,15 @@ import (
 // the same staleness check as on disk: a file whose text is no longer what the tool
 // read is not written (workspace.ErrStale), nor a new file over an existing one.
 
-// fsCaps returns what of the file system the client serves.
-func (c *conn) fsCaps() sdk.FileSystemCapabilities {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.caps.Fs
-}
-
-// adaptTool makes the tools that read or edit files read the editor's text, when the
-// client serves it.
+// adaptTool adapts the tools to what the client serves: the tools that read or edit
+// files read the editor's text when it serves fs.readTextFile, and run_shell_command
+// runs in its terminals when it serves terminal (terminal.go).
 func (st *sessionState) adaptTool(t tools.Tool) tools.Tool {
-	if !st.c.fsCaps().ReadTextFile {
-		return t
-	}
-	switch t.Info().Kind {
-	case tools.KindRead, tools.KindEdit:
+	caps, info := st.caps, t.Info()
+	switch {
+	case info.Name == shellTool && caps.Terminal:
+		return &terminalTool{Tool: t, st: st}
+	case caps.Fs.ReadTextFile && (info.Kind == tools.KindRead || info.Kind == tools.KindEdit):
 		return &bufferTool{Tool: t, st: st}
 	}
 	return t

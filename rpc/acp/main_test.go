@@ -223,6 +223,9 @@ type editor struct {
 	buffers map[string]string
 	reads   []string
 	writes  []sdk.WriteTextFileRequest
+	// terminals, when not nil, are the editor's terminals by id: the client serves
+	// terminal/* by running their commands.
+	terminals map[string]*terminal
 }
 
 var errNotDeclared = errors.New("the test client did not declare this capability")
@@ -303,24 +306,98 @@ func (e *editor) setBuffer(path, text string) {
 	e.buffers[path] = text
 }
 
-func (e *editor) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
-	return sdk.CreateTerminalResponse{}, errNotDeclared
+// terminal is a terminal of the editor: a process and what it printed.
+type terminal struct {
+	req  sdk.CreateTerminalRequest
+	cmd  *exec.Cmd
+	out  testutil.Buffer
+	done chan struct{}
+	// released is set by terminal/release.
+	released bool
 }
 
-func (e *editor) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
-	return sdk.KillTerminalResponse{}, errNotDeclared
+// CreateTerminal runs the command, when the test gave the editor terminals.
+func (e *editor) CreateTerminal(_ context.Context, p sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.terminals == nil {
+		return sdk.CreateTerminalResponse{}, errNotDeclared
+	}
+	term := &terminal{req: p, cmd: exec.Command(p.Command, p.Args...), done: make(chan struct{})}
+	if p.Cwd != nil {
+		term.cmd.Dir = *p.Cwd
+	}
+	term.cmd.Stdout, term.cmd.Stderr = &term.out, &term.out
+	if err := term.cmd.Start(); err != nil {
+		return sdk.CreateTerminalResponse{}, err
+	}
+	go func() {
+		term.cmd.Wait()
+		close(term.done)
+	}()
+	id := fmt.Sprintf("term-%d", len(e.terminals)+1)
+	e.terminals[id] = term
+	return sdk.CreateTerminalResponse{TerminalId: id}, nil
 }
 
-func (e *editor) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
-	return sdk.TerminalOutputResponse{}, errNotDeclared
+func (e *editor) terminal(id string) (*terminal, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	term, ok := e.terminals[id]
+	if !ok {
+		return nil, fmt.Errorf("no terminal %q", id)
+	}
+	return term, nil
 }
 
-func (e *editor) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
-	return sdk.ReleaseTerminalResponse{}, errNotDeclared
+func (e *editor) KillTerminal(_ context.Context, p sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	term, err := e.terminal(p.TerminalId)
+	if err != nil {
+		return sdk.KillTerminalResponse{}, err
+	}
+	term.cmd.Process.Kill()
+	<-term.done
+	return sdk.KillTerminalResponse{}, nil
 }
 
-func (e *editor) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
-	return sdk.WaitForTerminalExitResponse{}, errNotDeclared
+func (e *editor) TerminalOutput(_ context.Context, p sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	term, err := e.terminal(p.TerminalId)
+	if err != nil {
+		return sdk.TerminalOutputResponse{}, err
+	}
+	res := sdk.TerminalOutputResponse{Output: term.out.String()}
+	select {
+	case <-term.done:
+		res.ExitStatus = &sdk.TerminalExitStatus{ExitCode: sdk.Ptr(term.cmd.ProcessState.ExitCode())}
+	default:
+	}
+	return res, nil
+}
+
+func (e *editor) ReleaseTerminal(_ context.Context, p sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	term, err := e.terminal(p.TerminalId)
+	if err != nil {
+		return sdk.ReleaseTerminalResponse{}, err
+	}
+	term.cmd.Process.Kill()
+	<-term.done
+	e.mu.Lock()
+	term.released = true
+	e.mu.Unlock()
+	return sdk.ReleaseTerminalResponse{}, nil
+}
+
+func (e *editor) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	term, err := e.terminal(p.TerminalId)
+	if err != nil {
+		return sdk.WaitForTerminalExitResponse{}, err
+	}
+	select {
+	case <-term.done:
+		return sdk.WaitForTerminalExitResponse{ExitCode: sdk.Ptr(term.cmd.ProcessState.ExitCode())}, nil
+	case <-ctx.Done():
+		return sdk.WaitForTerminalExitResponse{}, ctx.Err()
+	}
 }
 
 // take returns the updates received so far and forgets them.

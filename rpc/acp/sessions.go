@@ -31,6 +31,8 @@ type sessionState struct {
 	id   string
 	cwd  string
 	host *session.Host
+	// caps are what the client said it can do.
+	caps sdk.ClientCapabilities
 
 	mu sync.Mutex
 	// model, when set, names the model the session's client is made for (the model
@@ -45,6 +47,9 @@ type sessionState struct {
 	held map[string]int
 	// commands are the session's slash commands (commands.go).
 	commands []command
+	// executing are the ids of the run_shell_command calls starting to execute, by
+	// their arguments (terminal.go).
+	executing map[string][]string
 }
 
 // close closes the session's host, cancelling what runs.
@@ -84,7 +89,11 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 	if err != nil {
 		return nil, err
 	}
-	st := &sessionState{c: c, cwd: cwd, rejected: map[string]bool{}, calls: map[string]*callView{}, held: map[string]int{}}
+	c.mu.Lock()
+	caps := c.caps
+	c.mu.Unlock()
+	st := &sessionState{c: c, cwd: cwd, caps: caps, rejected: map[string]bool{}, calls: map[string]*callView{}, held: map[string]int{},
+		executing: map[string][]string{}}
 	o := c.srv.o
 	host, err := session.NewHost(session.HostOptions{
 		Toolbox: toolbox.Options{
@@ -107,8 +116,8 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 		return nil, failed("cannot set up the workspace %s: %v", cwd, err)
 	}
 	st.host = host
-	if fsCaps := c.fsCaps(); fsCaps.WriteTextFile {
-		host.Toolbox().Workspace.SetWriter(clientWriter{st: st, read: fsCaps.ReadTextFile})
+	if caps.Fs.WriteTextFile {
+		host.Toolbox().Workspace.SetWriter(clientWriter{st: st, read: caps.Fs.ReadTextFile})
 	}
 	if err := host.Toolbox().StartExternal(ctx); err != nil {
 		c.log.Warn("external tools", "error", err)

@@ -18,6 +18,8 @@ const maxShownOutput = 64 << 10
 type callView struct {
 	title  string
 	output strings.Builder
+	// terminal is the id of the client's terminal the call runs in, if it does.
+	terminal string
 }
 
 // observe maps the session's updates onto session/update notifications. It is called
@@ -90,7 +92,15 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 	if retitled {
 		v.title = ev.Title
 	}
-	streamed := v.output.Len() > 0
+	streamed, terminal := v.output.Len() > 0, v.terminal
+	switch {
+	case ev.Status == tools.StatusExecuting && ev.Name == shellTool && st.caps.Terminal:
+		// Before the call runs, on its goroutine: its Execute finds its id by its
+		// arguments.
+		st.executing[string(ev.Args)] = append(st.executing[string(ev.Args)], ev.CallID)
+	case ev.Status.Terminal() && ev.Name == shellTool:
+		st.forgetExecuting(ev.CallID, string(ev.Args))
+	}
 	st.mu.Unlock()
 
 	if !shown {
@@ -123,7 +133,11 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 		}
 		if r := ev.Result; r != nil {
 			up.RawOutput = r
-			up.Content = resultContent(*r, streamed)
+			up.Content = resultContent(*r, streamed || terminal != "")
+		}
+		if terminal != "" {
+			// The terminal stays shown, with what it printed, once released.
+			up.Content = append([]sdk.ToolCallContent{sdk.ToolTerminalRef(terminal)}, up.Content...)
 		}
 	case !retitled:
 		return // nothing the client shows changed
