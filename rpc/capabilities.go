@@ -147,6 +147,8 @@ const (
 	cmdListPrompts     = "agentls.listPrompts"
 	cmdRunPrompt       = "agentls.runPrompt"
 	cmdTrust           = "agentls.trust"
+	cmdUndoTurn        = "agentls.undoTurn"
+	cmdTurnDiff        = "agentls.turnDiff"
 )
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this

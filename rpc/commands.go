@@ -60,6 +60,8 @@ func (s *Server) commandTable() []editorCommand {
 		{name: cmdMCPStatus, run: s.mcpStatus},
 		{name: cmdListPrompts, run: s.listPrompts},
 		{name: cmdTrust, run: s.trustCommand},
+		{name: cmdUndoTurn, run: s.undoTurn},
+		{name: cmdTurnDiff, run: s.turnDiff},
 		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: s.prompt},
 		{name: cmdRunPrompt, needsModel: true, run: s.runPrompt},
 	}

@@ -63,7 +63,9 @@ func (w *editWriter) Write(ctx context.Context, c workspace.Change) error {
 		// The editor may have reported a change since workspace.Commit compared: this
 		// is the check that counts.
 		return fmt.Errorf("%s changed in the editor since it was read: %w", c.Path, workspace.ErrStale)
-	case !caps.ApplyEdit():
+	case c.Delete && c.Old != nil && caps.ApplyEdit() && caps.DocumentChanges() && caps.ResourceOperation("delete"):
+		return w.applyAll(ctx, []workspace.Change{c})
+	case !caps.ApplyEdit() || c.Delete:
 	case open:
 		return w.writeOpen(ctx, c, st, cur)
 	case c.Old == nil && caps.ResourceOperation("create"):
@@ -114,15 +116,8 @@ func (w *editWriter) writeUnopened(ctx context.Context, c workspace.Change) erro
 	caps, enc, tb := s.state()
 	// The editor will apply the edits to the file as it is on disk: it must still be
 	// what the tool read.
-	data, err := os.ReadFile(c.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s was deleted since it was read: %w", c.Path, workspace.ErrStale)
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s before editing it: %w", c.Path, err)
-	}
-	if text, _, derr := workspace.Decode(data); derr != nil || text != c.Old.Text {
-		return fmt.Errorf("%s changed on disk since it was read: %w", c.Path, workspace.ErrStale)
+	if err := diskHolds(c); err != nil {
+		return err
 	}
 	edits := editorEdits(c.Old.Text, c.New, enc, c.Old.Format.CRLF, 0)
 	if len(edits) == 0 {
@@ -133,6 +128,97 @@ func (w *editWriter) writeUnopened(ctx context.Context, c workspace.Change) erro
 		return err
 	}
 	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, withFormat(c.New, c.Old.Format)) })
+	return nil
+}
+
+// diskHolds checks that the file on disk still holds the text c was made from.
+func diskHolds(c workspace.Change) error {
+	data, err := os.ReadFile(c.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s was deleted since it was read: %w", c.Path, workspace.ErrStale)
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s before editing it: %w", c.Path, err)
+	}
+	if text, _, derr := workspace.Decode(data); derr != nil || text != c.Old.Text {
+		return fmt.Errorf("%s changed on disk since it was read: %w", c.Path, workspace.ErrStale)
+	}
+	return nil
+}
+
+// WriteAll implements workspace.BatchWriter: the changes reach the editor in one
+// workspace/applyEdit, which it undoes in one step (agentls.undoTurn). A client that
+// cannot take them as one (no documentChanges, or a deletion without the delete
+// resource operation) gets them one at a time.
+func (w *editWriter) WriteAll(ctx context.Context, cs []workspace.Change) error {
+	caps, _, _ := w.s.state()
+	batch := caps.ApplyEdit() && caps.DocumentChanges()
+	for _, c := range cs {
+		batch = batch && c.Old != nil && (!c.Delete || caps.ResourceOperation("delete"))
+	}
+	if !batch {
+		for _, c := range cs {
+			if err := w.Write(ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return w.applyAll(ctx, cs)
+}
+
+// applyAll sends changes of existing files (edits and deletions) in one
+// workspace/applyEdit; the client takes documentChanges, and the delete operation if
+// there is a deletion.
+func (w *editWriter) applyAll(ctx context.Context, cs []workspace.Change) error {
+	caps, enc, tb := w.s.state()
+	var edit protocol.WorkspaceEdit
+	var after []func()
+	for _, c := range cs {
+		st, cur, open := w.s.docs.snapshot(c.Path, enc, tb.Workspace)
+		if open && cur.Text != c.Old.Text {
+			return fmt.Errorf("%s changed in the editor since it was read: %w", c.Path, workspace.ErrStale)
+		}
+		if !open {
+			if err := diskHolds(c); err != nil {
+				return err
+			}
+		}
+		var one protocol.WorkspaceEdit
+		switch {
+		case c.Delete:
+			one.DocumentChanges = []protocol.DocumentChange{&protocol.DeleteFile{Kind: "delete", URI: uri.File(c.Path)}}
+		case open:
+			var version *int32
+			if !st.held && !st.unreported {
+				v := st.version
+				version = &v
+			}
+			one = w.textDocumentEdit(caps, st.uri, version, editorEdits(cur.Text, c.New, enc, cur.Format.CRLF, st.bomUnits), c.Label)
+			if !st.held {
+				path, v := c.Path, st.version
+				after = append(after, func() { w.s.docs.applied(path, v) })
+			}
+		default:
+			u := string(uri.File(c.Path))
+			one = w.textDocumentEdit(caps, u, nil, editorEdits(c.Old.Text, c.New, enc, c.Old.Format.CRLF, 0), c.Label)
+			path, text := c.Path, withFormat(c.New, c.Old.Format)
+			after = append(after, func() { w.s.docs.holdOpen(path, u, func() { tb.Workspace.Open(path, 0, text) }) })
+		}
+		edit.DocumentChanges = append(edit.DocumentChanges, one.DocumentChanges...)
+		for id, a := range one.ChangeAnnotations {
+			if edit.ChangeAnnotations == nil {
+				edit.ChangeAnnotations = map[protocol.ChangeAnnotationIdentifier]protocol.ChangeAnnotation{}
+			}
+			edit.ChangeAnnotations[id] = a
+		}
+	}
+	if err := w.apply(ctx, cs[0], edit, nil); err != nil {
+		return err
+	}
+	for _, f := range after {
+		f()
+	}
 	return nil
 }
 

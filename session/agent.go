@@ -163,6 +163,7 @@ type Session struct {
 
 	// Owned by the running prompt.
 	created    time.Time
+	prompts    int      // the prompts run so far, this one included: a prompt's number
 	persisted  bool     // the session's file has its header
 	unsaved    []record // records a failed write left for the next one
 	lastPrompt int      // prompt tokens of the last model request
@@ -215,6 +216,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	s.id, s.created, s.persisted = o.ID, st.header.Created, true
+	s.prompts = st.prompts
 	s.logger = s.logger.With("session", s.id)
 	s.record, s.hist = st.record, st.history
 	if st.broken {
@@ -281,6 +283,7 @@ func (s *Session) Prompt(ctx context.Context, text string, ec *EditorContext) (R
 }
 
 func (s *Session) run(ctx context.Context, text string, ec *EditorContext) (Result, error) {
+	s.prompts++
 	s.persist(record{Type: recPrompt, Text: text, Time: s.now()})
 	s.add(clients.Content{Role: clients.RoleUser, Parts: []clients.Part{{Text: text}}})
 	p := &promptState{system: systemInstruction(s.env, ec, s.logger)}

@@ -413,6 +413,8 @@ type Live struct {
 	// go; gone is set once the host has let the session go: it takes no prompt.
 	used uint64
 	gone bool
+	// edits are the files the running batch of calls changed, which Run records.
+	edits []Edit
 
 	// sched is the session's scheduler; only the prompt's goroutine uses it.
 	sched schedulerFor
@@ -529,6 +531,11 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 		defer l.h.track(wid, l.id, cancel)()
 	}
 	res := sched.Run(ctx, wire)
+	l.mu.Lock()
+	edits := l.edits
+	l.edits = nil
+	l.mu.Unlock()
+	l.sess.recordEdits(edits)
 	for i := range res {
 		if i < len(reqs) && reqs[i].CallID != "" {
 			res[i].CallID = reqs[i].CallID
@@ -544,6 +551,11 @@ func (l *Live) scheduler() *tools.Scheduler {
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
 		l.sched = schedulerFor{cfg: cfg, sched: h.tb.Scheduler(sessionPolicy{p: cfg.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
+			if e, ok := editOf(ev); ok {
+				l.mu.Lock()
+				l.edits = append(l.edits, e)
+				l.mu.Unlock()
+			}
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		})}
 	}

@@ -78,6 +78,8 @@ const (
 	recCompression = "compression"
 	recRefused     = "refused"
 	recEnd         = "end"
+	recEdit        = "edit" // a file a tool call of the prompt changed (turns.go)
+	recUndo        = "undo" // the edits of a prompt were undone
 )
 
 // record is one line of a session file. Type comes first in its JSON form, which List
@@ -100,6 +102,12 @@ type record struct {
 	Dropped    int            `json:"dropped,omitempty"`
 	StopReason StopReason     `json:"stopReason,omitempty"`
 	Usage      *clients.Usage `json:"usage,omitempty"`
+	// Turn, Path, Before and After are an edit's or an undo's: the prompt (1-based),
+	// the file, its text before (nil: the edit created it) and after.
+	Turn   int     `json:"turn,omitempty"`
+	Path   string  `json:"path,omitempty"`
+	Before *string `json:"before,omitempty"`
+	After  *string `json:"after,omitempty"`
 }
 
 // newID returns a new session id: the UTC time to the millisecond, so that ids sort by
@@ -202,6 +210,10 @@ type stored struct {
 	// is sent after compressions.
 	record, history []clients.Content
 	prompts         int
+	// edits are the files each prompt's tool calls changed, by prompt (1-based);
+	// undone are the prompts whose edits were undone.
+	edits  map[int][]Edit
+	undone map[int]bool
 	// broken is set when the file ends without a newline (a crash in the middle of a
 	// write): the next record must start on a line of its own.
 	broken bool
@@ -264,6 +276,19 @@ func (st *Store) load(id string, logger *slog.Logger) (*stored, error) {
 				return nil, fmt.Errorf("session %s, line %d: a refused prompt drops a number of contents the history does not have", id, i+1)
 			}
 			s.history = s.history[:len(s.history)-r.Dropped]
+		case recEdit:
+			if r.Turn < 1 || r.Path == "" || r.After == nil {
+				return nil, fmt.Errorf("session %s, line %d: an edit record without its prompt, file or text", id, i+1)
+			}
+			if s.edits == nil {
+				s.edits = map[int][]Edit{}
+			}
+			s.edits[r.Turn] = append(s.edits[r.Turn], Edit{Path: r.Path, Before: r.Before, After: *r.After})
+		case recUndo:
+			if s.undone == nil {
+				s.undone = map[int]bool{}
+			}
+			s.undone[r.Turn] = true
 		case recEnd, recSession:
 		default:
 			logger.Warn("unknown record in session file", "session", id, "line", i+1, "type", r.Type)

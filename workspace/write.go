@@ -24,6 +24,16 @@ type Change struct {
 	// Label is the tool call's one-line description; editors show it in their undo
 	// history.
 	Label string
+	// Delete removes the file, which must still hold Old's text; New is ignored.
+	Delete bool
+}
+
+// BatchWriter is a Writer that can commit several changes as one: the editor's writer
+// sends them in one workspace/applyEdit, which the editor undoes in one step.
+type BatchWriter interface {
+	Writer
+	// WriteAll commits cs as one, or none of them.
+	WriteAll(ctx context.Context, cs []Change) error
 }
 
 // Writer commits changes. The disk writer writes files atomically; the editor server
@@ -73,13 +83,63 @@ func (w *Workspace) Commit(ctx context.Context, c Change) error {
 	if err := wr.Write(ctx, c); err != nil {
 		return err
 	}
+	w.committed(c)
+	return nil
+}
+
+// committed brings the overlay up to date with a change its writer committed.
+func (w *Workspace) committed(c Change) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c.Delete {
+		delete(w.overlay, c.Path)
+		delete(w.edited, c.Path)
+		return
+	}
 	if d, ok := w.overlay[c.Path]; ok {
 		// Until the editor reports the edit, its text lacks it (see documents.go).
 		d.text, d.current = c.New, true
 	}
 	w.edited[c.Path] = true
+}
+
+// CommitAll commits cs as Commit commits each, as one edit where the writer can
+// (BatchWriter): in the editor, one step to undo. Otherwise they are committed one after
+// another, and the first that fails stops the rest: the error says which were written.
+// Every change is checked against the overlay before any is written.
+func (w *Workspace) CommitAll(ctx context.Context, cs []Change) error {
+	w.mu.Lock()
+	wr := w.writer
+	for i := range cs {
+		cs[i].Path = filepath.Clean(cs[i].Path)
+		c := cs[i]
+		if d, open := w.overlay[c.Path]; open && c.Old != nil {
+			d.derive()
+			if d.text != c.Old.Text {
+				w.mu.Unlock()
+				return fmt.Errorf("%s changed in the editor since it was read: %w", c.Path, ErrStale)
+			}
+		}
+	}
 	w.mu.Unlock()
+	bw, ok := wr.(BatchWriter)
+	if !ok {
+		for i, c := range cs {
+			if err := w.Commit(ctx, c); err != nil {
+				if i > 0 {
+					return fmt.Errorf("%w (the %d changes before it were written)", err, i)
+				}
+				return err
+			}
+		}
+		return nil
+	}
+	if err := bw.WriteAll(ctx, cs); err != nil {
+		return err
+	}
+	for _, c := range cs {
+		w.committed(c)
+	}
 	return nil
 }
 
@@ -107,6 +167,9 @@ const maxRounds = 100
 func (DiskWriter) Write(ctx context.Context, c Change) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if c.Delete {
+		return deleteFile(ctx, c)
 	}
 	target, err := writeTarget(c.Path)
 	if err != nil {
@@ -155,6 +218,38 @@ func (DiskWriter) Write(ctx context.Context, c Change) error {
 		return err
 	}
 	return fmt.Errorf("writing %s: other writers kept creating and removing it", c.Path)
+}
+
+// deleteFile removes c.Path, a regular file, if it still holds c.Old's text.
+func deleteFile(ctx context.Context, c Change) error {
+	if c.Old == nil {
+		return fmt.Errorf("deleting %s: nothing says what it must hold", c.Path)
+	}
+	fi, err := os.Lstat(c.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s was deleted since it was read: %w", c.Path, ErrStale)
+	case err != nil:
+		return fmt.Errorf("checking %s before deleting it: %w", c.Path, err)
+	case !fi.Mode().IsRegular():
+		return fmt.Errorf("deleting %s: it is %s, not a regular file", c.Path, FileKind(fi.Mode()))
+	}
+	unlock, err := lockFile(ctx, c.Path)
+	if err != nil {
+		return fmt.Errorf("locking %s before deleting it: %w", c.Path, err)
+	}
+	defer unlock()
+	current, _, err := readLimited(c.Path, 0)
+	if err != nil {
+		return fmt.Errorf("reading %s before deleting it: %w", c.Path, err)
+	}
+	if stored, _, derr := decodeStored(current); derr != nil || lfText(stored) != c.Old.Text {
+		return fmt.Errorf("%s changed on disk since it was read: %w", c.Path, ErrStale)
+	}
+	if err := os.Remove(c.Path); err != nil {
+		return fmt.Errorf("deleting %s: %w", c.Path, err)
+	}
+	return nil
 }
 
 // writeLocked writes c over target, the real path of c.Path, an existing regular file

@@ -58,6 +58,8 @@ type AppliedEdit struct {
 	Annotations map[string]string
 	// Edits are the text edits per URI, as sent.
 	Edits map[string][]TextEdit
+	// Deleted are the documents it deleted, with their files.
+	Deleted []string
 }
 
 // Editor models the documents of an editor: what it opened (and told the server of)
@@ -249,6 +251,7 @@ type docEdit struct {
 	uri     string
 	version *int32
 	create  bool
+	delete  bool
 	edits   []TextEdit
 }
 
@@ -273,6 +276,8 @@ func (e *Editor) apply(p ApplyParams) (ApplyResult, error) {
 		switch {
 		case dc.Kind == "create":
 			ops = append(ops, docEdit{uri: dc.URI, create: true})
+		case dc.Kind == "delete":
+			ops = append(ops, docEdit{uri: dc.URI, delete: true})
 		case dc.Kind != "":
 			return ApplyResult{}, fmt.Errorf("documentChanges[%d]: unsupported resource operation %q", i, dc.Kind)
 		case dc.TextDocument == nil:
@@ -289,6 +294,7 @@ func (e *Editor) apply(p ApplyParams) (ApplyResult, error) {
 		doc     *Doc
 		text    string
 		created bool
+		deleted bool
 	}
 	results := map[string]*result{}
 	var order []string
@@ -302,6 +308,18 @@ func (e *Editor) apply(p ApplyParams) (ApplyResult, error) {
 			}
 			results[op.uri] = r
 			order = append(order, op.uri)
+		}
+		if op.delete {
+			// A file is deleted with its buffer, as editors do.
+			path, err := URIPath(op.uri)
+			if err != nil {
+				return ApplyResult{}, err
+			}
+			if _, err := os.Stat(path); err != nil && r.doc == nil {
+				return ApplyResult{}, fmt.Errorf("cannot delete %s: %v", op.uri, err)
+			}
+			r.deleted = true
+			continue
 		}
 		if op.create {
 			path, err := URIPath(op.uri)
@@ -343,13 +361,29 @@ func (e *Editor) apply(p ApplyParams) (ApplyResult, error) {
 		rec.Annotations[id] = a.Label
 	}
 	for _, op := range ops {
-		if !op.create {
+		if !op.create && !op.delete {
 			rec.Edits[op.uri] = append(rec.Edits[op.uri], op.edits...)
 		}
 	}
 	for _, u := range order {
 		r := results[u]
 		rec.URIs = append(rec.URIs, u)
+		if r.deleted {
+			rec.Deleted = append(rec.Deleted, u)
+			path, _ := URIPath(u)
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return ApplyResult{}, err
+			}
+			if doc, ok := e.docs[u]; ok {
+				delete(e.docs, u)
+				if doc.Open {
+					if err := e.c.Notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": u}}); err != nil {
+						return ApplyResult{}, err
+					}
+				}
+			}
+			continue
+		}
 		doc, ok := e.docs[u]
 		if !ok {
 			doc = &Doc{URI: u}
