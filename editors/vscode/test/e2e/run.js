@@ -45,8 +45,8 @@ scenario(
     await waitFor('the turn to end with a note', () => f.evaluate(() => /done/.test(document.querySelector('.item.note:last-child')?.textContent || '')));
     assert.equal(v.fake.turns(), 2, 'the model was asked twice (the prompt, then the read result)');
     assert.match(await v.statusBar(), /agentls: idle · default · default model/);
-    const session = v.probe().agentls.chat.session;
-    assert.ok(session, 'the chat knows its session');
+    // (The probe writes every 100 ms: what the webview shows may be newer; wait for it.)
+    const session = await waitFor('the chat to know its session', () => v.probe().agentls.chat.session);
 
     // A new chat, then the stored session resumed from the list.
     await v.palette('agentls: New Chat');
@@ -64,7 +64,7 @@ scenario(
     );
     // A session this window ran comes back with its conversation.
     await waitFor('the resumed conversation', () => f.evaluate(() => /what is in notes\.txt\?/.test(document.querySelector('.item.user')?.textContent || '')));
-    assert.equal(v.probe().agentls.chat.session, session);
+    await waitFor('the chat to be bound to the session', () => v.probe().agentls.chat.session === session);
 
     // A #file mention picked from the list the input offers.
     await f.click('#prompt');
@@ -176,8 +176,8 @@ scenario('edit_accept_undo_then_auto_edit', editThenAutoEdit, async (v) => {
   await waitFor('the status bar to show auto_edit', async () => /agentls: idle · auto_edit ·/.test(await v.statusBar()));
   await v.ask('add an exclamation mark');
   await waitFor('the answer', () => f.evaluate(() => /Applied without asking\./.test(document.body.textContent)));
-  const d = v.doc('greet.txt');
-  assert.equal(d.text, 'hello\nworld!\n', 'the second edit applied to the buffer as it was (after the undo)');
+  // The second edit applied to the buffer as it was (after the undo).
+  await waitFor('the second edit in the buffer', () => v.doc('greet.txt').text === 'hello\nworld!\n');
   assert.ok(!v.probe().tabs.some((t) => t.kind === 'diff'), 'no diff was opened');
 });
 
@@ -321,7 +321,7 @@ scenario(
     await waitFor('the problem on greet.txt', () =>
       v.probe().diagnostics.some((d) => d.uri.endsWith('/greet.txt') && d.source === 'agentls/shell' && d.message.includes('greeting too short') && d.line === 0),
     );
-    const first = v.probe().agentls.chat.session;
+    const first = await waitFor('the chat to know its session', () => v.probe().agentls.chat.session);
     await v.palette('View: Focus Active Editor Group');
     await v.page.keyboard.down('Control');
     await v.page.keyboard.press('Home');
@@ -345,8 +345,10 @@ scenario(
       }),
     );
     await waitFor('the answer to it', () => f.evaluate(() => /make the greeting longer/.test(document.body.textContent)));
-    const s = v.probe().agentls.chat;
-    assert.ok(s.session && s.session !== first, 'the fix runs in a new session');
+    await waitFor('the fix to run in a new session', () => {
+      const s = v.probe().agentls.chat.session;
+      return s && s !== first;
+    });
     assert.equal(v.fake.turns(), 3);
   },
 );
