@@ -7,6 +7,7 @@
 //	agentls tools [--json] [--root DIR]
 //	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
 //	agentls prompt "…" [--model M] [--approval-mode MODE] [--session ID] [--output text|json|stream-json] [--root DIR]
+//	agentls undo [--session ID] [--turn N] [--force] [--diff] [--root DIR]
 //	agentls trust [DIR] [--parent | --distrust | --revoke]
 //	agentls trust --list
 //	agentls version
@@ -45,6 +46,12 @@ const usage = `usage:
       run one prompt through the agent: the model's answer streams to stdout, tool
       calls are shown on stderr, consent is asked on the terminal (refused without
       one, unless MODE allows); --session continues a stored session
+  agentls undo [--session ID] [--turn N] [--force] [--diff] [--root DIR]
+      take back, on disk, what one prompt of a stored session changed (default: the
+      newest session of the workspace, its last prompt that changed files): each file
+      gets its text from before the prompt, files it created are deleted; nothing is
+      undone where a file changed since, unless --force (then only those stay);
+      --diff shows the prompt's changes instead
   agentls trust [DIR] [--parent | --distrust | --revoke]
       trust the folder DIR (default: the current directory), so that its settings
       files may set the approval mode and allow rules; --parent trusts DIR and every
@@ -98,6 +105,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdRun(ctx, args[1:], stdin, stdout, stderr)
 	case "trust":
 		return cmdTrust(ctx, args[1:], stdout, stderr)
+	case "undo":
+		return cmdUndo(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "agentls %s\n", version())
 		return exitOK

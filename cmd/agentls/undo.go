@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/agentls/agentls/session"
+	"github.com/agentls/agentls/session/toolbox"
+)
+
+// cmdUndo takes back what one prompt of a stored session changed, on disk, or with
+// --diff shows it.
+func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("agentls undo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	id := fs.String("session", "", "the session (default: the newest session of the workspace)")
+	turn := fs.Int("turn", 0, "the prompt's number, from 1 (default: the last prompt that changed files and was not undone)")
+	force := fs.Bool("force", false, "undo the files not changed since, when others were")
+	diff := fs.Bool("diff", false, "show what the prompt changed, and undo nothing")
+	root := fs.String("root", "", "workspace root (default: the current directory)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitBadUsage
+	}
+	if len(pos) > 0 || *turn < 0 {
+		fmt.Fprintf(stderr, "agentls undo: want only flags, and a turn from 1\n\n%s", usage)
+		return exitBadUsage
+	}
+	stateDir, err := session.StateDir()
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	store := session.NewStore(stateDir)
+	host, err := session.NewHost(session.HostOptions{
+		Toolbox: toolbox.Options{Roots: workspaceRoots([]string{*root}), Logger: newLogger(stderr)},
+		Store:   store,
+		Logger:  newLogger(stderr),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	defer host.Close()
+	ws := host.Toolbox().Workspace
+	if *id == "" {
+		if *id, err = newestSession(store, ws.Roots()[0]); err != nil {
+			fmt.Fprintf(stderr, "agentls undo: %v\n", err)
+			return exitFailure
+		}
+	}
+	if *diff {
+		t, err := host.Turn(*id, *turn)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentls undo: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(stderr, "agentls: prompt %d of session %s\n", t.Turn, t.Session)
+		io.WriteString(stdout, t.Diff(ws))
+		return exitOK
+	}
+	res, err := host.UndoTurn(ctx, *id, *turn, *force)
+	for _, p := range res.Reverted {
+		fmt.Fprintf(stdout, "reverted %s\n", ws.Rel(p))
+	}
+	for _, p := range res.Deleted {
+		fmt.Fprintf(stdout, "deleted %s\n", ws.Rel(p))
+	}
+	for _, p := range res.Changed {
+		fmt.Fprintf(stdout, "left alone %s: changed since the prompt\n", ws.Rel(p))
+	}
+	switch {
+	case errors.Is(err, session.ErrChangedSince):
+		fmt.Fprintf(stderr, "agentls undo: nothing undone: files changed since prompt %d of session %s; --force undoes the others\n", res.Turn, *id)
+		return exitFailure
+	case err != nil:
+		fmt.Fprintf(stderr, "agentls undo: %v\n", err)
+		return exitFailure
+	}
+	fmt.Fprintf(stderr, "agentls: undid prompt %d of session %s\n", res.Turn, *id)
+	return exitOK
+}
+
+// newestSession returns the most recently updated stored session started in root.
+func newestSession(store *session.Store, root string) (string, error) {
+	infos, err := store.List()
+	if err != nil {
+		return "", err
+	}
+	for _, in := range infos {
+		if roots, err := store.Roots(in.ID); err == nil && slices.Contains(roots, root) {
+			return in.ID, nil
+		}
+	}
+	return "", fmt.Errorf("no stored session was started in %s (name one with --session)", root)
+}
