@@ -113,3 +113,18 @@ func TestHostMode(t *testing.T) {
 		t.Errorf("CallSession = %q, want %q", got, l.ID())
 	}
 }
+
+// TestContextUsage: after a prompt the session reports the prompt tokens of its last
+// request against its model's window.
+func TestContextUsage(t *testing.T) {
+	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
+		{Text: "hi", Usage: &clients.Usage{PromptTokens: 1234, OutputTokens: 2}},
+	}}, nil)
+	l, _ := hh.prompt("", "hello")
+	if got := l.ContextUsed(); got != 1234 {
+		t.Errorf("ContextUsed = %d, want the last request's 1234", got)
+	}
+	if got := l.ContextWindow(); got != clients.GeminiContextWindow(l.Model()) {
+		t.Errorf("ContextWindow = %d, want %d", got, clients.GeminiContextWindow(l.Model()))
+	}
+}

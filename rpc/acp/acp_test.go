@@ -140,6 +140,7 @@ func TestTurn(t *testing.T) {
 		started                  = map[string]*sdk.SessionUpdateToolCall{}
 		ended                    = map[string]*sdk.SessionToolCallUpdate{}
 		plans                    [][]sdk.PlanEntry
+		usage                    *sdk.SessionUsageUpdate
 	)
 	for _, u := range a.client.take() {
 		switch {
@@ -163,6 +164,8 @@ func TestTurn(t *testing.T) {
 			}
 		case u.Plan != nil:
 			plans = append(plans, u.Plan.Entries)
+		case u.UsageUpdate != nil:
+			usage = u.UsageUpdate
 		}
 	}
 	if thought.String() != "read it first" || message.String() != "Done: beta is gamma now." {
@@ -190,6 +193,9 @@ func TestTurn(t *testing.T) {
 	}
 	if len(plans) != 1 || len(plans[0]) != 2 || plans[0][0].Status != sdk.PlanEntryStatusCompleted || plans[0][1].Status != sdk.PlanEntryStatusInProgress {
 		t.Errorf("plans = %+v", plans)
+	}
+	if usage == nil || usage.Used != 40 || usage.Size < 1<<20 {
+		t.Errorf("usage_update = %+v, want the last request's 40 tokens of the model's window", usage)
 	}
 	if n := len(fake.Requests()); n < 5 {
 		t.Errorf("the model got %d requests, want 5 turns", n)

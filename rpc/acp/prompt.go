@@ -48,6 +48,9 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 		c.log.Warn("prompt failed", "session", st.id, "stopReason", res.StopReason, "error", err)
 		return sdk.PromptResponse{}, failed("the prompt failed: %v", err)
 	}
+	if used := l.ContextUsed(); used > 0 {
+		c.notify(st.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Used: used, Size: l.ContextWindow()}})
+	}
 	c.log.Info("prompt ended", "session", st.id, "stopReason", res.StopReason)
 	return sdk.PromptResponse{StopReason: stopReason(res.StopReason), Usage: usage(res.Usage)}, nil
 }
