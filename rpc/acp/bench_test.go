@@ -2,7 +2,11 @@ package acp_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +75,25 @@ func BenchmarkTurn(b *testing.B) {
 		samples = append(samples, time.Since(t0))
 	}
 	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
+	if kb, ok := peakRSS(p.cmd.Process.Pid); ok {
+		b.ReportMetric(float64(kb)/1024, "MB-peak-RSS")
+	}
+}
+
+// peakRSS returns the peak resident set size of process pid in kB (VmHWM), where
+// /proc has it.
+func peakRSS(pid int) (int, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb, err == nil
+		}
+	}
+	return 0, false
 }
 
 func median(ds []time.Duration) time.Duration {
