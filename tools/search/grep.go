@@ -54,10 +54,10 @@ func (t *grepTool) Info() tools.Info {
 		DisplayName: "SearchText",
 		Description: "Searches for a regular expression pattern within file contents. This tool is FAST and optimized, powered by ripgrep. PREFERRED over standard `run_shell_command(\"grep ...\")` due to better performance and automatic output limiting (defaults to 100 matches, but can be increased via `total_max_matches`). " +
 			"When it finds 1 to 3 matches and no context (`context`, `before`, `after`) was asked for, it shows the lines around them too: up to 50 around a single match, 15 around each of two or three. `dir_path` may name a single file to search.",
-		Kind:        tools.KindSearch,
-		Source:      tools.SourceBuiltin,
-		Parameters:  grepParamsSchema(), // open, like Gemini CLI's
-		Idempotent:  true,
+		Kind:       tools.KindSearch,
+		Source:     tools.SourceBuiltin,
+		Parameters: grepParamsSchema(), // open, like Gemini CLI's
+		Idempotent: true,
 	}
 }
 
