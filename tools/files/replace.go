@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -40,11 +41,13 @@ func NewReplace(ws *workspace.Workspace) tools.Tool {
 			"**Important:** If ANY of the above are not satisfied, the tool will fail. CRITICAL for `old_string`: Must uniquely identify the instance(s) to change. " +
 			"Include at least 3 lines of context BEFORE and AFTER the target text, matching whitespace and indentation precisely. " +
 			"If this string matches multiple locations and `allow_multiple` is not true, the tool will fail. " +
-			"(If `old_string` does not occur exactly, a match that differs only in the indentation and trailing whitespace of whole lines is accepted, and `new_string` is re-indented to fit.)\n" +
+			"(If `old_string` does not occur exactly, a match that differs only in the indentation and trailing whitespace of whole lines is accepted, and `new_string` is re-indented to fit. " +
+			"Failing that, for a single replacement, a fuzzy match is applied if exactly one place qualifies: lines with the same tokens whatever the whitespace between them or, for an `old_string` of 10 or more characters, lines within an edit distance of a tenth of its length. The result says when a match was fuzzy. Escaped text (`\\\"` where the file has `\"`) is never matched loosely.)\n" +
 			"4. Prefer to break down complex and long changes into multiple smaller atomic calls to this tool. Always check the content of the file after changes or not finding a string to match.\n" +
 			"5. To create a new file, use an empty `old_string` and put the file's content in `new_string`.\n" +
 			"6. A `new_string` holding an omission placeholder (a comment such as `// rest of code ...` or `/* unchanged */` that stands for code left out) is refused, unless the file already has that line.\n" +
-			"**Multiple replacements:** Set `allow_multiple` to true if you want to replace ALL occurrences that match `old_string` exactly.",
+			"**Multiple replacements:** Set `allow_multiple` to true if you want to replace ALL occurrences that match `old_string` exactly.\n\n" +
+			"After an edit, the result shows the updated code: the whole file if it is small, else the changed lines with 5 lines around them.",
 		Kind:       tools.KindEdit,
 		Source:     tools.SourceBuiltin,
 		Parameters: tools.Parameters[replaceArgs](false),
@@ -157,6 +160,8 @@ type editPlan struct {
 	count    int
 	flexible bool
 	modified bool
+	// fuzzy is set when old_string was found only by the fuzzy stage.
+	fuzzy *fuzzyMatch
 }
 
 // read resolves the path again and reads the file as it is now (nil: it does not
@@ -205,8 +210,18 @@ func (c *replaceCall) plan(abs string, cur *workspace.File) (*editPlan, error) {
 		return nil, err
 	}
 	text, n, flexible, err := Replace(cur.Text, c.old, c.new, c.want)
+	var nf *NotFoundError
+	if errors.As(err, &nf) && !nf.Escaped && !c.want.All && c.want.Count <= 1 {
+		// One replacement was asked for and none found: try the fuzzy stage.
+		fm := fuzzyReplace(cur.Text, c.old, c.new)
+		if fm.text == "" {
+			return nil, c.matchError(rel, err, &fm)
+		}
+		text, n, p.fuzzy = fm.text, 1, &fm
+		err = nil
+	}
 	if err != nil {
-		return nil, c.matchError(rel, err)
+		return nil, c.matchError(rel, err, nil)
 	}
 	text = cur.Format.WithFinalNewline(text)
 	if text == cur.Text {
@@ -216,8 +231,9 @@ func (c *replaceCall) plan(abs string, cur *workspace.File) (*editPlan, error) {
 	return p, nil
 }
 
-// matchError turns an error of Replace into what the model needs to retry.
-func (c *replaceCall) matchError(rel string, err error) error {
+// matchError turns an error of Replace into what the model needs to retry; fm is what
+// the fuzzy stage found, if it ran.
+func (c *replaceCall) matchError(rel string, err error, fm *fuzzyMatch) error {
 	var nf *NotFoundError
 	var ce *CountError
 	switch {
@@ -232,6 +248,10 @@ func (c *replaceCall) matchError(rel string, err error) error {
 		}
 		if nf.Escaped {
 			b.WriteString(` Note: old_string would match if its backslash escapes (such as \n, \t or \") were unescaped; give old_string and new_string as literal text, not escaped.`)
+		}
+		if fm != nil && fm.candidates > 1 {
+			fmt.Fprintf(&b, " A fuzzy match (%s) found %d places that nearly match, starting at lines %s, so none was edited: copy old_string exactly from the one you mean.",
+				fm.kind, fm.candidates, joinInts(fm.lines))
 		}
 		return &tools.Error{Type: tools.ErrEditNoOccurrence, Message: b.String(), Err: err}
 	case errors.As(err, &ce):
@@ -299,14 +319,34 @@ func (c *replaceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, 
 	default:
 		res.Summary = fmt.Sprintf("Edited %s (%d %s)", p.rel, p.count, plural(p.count, "replacement", "replacements"))
 		res.Output = fmt.Sprintf("Successfully modified file: %s (%d %s).", p.abs, p.count, plural(p.count, "replacement", "replacements"))
-		if p.flexible {
+		switch {
+		case p.fuzzy != nil:
+			res.Output += fmt.Sprintf(" old_string did not occur exactly, nor ignoring whitespace; it was applied by a fuzzy match (%s) to lines %d-%d, the only place that nearly matched, and new_string was re-indented to fit. Check below that this is the change you meant.",
+				p.fuzzy.describe(), p.fuzzy.first, p.fuzzy.last)
+			res.Summary += " (fuzzy match)"
+		case p.flexible:
 			res.Output += " old_string did not occur exactly; it was matched ignoring the indentation and trailing whitespace of each line, and new_string was re-indented to fit."
 		}
 	}
 	if p.modified {
-		res.Output += " The user modified the proposed change before it was applied; read the file to see its current content."
+		res.Output += " The user modified the proposed change before it was applied."
+	}
+	if p.old != nil {
+		res.Output += "\n\n" + updatedRegion(p.old.Text, p.new)
 	}
 	return res, nil
+}
+
+// joinInts renders ns as "1, 5 and 9".
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // Capabilities implements tools.Invocation.

@@ -133,6 +133,7 @@ func TestReplaceFailures(t *testing.T) {
 	ws, root := testutil.Workspace(t, map[string]string{
 		"f.txt":      "alpha\nbeta\nalpha\ngamma\n",
 		"ws.go":      "func f() {\n\tif (a  ==  b) {\n\t}\n}\n",
+		"ws2.go":     "func f() {\n\tif (a  ==  b) {\n\t}\n\tif (a ==  b) {\n\t}\n}\n",
 		"quote.txt":  "say \"hi\"\nnext\n",
 		"bin.dat":    "\x00\x01\x02",
 		"latin1.txt": "caf\xe9\n",
@@ -148,7 +149,7 @@ func TestReplaceFailures(t *testing.T) {
 		msg      []string
 	}{
 		{"zero", "f.txt", "delta", "x", nil, tools.ErrEditNoOccurrence, []string{"0 occurrences", "f.txt", "read_file"}},
-		{"zero, whitespace within lines", "ws.go", "if (a == b) {\n}", "x", nil, tools.ErrEditNoOccurrence, []string{"line 2", "only because of whitespace"}},
+		{"zero, whitespace within lines, in two places", "ws2.go", "if (a == b) {\n}", "x", nil, tools.ErrEditNoOccurrence, []string{"line 2", "only because of whitespace", "found 2 places that nearly match, starting at lines 2 and 4, so none was edited"}},
 		{"zero, escaped", "quote.txt", `say \"hi\"\nnext`, "x", nil, tools.ErrEditNoOccurrence, []string{"escapes"}},
 		{"several, one expected", "f.txt", "alpha", "x", nil, tools.ErrEditOccurrenceCount, []string{"expected 1 occurrence but found 2", "allow_multiple"}},
 		{"count mismatch", "f.txt", "alpha", "x", map[string]any{"expected_replacements": 3}, tools.ErrEditOccurrenceCount, []string{"expected 3 occurrences but found 2", "expected_replacements to 2"}},
