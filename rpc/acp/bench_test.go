@@ -104,3 +104,58 @@ func median(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// BenchmarkCancel measures from session/cancel to the cancelled prompt's answer, with a
+// shell command running (the target is 0.5 s, process group killed included).
+func BenchmarkCancel(b *testing.B) {
+	ctx := context.Background()
+	root := b.TempDir()
+	turns := make([]clients.Turn, 0, b.N)
+	sleeps := make([]string, b.N)
+	for i := range b.N {
+		sleeps[i] = uniqueSleep()
+		turns = append(turns, clients.Turn{Calls: []clients.ScriptCall{call("s", "run_shell_command", map[string]any{"command": sleeps[i]})}})
+	}
+	_, model := fakeModel(b, turns...)
+	p := startProcess(b, buildBinary(b), env(b.TempDir(), b.TempDir(), model...), nil)
+	defer p.stop(b)
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		b.Fatal(err)
+	}
+	sess, err := p.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: sess.SessionId, ModeId: "yolo"}); err != nil {
+		b.Fatal(err)
+	}
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		b.StopTimer()
+		done := make(chan sdk.PromptResponse, 1)
+		go func() {
+			res, _ := p.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("sleep")}})
+			done <- res
+		}()
+		for !processRunning(sleeps[i]) {
+			time.Sleep(time.Millisecond)
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		if err := p.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId}); err != nil {
+			b.Fatal(err)
+		}
+		if res := <-done; res.StopReason != sdk.StopReasonCancelled {
+			b.Fatalf("stopReason %q", res.StopReason)
+		}
+		samples = append(samples, time.Since(t0))
+		b.StopTimer()
+		for processRunning(sleeps[i]) {
+			time.Sleep(time.Millisecond)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
+	b.ReportMetric(float64(slices.Max(samples).Microseconds())/1000, "ms-max")
+}
