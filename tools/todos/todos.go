@@ -1,6 +1,6 @@
 // Package todos holds write_todos, the built-in tool with which the model keeps a plan
-// for a multi-step task: a list of todos, each pending, in progress, completed or
-// cancelled, that every call replaces whole. The list lives in the session; front ends
+// for a multi-step task: a list of todos, each pending, in progress, completed,
+// cancelled or blocked, that every call replaces whole. The list lives in the session; front ends
 // show it as it changes. Its name and parameters follow Gemini CLI 0.61.
 package todos
 
@@ -30,16 +30,20 @@ const (
 	StatusInProgress = "in_progress"
 	StatusCompleted  = "completed"
 	StatusCancelled  = "cancelled"
+	StatusBlocked    = "blocked"
 )
 
-var statuses = []string{StatusPending, StatusInProgress, StatusCompleted, StatusCancelled}
+// statuses returns the statuses a todo may have.
+func statuses() []string {
+	return []string{StatusPending, StatusInProgress, StatusCompleted, StatusCancelled, StatusBlocked}
+}
 
 // Item is one todo.
 type Item struct {
 	Description string `json:"description" jsonschema:"What the todo is: one concrete, actionable step."`
-	// Status is one of StatusPending, StatusInProgress, StatusCompleted and
-	// StatusCancelled.
-	Status string `json:"status" jsonschema:"The todo's status; at most one todo may be in_progress." schema:"enum=pending|in_progress|completed|cancelled"`
+	// Status is one of StatusPending, StatusInProgress, StatusCompleted,
+	// StatusCancelled and StatusBlocked.
+	Status string `json:"status" jsonschema:"The todo's status; at most one todo may be in_progress." schema:"enum=pending|in_progress|completed|cancelled|blocked"`
 }
 
 // List is a session's todo list. It is safe for concurrent use.
@@ -89,6 +93,7 @@ Statuses:
 - in_progress: what you are working on now. At most one todo may be in progress at a time; mark one in progress before you start on it.
 - completed: done. Mark a todo completed as soon as it is finished, not in batches later, and only when it is fully done.
 - cancelled: no longer needed.
+- blocked: cannot go on until something else happens (another todo, or an answer or action from the user); say what it waits for in its description.
 
 As you learn more, revise the plan: add the todos you discover, and cancel the ones that no longer apply.`
 
@@ -129,8 +134,8 @@ func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {
 		if it.Description == "" {
 			problems = append(problems, fmt.Sprintf("todo %d has an empty description", i+1))
 		}
-		if !slices.Contains(statuses, it.Status) {
-			problems = append(problems, fmt.Sprintf("todo %d has status %q; use one of %s", i+1, it.Status, strings.Join(statuses, ", ")))
+		if !slices.Contains(statuses(), it.Status) {
+			problems = append(problems, fmt.Sprintf("todo %d has status %q; use one of %s", i+1, it.Status, strings.Join(statuses(), ", ")))
 		}
 		if it.Status == StatusInProgress {
 			inProgress = append(inProgress, strconv.Itoa(i+1))

@@ -107,6 +107,56 @@ func TestWriteTodosBadInput(t *testing.T) {
 	}
 }
 
+// TestWriteTodosStatuses checks each status, blocked among them, and that at most one
+// todo is in progress.
+func TestWriteTodosStatuses(t *testing.T) {
+	tests := []struct {
+		name     string
+		statuses []string
+		err      string // part of the error; "" for success
+	}{
+		{"blocked", []string{"blocked"}, ""},
+		{"every status, one in progress", []string{"pending", "in_progress", "completed", "cancelled", "blocked"}, ""},
+		{"blocked twice", []string{"blocked", "blocked", "in_progress"}, ""},
+		{"none in progress", []string{"pending", "blocked"}, ""},
+		{"two in progress", []string{"in_progress", "blocked", "in_progress"}, "only one todo may be in_progress at a time, but todos 1, 3 are"},
+		{"three in progress", []string{"in_progress", "in_progress", "in_progress"}, "todos 1, 2, 3 are"},
+		{"unknown status lists blocked", []string{"waiting"}, "use one of pending, in_progress, completed, cancelled, blocked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var items []string
+			var want strings.Builder
+			want.WriteString("Successfully updated the todo list. The current list is now:")
+			for i, st := range tt.statuses {
+				items = append(items, fmt.Sprintf(`{"description": "step %d", "status": %q}`, i+1, st))
+				fmt.Fprintf(&want, "\n%d. [%s] step %d", i+1, st, i+1)
+			}
+			list := todos.NewList(nil)
+			args := `{"todos": [` + strings.Join(items, ", ") + `]}`
+			// Build alone (without the schema) and the whole call agree.
+			_, buildErr := list.Tool().Build([]byte(args))
+			res, err := testutil.Call(context.Background(), t, list.Tool(), args, nil)
+			if tt.err == "" {
+				if err != nil || buildErr != nil {
+					t.Fatalf("refused: %v / %v", err, buildErr)
+				}
+				if res.Output != want.String() || len(list.Items()) != len(tt.statuses) {
+					t.Errorf("output %q", res.Output)
+				}
+				return
+			}
+			if testutil.ErrorType(err) != tools.ErrInvalidParams || testutil.ErrorType(buildErr) != tools.ErrInvalidParams ||
+				!strings.Contains(buildErr.Error(), tt.err) {
+				t.Errorf("error %v / %v, want invalid_tool_params mentioning %q", err, buildErr, tt.err)
+			}
+			if len(list.Items()) != 0 {
+				t.Error("a refused call changed the list")
+			}
+		})
+	}
+}
+
 // Build checks its arguments itself, without the schema's help.
 func TestWriteTodosBuildUnvalidated(t *testing.T) {
 	tool := todos.NewList(nil).Tool()
