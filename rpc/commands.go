@@ -221,6 +221,7 @@ func (s *Server) cancel(_ context.Context, command string, arg json.RawMessage) 
 		return nil, err
 	}
 	prompts, calls := s.host.Cancel(a.Session)
+	s.clearFailures(a.Session)
 	s.log.Info("cancelled", "session", a.Session, "prompts", prompts, "calls", calls)
 	return nil, nil
 }

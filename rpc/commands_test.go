@@ -203,13 +203,18 @@ func TestNoUpdatesForPlainClients(t *testing.T) {
 // TestUnsavedFilesNote: for a client that does not save what the agent edits, a shell
 // command's result names the edited files still unsaved in the editor.
 func TestUnsavedFilesNote(t *testing.T) {
-	for _, rich := range []bool{false, true} {
-		name := "plain"
-		caps := capsEditor
-		if rich {
-			name, caps = "rich", capsRich
-		}
-		t.Run(name, func(t *testing.T) {
+	notSaving := withCaps(capsEditor, "experimental", map[string]any{"agentls": map[string]any{"confirm": true, "updates": true, "savesEdits": false}})
+	for _, tt := range []struct {
+		name string
+		caps map[string]any
+		note bool
+	}{
+		{"plain", capsEditor, true},
+		{"rich", capsRich, false},
+		{"rich, not saving", notSaving, true},
+	} {
+		caps, rich := tt.caps, !tt.note
+		t.Run(tt.name, func(t *testing.T) {
 			ctx := testContext(t)
 			root := workspaceDir(t, map[string]string{"a.txt": "old\n", "b.txt": "b\n"})
 			c := session(t, root, caps, map[string]any{"approvalMode": "yolo"})
@@ -238,4 +243,23 @@ func TestUnsavedFilesNote(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestToolCallSummary: the last tool_call_update of a call carries its one-line
+// summary, such as a command's exit code.
+func TestToolCallSummary(t *testing.T) {
+	ctx := testContext(t)
+	c := session(t, workspaceDir(t, nil), capsRich, map[string]any{"approvalMode": "yolo"})
+	if res := runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "exit 3"}); res.Summary != "Exit code 3" {
+		t.Fatalf("result %+v", res)
+	}
+	for _, u := range updates(t, c, "editor") {
+		if u.Kind == "tool_call_update" && u.Status == "completed" {
+			if u.Summary != "Exit code 3" {
+				t.Errorf("the last update's summary is %q, want the exit code", u.Summary)
+			}
+			return
+		}
+	}
+	t.Error("no completed tool_call_update")
 }

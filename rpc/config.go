@@ -23,7 +23,7 @@ import (
 // buildToolbox builds the host of the sessions and tool system for roots.
 func (s *Server) buildToolbox(roots []string) error {
 	s.mu.Lock()
-	overrides, rich := s.initOptions, s.caps.Rich()
+	overrides, saves := s.initOptions, s.caps.SavesEdits()
 	s.mu.Unlock()
 	store, stateDir, stateErr := s.sessionStore()
 	host, err := session.NewHost(session.HostOptions{
@@ -32,9 +32,9 @@ func (s *Server) buildToolbox(roots []string) error {
 			ConfigDir: s.opts.ConfigDir,
 			Overrides: overrides,
 			Tool:      s.adaptTool,
-			// Rich clients save the buffers the agent edits; for the others, shell
-			// results name the edited files still unsaved.
-			NoteUnsaved: !rich,
+			// Rich clients save the buffers the agent edits, unless told not to; for
+			// the others, shell results name the edited files still unsaved.
+			NoteUnsaved: !saves,
 			Logger:      s.log,
 		},
 		Store:     store,

@@ -240,15 +240,34 @@ func (s *Server) failureMarks(ev tools.Event) []mark {
 }
 
 // newTurn starts a turn of session: the failures of its earlier turns are cleared.
-func (s *Server) newTurn(session string) {
+func (s *Server) newTurn(session string) { s.clearFailures(session) }
+
+// clearFailures takes down the failure diagnostics of session, or of every session
+// when it is empty: a new turn, or a cancel, makes them old news.
+func (s *Server) clearFailures(session string) {
 	d := &s.diags
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if _, ok := d.failures[session]; !ok {
-		return
+	n := len(d.failures)
+	if session == "" {
+		clear(d.failures)
+	} else {
+		delete(d.failures, session)
 	}
-	delete(d.failures, session)
-	s.publishLocked()
+	if len(d.failures) != n {
+		s.publishLocked()
+	}
+}
+
+// republish sends the diagnostics of uri again: a client may drop those of a file
+// it did not show (Emacs's Flymake does) and needs them once it opens it.
+func (s *Server) republish(uri string) {
+	d := &s.diags
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if diags := d.sent[uri]; len(diags) > 0 && s.ctx.Err() == nil {
+		s.send("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: uri, Diagnostics: diags})
+	}
 }
 
 // showConfirmation shows a pending confirmation as a diagnostic with the given text at

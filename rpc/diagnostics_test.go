@@ -130,8 +130,23 @@ func TestFailureDiagnostics(t *testing.T) {
 		t.Errorf("after the next turn: %+v, want the shell diagnostic alone", diags)
 	}
 	runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "true"})
-	if _, _, err := c.WaitDiagnostics(ctx, uri, seen, func(d []lsptest.Diagnostic) bool { return len(d) == 0 }); err != nil {
+	if _, seen, err = c.WaitDiagnostics(ctx, uri, seen, func(d []lsptest.Diagnostic) bool { return len(d) == 0 }); err != nil {
 		t.Errorf("the next shell run did not clear the shell diagnostic: %v", err)
+	}
+
+	// A cancel makes the failures old news too.
+	res = runToolAs(c, "bad-2", "replace", replaceArgs("doc.txt", "gamma", "GAMMA"))
+	if err := res.Wait(ctx, &r); err != nil || r.Status != tools.StatusError {
+		t.Fatalf("replace of a missing string: %+v %v", r, err)
+	}
+	if _, seen, err = c.WaitDiagnostics(ctx, uri, seen, func(d []lsptest.Diagnostic) bool { return len(d) == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	if err := command(ctx, c, "agentls.cancel", map[string]any{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.WaitDiagnostics(ctx, uri, seen, func(d []lsptest.Diagnostic) bool { return len(d) == 0 }); err != nil {
+		t.Errorf("agentls.cancel left the failure diagnostic: %v", err)
 	}
 }
 
@@ -202,11 +217,21 @@ func TestShellDiagnostics(t *testing.T) {
 	if res.Status != tools.StatusSuccess {
 		t.Fatalf("shell: %+v", res)
 	}
-	if _, _, err := c.WaitDiagnostics(ctx, cURI, seen, func(d []lsptest.Diagnostic) bool { return len(d) == 1 }); err != nil {
+	_, seen, err = c.WaitDiagnostics(ctx, cURI, seen, func(d []lsptest.Diagnostic) bool { return len(d) == 1 })
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Diagnostics(aURI)) != 0 || len(c.Diagnostics(bURI)) != 0 {
 		t.Errorf("the earlier run's diagnostics stayed: %+v %+v", c.Diagnostics(aURI), c.Diagnostics(bURI))
+	}
+
+	// Opening c.go sends its diagnostics again, for clients that drop those of files
+	// they do not show.
+	if err := c.Editor().Open(cURI, "package c\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.WaitDiagnostics(ctx, cURI, seen, func(d []lsptest.Diagnostic) bool { return len(d) == 1 }); err != nil {
+		t.Errorf("no diagnostics sent again when c.go was opened: %v", err)
 	}
 }
 

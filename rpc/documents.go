@@ -194,6 +194,8 @@ func (s *Server) didOpen(_ context.Context, params jsonrpc2.RawMessage) error {
 		return nil
 	}
 	_, _, tb := s.state()
+	// After the documents' lock is let go: the diagnostics' lock comes first.
+	defer s.republish(u)
 	d := s.docs
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -112,6 +112,7 @@ type update struct {
 	Name       string `json:"name"`
 	Status     string `json:"status"`
 	Output     string `json:"output"`
+	Summary    string `json:"summary"`
 	// turn_end
 	StopReason string `json:"stopReason"`
 	Usage      *struct {

@@ -63,12 +63,15 @@ type toolCallNotice struct {
 
 // toolCallUpdateNotice is a tool_call_update.
 type toolCallUpdateNotice struct {
-	Kind       string           `json:"kind"`
-	ToolCallID string           `json:"toolCallId"`
-	Status     string           `json:"status,omitempty"`
-	Output     string           `json:"output,omitempty"`
-	Content    *updateContent   `json:"content,omitempty"`
-	Error      *tools.ErrorInfo `json:"error,omitempty"`
+	Kind       string `json:"kind"`
+	ToolCallID string `json:"toolCallId"`
+	Status     string `json:"status,omitempty"`
+	Output     string `json:"output,omitempty"`
+	// Summary is a finished call's one line for people, such as a command's
+	// "Exit code 3".
+	Summary string           `json:"summary,omitempty"`
+	Content *updateContent   `json:"content,omitempty"`
+	Error   *tools.ErrorInfo `json:"error,omitempty"`
 }
 
 type updateContent struct {
@@ -181,6 +184,7 @@ func (s *Server) sendUpdate(session string, ev tools.Event) {
 				text = r.Output
 			}
 			update.Content = &updateContent{Text: text}
+			update.Summary = r.Summary
 			if d := r.Diff; d != nil {
 				update.Content.Diff = &fileDiff{Path: d.Path, URI: string(uri.File(d.Path)), Diff: d.Diff,
 					OriginalContent: d.OriginalContent, NewContent: d.NewContent}
