@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -85,7 +86,13 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 		v.output.WriteString(ev.Output)
 		output = v.output.String()
 		if len(output) > maxShownOutput {
-			output = "…" + output[len(output)-maxShownOutput:]
+			output = tail(output, maxShownOutput)
+			if v.output.Len() > 2*maxShownOutput {
+				// What is no longer shown is no longer kept.
+				v.output.Reset()
+				v.output.WriteString(output)
+			}
+			output = "…" + output
 		}
 	}
 	retitled := shown && ev.Title != "" && ev.Title != v.title
@@ -161,12 +168,23 @@ func resultContent(r tools.CallResult, streamed bool) []sdk.ToolCallContent {
 		text = r.Output
 	}
 	if len(text) > maxShownOutput {
-		text = text[:maxShownOutput] + "…"
+		text = strings.ToValidUTF8(text[:maxShownOutput], "") + "…"
 	}
 	if text != "" {
 		out = append(out, sdk.ToolContent(sdk.TextBlock(text)))
 	}
 	return out
+}
+
+// tail returns the last n bytes of s or fewer, from the start of a character.
+func tail(s string, n int) string {
+	s = s[len(s)-n:]
+	for i := range min(len(s), utf8.UTFMax) {
+		if utf8.RuneStart(s[i]) {
+			return s[i:]
+		}
+	}
+	return strings.ToValidUTF8(s, "")
 }
 
 // toolKind maps a tool's kind onto the protocol's, whose names are the same.
