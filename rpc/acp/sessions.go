@@ -337,13 +337,17 @@ func (c *conn) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.L
 	if err != nil {
 		return sdk.ListSessionsResponse{}, failed("listing the sessions: %v", err)
 	}
+	var cwd string
+	if p.Cwd != nil {
+		cwd = realDir(*p.Cwd)
+	}
 	out := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
 	for _, i := range infos {
 		roots, err := store.Roots(i.ID)
 		if err != nil || len(roots) == 0 {
 			continue
 		}
-		if p.Cwd != nil && filepath.Clean(*p.Cwd) != roots[0] {
+		if p.Cwd != nil && cwd != realDir(roots[0]) {
 			continue
 		}
 		info := sdk.SessionInfo{SessionId: sdk.SessionId(i.ID), Cwd: roots[0], UpdatedAt: sdk.Ptr(i.Updated.UTC().Format(time.RFC3339))}
@@ -356,6 +360,14 @@ func (c *conn) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.L
 		out.Sessions = append(out.Sessions, info)
 	}
 	return out, nil
+}
+
+// realDir returns dir with its symbolic links resolved, when it can be.
+func realDir(dir string) string {
+	if r, err := filepath.EvalSymlinks(dir); err == nil {
+		return r
+	}
+	return filepath.Clean(dir)
 }
 
 // The approval modes, as the client offers them.
