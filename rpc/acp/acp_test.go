@@ -52,6 +52,12 @@ func TestInitialize(t *testing.T) {
 				if len(res.AuthMethods) != 0 {
 					t.Errorf("auth methods with a key: %+v", res.AuthMethods)
 				}
+				// Clients set up for Gemini CLI authenticate with its method ids.
+				for _, m := range []string{"gemini-api-key", "oauth-personal"} {
+					if _, err := a.conn.Authenticate(ctx, sdk.AuthenticateRequest{MethodId: m}); err != nil {
+						t.Errorf("authenticate %s with a key: %v", m, err)
+					}
+				}
 				return
 			}
 			if len(res.AuthMethods) != 1 || res.AuthMethods[0].Agent == nil ||
