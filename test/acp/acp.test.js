@@ -140,6 +140,30 @@ test('fs delegation: the tools read the unsaved buffer, edits are written throug
   assert.equal(fs.readFileSync(file, 'utf8'), 'alpha\nbeta\n', 'the disk is the editor\'s to write');
 });
 
+test('terminal delegation: run_shell_command runs in the client\'s terminal', opts, async (t) => {
+  const root = makeWorkspace();
+  const fake = await startFakeGemini({
+    turns: [{ calls: [call('s1', 'run_shell_command', { command: 'echo via-terminal; exit 4' })] }, { text: 'It exited 4.' }],
+  });
+  t.after(() => fake.stop());
+  const terminals = new Map();
+  const a = startAgent(agentEnv(tmpHome(), fake.env), () => 'allow_once', null, terminals);
+  t.after(() => a.close());
+  await initialize(a.agent, { terminal: true });
+  const { sessionId } = await newSession(a.agent, root);
+  assert.equal((await prompt(a.agent, sessionId, 'run it')).stopReason, 'end_turn');
+  await a.settled(() => a.of('agent_message_chunk').length > 0, 'the answer');
+  const term = terminals.get('term-1');
+  assert.ok(term, 'a terminal was created');
+  assert.deepEqual([term.params.command, term.params.args, term.params.cwd], ['bash', ['-c', 'echo via-terminal; exit 4'], root]);
+  assert.ok(term.released, 'the terminal was released');
+  const embedded = a.of('tool_call_update').filter((u) => u.content?.some((c) => c.type === 'terminal' && c.terminalId === 'term-1'));
+  assert.ok(embedded.some((u) => !u.status), 'the terminal is shown while the command runs');
+  const end = embedded.find((u) => u.status);
+  assert.equal(end?.status, 'completed');
+  assert.match(end.rawOutput.output, /via-terminal[\s\S]*Exit Code: 4/);
+});
+
 test('reject always holds for the session', opts, async (t) => {
   const root = makeWorkspace({ 'x.txt': 'x', 'y.txt': 'y' });
   const fake = await startFakeGemini({

@@ -111,13 +111,49 @@ export function spawnAgent(env) {
  * context (agent.request / agent.notify), the updates and permission requests seen,
  * and close().
  */
-export function startAgent(env, permit = () => null, buffers = null) {
+export function startAgent(env, permit = () => null, buffers = null, terminals = null) {
   const { proc, exited, stderr } = spawnAgent(env);
   const updates = [];
   const permissions = [];
   const writes = [];
   const waiters = [];
+  const terminal = (id) => {
+    const term = terminals?.get(id);
+    if (!term) throw new Error(`no terminal ${id}`);
+    return term;
+  };
   const app = acp.client({ name: 'agentls-acp-tests' })
+    // With terminals (a Map), the client runs terminal/create's commands itself.
+    .onRequest(acp.methods.client.terminal.create, ({ params }) => {
+      if (!terminals) throw new Error('terminal not declared');
+      const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ['ignore', 'pipe', 'pipe'] });
+      const term = { params, child, output: '', released: false };
+      term.exit = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ exitCode: code, signal })));
+      child.stdout.on('data', (d) => { term.output += d.toString(); });
+      child.stderr.on('data', (d) => { term.output += d.toString(); });
+      const id = `term-${terminals.size + 1}`;
+      terminals.set(id, term);
+      return { terminalId: id };
+    })
+    .onRequest(acp.methods.client.terminal.waitForExit, async ({ params }) => terminal(params.terminalId).exit)
+    .onRequest(acp.methods.client.terminal.output, async ({ params }) => {
+      const term = terminal(params.terminalId);
+      const done = term.child.exitCode !== null || term.child.signalCode !== null;
+      return { output: term.output, truncated: false, exitStatus: done ? await term.exit : undefined };
+    })
+    .onRequest(acp.methods.client.terminal.kill, async ({ params }) => {
+      const term = terminal(params.terminalId);
+      term.child.kill('SIGKILL');
+      await term.exit;
+      return {};
+    })
+    .onRequest(acp.methods.client.terminal.release, async ({ params }) => {
+      const term = terminal(params.terminalId);
+      term.child.kill('SIGKILL');
+      await term.exit;
+      term.released = true;
+      return {};
+    })
     // With buffers ({path: text}), the client serves the editor's text of those files
     // (others from the disk) and takes writes into them.
     .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
