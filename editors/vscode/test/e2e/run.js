@@ -20,7 +20,13 @@ scenario(
     files: { 'notes.txt': 'hello\nworld\n' },
     script: {
       turns: [
-        { text: 'Let me read it.', calls: [{ name: 'read_file', args: { file_path: path.join(ws, 'notes.txt') }, id: 'r1' }] },
+        {
+          text: 'Let me read it.',
+          calls: [
+            { name: 'write_todos', args: { todos: [{ description: 'Read notes.txt', status: 'in_progress' }, { description: 'Say what it holds', status: 'pending' }] }, id: 't1' },
+            { name: 'read_file', args: { file_path: path.join(ws, 'notes.txt') }, id: 'r1' },
+          ],
+        },
         { text: 'The file starts with **hello** and ends with `world`.', chunks: 4 },
         { text: 'Still the same two lines.' },
       ],
@@ -36,12 +42,21 @@ scenario(
       }),
     );
     const card = await f.evaluate(() => {
-      const c = document.querySelector('.item.tool');
+      const c = [...document.querySelectorAll('.item.tool')].find((e) => /Read/.test(e.textContent));
       return c && { status: c.dataset.status, text: c.textContent };
     });
-    assert.ok(card, 'a tool card');
+    assert.ok(card, 'a tool card for the read');
     assert.equal(card.status, 'completed');
     assert.match(card.text, /notes\.txt/);
+    // The plan, as a checklist.
+    const plan = await f.evaluate(() => [...document.querySelectorAll('.item.plan li')].map((li) => `${li.className}: ${li.textContent.trim()}`));
+    assert.deepEqual(plan, ['entry in_progress: Read notes.txt', 'entry pending: Say what it holds']);
+    // The read's location opens the file.
+    await f.evaluate(() => {
+      const c = [...document.querySelectorAll('.item.tool')].find((e) => /Read/.test(e.textContent));
+      c.querySelector('a.loc').click();
+    });
+    await waitFor('notes.txt to open from the tool card', () => (v.probe().activeEditor || '').endsWith('/notes.txt'));
     await waitFor('the turn to end with a note', () => f.evaluate(() => /done/.test(document.querySelector('.item.note:last-child')?.textContent || '')));
     assert.equal(v.fake.turns(), 2, 'the model was asked twice (the prompt, then the read result)');
     assert.match(await v.statusBar(), /agentls: idle · default · default model/);
