@@ -176,6 +176,10 @@ type Session struct {
 	// record is every content of the conversation; hist is the comprehensive history
 	// the model's curated history is made from, which compression shortens.
 	record, hist []clients.Content
+	// histGen counts the changes of hist other than appends; curated is the curated
+	// form of its start, for the next request.
+	histGen uint64
+	curated curation
 }
 
 // New starts a session, or resumes the stored one o.ID names.
@@ -303,14 +307,14 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext) (Resu
 		res.Usage = p.usage
 
 		s.mu.Lock()
-		req := clients.Request{System: p.system, History: curate(s.hist), Tools: p.tools}
+		req := clients.Request{System: p.system, History: s.curated.of(s.hist, s.histGen), Tools: p.tools}
 		s.mu.Unlock()
 		out := s.stream(ctx, req, &p.loops)
 		if overflowed(ctx, out) && s.compress(ctx, p, true) {
 			// The estimate missed: the model's tokenizer counts otherwise, or the
 			// session was resumed. Once only: a request still too large fails.
 			s.mu.Lock()
-			req.History = curate(s.hist)
+			req.History = s.curated.of(s.hist, s.histGen)
 			s.mu.Unlock()
 			out = s.stream(ctx, req, &p.loops)
 		}
@@ -428,6 +432,7 @@ func (s *Session) forgetRefused(withModel bool) {
 		dropped += size(c)
 	}
 	s.hist = s.hist[:len(s.hist)-n]
+	s.histGen++
 	s.mu.Unlock()
 	// The model's count, when it gave one, includes the prompt.
 	if dropped <= s.added {

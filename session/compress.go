@@ -167,7 +167,7 @@ func (s *Session) compress(ctx context.Context, p *promptState, overflow bool) b
 		return false
 	}
 	s.mu.Lock()
-	s.hist = next
+	s.hist, s.histGen = next, s.histGen+1
 	s.mu.Unlock()
 	n := len(kept)
 	s.persist(record{Type: recCompression, Summary: summary, Kept: &n, Cap: limit})

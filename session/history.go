@@ -16,7 +16,12 @@ import (
 // signature are left out (the model does not need its own summaries back); adjacent
 // text parts of a model turn are merged; consecutive contents of one role become one.
 func curate(hist []clients.Content) []clients.Content {
-	out := make([]clients.Content, 0, len(hist))
+	return curateAppend(make([]clients.Content, 0, len(hist)), hist)
+}
+
+// curateAppend is curate of hist appended to out, the curated form of the contents
+// before hist; they must not end with a model content (whose run hist may continue).
+func curateAppend(out, hist []clients.Content) []clients.Content {
 	for i := 0; i < len(hist); {
 		if hist[i].Role != clients.RoleModel {
 			out = appendMerged(out, hist[i])
@@ -33,6 +38,31 @@ func curate(hist []clients.Content) []clients.Content {
 			}
 		}
 		i = j
+	}
+	return out
+}
+
+// curation is the curated form of a prefix of a session's history, kept so that each
+// request curates only what the history gained since the last: a long session must not
+// cost more per request for being long.
+type curation struct {
+	gen uint64            // the history's generation (Session.histGen) it was made from
+	n   int               // how many contents of the history it covers
+	out []clients.Content // curate(hist[:n]); never changed once made
+}
+
+// of returns curate(hist), for hist of generation gen, and keeps it for the next call
+// when hist ends with a content that is not the model's (as the history of a request
+// does).
+func (c *curation) of(hist []clients.Content, gen uint64) []clients.Content {
+	if c.gen != gen || c.n > len(hist) {
+		*c = curation{gen: gen}
+	}
+	out := make([]clients.Content, len(c.out), len(c.out)+len(hist)-c.n)
+	copy(out, c.out)
+	out = curateAppend(out, hist[c.n:])
+	if len(hist) > 0 && hist[len(hist)-1].Role != clients.RoleModel {
+		c.n, c.out = len(hist), out
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -227,5 +228,41 @@ func TestMergeText(t *testing.T) {
 	want := []clients.Part{th("ab"), text("cd"), callPart("1", "f", "{}"), text("e"), {Text: "f", ThoughtSignature: sig}, text("g")}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("mergeText:\n got %s\nwant %s", js(t, got), js(t, want))
+	}
+}
+
+// TestCurationIncremental: curating a growing history request by request, from what
+// the last request curated, gives what curating it whole gives, whatever the history
+// holds (runs of model contents with invalid ones, user contents that merge, thoughts,
+// text to merge), and after the history is cut back or replaced.
+func TestCurationIncremental(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	parts := [][]clients.Part{
+		{{Text: "a"}}, {{Text: "b"}, {Text: "c"}}, {{Text: "t", Thought: true}, {Text: "x"}},
+		{}, {{Text: ""}}, {{FunctionCall: &clients.FunctionCall{Name: "f"}}},
+		{{FunctionResponse: &clients.FunctionResponse{Name: "f"}}},
+	}
+	for round := range 200 {
+		var c curation
+		var hist []clients.Content
+		gen := uint64(0)
+		for step := range 40 {
+			role := clients.RoleUser
+			if rng.IntN(2) == 0 {
+				role = clients.RoleModel
+			}
+			hist = append(hist, clients.Content{Role: role, Parts: parts[rng.IntN(len(parts))]})
+			if rng.IntN(10) == 0 && len(hist) > 2 {
+				hist = hist[:len(hist)-2]
+				gen++
+			}
+			if rng.IntN(3) > 0 {
+				continue // not every content ends with a request
+			}
+			got, want := c.of(hist, gen), curate(hist)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("round %d, step %d: incremental %+v, whole %+v", round, step, got, want)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -24,8 +25,9 @@ import (
 var longSessionTurns = []int{10, 500}
 
 // BenchmarkLongSessionPrompt times one prompt (a read_file call, then the answer) of a
-// stored session with n earlier prompts like it, resumed from the store before each
-// iteration with the timer stopped.
+// live session after n earlier prompts like it. Each iteration, with the timer stopped,
+// resumes the session from its stored copy and runs one prompt (what a live session
+// has done before its next), and lets the garbage of that be collected.
 func BenchmarkLongSessionPrompt(b *testing.B) {
 	for _, n := range longSessionTurns {
 		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
@@ -35,17 +37,20 @@ func BenchmarkLongSessionPrompt(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				store := ls.freshStore(b)
-				s, err := New(context.Background(), ls.options(store, clients.NewScripted(promptScript(1))))
+				s, err := New(context.Background(), ls.options(store, clients.NewScripted(promptScript(2))))
 				if err != nil {
 					b.Fatal(err)
 				}
-				b.StartTimer()
-				res, err := s.Prompt(context.Background(), "Read a.txt again and say what it holds.", nil)
-				b.StopTimer()
-				if err != nil || res.StopReason != StopEndTurn {
-					b.Fatalf("prompt: %v, %s", err, res.StopReason)
+				prompt := func() {
+					res, err := s.Prompt(context.Background(), "Read a.txt again and say what it holds.", nil)
+					if err != nil || res.StopReason != StopEndTurn {
+						b.Fatalf("prompt: %v, %s", err, res.StopReason)
+					}
 				}
+				prompt()
+				runtime.GC()
 				b.StartTimer()
+				prompt()
 			}
 		})
 	}
