@@ -4,6 +4,7 @@
 // Usage:
 //
 //	agentls [serve [--log-file FILE] [--confirm-timeout DURATION]]
+//	agentls acp [--log-file FILE]
 //	agentls tools [--json] [--root DIR]
 //	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
 //	agentls prompt "…" [--model M] [--approval-mode MODE] [--session ID] [--output text|json|stream-json] [--root DIR]
@@ -36,6 +37,9 @@ const usage = `usage:
   agentls [serve [--log-file FILE] [--confirm-timeout DURATION]]
       run the language server on stdin and stdout (what editors launch; see
       docs/protocol.md); logs go to stderr, or to FILE
+  agentls acp [--log-file FILE]
+      serve the Agent Client Protocol on stdin and stdout (what Zed, the JetBrains
+      IDEs, CodeCompanion and agent-shell launch; see docs/acp.md)
   agentls tools [--json] [--root DIR]
       list the tools (with --json, as the editor protocol's ToolInfo objects)
   agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
