@@ -87,6 +87,7 @@ const (
 	StopEndTurn   StopReason = "end_turn"
 	StopCancelled StopReason = "cancelled"
 	StopMaxTurns  StopReason = "max_turn_requests"
+	StopMaxTokens StopReason = "max_tokens" // the model's answer hit its output limit
 	StopRefusal   StopReason = "refusal" // the model refused (safety), or loop detected
 	StopError     StopReason = "error"
 )
@@ -270,8 +271,9 @@ type promptState struct {
 // Prompt runs one user prompt to the end. One prompt at a time per session: a second
 // concurrent call returns an error. Cancelling ctx stops the model stream and the running
 // tools, records what completed, and returns StopCancelled with a nil error. A model
-// failure (after the client's retries) returns StopError and the error.
-func (s *Session) Prompt(ctx context.Context, text string, ec *EditorContext) (Result, error) {
+// failure (after the client's retries) returns StopError and the error. extra are parts
+// sent with the text, such as images the user attached.
+func (s *Session) Prompt(ctx context.Context, text string, ec *EditorContext, extra ...clients.Part) (Result, error) {
 	if !s.busy.CompareAndSwap(false, true) {
 		return Result{StopReason: StopError}, fmt.Errorf("session %s: a prompt is already running", s.id)
 	}
@@ -279,17 +281,17 @@ func (s *Session) Prompt(ctx context.Context, text string, ec *EditorContext) (R
 	if strings.TrimSpace(text) == "" {
 		return Result{StopReason: StopError}, errors.New("session: the prompt is empty")
 	}
-	res, err := s.run(ctx, text, ec)
+	res, err := s.run(ctx, text, ec, extra)
 	s.persist(record{Type: recEnd, StopReason: res.StopReason, Usage: &res.Usage})
 	usage := res.Usage
 	s.emit(Update{Kind: UpdateTurnEnd, StopReason: res.StopReason, Usage: &usage})
 	return res, err
 }
 
-func (s *Session) run(ctx context.Context, text string, ec *EditorContext) (Result, error) {
+func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra []clients.Part) (Result, error) {
 	s.prompts++
 	s.persist(record{Type: recPrompt, Text: text, Time: s.now()})
-	s.add(clients.Content{Role: clients.RoleUser, Parts: []clients.Part{{Text: text}}})
+	s.add(clients.Content{Role: clients.RoleUser, Parts: append([]clients.Part{{Text: text}}, extra...)})
 	p := &promptState{system: systemInstruction(s.env, ec, s.logger)}
 	res := Result{}
 	for turn := 0; ; turn++ {
@@ -413,6 +415,9 @@ func (s *Session) finish(res Result, reason string) (Result, error) {
 		s.logger.Warn("the model ended its turn without an answer", "finishReason", reason)
 	}
 	res.StopReason = StopEndTurn
+	if reason == clients.FinishMaxTokens {
+		res.StopReason = StopMaxTokens
+	}
 	return res, nil
 }
 

@@ -436,7 +436,7 @@ func (l *Live) Plan() []PlanEntry { return planOf(l.todos.Items()) }
 // Prompt runs one prompt of the session to its end, as Session.Prompt does. A second
 // prompt while one runs fails with ErrBusy; Host.Cancel cancels it. A session the
 // host let go since it was opened is resumed first, and the prompt runs there.
-func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext) (Result, error) {
+func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext, extra ...clients.Part) (Result, error) {
 	ctx, end, err := l.begin(ctx)
 	if errors.Is(err, errLetGo) {
 		// Let go between Open and Prompt: resumed from the store.
@@ -450,7 +450,7 @@ func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext) (Resu
 		return Result{StopReason: StopError}, err
 	}
 	defer end()
-	return l.sess.Prompt(ctx, text, ec)
+	return l.sess.Prompt(ctx, text, ec, extra...)
 }
 
 // errLetGo is the error of begin on a session the host has let go.

@@ -403,3 +403,22 @@ func TestHostRunTool(t *testing.T) {
 		t.Errorf("the cancelled call ended %s, want cancelled", r.Status)
 	}
 }
+
+// TestStopMaxTokens: an answer cut at the model's output limit ends the prompt with
+// max_tokens, and images given with the prompt reach the model with its text.
+func TestStopMaxTokens(t *testing.T) {
+	hh := newHostHarness(t, "yolo", clients.Script{Turns: []clients.Turn{{Text: "a long answer, cut", FinishReason: "MAX_TOKENS"}}}, nil)
+	l, err := hh.host.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	image := clients.Part{InlineData: &clients.Blob{MIMEType: "image/png", Data: []byte("png")}}
+	res, err := l.Prompt(context.Background(), "describe it", nil, image)
+	if err != nil || res.StopReason != StopMaxTokens {
+		t.Fatalf("prompt: %+v, %v; want max_tokens", res, err)
+	}
+	h := l.Session().History()
+	if len(h) == 0 || len(h[0].Parts) != 2 || h[0].Parts[1].InlineData == nil {
+		t.Errorf("the prompt's content %+v, want its text and the image", h[0])
+	}
+}

@@ -163,7 +163,8 @@ func TestCancelPermission(t *testing.T) {
 }
 
 // TestPromptContent: resource links bring in the file they name, embedded resources
-// their text; images and unknown sessions are refused with a message.
+// their text, images go to the model with the text; audio, images that are not, and
+// unknown sessions are refused with a message.
 func TestPromptContent(t *testing.T) {
 	ctx := testContext(t)
 	root, _ := filepath.EvalSymlinks(t.TempDir())
@@ -178,6 +179,7 @@ func TestPromptContent(t *testing.T) {
 		sdk.TextBlock(" and the buffer"),
 		sdk.ResourceBlock(sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{
 			Uri: "file://" + filepath.Join(root, "unsaved.go"), Text: "package unsaved"}}),
+		sdk.ImageBlock("aGk=", "image/png"),
 	}})
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt = %+v, %v", res, err)
@@ -186,7 +188,12 @@ func TestPromptContent(t *testing.T) {
 	if err != nil || len(reqs) != 1 {
 		t.Fatalf("requests %d, %v", len(reqs), err)
 	}
-	sent := reqs[0].Contents[len(reqs[0].Contents)-1].Parts[0].Text
+	last := reqs[0].Contents[len(reqs[0].Contents)-1]
+	if n := len(last.Parts); n != 2 || last.Parts[1].InlineData == nil ||
+		last.Parts[1].InlineData.MIMEType != "image/png" || last.Parts[1].InlineData.Data != "aGk=" {
+		t.Errorf("the prompt's parts %+v, want its text and the image", last.Parts)
+	}
+	sent := last.Parts[0].Text
 	for _, want := range []string{"summarise @notes.md and the buffer", "Content from @notes.md:\nthe notes\n", "Content from @unsaved.go:\npackage unsaved\n"} {
 		if !strings.Contains(sent, want) {
 			t.Errorf("the model was sent %q, without %q", sent, want)
@@ -200,7 +207,9 @@ func TestPromptContent(t *testing.T) {
 		code    int
 		message string
 	}{
-		{"image", sess.SessionId, []sdk.ContentBlock{sdk.ImageBlock("aGk=", "image/png")}, -32602, "images"},
+		{"audio", sess.SessionId, []sdk.ContentBlock{sdk.TextBlock("hi"), sdk.AudioBlock("aGk=", "audio/wav")}, -32602, "audio"},
+		{"not an image", sess.SessionId, []sdk.ContentBlock{sdk.TextBlock("hi"), sdk.ImageBlock("aGk=", "text/plain")}, -32602, "image/*"},
+		{"not base64", sess.SessionId, []sdk.ContentBlock{sdk.TextBlock("hi"), sdk.ImageBlock("%%%", "image/png")}, -32602, "base64"},
 		{"empty", sess.SessionId, []sdk.ContentBlock{sdk.TextBlock("  ")}, -32602, "empty"},
 		{"unknown session", "no-such-session", []sdk.ContentBlock{sdk.TextBlock("hi")}, -32602, "unknown session"},
 	}

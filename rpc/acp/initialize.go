@@ -37,7 +37,7 @@ func (c *conn) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Initi
 		AgentInfo:       &sdk.Implementation{Name: "agentls", Title: sdk.Ptr("agentls"), Version: c.srv.o.Version},
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
 			SessionCapabilities: sdk.SessionCapabilities{
 				List:   &sdk.SessionListCapabilities{},

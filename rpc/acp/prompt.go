@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
@@ -24,7 +25,7 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	text, err := st.promptText(p.Prompt)
+	text, images, err := st.promptText(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
@@ -39,7 +40,7 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	// The SDK cancels a session's running prompt when a second one arrives; agentls
 	// refuses the second instead, so the first runs on. session/cancel cancels it
 	// through the host.
-	res, err := l.Prompt(context.WithoutCancel(ctx), text, nil)
+	res, err := l.Prompt(context.WithoutCancel(ctx), text, nil, images...)
 	switch {
 	case errors.Is(err, session.ErrBusy):
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: codeInvalidRequest, Message: fmt.Sprintf(
@@ -76,6 +77,8 @@ func stopReason(r session.StopReason) sdk.StopReason {
 		return sdk.StopReasonMaxTurnRequests
 	case session.StopRefusal:
 		return sdk.StopReasonRefusal
+	case session.StopMaxTokens:
+		return sdk.StopReasonMaxTokens
 	}
 	return sdk.StopReasonEndTurn
 }
@@ -96,9 +99,10 @@ func usage(u clients.Usage) *sdk.Usage {
 
 // promptText makes the text of a prompt from its content blocks: the text blocks, then
 // the files the resource links name and the embedded resources, as Gemini CLI quotes
-// referenced files.
-func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, error) {
+// referenced files; and the images, which go to the model with the text.
+func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, []clients.Part, error) {
 	var text, files strings.Builder
+	var images []clients.Part
 	quote := func(name, body string) {
 		fmt.Fprintf(&files, "Content from @%s:\n%s", name, body)
 		if !strings.HasSuffix(body, "\n") {
@@ -123,7 +127,7 @@ func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, error) {
 			}
 			f, err := ws.ReadText(path, maxContextFile)
 			if err != nil {
-				return "", invalidParams("prompt[%d]: resource link %s: %v", i, link.Uri, err)
+				return "", nil, invalidParams("prompt[%d]: resource link %s: %v", i, link.Uri, err)
 			}
 			quote(ws.Rel(path), f.Text)
 		case b.Resource != nil:
@@ -136,10 +140,16 @@ func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, error) {
 				}
 				quote(name, r.TextResourceContents.Text)
 			case r.BlobResourceContents != nil:
-				return "", invalidParams("prompt[%d]: agentls takes embedded resources as text; %s is binary", i, r.BlobResourceContents.Uri)
+				return "", nil, invalidParams("prompt[%d]: agentls takes embedded resources as text; %s is binary", i, r.BlobResourceContents.Uri)
 			}
-		case b.Image != nil, b.Audio != nil:
-			return "", invalidParams("prompt[%d]: agentls does not take images or audio in prompts (its promptCapabilities say so)", i)
+		case b.Image != nil:
+			data, err := base64.StdEncoding.DecodeString(b.Image.Data)
+			if err != nil || !strings.HasPrefix(b.Image.MimeType, "image/") {
+				return "", nil, invalidParams("prompt[%d]: an image is base64 data with an image/* MIME type", i)
+			}
+			images = append(images, clients.Part{InlineData: &clients.Blob{MIMEType: b.Image.MimeType, Data: data}})
+		case b.Audio != nil:
+			return "", nil, invalidParams("prompt[%d]: agentls does not take audio in prompts (its promptCapabilities say so)", i)
 		}
 	}
 	if files.Len() > 0 {
@@ -148,9 +158,9 @@ func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, error) {
 		text.WriteString("--- End of content ---\n")
 	}
 	if strings.TrimSpace(text.String()) == "" {
-		return "", invalidParams("the prompt is empty: it needs a text block or a resource")
+		return "", nil, invalidParams("the prompt is empty: it needs a text block or a resource")
 	}
-	return text.String(), nil
+	return text.String(), images, nil
 }
 
 // filePath returns the path of a file: URI.
