@@ -248,15 +248,6 @@ class VSCode {
     }
   }
 
-  /** A probe snapshot at least as new as now. */
-  async fresh() {
-    const t = Date.now();
-    return waitFor('a fresh probe snapshot', () => {
-      const s = this.probe();
-      return s && s.time >= t ? s : null;
-    }, 5000, 50);
-  }
-
   doc(rel) {
     const s = this.probe();
     const p = path.join(this.ws, rel);
