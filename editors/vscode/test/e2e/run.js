@@ -196,7 +196,16 @@ scenario('edit_accept_undo_then_auto_edit', editThenAutoEdit, async (v) => {
   assert.ok(!v.probe().tabs.some((t) => t.kind === 'diff'), 'no diff was opened');
 });
 
-scenario('edit_reject_by_closing', editSetup('Understood, I left the file as it was.'), async (v) => {
+function rejectThenNewFile(ws) {
+  const s = editSetup('Understood, I left the file as it was.')(ws);
+  s.script.turns.push(
+    { calls: [{ name: 'write_file', args: { file_path: path.join(ws, 'new.txt'), content: 'fresh\n' }, id: 'w1' }] },
+    { text: 'Created new.txt.' },
+  );
+  return s;
+}
+
+scenario('edit_reject_by_closing_then_new_file', rejectThenNewFile, async (v) => {
   const f = await askForEdit(v);
   await v.palette('View: Close Editor');
   await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
@@ -208,6 +217,32 @@ scenario('edit_reject_by_closing', editSetup('Understood, I left the file as it 
   assert.equal(d.dirty, false);
   assert.equal(v.read('greet.txt'), greet, 'the file did not change');
   assert.equal(v.fake.turns(), 2);
+
+  // A new file: its diff says so, and the tool card's Accept button answers it.
+  await v.ask('create new.txt');
+  await waitFor('the diff of the new file', () => {
+    const s = v.probe();
+    const tab = s.tabs.find((t) => t.kind === 'diff' && t.uri && t.uri.startsWith('agentls-proposal:') && t.uri.endsWith('/new.txt'));
+    return tab && /new file/.test(tab.label);
+  });
+  await waitFor('the Accept button on the tool card', () =>
+    f.evaluate(() => {
+      const b = document.querySelector('.item.tool[data-status="awaiting_approval"] button[data-outcome="proceed_once"]');
+      if (b) b.click();
+      return !!b;
+    }),
+  );
+  await waitFor('new.txt created and saved', () => {
+    try {
+      return v.read('new.txt') === 'fresh\n';
+    } catch {
+      return false;
+    }
+  });
+  await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
+  await waitFor('the answer', () => f.evaluate(() => /Created new\.txt\./.test(document.body.textContent)));
+  const doc = v.doc('new.txt');
+  assert.ok(!doc || !doc.dirty, 'nothing left unsaved');
 });
 
 scenario('edit_modified_proposal', editSetup('Your version is in.'), async (v) => {
