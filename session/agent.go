@@ -88,7 +88,7 @@ const (
 	StopCancelled StopReason = "cancelled"
 	StopMaxTurns  StopReason = "max_turn_requests"
 	StopMaxTokens StopReason = "max_tokens" // the model's answer hit its output limit
-	StopRefusal   StopReason = "refusal" // the model refused (safety), or loop detected
+	StopRefusal   StopReason = "refusal"    // the model refused (safety), or loop detected
 	StopError     StopReason = "error"
 )
 
