@@ -406,6 +406,29 @@ func (r *Registry) Suggest(name string) []string {
 	return out
 }
 
+// Closest returns up to n enabled tool names nearest to name by edit distance (ties by
+// name), however far: for an unknown name that no name resembles, so that the model
+// still learns some that exist.
+func (r *Registry) Closest(name string, n int) []string {
+	lname := strings.ToLower(name)
+	type candidate struct {
+		name string
+		dist int
+	}
+	var cands []candidate
+	for _, info := range r.List() {
+		cands = append(cands, candidate{info.Name, editDistance(lname, strings.ToLower(info.Name))})
+	}
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.dist, b.dist), cmp.Compare(a.name, b.name))
+	})
+	out := make([]string, 0, n)
+	for _, c := range cands[:min(n, len(cands))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
 // editDistance is the Levenshtein distance between a and b, in runes.
 func editDistance(a, b string) int {
 	ra, rb := []rune(a), []rune(b)

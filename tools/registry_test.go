@@ -281,6 +281,31 @@ func TestRegistrySuggest(t *testing.T) {
 	}
 }
 
+func TestRegistryClosest(t *testing.T) {
+	r := registryWith(Filter{Exclude: []string{"read_many_files"}},
+		stub("read_file", SourceBuiltin, ""),
+		stub("write_file", SourceBuiltin, ""),
+		stub("read_many_files", SourceBuiltin, ""),
+		stub("glob", SourceBuiltin, ""),
+		stub("write_todos", SourceBuiltin, ""),
+	)
+	tests := []struct {
+		name string
+		n    int
+		want []string
+	}{
+		{"no_such_tool", 3, []string{"write_todos", "glob", "read_file"}},
+		{"qqqq", 2, []string{"glob", "read_file"}},
+		{"write_file", 1, []string{"write_file"}},
+		{"x", 10, []string{"glob", "read_file", "write_file", "write_todos"}}, // never a disabled tool
+	}
+	for _, tt := range tests {
+		if got := r.Closest(tt.name, tt.n); !slices.Equal(got, tt.want) {
+			t.Errorf("Closest(%q, %d) = %v, want %v", tt.name, tt.n, got, tt.want)
+		}
+	}
+}
+
 func TestRegistryDeclarations(t *testing.T) {
 	long := func(mid string) string { return strings.Repeat("a", 40) + mid + strings.Repeat("b", 40) }
 	var buf bytes.Buffer

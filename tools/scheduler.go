@@ -355,6 +355,8 @@ func (s *Scheduler) build(ctx context.Context, c *call) bool {
 		msg := fmt.Sprintf("Tool %q is not registered; call tools by their exact names.", c.req.Name)
 		if sug := s.reg.Suggest(c.req.Name); len(sug) > 0 {
 			msg += " Did you mean " + orList(sug) + "?"
+		} else if near := s.reg.Closest(c.req.Name, 3); len(near) > 0 {
+			msg += " No tool has a similar name; did you mean one of " + orList(near) + "? The declared tools are the ones you can call."
 		}
 		s.finishError(c, &Error{Type: ErrNotRegistered, Message: msg})
 		return false
@@ -729,6 +731,14 @@ func (s *Scheduler) finishSuccess(c *call, res *Result) {
 	}
 	r := CallResult{Status: StatusSuccess, Summary: res.Summary, Output: res.Output, Display: res.Display,
 		Diff: res.Diff, Parts: res.Parts, OutputFile: res.OutputFile, Problems: res.Problems}
+	if c.info.Source == SourceMCP {
+		// An MCP server's answer is not agentls's or the user's word: the model gets it
+		// marked as untrusted context; people see it as it is.
+		if r.Display == "" {
+			r.Display = r.Output
+		}
+		r.Output = MarkUntrusted(r.Output)
+	}
 	if n := utf8.RuneCountInString(r.Output); n > MaxOutputChars {
 		r.Output, r.OutputFile = s.shorten(c, r.Output, n, r.OutputFile)
 	}
@@ -784,6 +794,35 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// The tags MarkUntrusted puts around text.
+const (
+	untrustedOpen  = "<untrusted_context>"
+	untrustedClose = "</untrusted_context>"
+	untrustedName  = "untrusted_context"
+)
+
+// MarkUntrusted wraps text that a tool got from outside agentls and the user (a
+// command's output, a web page, an MCP server's answer) in <untrusted_context> tags, as
+// Gemini CLI does, so that the model takes instructions in it for data. A closing tag
+// inside text, in any letter case, is escaped as "&lt;/", so that the text cannot end
+// the marking early and pass off what follows as agentls's own words.
+func MarkUntrusted(text string) string {
+	var b strings.Builder
+	b.Grow(len(untrustedOpen) + len(text) + len(untrustedClose) + 2)
+	b.WriteString(untrustedOpen + "\n")
+	done := 0
+	for i := 0; i+2+len(untrustedName) <= len(text); i++ {
+		if text[i] == '<' && text[i+1] == '/' && strings.EqualFold(text[i+2:i+2+len(untrustedName)], untrustedName) {
+			b.WriteString(text[done:i])
+			b.WriteString("&lt;/")
+			done = i + 2
+		}
+	}
+	b.WriteString(text[done:])
+	b.WriteString("\n" + untrustedClose)
+	return b.String()
 }
 
 // runeOffset returns the byte offset of the i-th rune of s.

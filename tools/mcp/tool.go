@@ -157,9 +157,11 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 		if text == "" {
 			text = "(no message)"
 		}
-		return nil, tools.Errorf(tools.ErrExecutionFailed, "MCP tool %s of server %q reported an error: %s", t.raw, s.name, text)
+		return nil, tools.Errorf(tools.ErrExecutionFailed, "MCP tool %s of server %q reported an error:\n%s", t.raw, s.name, tools.MarkUntrusted(text))
 	}
 	r.Summary = fmt.Sprintf("%s: %s", t.info.DisplayName, summarize(r))
+	// The scheduler marks the output as untrusted context (tools.MarkUntrusted), as
+	// it does for every MCP tool.
 	return r, nil
 }
 

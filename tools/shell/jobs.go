@@ -342,7 +342,7 @@ func (inv *readInvocation) Execute(ctx context.Context, _ io.Writer) (*tools.Res
 	text := strings.Join(shown, "\n")
 	return &tools.Result{
 		Summary: fmt.Sprintf("%d lines", len(shown)),
-		Output:  header + "\n" + text,
+		Output:  header + "\n" + tools.MarkUntrusted(text),
 		Display: text,
 	}, nil
 }

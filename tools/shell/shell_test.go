@@ -277,7 +277,8 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestResultShape pins the whole text the model gets, in Gemini CLI's layout.
+// TestResultShape pins the whole text the model gets, in Gemini CLI's layout, marked as
+// untrusted context.
 func TestResultShape(t *testing.T) {
 	s, _ := newShell(t, Options{}, map[string]string{"sub/f": ""})
 	res, err := run(t.Context(), t, s, "echo one; echo two", map[string]any{"dir_path": "sub"}, nil)
@@ -285,7 +286,7 @@ func TestResultShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgid := field(t, res, "Process Group PGID")
-	want := "Command: echo one; echo two\nDirectory: sub\nOutput: one\ntwo\nError: (none)\nExit Code: 0\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: " + pgid
+	want := "<untrusted_context>\nCommand: echo one; echo two\nDirectory: sub\nOutput: one\ntwo\nError: (none)\nExit Code: 0\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: " + pgid + "\n</untrusted_context>"
 	if res.Output != want {
 		t.Errorf("Output:\n%s\nwant:\n%s", res.Output, want)
 	}
@@ -658,10 +659,11 @@ func TestBackgroundJobs(t *testing.T) {
 	}
 
 	for _, tt := range []struct{ args, want string }{
-		{fmt.Sprintf(`{"pid":%d}`, pid), "Full output of job bg1 (PID " + strconv.Itoa(pid) + ", running):\nhello\noops"},
-		{`{"id":"bg1","lines":1}`, "Showing the last 1 lines of the output of job bg1 (PID " + strconv.Itoa(pid) + ", running):\noops"},
-		{`{"id":"bg2","lines":2}`, "Showing the last 2 lines of the output of job bg2 (PID " + strconv.Itoa(jobs[1].pgid) + ", exited 3):\nb\nc"},
-		{`{"id":"bg2","delay_ms":1}`, "Full output of job bg2 (PID " + strconv.Itoa(jobs[1].pgid) + ", exited 3):\na\nb\nc"},
+		// The job's output is marked as untrusted context.
+		{fmt.Sprintf(`{"pid":%d}`, pid), "Full output of job bg1 (PID " + strconv.Itoa(pid) + ", running):\n" + tools.MarkUntrusted("hello\noops")},
+		{`{"id":"bg1","lines":1}`, "Showing the last 1 lines of the output of job bg1 (PID " + strconv.Itoa(pid) + ", running):\n" + tools.MarkUntrusted("oops")},
+		{`{"id":"bg2","lines":2}`, "Showing the last 2 lines of the output of job bg2 (PID " + strconv.Itoa(jobs[1].pgid) + ", exited 3):\n" + tools.MarkUntrusted("b\nc")},
+		{`{"id":"bg2","delay_ms":1}`, "Full output of job bg2 (PID " + strconv.Itoa(jobs[1].pgid) + ", exited 3):\n" + tools.MarkUntrusted("a\nb\nc")},
 	} {
 		res, err := call(ReadToolName, tt.args)
 		if err != nil {

@@ -492,8 +492,8 @@ func formatSize(n int64) string {
 }
 
 // output is what the model receives: the request it made, so that it knows what to do
-// with the pages, then each page in a source element. Page text is data from strangers,
-// and says so.
+// with the pages, then each page in a source element, all of them marked as untrusted
+// context (tools.MarkUntrusted). Page text is data from strangers, and says so.
 func (c *fetchCall) output(pages []page) string {
 	var b strings.Builder
 	b.WriteString("Follow the user's request below using the content of the web page(s) fetched for it. ")
@@ -501,28 +501,35 @@ func (c *fetchCall) output(pages []page) string {
 	b.WriteString("<user_request>\n")
 	b.WriteString(strings.TrimSpace(redact.Text(c.prompt)))
 	b.WriteString("\n</user_request>\n")
+	var src strings.Builder
 	for _, p := range pages {
-		b.WriteString("\n<source url=\"" + html.EscapeString(p.url) + "\"")
-		if p.err != nil {
-			b.WriteString(">\nError: " + neutralize(p.err.Message) + "\n</source>\n")
-			continue
-		}
-		if p.final != p.url {
-			b.WriteString(" final_url=\"" + html.EscapeString(p.final) + "\"")
-		}
-		b.WriteString(" status=\"" + html.EscapeString(p.status) + "\"")
-		if p.contentType != "" {
-			b.WriteString(" content_type=\"" + html.EscapeString(p.contentType) + "\"")
-		}
-		b.WriteString(">\n")
-		if p.content == "" {
-			b.WriteString("[The page has no text content.]")
-		} else {
-			b.WriteString(neutralize(p.content))
-		}
-		b.WriteString("\n</source>\n")
+		c.writeSource(&src, p)
 	}
+	b.WriteString("\n" + tools.MarkUntrusted(strings.TrimSpace(src.String())) + "\n")
 	return b.String()
+}
+
+// writeSource writes one page as a source element.
+func (c *fetchCall) writeSource(b *strings.Builder, p page) {
+	b.WriteString("\n<source url=\"" + html.EscapeString(p.url) + "\"")
+	if p.err != nil {
+		b.WriteString(">\nError: " + neutralize(p.err.Message) + "\n</source>\n")
+		return
+	}
+	if p.final != p.url {
+		b.WriteString(" final_url=\"" + html.EscapeString(p.final) + "\"")
+	}
+	b.WriteString(" status=\"" + html.EscapeString(p.status) + "\"")
+	if p.contentType != "" {
+		b.WriteString(" content_type=\"" + html.EscapeString(p.contentType) + "\"")
+	}
+	b.WriteString(">\n")
+	if p.content == "" {
+		b.WriteString("[The page has no text content.]")
+	} else {
+		b.WriteString(neutralize(p.content))
+	}
+	b.WriteString("\n</source>\n")
 }
 
 // neutralize keeps page text from closing its source element early and passing off
