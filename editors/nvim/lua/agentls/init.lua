@@ -58,15 +58,32 @@ local function fetch_tools(client)
   end)
 end
 
+--- Files that mark a project's root where none of root_markers is found.
+local project_markers = {
+  'go.mod', 'package.json', 'Cargo.toml', 'pyproject.toml', 'setup.py', 'pom.xml',
+  'build.gradle', 'build.gradle.kts', 'CMakeLists.txt', 'Makefile', 'composer.json',
+  'Gemfile', 'mix.exs', 'deno.json', 'stack.yaml', 'dune-project',
+}
+
+--- The workspace root of a buffer: the nearest folder holding one of root_markers,
+--- else one holding a project file, else the file's own folder. Never the current
+--- directory for a file: that may be $HOME, where the agent has no business.
 local function root_for(bufnr)
   local markers = config.options.root_markers
   local root
   if type(markers) == 'function' then
     root = markers(bufnr)
   elseif markers and #markers > 0 then
-    root = vim.fs.root(bufnr, markers)
+    root = vim.fs.root(bufnr, markers) or vim.fs.root(bufnr, project_markers)
   end
-  return root or vim.fn.getcwd()
+  if root then
+    return root
+  end
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name ~= '' then
+    return vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(name, ':p')))
+  end
+  return vim.fn.getcwd()
 end
 
 local function lsp_config(root)
