@@ -25,8 +25,10 @@ import (
 //     shown once a call has been pending or running for locationDelay, so that the
 //     many calls that take a millisecond neither flicker nor cost traffic, and cleared
 //     when the call ends;
-//   - the locations of failed calls (agentls, Error), until the next turn of their
-//     session: for the calls the editor runs itself, the next agentls.runTool;
+//   - for clients without agentls/update, the locations of failed calls (agentls,
+//     Error), until the next turn of their session or a cancel: for the calls the
+//     editor runs itself, the next agentls.runTool (rich clients show a failure with
+//     its call instead);
 //   - pending confirmations of clients that have no way to ask (agentls, Warning; see
 //     confirm.go), which stand in for the call's location diagnostic while they wait;
 //   - the problems a call's result reports (tools.ProblemReport: run_shell_command's
@@ -135,7 +137,9 @@ func (s *Server) diagnose(session string, ev tools.Event) {
 	case ev.Status.Terminal():
 		// What the call leaves is worked out first: it reads files.
 		var failed, problems []mark
-		if ev.Status == tools.StatusError && ev.Result != nil && len(ev.Locations) > 0 {
+		// Rich clients show a failure with its call (chat, output); the others have
+		// nothing but a diagnostic to show it with.
+		if ev.Status == tools.StatusError && ev.Result != nil && len(ev.Locations) > 0 && !s.capabilities().RichUpdates() {
 			failed = s.failureMarks(ev)
 		}
 		report := ev.Result != nil && ev.Result.Problems != nil
