@@ -170,6 +170,8 @@ class VSCode {
           'editor.minimap.enabled': false,
           // Side by side at this window size too, so that clicks land on the proposal.
           'diffEditor.useInlineViewWhenSpaceIsLimited': false,
+          // The terminal's DOM renderer, so that its text can be read.
+          'terminal.integrated.gpuAcceleration': 'off',
           'agentls.path': need('AGENTLS_BIN'),
           'agentls.logFile': path.join(v.tmp, 'agentls.log'),
           ...settings,

@@ -311,6 +311,20 @@ scenario(
       }),
     );
     await waitFor('the answer', () => f.evaluate(() => /Counted to three\./.test(document.body.textContent)));
+    // The same output in a terminal, on request.
+    await v.palette('agentls: Show Tool Output in a Terminal');
+    let seen = '';
+    try {
+      await waitFor('the output in the agentls terminal', async () => {
+        seen = await v.page.evaluate(() =>
+          [...document.querySelectorAll('.xterm-rows, .xterm-accessibility-tree')].map((e) => e.textContent).join('\n'),
+        );
+        return /line-1/.test(seen) && /line-3/.test(seen) && /completed/.test(seen);
+      });
+    } catch (err) {
+      err.message += `; the terminal shows: ${JSON.stringify(seen.slice(0, 400))}`;
+      throw err;
+    }
   },
 );
 
