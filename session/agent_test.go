@@ -258,14 +258,9 @@ type geminiModel struct {
 	t   *testing.T
 }
 
-// newModel returns the model the loop tests run against: the Gemini client and a fake
-// Gemini server on loopback serving script.
-func newModel(t *testing.T, script clients.Script) model {
-	t.Helper()
-	return newModelWith(t, script, fakegemini.Options{})
-}
 
-// newModelWith is newModel with the fake server started with opts.
+// newModelWith returns the model the loop tests run against: the Gemini client and a
+// fake Gemini server on loopback serving script, started with opts.
 func newModelWith(t *testing.T, script clients.Script, opts fakegemini.Options) model {
 	t.Helper()
 	srv, err := fakegemini.New(script, opts)

@@ -257,14 +257,10 @@ type Options struct {
 	GeminiDir string
 }
 
-// Load reads the user's settings file in configDir (if any) and the workspace settings
-// files under root (if any) and merges them, treating the workspace as untrusted. A file
-// that exists but cannot be parsed is an error naming it.
-func Load(configDir, root string) (*Loaded, error) {
-	return LoadWith(configDir, root, Options{})
-}
-
-// LoadWith is Load with user-level overrides and the user's trust in the workspace.
+// LoadWith reads the user's settings file in configDir (if any) and the workspace
+// settings files under root (if any) and merges them, with o's user-level overrides and
+// the user's trust in the workspace. A file that exists but cannot be parsed is an error
+// naming it.
 func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 	overrides := o.Overrides
 	l := &Loaded{Trusted: o.Trusted}

@@ -439,19 +439,6 @@ func call(id, name string, args map[string]any) clients.ScriptCall {
 	return clients.ScriptCall{ID: id, Name: name, Args: b}
 }
 
-// kindOf names the kind of an update, as its sessionUpdate field does on the wire.
-func kindOf(u sdk.SessionUpdate) string {
-	b, err := json.Marshal(u)
-	if err != nil {
-		return "unmarshallable"
-	}
-	var v struct {
-		SessionUpdate string `json:"sessionUpdate"`
-	}
-	json.Unmarshal(b, &v)
-	return v.SessionUpdate
-}
-
 // textOf returns the text of a content block, "" for others.
 func textOf(b sdk.ContentBlock) string {
 	if b.Text != nil {
