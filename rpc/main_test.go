@@ -7,14 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testutil"
 
 	"github.com/agentls/agentls/internal/lsptest"
 	"github.com/agentls/agentls/tools"
@@ -23,67 +23,25 @@ import (
 // binary is agentls, built on first use (buildBinary) for the tests that drive the real
 // server over real pipes, as an editor does. Tests of a server in this process
 // (lsptest.Serve) need none.
-var (
-	binary, binaryDir string
-	buildOnce         sync.Once
-	buildErr          error
-)
+// bin is agentls, built on first use (buildBinary).
+var bin testutil.Binary
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// Benchmarks measure the server as shipped; tests run it under the race detector
+	// when they run under it themselves.
+	bin.Race = raceEnabled && flag.Lookup("test.bench").Value.String() == ""
 	// The servers run in this process (lsptest.Serve) must not read the user's own
-	// Gemini CLI settings: HOME is an empty directory, and the Go caches, which default
-	// to places under HOME, are pinned where they are so the binary still builds from
-	// the cache.
-	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
-		vals := strings.Split(strings.TrimSpace(string(out)), "\n")
-		for i, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
-			if i < len(vals) && vals[i] != "" {
-				os.Setenv(name, vals[i])
-			}
-		}
-	}
-	home, err := os.MkdirTemp("", "agentls-rpc-home")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("HOME", home)
+	// Gemini CLI settings.
+	cleanup := testutil.IsolateHome("agentls-rpc")
 	code := m.Run()
-	os.RemoveAll(home)
-	if binaryDir != "" {
-		os.RemoveAll(binaryDir)
-	}
+	cleanup()
+	bin.Remove()
 	os.Exit(code)
 }
 
-// buildBinary builds agentls once, and fails the test if it cannot.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentls-rpc-test")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binaryDir, binary = dir, filepath.Join(dir, "agentls")
-		args := []string{"build", "-o", binary}
-		// Benchmarks measure the server as shipped; tests run it under the race
-		// detector when they run under it themselves.
-		if raceEnabled && flag.Lookup("test.bench").Value.String() == "" {
-			args = append(args, "-race")
-		}
-		build := exec.Command("go", append(args, "github.com/agentls/agentls/cmd/agentls")...)
-		var stderr strings.Builder
-		build.Stderr = &stderr
-		if err := build.Run(); err != nil {
-			buildErr = fmt.Errorf("building agentls: %v\n%s", err, stderr.String())
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binary
-}
+// buildBinary returns the agentls binary, built once; a failed build fails t.
+func buildBinary(t testing.TB) string { return bin.Path(t) }
 
 // testTimeout bounds every exchange: a server that stops answering fails the test
 // instead of hanging it.

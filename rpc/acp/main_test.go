@@ -28,64 +28,23 @@ import (
 // does, with the SDK's client side as the editor and a real Gemini client talking to
 // a fake Gemini API on loopback (internal/fakegemini) that replays a script.
 
-var (
-	binary, binaryDir string
-	buildOnce         sync.Once
-	buildErr          error
-)
+// bin is agentls, built on first use (buildBinary).
+var bin testutil.Binary
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// Pin the Go caches where they are, so that the binary builds from the cache under
-	// the empty HOME the tests get.
-	if out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
-		vals := strings.Split(strings.TrimSpace(string(out)), "\n")
-		for i, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
-			if i < len(vals) && vals[i] != "" {
-				os.Setenv(name, vals[i])
-			}
-		}
-	}
-	home, err := os.MkdirTemp("", "agentls-acp-home")
-	if err != nil {
-		panic(err)
-	}
-	os.Setenv("HOME", home)
+	// Benchmarks measure the server as shipped; tests run it under the race detector
+	// when they run under it themselves.
+	bin.Race = raceEnabled && flag.Lookup("test.bench").Value.String() == ""
+	cleanup := testutil.IsolateHome("agentls-acp")
 	code := m.Run()
-	os.RemoveAll(home)
-	if binaryDir != "" {
-		os.RemoveAll(binaryDir)
-	}
+	cleanup()
+	bin.Remove()
 	os.Exit(code)
 }
 
-// buildBinary builds agentls once (under the race detector when the tests run under
-// it, except for benchmarks), and fails the test if it cannot.
-func buildBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agentls-acp-test")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binaryDir, binary = dir, filepath.Join(dir, "agentls")
-		args := []string{"build", "-o", binary}
-		if raceEnabled && flag.Lookup("test.bench").Value.String() == "" {
-			args = append(args, "-race")
-		}
-		build := exec.Command("go", append(args, "github.com/agentls/agentls/cmd/agentls")...)
-		var stderr strings.Builder
-		build.Stderr = &stderr
-		if err := build.Run(); err != nil {
-			buildErr = fmt.Errorf("building agentls: %v\n%s", err, stderr.String())
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binary
-}
+// buildBinary returns the agentls binary, built once; a failed build fails t.
+func buildBinary(t testing.TB) string { return bin.Path(t) }
 
 // testTimeout bounds every exchange: an agent that stops answering fails the test
 // instead of hanging it.
