@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentls/agentls/internal/testutil"
-
 	"github.com/agentls/agentls/internal/lsptest"
+	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/tools"
 )
 
