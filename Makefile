@@ -42,10 +42,12 @@ fuzz:
 
 # The front ends driven by real clients: an independent vscode-jsonrpc client under
 # node --test, headless Neovim 0.10.4 with our plugin, Emacs 28 with our agentls.el and
-# with stock eglot, and `agentls acp` under the official ACP TypeScript SDK.
+# with stock eglot, `agentls acp` under the official ACP TypeScript SDK, and the VS Code
+# extension in a real VS Code (code-server driven by Chromium; its deps.sh installs them).
 editors: build
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/node/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/acp/run.sh
+	AGENTLS_BIN=$(CURDIR)/bin/agentls editors/vscode/test/run.sh
 	AGENTLS_REQUIRE_NPM=1 editors/nvim/tests/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls editors/emacs/tests/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/emacs/run.sh
