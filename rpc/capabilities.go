@@ -157,6 +157,7 @@ const (
 	cmdTrust           = "agentls.trust"
 	cmdUndoTurn        = "agentls.undoTurn"
 	cmdTurnDiff        = "agentls.turnDiff"
+	cmdSessionHistory  = "agentls.sessionHistory"
 )
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this

@@ -56,6 +56,7 @@ func (s *Server) commandTable() []editorCommand {
 		{name: cmdSetApprovalMode, run: s.setApprovalMode},
 		{name: cmdConfirm, run: s.answerConfirmation},
 		{name: cmdListSessions, method: "agentls/sessions", run: s.listSessions},
+		{name: cmdSessionHistory, run: s.sessionHistory},
 		{name: cmdDiscoverTools, run: s.discoverTools},
 		{name: cmdMCPStatus, run: s.mcpStatus},
 		{name: cmdListPrompts, run: s.listPrompts},

@@ -416,3 +416,48 @@ type sessionInfo struct {
 	Updated time.Time `json:"updated"`
 	Prompts int       `json:"prompts"`
 }
+
+// historyResult is the result of agentls.sessionHistory.
+type historyResult struct {
+	Session string `json:"session"`
+	Updates []any  `json:"updates"`
+}
+
+// userMessageNotice is a prompt of the user's in a session's history.
+type userMessageNotice struct {
+	Kind string `json:"kind"` // user_message
+	Text string `json:"text"`
+}
+
+// sessionHistory returns a session's conversation, live or stored, as the updates a
+// rich client would have received had it shown every prompt as it ran (with the user's
+// prompts as user_message): what a client shows of a session it resumes.
+func (s *Server) sessionHistory(_ context.Context, command string, arg json.RawMessage) (any, error) {
+	var a struct {
+		Session string `json:"session"`
+	}
+	if err := decodeArg(command, arg, &a); err != nil {
+		return nil, err
+	}
+	if a.Session == "" {
+		return nil, invalidArgs(command, `"session" must name a session (see %s)`, cmdListSessions)
+	}
+	ups, err := s.host.Replay(a.Session)
+	if err != nil {
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+	}
+	res := historyResult{Session: a.Session, Updates: []any{}}
+	for _, u := range ups {
+		switch {
+		case u.Kind == session.UpdateUserMessage:
+			res.Updates = append(res.Updates, userMessageNotice{Kind: "user_message", Text: u.Text})
+		case u.Kind == session.UpdateMessage || u.Kind == session.UpdateThought:
+			res.Updates = append(res.Updates, chunkNotice{Kind: string(u.Kind), Text: u.Text})
+		case u.Call != nil && u.Call.Status == tools.StatusScheduled:
+			res.Updates = append(res.Updates, announcement(*u.Call, statusPending))
+		case u.Call != nil && u.Call.Status.Terminal():
+			res.Updates = append(res.Updates, finalUpdate(*u.Call))
+		}
+	}
+	return res, nil
+}

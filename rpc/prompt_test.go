@@ -911,3 +911,52 @@ func TestPromptCancelTakesDownConfirmation(t *testing.T) {
 		t.Error("the cancelled call ran")
 	}
 }
+
+// TestSessionHistory: a stored session's conversation comes back from a new server,
+// without a model, as the updates a rich client renders: the prompt, the tool call and
+// its end, the answer.
+func TestSessionHistory(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, map[string]string{"notes.txt": "hello\n"})
+	stateDir := t.TempDir()
+	a1 := newAgent(t, root, stateDir,
+		clients.Turn{Calls: []clients.ScriptCall{call("read_file", map[string]any{"file_path": filepath.Join(root, "notes.txt")}, "r1")}},
+		clients.Turn{Text: "It says hello."})
+	c1 := a1.serve(capsRich, nil, rpc.Options{})
+	var res promptResult
+	if err := c1.Call(ctx, "agentls/prompt", map[string]any{"prompt": "what do the notes say?"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := c1.Shutdown(ctx); code != 0 || err != nil {
+		t.Fatalf("shutdown: %d %v", code, err)
+	}
+
+	c2 := newAgent(t, root, stateDir).serve(capsRich, nil, rpc.Options{NewClient: func(context.Context, settings.Settings) (clients.Client, error) {
+		return nil, errors.New("no model for this server")
+	}})
+	var hist struct {
+		Session string
+		Updates []update
+	}
+	if err := command(ctx, c2, "agentls.sessionHistory", map[string]any{"session": res.Session}, &hist); err != nil {
+		t.Fatal(err)
+	}
+	var seq []string
+	for _, u := range hist.Updates {
+		switch u.Kind {
+		case "user_message", "message_chunk":
+			seq = append(seq, u.Kind+":"+u.Text)
+		case "tool_call":
+			seq = append(seq, "call:"+u.Name+":"+u.Status)
+		case "tool_call_update":
+			seq = append(seq, "end:"+u.Status)
+		}
+	}
+	want := []string{"user_message:what do the notes say?", "call:read_file:pending", "end:completed", "message_chunk:It says hello."}
+	if hist.Session != res.Session || !slices.Equal(seq, want) {
+		t.Errorf("history of %s: %q, want %q", hist.Session, seq, want)
+	}
+	if err := command(ctx, c2, "agentls.sessionHistory", map[string]any{"session": "no-such-session"}, &hist); err == nil {
+		t.Error("the history of an unknown session")
+	}
+}

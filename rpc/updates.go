@@ -139,20 +139,7 @@ func (s *Server) sendUpdate(session string, ev tools.Event) {
 		return
 	}
 	notify := s.notifier(session)
-	announce := func(status string) {
-		title, kind, args := ev.Title, ev.Kind, ev.Args
-		if title == "" {
-			title = ev.Name
-		}
-		if kind == "" {
-			kind = tools.KindOther
-		}
-		if len(args) == 0 {
-			args = json.RawMessage("{}")
-		}
-		notify(toolCallNotice{Kind: updateToolCall, ToolCallID: ev.CallID, Name: ev.Name, Title: title,
-			ToolKind: kind, Status: status, Locations: toLocations(ev.Locations), RawInput: args})
-	}
+	announce := func(status string) { notify(announcement(ev, status)) }
 	update := toolCallUpdateNotice{Kind: updateToolCallUpdate, ToolCallID: ev.CallID}
 	switch ev.Status {
 	case "":
@@ -172,29 +159,52 @@ func (s *Server) sendUpdate(session string, ev tools.Event) {
 	case tools.StatusExecuting:
 		update.Status = statusInProgress
 	case tools.StatusSuccess, tools.StatusError, tools.StatusCancelled:
-		update.Status = map[tools.Status]string{tools.StatusSuccess: statusCompleted,
-			tools.StatusError: statusFailed, tools.StatusCancelled: statusCancelled}[ev.Status]
+		update = finalUpdate(ev)
 		if s.announced.first(ev.CallID) {
 			announce(update.Status)
 		}
 		s.announced.forget(ev.CallID)
-		if r := ev.Result; r != nil {
-			text := r.Display
-			if text == "" {
-				text = r.Output
-			}
-			update.Content = &updateContent{Text: text}
-			update.Summary = r.Summary
-			if d := r.Diff; d != nil {
-				update.Content.Diff = &fileDiff{Path: d.Path, URI: string(uri.File(d.Path)), Diff: d.Diff,
-					OriginalContent: d.OriginalContent, NewContent: d.NewContent}
-			}
-			update.Error = r.Error
-		}
 	default:
 		return
 	}
 	notify(update)
+}
+
+// announcement is the tool_call of ev, with status.
+func announcement(ev tools.Event, status string) toolCallNotice {
+	title, kind, args := ev.Title, ev.Kind, ev.Args
+	if title == "" {
+		title = ev.Name
+	}
+	if kind == "" {
+		kind = tools.KindOther
+	}
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	return toolCallNotice{Kind: updateToolCall, ToolCallID: ev.CallID, Name: ev.Name, Title: title,
+		ToolKind: kind, Status: status, Locations: toLocations(ev.Locations), RawInput: args}
+}
+
+// finalUpdate is the tool_call_update of ev, a call's end.
+func finalUpdate(ev tools.Event) toolCallUpdateNotice {
+	update := toolCallUpdateNotice{Kind: updateToolCallUpdate, ToolCallID: ev.CallID}
+	update.Status = map[tools.Status]string{tools.StatusSuccess: statusCompleted,
+		tools.StatusError: statusFailed, tools.StatusCancelled: statusCancelled}[ev.Status]
+	if r := ev.Result; r != nil {
+		text := r.Display
+		if text == "" {
+			text = r.Output
+		}
+		update.Content = &updateContent{Text: text}
+		update.Summary = r.Summary
+		if d := r.Diff; d != nil {
+			update.Content.Diff = &fileDiff{Path: d.Path, URI: string(uri.File(d.Path)), Diff: d.Diff,
+				OriginalContent: d.OriginalContent, NewContent: d.NewContent}
+		}
+		update.Error = r.Error
+	}
+	return update
 }
 
 // The kinds of the updates of prompts.

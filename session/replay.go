@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -19,11 +20,30 @@ const UpdateUserMessage UpdateKind = "user_message_chunk"
 // and thoughts, and each tool call (under the host's call id, with its title and kind
 // as the workspace's tools describe it) with its outcome as the model received it. A
 // front end that resumes a stored session shows it by playing these.
-func (l *Live) Replay() []Update {
-	l.h.mu.Lock()
-	reg := l.h.tb.Config().Registry
-	l.h.mu.Unlock()
-	out := replay(l.sess.History(), func(fc clients.FunctionCall) (string, tools.Kind, []tools.Location) {
+func (l *Live) Replay() []Update { return l.h.replay(l.id, l.sess.History()) }
+
+// Replay returns the conversation of the session id as Live.Replay does: the live
+// session's, or else the stored one's, read from the store without a model (a front
+// end shows a stored session before it sends its next prompt).
+func (h *Host) Replay(id string) ([]Update, error) {
+	if l := h.get(id); l != nil {
+		return l.Replay(), nil
+	}
+	if h.o.Store == nil {
+		return nil, errors.New("sessions are not stored here")
+	}
+	st, err := h.o.Store.load(id, h.log)
+	if err != nil {
+		return nil, err
+	}
+	return h.replay(id, st.history), nil
+}
+
+// replay makes the updates of the history of session id, with the calls described by
+// the workspace's tools and under the host's call ids.
+func (h *Host) replay(id string, history []clients.Content) []Update {
+	reg := h.tb.Config().Registry
+	out := replay(history, func(fc clients.FunctionCall) (string, tools.Kind, []tools.Location) {
 		t, ok := reg.Get(fc.Name)
 		if !ok {
 			return fc.Name, tools.KindOther, nil
@@ -36,9 +56,9 @@ func (l *Live) Replay() []Update {
 		return inv.Describe(), kind, inv.Locations()
 	})
 	for i := range out {
-		out[i].Session = l.id
+		out[i].Session = id
 		if c := out[i].Call; c != nil {
-			c.CallID = l.id + "/" + c.CallID
+			c.CallID = id + "/" + c.CallID
 			if c.Result != nil {
 				c.Result.CallID = c.CallID
 			}
