@@ -239,6 +239,10 @@ func TestUpdatedRegion(t *testing.T) {
 		want          string
 	}{
 		{"small file whole", "a\nb\n", "a\nc\n", "Here is the updated code (the whole file):\na\nc"},
+		{"40 lines: whole", big(40, nil), big(40, map[int]string{20: "X"}), "Here is the updated code (the whole file):\n" + strings.TrimSuffix(lines(1, 40, map[int]string{20: "X"}), "\n")},
+		{"40 lines without a final newline: whole", strings.TrimSuffix(big(40, nil), "\n"), strings.TrimSuffix(big(40, map[int]string{20: "X"}), "\n"),
+			"Here is the updated code (the whole file):\n" + strings.TrimSuffix(lines(1, 40, map[int]string{20: "X"}), "\n")},
+		{"41 lines: the region", big(41, nil), big(41, map[int]string{20: "X"}), "Here is the updated code (lines 15-25 of 41):\n...\n" + lines(15, 25, map[int]string{20: "X"}) + "..."},
 		{"emptied", "a\n", "", "The file is now empty."},
 		{
 			"one line in the middle of a big file", big(100, nil), big(100, map[int]string{50: "CHANGED"}),

@@ -25,15 +25,11 @@ func updatedRegion(before, after string) string {
 	if after == "" {
 		return "The file is now empty."
 	}
-	total := strings.Count(after, "\n")
-	if !strings.HasSuffix(after, "\n") {
-		total++
-	}
 	// The changed bytes of after are [p, len(after)-q).
 	p := commonPrefix(before, after)
 	q := commonSuffix(before[p:], after[p:])
 	start, end := 0, len(after) // the bytes of the lines shown
-	if total > regionWholeFile {
+	if !fewLines(after, regionWholeFile) {
 		start = strings.LastIndexByte(after[:p], '\n') + 1
 		for range regionContext {
 			if start == 0 {
@@ -55,8 +51,13 @@ func updatedRegion(before, after string) string {
 		}
 	}
 	region := strings.TrimSuffix(after[start:end], "\n")
+	// One pass over the text counts the lines before the region and after it.
 	from := strings.Count(after[:start], "\n") + 1
 	n := strings.Count(region, "\n") + 1
+	total := from - 1 + strings.Count(after[start:], "\n")
+	if !strings.HasSuffix(after, "\n") {
+		total++
+	}
 	var b strings.Builder
 	if from == 1 && from+n-1 >= total {
 		b.WriteString("Here is the updated code (the whole file):\n")
@@ -79,6 +80,19 @@ func updatedRegion(before, after string) string {
 		b.WriteString("\n...")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// fewLines reports whether text has at most n lines, looking at no more of it than
+// that takes.
+func fewLines(text string, n int) bool {
+	for range n {
+		j := strings.IndexByte(text, '\n')
+		if j < 0 || j == len(text)-1 {
+			return true
+		}
+		text = text[j+1:]
+	}
+	return false
 }
 
 // commonPrefix returns the length of the longest common prefix of a and b, comparing
