@@ -258,7 +258,6 @@ type geminiModel struct {
 	t   *testing.T
 }
 
-
 // newModelWith returns the model the loop tests run against: the Gemini client and a
 // fake Gemini server on loopback serving script, started with opts.
 func newModelWith(t *testing.T, script clients.Script, opts fakegemini.Options) model {
