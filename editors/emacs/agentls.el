@@ -1448,7 +1448,7 @@ KIND, when non-nil, names what it is (text, thought, heading, ...)."
                                      (format "  [%s] %s"
                                              (pcase (plist-get e :status)
                                                ("completed" "x") ("in_progress" ">")
-                                               ("cancelled" "-") (_ " "))
+                                               ("cancelled" "-") ("blocked" "!") (_ " "))
                                              (plist-get e :content)))
                                    (plist-get u :entries) "\n")
                         "\n")))

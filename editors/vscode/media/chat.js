@@ -190,7 +190,7 @@
     const ul = el('ul', '');
     for (const e of item.entries) {
       const li = el('li', 'entry ' + e.status);
-      li.appendChild(icon(e.status === 'completed' ? 'pass-filled' : e.status === 'in_progress' ? 'circle-large-filled' : e.status === 'cancelled' ? 'circle-slash' : 'circle-large-outline'));
+      li.appendChild(icon(e.status === 'completed' ? 'pass-filled' : e.status === 'in_progress' ? 'circle-large-filled' : e.status === 'cancelled' ? 'circle-slash' : e.status === 'blocked' ? 'warning' : 'circle-large-outline'));
       li.appendChild(el('span', '', ' ' + e.content));
       ul.appendChild(li);
     }

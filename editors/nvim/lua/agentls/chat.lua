@@ -296,7 +296,7 @@ local function get_call(chat, id)
   return call
 end
 
-local plan_marks = { completed = '[x]', in_progress = '[-]', cancelled = '[~]' }
+local plan_marks = { completed = '[x]', in_progress = '[-]', cancelled = '[~]', blocked = '[!]' }
 
 local function plan_body(entries)
   local body = { '**Plan**' }
@@ -306,6 +306,8 @@ local function plan_body(entries)
       local suffix = ''
       if e.status == 'in_progress' then
         suffix = ' (in progress)'
+      elseif e.status == 'blocked' then
+        suffix = ' (blocked)'
       elseif e.status == 'cancelled' then
         text = '~~' .. text .. '~~'
       end
