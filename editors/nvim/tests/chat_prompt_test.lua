@@ -251,6 +251,9 @@ tests[#tests + 1] = {
       return c and c.session == id and c
     end)
     H.contains(chat_text(), 'resumed session ' .. id, 'resume note')
+    -- The conversation so far is shown, from the store.
+    wait_text('the earlier answer', 'First answer.')
+    H.contains(chat_text(), 'remember the word pelican', 'the earlier prompt')
     local result
     require('agentls').prompt('what was the word?', {
       bufnr = vim.fn.bufnr(root .. '/d.txt'),

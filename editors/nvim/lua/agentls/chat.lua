@@ -1077,6 +1077,24 @@ function M.resume(session, info)
     bind(chat, session)
     local title = info and type(info.title) == 'string' and info.title ~= '' and (': ' .. one_line(info.title)) or ''
     add_block(chat, 'note', { ('_resumed session %s%s_'):format(session, title) })
+    if client then
+      -- The conversation so far, as the server stored it.
+      rpc.call(client, nil, 'agentls.sessionHistory', { session = session }, function(err, result)
+        if err or type(result) ~= 'table' or type(result.updates) ~= 'table' then
+          return -- an older server: the note above is all there is
+        end
+        for _, u in ipairs(result.updates) do
+          if type(u) == 'table' and u.kind == 'user_message' and type(u.text) == 'string' then
+            local body = { '## You', '' }
+            vim.list_extend(body, vim.split(u.text, '\n', { plain = true }))
+            vim.list_extend(body, { '', '## agentls' })
+            add_block(chat, 'prompt', body)
+          elseif type(u) == 'table' then
+            apply(chat, u)
+          end
+        end
+      end)
+    end
   end
   if client and not client_alive(chat.client_id) then
     chat.client_id = client.id
