@@ -14,6 +14,7 @@ import (
 	"github.com/agentls/agentls/internal/lsptest"
 	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/rpc"
+	"github.com/agentls/agentls/tools"
 )
 
 // discoveringWorkspace is a workspace whose settings run a discovery command that leaves
@@ -172,7 +173,8 @@ func TestMCPInTheEditor(t *testing.T) {
 	}
 
 	res := runTool(ctx, t, c, "everything__echo", map[string]any{"message": "hello"})
-	if res.Status != "success" || res.Output != "Echo: hello" {
+	// The model gets the server's text marked as untrusted context; people see it as is.
+	if res.Status != "success" || res.Display != "Echo: hello" || res.Output != tools.MarkUntrusted("Echo: hello") {
 		t.Fatalf("echo: %+v", res)
 	}
 	res = runTool(ctx, t, c, "everything__get-sum", map[string]any{"a": 2, "b": 3})
