@@ -42,7 +42,7 @@ scenario(
       }),
     );
     const card = await f.evaluate(() => {
-      const c = [...document.querySelectorAll('.item.tool')].find((e) => /Read/.test(e.textContent));
+      const c = [...document.querySelectorAll('.item.tool')].find((e) => e.querySelector('a.loc') && /Read/.test(e.textContent));
       return c && { status: c.dataset.status, text: c.textContent };
     });
     assert.ok(card, 'a tool card for the read');
@@ -53,7 +53,7 @@ scenario(
     assert.deepEqual(plan, ['entry in_progress: Read notes.txt', 'entry pending: Say what it holds']);
     // The read's location opens the file.
     await f.evaluate(() => {
-      const c = [...document.querySelectorAll('.item.tool')].find((e) => /Read/.test(e.textContent));
+      const c = [...document.querySelectorAll('.item.tool')].find((e) => e.querySelector('a.loc') && /Read/.test(e.textContent));
       c.querySelector('a.loc').click();
     });
     await waitFor('notes.txt to open from the tool card', () => (v.probe().activeEditor || '').endsWith('/notes.txt'));
