@@ -5,11 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/agentls/agentls/rpc/acp"
-	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // cmdACP serves the Agent Client Protocol on stdin and stdout (what Zed, the JetBrains
@@ -28,20 +26,12 @@ func cmdACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "agentls acp: unexpected argument %q\n", pos[0])
 		return exitBadUsage
 	}
-	logger := newLogger(stderr)
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentls acp: %v\n", err)
-			return exitFailure
-		}
-		defer f.Close()
-		level := slog.LevelInfo
-		if v := os.Getenv("AGENTLS_LOG_LEVEL"); v != "" {
-			_ = level.UnmarshalText([]byte(v)) // an unknown level keeps the default
-		}
-		logger = slog.New(redact.NewHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level})))
+	logger, closeLog, err := serverLogger(*logFile, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls acp: %v\n", err)
+		return exitFailure
 	}
+	defer closeLog()
 	logger.Info("agentls acp", "version", version(), "pid", os.Getpid())
 	srv := acp.New(acp.Options{Version: version(), NewClient: modelClients(logger), Logger: logger})
 	if err := srv.Serve(ctx, stdin, stdout); err != nil && ctx.Err() == nil {

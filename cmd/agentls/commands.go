@@ -39,13 +39,29 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-func newLogger(stderr io.Writer) *slog.Logger {
-	level := slog.LevelWarn
+func newLogger(stderr io.Writer) *slog.Logger { return leveledLogger(stderr, slog.LevelWarn) }
+
+// leveledLogger logs to w from AGENTLS_LOG_LEVEL, else from level.
+func leveledLogger(w io.Writer, level slog.Level) *slog.Logger {
 	if v := os.Getenv("AGENTLS_LOG_LEVEL"); v != "" {
 		_ = level.UnmarshalText([]byte(v)) // an unknown level keeps the default
 	}
 	// Secrets in URLs (a password, an api_key parameter) never reach the log.
-	return slog.New(redact.NewHandler(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})))
+	return slog.New(redact.NewHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})))
+}
+
+// serverLogger is the log of a protocol server (serve, acp): stderr, or the file the
+// user named with --log-file, which gets the info level since it is asked for to be
+// read. close closes the file.
+func serverLogger(logFile string, stderr io.Writer) (logger *slog.Logger, close func(), err error) {
+	if logFile == "" {
+		return newLogger(stderr), func() {}, nil
+	}
+	f, err := os.OpenFile(logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	return leveledLogger(f, slog.LevelInfo), func() { f.Close() }, nil
 }
 
 // newToolbox builds the tool system for the workspace at o.Roots[0] (the current

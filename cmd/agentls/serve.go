@@ -5,12 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/agentls/agentls/rpc"
-	"github.com/agentls/agentls/tools/web/redact"
 )
 
 // cmdServe runs the language server on stdin and stdout until the editor sends exit
@@ -33,22 +31,12 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "agentls serve: --confirm-timeout must be positive, got %s\n", *confirmTimeout)
 		return exitBadUsage
 	}
-	logger := newLogger(stderr)
-	if *logFile != "" {
-		f, err := os.OpenFile(*logFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentls serve: %v\n", err)
-			return exitFailure
-		}
-		defer f.Close()
-		// A log file is asked for to be read: it gets the info level unless
-		// AGENTLS_LOG_LEVEL says otherwise.
-		level := slog.LevelInfo
-		if v := os.Getenv("AGENTLS_LOG_LEVEL"); v != "" {
-			_ = level.UnmarshalText([]byte(v)) // an unknown level keeps the default
-		}
-		logger = slog.New(redact.NewHandler(slog.NewTextHandler(f, &slog.HandlerOptions{Level: level})))
+	logger, closeLog, err := serverLogger(*logFile, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls serve: %v\n", err)
+		return exitFailure
 	}
+	defer closeLog()
 	logger.Info("agentls serve", "version", version(), "pid", os.Getpid(), "started", time.Now().Format(time.RFC3339))
 	srv := rpc.New(rpc.Options{Version: version(), ConfirmTimeout: *confirmTimeout, Logger: logger, NewClient: modelClients(logger)})
 	return srv.Serve(ctx, stdin, stdout)
