@@ -273,7 +273,7 @@ class VSCode {
   async palette(title) {
     await this.page.keyboard.press('Escape');
     await this.page.keyboard.press('F1');
-    await this.page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 10000 });
+    await this.page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 30000 });
     await this.page.keyboard.type(title);
     await waitFor(`the palette to offer "${title}"`, () =>
       this.page.evaluate((t) => {
@@ -288,7 +288,7 @@ class VSCode {
         }
         return false;
       }, title),
-    10000);
+    30000);
   }
 
   /** Opens a workspace file in an editor (quick open). */
