@@ -17,6 +17,7 @@ import (
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/files"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/todos"
 )
@@ -188,7 +189,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	}
 	// google_web_search answers through the model's grounding, where it has one.
 	h.tb.SetSearcher(Searcher(client))
-	l := &Live{h: h, used: h.useSeq.Add(1)}
+	l := &Live{h: h, used: h.useSeq.Add(1), reads: files.NewReads()}
 	l.todos = todos.NewList(func(items []todos.Item) {
 		l.emit(Update{Kind: UpdatePlan, Plan: planOf(items)})
 	})
@@ -404,6 +405,9 @@ type Live struct {
 	model string
 	// todos is the session's plan, which its write_todos calls write.
 	todos *todos.List
+	// reads is what the session's model has read of the files, which its edits are
+	// held to (tools.readBeforeEdit).
+	reads *files.Reads
 	// mode is the session's approval mode; nil or empty means the workspace's.
 	mode atomic.Pointer[confirm.Mode]
 
@@ -513,7 +517,11 @@ func (l *Live) emit(u Update) {
 // context: cancelling one of its calls (Host.CancelCall) cancels the batch.
 func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
 	sched := l.scheduler()
-	ctx, cancel := context.WithCancel(toolbox.WithTodos(ctx, l.todos))
+	ctx = toolbox.WithTodos(ctx, l.todos)
+	if l.h.tb.Config().Settings.ReadBeforeEdit() {
+		ctx = files.WithReads(ctx, l.reads)
+	}
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wire := make([]tools.Request, len(reqs))
 	seen := map[string]bool{}

@@ -149,6 +149,10 @@ type ToolSettings struct {
 	Ripgrep *bool `json:"useRipgrep,omitempty"`
 	// Shell configures run_shell_command.
 	Shell ShellSettings `json:"shell,omitzero"`
+	// ReadBeforeEdit, when false, lets a session's model edit a file (replace,
+	// write_file over an existing file, notebook_edit) it has not read, or that changed
+	// since it read it. Unset means true: such an edit is refused with "read it first".
+	ReadBeforeEdit *bool `json:"readBeforeEdit,omitempty"`
 	// DiscoveryCommand prints the declarations of project tools; CallCommand runs one
 	// (with the tool's name as its last argument and the arguments on stdin).
 	DiscoveryCommand string `json:"discoveryCommand,omitempty"`
@@ -166,6 +170,10 @@ type ShellSettings struct {
 	// variables that MCP server headers name) unless they are listed here. Lists of
 	// several files add up; a workspace's file sets it only when the folder is trusted.
 	PassEnv []string `json:"passEnv,omitempty"`
+	// Persistent, when true, gives each session a persistent shell: the working
+	// directory and exported variables a command leaves carry to the session's next
+	// command, as in one terminal. Each command is still analysed and approved alone.
+	Persistent *bool `json:"persistent,omitempty"`
 }
 
 // ShellTimeout returns the parsed inactivity timeout, or 0 for the default.
@@ -178,6 +186,12 @@ func (s Settings) ShellTimeout() (time.Duration, error) {
 		return 0, fmt.Errorf("tools.shell.inactivityTimeout %q: want a positive duration such as \"5m\"", s.Tools.Shell.InactivityTimeout)
 	}
 	return d, nil
+}
+
+// ReadBeforeEdit reports whether a session's model must have read the current text of
+// a file before it edits it (tools.readBeforeEdit; true unless set to false).
+func (s Settings) ReadBeforeEdit() bool {
+	return s.Tools.ReadBeforeEdit == nil || *s.Tools.ReadBeforeEdit
 }
 
 // Discovery returns the discovery and call commands from either spelling.
@@ -333,6 +347,14 @@ func Merge(base, over Settings) Settings {
 	if over.Tools.Shell.InactivityTimeout != "" {
 		out.Tools.Shell.InactivityTimeout = over.Tools.Shell.InactivityTimeout
 	}
+	if over.Tools.ReadBeforeEdit != nil {
+		v := *over.Tools.ReadBeforeEdit
+		out.Tools.ReadBeforeEdit = &v
+	}
+	if over.Tools.Shell.Persistent != nil {
+		v := *over.Tools.Shell.Persistent
+		out.Tools.Shell.Persistent = &v
+	}
 	mergeModel(&out, over)
 	mergeTrusted(&out, over)
 	return out
@@ -464,6 +486,19 @@ func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 	}
 	if ws.Tools.Shell.InactivityTimeout != "" {
 		s.Tools.Shell.InactivityTimeout = ws.Tools.Shell.InactivityTimeout
+	}
+	if ws.Tools.Shell.Persistent != nil {
+		v := *ws.Tools.Shell.Persistent
+		s.Tools.Shell.Persistent = &v
+	}
+	switch rbe := ws.Tools.ReadBeforeEdit; {
+	case rbe == nil:
+	case *rbe || l.Trusted:
+		v := *rbe
+		s.Tools.ReadBeforeEdit = &v
+	default:
+		// Turning the rule off lets the model overwrite text it never saw.
+		l.ignoreUntrusted(fmt.Sprintf("%s: tools.readBeforeEdit false ignored (%s)", file, hint))
 	}
 	mergeModel(s, ws)
 	if l.Trusted {

@@ -140,6 +140,7 @@ func (c change) commit(ctx context.Context, ws *workspace.Workspace, label strin
 		}
 		return nil, fileError(ws, c.abs, err)
 	}
+	noteWritten(ctx, ws, c.abs)
 	diff, orig := c.diff()
 	return &tools.FileDiff{Path: c.abs, Diff: diff, OriginalContent: orig, NewContent: c.new}, nil
 }

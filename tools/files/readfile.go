@@ -135,7 +135,11 @@ func (c *readFileCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result,
 	if err != nil {
 		return nil, fileError(c.ws, abs, err)
 	}
-	return c.textResult(rel, f.Text)
+	res, err := c.textResult(rel, f.Text)
+	if err == nil {
+		noteRead(ctx, f)
+	}
+	return res, err
 }
 
 func mediaResult(rel, mime string, data []byte) *tools.Result {

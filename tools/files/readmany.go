@@ -245,7 +245,7 @@ func (c *readManyCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result,
 			return nil, err
 		}
 		rel := c.ws.Rel(abs)
-		block, part, reason := c.readOne(abs, rel, col.files[abs])
+		block, part, f, reason := c.readOne(abs, rel, col.files[abs])
 		switch {
 		case reason != "":
 			col.skip(rel, reason)
@@ -260,6 +260,7 @@ func (c *readManyCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result,
 				partBytes += len(part.Data)
 			}
 			read = append(read, rel)
+			noteRead(ctx, f)
 		}
 	}
 
@@ -440,47 +441,47 @@ func (c *readManyCall) explicit(abs string) bool {
 
 // readOne returns the block of one file for the output and, for media, its inline data;
 // or the reason it is skipped.
-func (c *readManyCall) readOne(abs, rel string, literal bool) (block string, part *tools.Part, reason string) {
+func (c *readManyCall) readOne(abs, rel string, literal bool) (block string, part *tools.Part, f *workspace.File, reason string) {
 	header := "--- " + rel + " ---\n"
 	_, open := c.ws.Document(abs)
 	if !open {
 		fi, err := c.ws.Stat(abs)
 		switch {
 		case err != nil:
-			return "", nil, fileError(c.ws, abs, err).Message
+			return "", nil, nil, fileError(c.ws, abs, err).Message
 		case !fi.Mode().IsRegular():
 			// A named pipe or a device would block the read, or never end.
-			return "", nil, fmt.Sprintf("not a regular file (%s)", workspace.FileKind(fi.Mode()))
+			return "", nil, nil, fmt.Sprintf("not a regular file (%s)", workspace.FileKind(fi.Mode()))
 		case fi.Size() > maxFileBytes:
-			return "", nil, fmt.Sprintf("%s, over the limit of %s", formatSize(fi.Size()), formatSize(maxFileBytes))
+			return "", nil, nil, fmt.Sprintf("%s, over the limit of %s", formatSize(fi.Size()), formatSize(maxFileBytes))
 		}
 	}
 	if mime := mediaExt(abs); mime != "" && !open {
 		if !literal && !c.explicit(abs) {
-			return "", nil, fmt.Sprintf("%s file not requested explicitly; name it or its extension (e.g. *%s) in include to read it", mediaKind(mime), strings.ToLower(filepath.Ext(abs)))
+			return "", nil, nil, fmt.Sprintf("%s file not requested explicitly; name it or its extension (e.g. *%s) in include to read it", mediaKind(mime), strings.ToLower(filepath.Ext(abs)))
 		}
 		data, err := c.ws.ReadBytes(abs, maxFileBytes)
 		if err != nil {
-			return "", nil, fileError(c.ws, abs, err).Message
+			return "", nil, nil, fileError(c.ws, abs, err).Message
 		}
 		if m := sniffMedia(data); m != "" {
-			return fmt.Sprintf("%s[%s file, %s, %s: attached as inline data]\n", header, mediaKind(m), m, formatSize(int64(len(data)))), &tools.Part{MIMEType: m, Data: data}, ""
+			return fmt.Sprintf("%s[%s file, %s, %s: attached as inline data]\n", header, mediaKind(m), m, formatSize(int64(len(data)))), &tools.Part{MIMEType: m, Data: data}, nil, ""
 		}
 	}
 	f, err := c.ws.ReadText(abs, maxFileBytes)
 	if errors.Is(err, workspace.ErrBinary) {
 		data, rerr := c.ws.ReadBytes(abs, maxFileBytes)
 		if rerr != nil {
-			return "", nil, fileError(c.ws, abs, rerr).Message
+			return "", nil, nil, fileError(c.ws, abs, rerr).Message
 		}
 		if m := sniffMedia(data); m != "" && (literal || c.explicit(abs)) {
-			return fmt.Sprintf("%s[%s file, %s, %s: attached as inline data]\n", header, mediaKind(m), m, formatSize(int64(len(data)))), &tools.Part{MIMEType: m, Data: data}, ""
+			return fmt.Sprintf("%s[%s file, %s, %s: attached as inline data]\n", header, mediaKind(m), m, formatSize(int64(len(data)))), &tools.Part{MIMEType: m, Data: data}, nil, ""
 		}
 		reason, _ := notTextReason(data)
-		return "", nil, strings.TrimPrefix(reason, "it is ")
+		return "", nil, nil, strings.TrimPrefix(reason, "it is ")
 	}
 	if err != nil {
-		return "", nil, fileError(c.ws, abs, err).Message
+		return "", nil, nil, fileError(c.ws, abs, err).Message
 	}
 	text := f.Text
 	total := countLines(text)
@@ -494,7 +495,7 @@ func (c *readManyCall) readOne(abs, rel string, literal bool) (block string, par
 	if cut {
 		note += fmt.Sprintf("[Lines longer than %d characters were shortened; they end with '%s'.]\n", maxLineChars, truncatedMarker)
 	}
-	return header + text + "\n" + note, nil, ""
+	return header + text + "\n" + note, nil, f, ""
 }
 
 // Capabilities implements tools.Invocation: the call runs no command and takes no

@@ -272,9 +272,12 @@ func (c *replaceCall) matchError(rel string, err error, fm *fuzzyMatch) error {
 
 // Confirmation proposes the edit of the file as it is now, and holds Execute to that
 // text.
-func (c *replaceCall) Confirmation(context.Context) (*confirm.Details, error) {
+func (c *replaceCall) Confirmation(ctx context.Context) (*confirm.Details, error) {
 	abs, cur, err := c.read()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	p, err := c.plan(abs, cur)
@@ -297,6 +300,9 @@ func (c *replaceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, 
 		return nil, err
 	}
 	if err := c.basis.check(c.ws, abs, cur); err != nil {
+		return nil, err
+	}
+	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	p, err := c.plan(abs, cur)

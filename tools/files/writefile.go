@@ -127,9 +127,12 @@ func (c *writeFileCall) change(abs string, cur *workspace.File) (change, bool, e
 
 // Confirmation proposes the write over the file as it is now, and holds Execute to
 // that text.
-func (c *writeFileCall) Confirmation(context.Context) (*confirm.Details, error) {
+func (c *writeFileCall) Confirmation(ctx context.Context) (*confirm.Details, error) {
 	abs, cur, err := c.read()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	ch, _, err := c.change(abs, cur)
@@ -152,6 +155,9 @@ func (c *writeFileCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result
 		return nil, err
 	}
 	if err := c.basis.check(c.ws, abs, cur); err != nil {
+		return nil, err
+	}
+	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	ch, modified, err := c.change(abs, cur)
