@@ -22,6 +22,7 @@ func TestUndoTurn(t *testing.T) {
 			root := workspaceDir(t, map[string]string{"notes.txt": "hello\nworld\n"})
 			file, created := filepath.Join(root, "notes.txt"), filepath.Join(root, "new.txt")
 			a := newAgent(t, root, "",
+				clients.Turn{Calls: []clients.ScriptCall{call("read_file", map[string]any{"file_path": file}, "c0")}},
 				clients.Turn{Calls: []clients.ScriptCall{
 					call("replace", map[string]any{"file_path": file, "old_string": "hello", "new_string": "hello there"}, "c1"),
 					call("write_file", map[string]any{"file_path": created, "content": "new\n"}, "c2"),

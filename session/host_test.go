@@ -331,7 +331,12 @@ func (w *heldWriter) Write(ctx context.Context, c workspace.Change) error {
 // shares the workspace's path locks, so the session's call proposes its edit against the
 // text the editor's call wrote instead of writing over it.
 func TestHostSchedulersShareLocks(t *testing.T) {
-	hh := newHostHarness(t, "yolo", clients.Script{}, nil)
+	// The session edits text the editor's call changes under it, which the rule that a
+	// model edits only what it read would refuse; this test is about the locks.
+	off := false
+	hh := newHostHarness(t, "yolo", clients.Script{}, func(o *HostOptions) {
+		o.Toolbox.Overrides.Tools.ReadBeforeEdit = &off
+	})
 	path := filepath.Join(hh.root, "f.txt")
 	if err := os.WriteFile(path, []byte("a\nb\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -420,5 +425,64 @@ func TestStopMaxTokens(t *testing.T) {
 	h := l.Session().History()
 	if len(h) == 0 || len(h[0].Parts) != 2 || h[0].Parts[1].InlineData == nil {
 		t.Errorf("the prompt's content %+v, want its text and the image", h[0])
+	}
+}
+
+// TestHostReadBeforeEdit: a session's model may edit only a file it has read (unless
+// tools.readBeforeEdit is false), while a person's direct call (RunTool) is not held
+// to that.
+func TestHostReadBeforeEdit(t *testing.T) {
+	off, on := false, true
+	cases := []struct {
+		name    string
+		setting *bool
+		direct  bool
+		read    bool
+		want    tools.Status
+	}{
+		{name: "session, unread", want: tools.StatusError},
+		{name: "session, unread, setting true", setting: &on, want: tools.StatusError},
+		{name: "session, read first", read: true, want: tools.StatusSuccess},
+		{name: "session, unread, setting false", setting: &off, want: tools.StatusSuccess},
+		{name: "direct call, unread", direct: true, want: tools.StatusSuccess},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			hh := newHostHarness(t, "yolo", clients.Script{}, func(o *HostOptions) {
+				o.Toolbox.Overrides.Tools.ReadBeforeEdit = tc.setting
+			})
+			path := filepath.Join(hh.root, "a.txt")
+			args, _ := json.Marshal(map[string]string{"file_path": path, "old_string": "a", "new_string": "A"})
+			edit := tools.Request{CallID: "e", Name: "replace", Args: args}
+			var res tools.CallResult
+			if tc.direct {
+				res = hh.host.RunTool(t.Context(), "editor", edit)
+			} else {
+				l, err := hh.host.Open(t.Context(), "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.read {
+					rargs, _ := json.Marshal(map[string]string{"file_path": path})
+					if r := l.Run(t.Context(), []tools.Request{{CallID: "r", Name: "read_file", Args: rargs}})[0]; r.Status != tools.StatusSuccess {
+						t.Fatalf("read_file: %s %+v", r.Status, r.Error)
+					}
+				}
+				res = l.Run(t.Context(), []tools.Request{edit})[0]
+			}
+			if res.Status != tc.want {
+				t.Fatalf("edit: %s %q %+v, want %s", res.Status, res.Output, res.Error, tc.want)
+			}
+			want := "A\n"
+			if tc.want != tools.StatusSuccess {
+				want = "a\n"
+				if !strings.Contains(res.Error.Message, "Read it first") {
+					t.Errorf("refusal %q does not say to read the file first", res.Error.Message)
+				}
+			}
+			if data, _ := os.ReadFile(path); string(data) != want {
+				t.Errorf("a.txt holds %q, want %q", data, want)
+			}
+		})
 	}
 }

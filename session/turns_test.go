@@ -17,6 +17,9 @@ import (
 func editScript() clients.Script {
 	return clients.Script{Turns: []clients.Turn{
 		{Calls: []clients.ScriptCall{
+			{ID: "read", Name: "read_file", Args: json.RawMessage(`{"file_path": "ROOT/a.txt"}`)},
+		}},
+		{Calls: []clients.ScriptCall{
 			{ID: "r", Name: "replace", Args: json.RawMessage(`{"file_path": "ROOT/a.txt", "old_string": "a", "new_string": "A"}`)},
 			{ID: "w", Name: "write_file", Args: json.RawMessage(`{"file_path": "ROOT/new.txt", "content": "new\n"}`)},
 		}},

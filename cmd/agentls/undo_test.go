@@ -22,6 +22,7 @@ func TestUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{{Name: "read_file", Args: json.RawMessage(`{"file_path": "hello.txt"}`)}}},
 		{Calls: []clients.ScriptCall{
 			{Name: "write_file", Args: json.RawMessage(`{"file_path": "hello.txt", "content": "rewritten\n"}`)},
 			{Name: "write_file", Args: json.RawMessage(`{"file_path": "created.txt", "content": "new\n"}`)},

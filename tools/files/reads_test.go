@@ -38,8 +38,8 @@ func TestReadBeforeEdit(t *testing.T) {
 		{name: "another file read", before: readWith(`{"file_path": "g.txt"}`, NewReadFile),
 			wantErr: []string{"f.txt has not been read"}},
 		{
-			name:   "changed on disk since",
-			before: then(readWith(`{"file_path": "f.txt"}`, NewReadFile), changeDisk("head\ntarget\ntail\nmore\n")),
+			name:    "changed on disk since",
+			before:  then(readWith(`{"file_path": "f.txt"}`, NewReadFile), changeDisk("head\ntarget\ntail\nmore\n")),
 			wantErr: []string{"Read it first", "f.txt changed on disk since this session read it"},
 		},
 		{
@@ -51,7 +51,7 @@ func TestReadBeforeEdit(t *testing.T) {
 			wantErr: []string{"Read it first", "f.txt changed in the editor since this session read it", "version 1 → 2"},
 		},
 		{
-			name: "touched on disk, same text",
+			name:   "touched on disk, same text",
 			before: then(readWith(`{"file_path": "f.txt"}`, NewReadFile), changeDisk(text)),
 		},
 		{
