@@ -300,7 +300,8 @@ and arrive in one read."
 
 (defun agentls-test--edit-script (path)
   "A script whose model replaces beta with BETA in PATH, then answers."
-  `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
+  `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+            (:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
             (:text "Replaced beta.")]))
 
 (ert-deftest agentls-test-edit-accept-undo ()
@@ -516,6 +517,7 @@ and arrive in one read."
            (root (agentls-test--workspace `(("ten.txt" . ,original))))
            (path (expand-file-name "ten.txt" root))
            (turns (vconcat
+                   (list `(:calls [(:name "read_file" :args (:file_path ,path))]))
                    (cl-loop for i from 1 to 10
                             collect `(:calls [(:name "replace"
                                                      :args (:file_path ,path
@@ -584,6 +586,7 @@ lands within a second."
            (root (agentls-test--workspace `(("ten.txt" . ,original))))
            (path (expand-file-name "ten.txt" root))
            (turns (vconcat
+                   (list `(:calls [(:name "read_file" :args (:file_path ,path))]))
                    (cl-loop for i from 1 to 10
                             collect `(:calls [(:name "replace"
                                                      :args (:file_path ,path
@@ -628,7 +631,8 @@ lands within a second."
     (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\n"))))
            (path (expand-file-name "greek.txt" root))
            (url (agentls-test--fake-gemini
-                 `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "omega" :new_string "OMEGA"))])
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+            (:calls [(:name "replace" :args (:file_path ,path :old_string "omega" :new_string "OMEGA"))])
                            (:text "It is not there.")])))
            (buf (agentls-test--start root "greek.txt" url (list :approvalMode "auto_edit"))))
       (with-current-buffer buf (agentls "capitalize omega"))
@@ -785,7 +789,8 @@ REPORT-FN gets it."
            (root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
            (path (expand-file-name "greek.txt" root))
            (url (agentls-test--fake-gemini
-                 `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+            (:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
                            (:calls [(:name "run_shell_command" :args (:command "cat greek.txt"))])
                            (:text "Done.")])))
            (buf (agentls-test--start root "greek.txt" url))
@@ -814,7 +819,8 @@ REPORT-FN gets it."
     (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
            (path (expand-file-name "greek.txt" root))
            (url (agentls-test--fake-gemini
-                 `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+            (:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
                            (:calls [(:name "replace" :args (:file_path ,path :old_string "gamma" :new_string "GAMMA"))])
                            (:text "Both done.")])))
            (buf (agentls-test--start root "greek.txt" url))
@@ -866,7 +872,8 @@ REPORT-FN gets it."
     (let* ((root (agentls-test--workspace '(("u.txt" . "héllo 😀 wörld\n日本語 second line\n"))))
            (path (expand-file-name "u.txt" root))
            (url (agentls-test--fake-gemini
-                 `(:turns [(:calls [(:name "replace" :args (:file_path ,path :old_string "wörld 🎉" :new_string "WÖRLD 🎊"))])
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+            (:calls [(:name "replace" :args (:file_path ,path :old_string "wörld 🎉" :new_string "WÖRLD 🎊"))])
                            (:text "Done.")])))
            (buf (agentls-test--start root "u.txt" url (list :approvalMode "auto_edit"))))
       ;; The user types before asking: unsaved text the server must see.

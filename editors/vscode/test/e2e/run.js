@@ -108,7 +108,9 @@ function editSetup(answer) {
     files: { 'greet.txt': greet },
     script: {
       turns: [
-        { text: 'I will change the greeting.', calls: [{ name: 'replace', args: { file_path: path.join(ws, 'greet.txt'), old_string: 'hello', new_string: 'hello there' }, id: 'e1' }] },
+        // The model reads the file first: agentls refuses a model's edit of a file it has not read.
+        { text: 'I will change the greeting.', calls: [{ name: 'read_file', args: { file_path: path.join(ws, 'greet.txt') }, id: 'r1' }] },
+        { calls: [{ name: 'replace', args: { file_path: path.join(ws, 'greet.txt'), old_string: 'hello', new_string: 'hello there' }, id: 'e1' }] },
         { text: answer },
       ],
     },
@@ -145,6 +147,8 @@ async function askForEdit(v) {
 function editThenAutoEdit(ws) {
   const s = editSetup('The greeting is friendlier now.')(ws);
   s.script.turns.push(
+    // The user undid the first edit in the editor since: the model reads the file again.
+    { calls: [{ name: 'read_file', args: { file_path: path.join(ws, 'greet.txt') }, id: 'r2' }] },
     { calls: [{ name: 'replace', args: { file_path: path.join(ws, 'greet.txt'), old_string: 'world', new_string: 'world!' }, id: 'e2' }] },
     { text: 'Applied without asking.' },
   );
@@ -161,7 +165,7 @@ scenario('edit_accept_undo_then_auto_edit', editThenAutoEdit, async (v) => {
   assert.equal(v.read('greet.txt'), 'hello there\nworld\n', 'saved after acceptance');
   await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
   await waitFor('the answer', () => f.evaluate(() => /friendlier now/.test(document.body.textContent)));
-  await waitFor('the tool card to be done', () => f.evaluate(() => document.querySelector('.item.tool')?.dataset.status === 'completed'));
+  await waitFor('the edit tool card to be done', () => f.evaluate(() => document.querySelector('.item.tool[data-id$="e1"]')?.dataset.status === 'completed'));
   await waitFor('the diagnostic to clear', () => !v.probe().diagnostics.some((d) => d.source === 'agentls'));
   // One Ctrl+Z in the editor reverts the whole edit.
   await v.palette('View: Focus Active Editor Group');
@@ -210,13 +214,13 @@ scenario('edit_reject_by_closing_then_new_file', rejectThenNewFile, async (v) =>
   await v.palette('View: Close Editor');
   await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
   await waitFor('the model to be told and answer', () => f.evaluate(() => /left the file as it was/.test(document.body.textContent)));
-  const status = await f.evaluate(() => document.querySelector('.item.tool')?.dataset.status);
+  const status = await f.evaluate(() => document.querySelector('.item.tool[data-id$="e1"]')?.dataset.status);
   assert.ok(status === 'cancelled' || status === 'failed', `the refused call ends refused, not ${status}`);
   const d = v.doc('greet.txt');
   assert.equal(d.text, greet, 'the buffer did not change');
   assert.equal(d.dirty, false);
   assert.equal(v.read('greet.txt'), greet, 'the file did not change');
-  assert.equal(v.fake.turns(), 2);
+  assert.equal(v.fake.turns(), 3);
 
   // A new file: its diff says so, and the tool card's Accept button answers it.
   await v.ask('create new.txt');
