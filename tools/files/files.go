@@ -1,5 +1,5 @@
 // Package files holds agentls's built-in file tools — read_file, read_many_files,
-// list_directory, write_file and replace — with the names, parameters and descriptions
+// list_directory, write_file and replace — and notebook_edit, with the names, parameters and descriptions
 // Gemini CLI 0.61 declares, so that prompts written for it work unchanged.
 //
 // Every path goes through workspace.Resolve, every read through the workspace (so the
@@ -41,6 +41,7 @@ func Tools(ws *workspace.Workspace) []tools.Tool {
 		NewListDirectory(ws),
 		NewWriteFile(ws),
 		NewReplace(ws),
+		NewNotebookEdit(ws),
 	}
 }
 

@@ -24,6 +24,7 @@ func TestToolsInfo(t *testing.T) {
 		{"list_directory", "ReadFolder", tools.KindRead, true, []string{"dir_path"}},
 		{"write_file", "WriteFile", tools.KindEdit, false, []string{"file_path", "content"}},
 		{"replace", "Edit", tools.KindEdit, false, []string{"file_path", "old_string", "new_string"}},
+		{"notebook_edit", "NotebookEdit", tools.KindEdit, false, []string{"notebook_path"}},
 	}
 	got := Tools(ws)
 	if len(got) != len(want) {

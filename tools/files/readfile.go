@@ -135,11 +135,38 @@ func (c *readFileCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result,
 	if err != nil {
 		return nil, fileError(c.ws, abs, err)
 	}
-	res, err := c.textResult(rel, f.Text)
+	var res *tools.Result
+	if isNotebook(abs) && c.start == 0 && c.end == 0 {
+		var nbErr error
+		if res, nbErr = notebookResult(rel, f.Text); nbErr != nil {
+			// Not a notebook after all: its text, and why.
+			res, err = c.textResult(rel, f.Text)
+			if err == nil {
+				res.Output = fmt.Sprintf("Note: %s cannot be shown as notebook cells: %v; its text follows, and notebook_edit cannot change it until it is fixed.\n\n", rel, nbErr) + res.Output
+			}
+		}
+	} else {
+		res, err = c.textResult(rel, f.Text)
+	}
 	if err == nil {
 		noteRead(ctx, f)
 	}
 	return res, err
+}
+
+// notebookResult renders the Jupyter notebook text as cells with their outputs, or
+// says why it cannot.
+func notebookResult(rel, text string) (*tools.Result, error) {
+	nb, err := parseNotebook(text)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	nb.render(&b, rel)
+	return &tools.Result{
+		Summary: fmt.Sprintf("Read notebook %s (%d %s)", rel, len(nb.cells), plural(len(nb.cells), "cell", "cells")),
+		Output:  b.String(),
+	}, nil
 }
 
 func mediaResult(rel, mime string, data []byte) *tools.Result {
