@@ -347,3 +347,45 @@ func TestWorkspaceFilesCannotBeChanged(t *testing.T) {
 		t.Errorf("after a caller changed its copy, WorkspaceFiles() = %q, want %q", got, want)
 	}
 }
+
+// TestReadBeforeEdit: tools.readBeforeEdit is on unless set to false; a workspace's
+// file may turn it on, but off only when the folder is trusted (off lets the model
+// overwrite text it never saw), and an ignored "false" is reported.
+func TestReadBeforeEdit(t *testing.T) {
+	tests := []struct {
+		name     string
+		user, ws string
+		trusted  bool
+		want     bool
+		ignored  bool
+	}{
+		{"unset", `{}`, "", false, true, false},
+		{"user off", `{"tools": {"readBeforeEdit": false}}`, "", false, false, false},
+		{"untrusted workspace off", `{}`, `{"tools": {"readBeforeEdit": false}}`, false, true, true},
+		{"trusted workspace off", `{}`, `{"tools": {"readBeforeEdit": false}}`, true, false, false},
+		{"untrusted workspace on over user off", `{"tools": {"readBeforeEdit": false}}`, `{"tools": {"readBeforeEdit": true}}`, false, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, root := t.TempDir(), t.TempDir()
+			write(t, filepath.Join(cfg, "settings.json"), tt.user)
+			if tt.ws != "" {
+				write(t, filepath.Join(root, ".gemini", "settings.json"), tt.ws)
+			}
+			l, err := LoadWith(cfg, root, Options{Trusted: tt.trusted, GeminiDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := l.Settings.ReadBeforeEdit(); got != tt.want {
+				t.Errorf("ReadBeforeEdit() = %v, want %v", got, tt.want)
+			}
+			var reported bool
+			for _, why := range l.Ignored {
+				reported = reported || strings.Contains(why, "tools.readBeforeEdit false ignored")
+			}
+			if reported != tt.ignored {
+				t.Errorf("Ignored = %q; reported %v, want %v", l.Ignored, reported, tt.ignored)
+			}
+		})
+	}
+}
