@@ -17,7 +17,6 @@ import (
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
-	"github.com/agentls/agentls/tools/files"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/todos"
 )
@@ -189,7 +188,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	}
 	// google_web_search answers through the model's grounding, where it has one.
 	h.tb.SetSearcher(Searcher(client))
-	l := &Live{h: h, used: h.useSeq.Add(1), reads: files.NewReads()}
+	l := &Live{h: h, used: h.useSeq.Add(1), state: toolbox.NewSessionState()}
 	l.todos = todos.NewList(func(items []todos.Item) {
 		l.emit(Update{Kind: UpdatePlan, Plan: planOf(items)})
 	})
@@ -405,9 +404,9 @@ type Live struct {
 	model string
 	// todos is the session's plan, which its write_todos calls write.
 	todos *todos.List
-	// reads is what the session's model has read of the files, which its edits are
-	// held to (tools.readBeforeEdit).
-	reads *files.Reads
+	// state is what the tools keep for the session: what its model read, which its
+	// edits are held to, and its persistent shell.
+	state *toolbox.SessionState
 	// mode is the session's approval mode; nil or empty means the workspace's.
 	mode atomic.Pointer[confirm.Mode]
 
@@ -517,10 +516,7 @@ func (l *Live) emit(u Update) {
 // context: cancelling one of its calls (Host.CancelCall) cancels the batch.
 func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
 	sched := l.scheduler()
-	ctx = toolbox.WithTodos(ctx, l.todos)
-	if l.h.tb.Config().Settings.ReadBeforeEdit() {
-		ctx = files.WithReads(ctx, l.reads)
-	}
+	ctx = l.h.tb.Config().WithSession(toolbox.WithTodos(ctx, l.todos), l.state)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wire := make([]tools.Request, len(reqs))

@@ -59,8 +59,9 @@ func (j *job) status() string {
 	return "exited " + strconv.Itoa(j.state.ExitCode())
 }
 
-// startJob starts line in dir in the background, its output going to a file.
-func (s *Shell) startJob(line, dir string) (*tools.Result, error) {
+// startJob starts line in dir in the background, its output going to a file; env, when
+// not nil, replaces the environment agentls gives commands.
+func (s *Shell) startJob(line, dir string, env []string) (*tools.Result, error) {
 	if err := os.MkdirAll(s.outputDir, 0o700); err != nil {
 		return nil, tools.FileError(fmt.Errorf("creating the output directory: %w", err))
 	}
@@ -68,7 +69,7 @@ func (s *Shell) startJob(line, dir string) (*tools.Result, error) {
 	if err != nil {
 		return nil, tools.FileError(fmt.Errorf("creating the output file: %w", err))
 	}
-	cmd := s.command(line, dir)
+	cmd := s.command(line, dir, env)
 	cmd.Stdout, cmd.Stderr = f, f
 
 	// Starting under the lock means Close either sees the job or refuses it.

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -78,7 +80,7 @@ func (t runTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runInvocation{s: t.s, args: a, dir: dir}, nil
+	return &runInvocation{s: t.s, args: a, dir: dir, explicitDir: a.DirPath != ""}, nil
 }
 
 // dir resolves the dir_path of a call: inside the workspace, an existing directory.
@@ -117,6 +119,24 @@ type runInvocation struct {
 	s    *Shell
 	args runArgs
 	dir  string
+	// explicitDir is set when dir_path named the directory; otherwise a persistent
+	// shell's command runs where the session's last command left it.
+	explicitDir bool
+
+	mu sync.Mutex
+	// asked is the persistent shell's state the Confirmation showed; Execute runs the
+	// command only in that state.
+	asked *shellState
+}
+
+// where returns the persistent shell's state a command of p runs in, with its
+// directory as dir_path, when given, says.
+func (inv *runInvocation) where(p *Session) shellState {
+	st := p.state(inv.s)
+	if inv.explicitDir {
+		st.dir = inv.dir
+	}
+	return st
 }
 
 func (inv *runInvocation) Describe() string {
@@ -139,27 +159,48 @@ func (inv *runInvocation) Locations() []tools.Location { return nil }
 // Confirmation always asks: whether the question is put is the policy's decision, made
 // from the commands the line runs. A line that cannot be parsed cannot be judged, so it
 // is refused rather than passed on with commands nobody has looked at.
+//
+// In a persistent shell the command is analysed in the directory the session's last
+// command left, and the variables carried from earlier commands are shown in front of
+// it as the statements that set them, so that they are judged as part of the line.
 func (inv *runInvocation) Confirmation(ctx context.Context) (*confirm.Details, error) {
-	a, err := confirm.Analyze(inv.args.Command, inv.dir, inv.s.ws.Roots())
+	line, dir := inv.args.Command, inv.dir
+	if p := sessionFrom(ctx); p != nil {
+		st := inv.where(p)
+		inv.mu.Lock()
+		inv.asked = &st
+		inv.mu.Unlock()
+		line, dir = st.prefix()+line, st.dir
+	}
+	a, err := confirm.Analyze(line, dir, inv.s.ws.Roots())
 	if err != nil {
 		return nil, &tools.Error{Type: tools.ErrInvalidParams, Message: err.Error(), Err: err}
 	}
 	return &confirm.Details{
 		Type:         confirm.TypeExecute,
 		Title:        "Confirm Shell Command",
-		Command:      inv.args.Command,
+		Command:      line,
 		RootCommands: a.Roots,
-		Directory:    inv.dir,
+		Directory:    dir,
 	}, nil
 }
 
 func (inv *runInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Result, error) {
-	if inv.args.IsBackground {
-		return inv.s.startJob(inv.args.Command, inv.dir)
+	if p := sessionFrom(ctx); p != nil {
+		return inv.executePersistent(ctx, p, out)
 	}
+	if inv.args.IsBackground {
+		return inv.s.startJob(inv.args.Command, inv.dir, nil)
+	}
+	return inv.executeIn(ctx, inv.dir, nil, out)
+}
+
+// executeIn runs the command in the foreground in dir; p, when not nil, is how a
+// persistent shell runs it.
+func (inv *runInvocation) executeIn(ctx context.Context, dir string, p *persistRun, out io.Writer) (*tools.Result, error) {
 	// The note says what the command saw, so it is taken before the command runs.
 	note := inv.s.unsavedNote()
-	res, err := inv.s.run(ctx, inv.args.Command, inv.dir, out)
+	res, err := inv.s.run(ctx, inv.args.Command, dir, out, p)
 	switch {
 	case note == "" || ctx.Err() != nil:
 	case err != nil:
@@ -169,6 +210,70 @@ func (inv *runInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Re
 		res.Output = strings.TrimRight(res.Output, "\n") + "\n\n" + note
 	}
 	return res, err
+}
+
+// executePersistent runs the command in the session's persistent shell p: where the
+// last command left it, with the variables earlier commands exported, and records what
+// this one leaves. Only the state the Confirmation showed is run in.
+func (inv *runInvocation) executePersistent(ctx context.Context, p *Session, out io.Writer) (*tools.Result, error) {
+	p.run.Lock()
+	defer p.run.Unlock()
+	st := inv.where(p)
+	inv.mu.Lock()
+	asked := inv.asked
+	inv.mu.Unlock()
+	if asked != nil && !asked.equal(st) {
+		return nil, tools.Errorf(tools.ErrStaleContent,
+			"The session's shell changed since this command was proposed (an earlier command moved it to %s or changed its variables), so it was not run: "+
+				"the command was approved to run as `%s` in %s. Run it again if it is still wanted.",
+			inv.s.displayDir(st.dir), asked.prefix()+inv.args.Command, inv.s.displayDir(asked.dir))
+	}
+	note := p.takeNote()
+	base := inv.s.environ()
+	env := st.env(base)
+	if inv.args.IsBackground {
+		res, err := inv.s.startJob(inv.args.Command, st.dir, env)
+		return withNote(res, err, note)
+	}
+	f, err := os.CreateTemp("", "agentls-shell-state-*")
+	if err != nil {
+		return nil, tools.Errorf(tools.ErrShellExecute, "creating the persistent shell's state file: %w", err)
+	}
+	file := f.Name()
+	f.Close()
+	defer os.Remove(file)
+	res, err := inv.executeIn(ctx, st.dir, &persistRun{env: env, trap: stateTrap(file)}, out)
+	switch te := tools.AsError(err, ""); {
+	case err == nil:
+		note = joinNotes(note, p.capture(inv.s, file, base, st.dir))
+	case te.Type == tools.ErrCancelled:
+		p.restart("its last command was cancelled")
+	case te.Type == tools.ErrTimeout:
+		p.restart("its last command printed nothing for " + inv.s.noOutput.String() + " and was stopped")
+	default:
+		note = joinNotes(note, p.capture(inv.s, file, base, st.dir))
+	}
+	return withNote(res, err, note)
+}
+
+// withNote adds note, agentls's own words rather than the command's, after a result.
+func withNote(res *tools.Result, err error, note string) (*tools.Result, error) {
+	switch {
+	case note == "":
+	case res != nil:
+		res.Output = strings.TrimRight(res.Output, "\n") + "\n\nNote: " + note
+	case err != nil:
+		te := tools.AsError(err, tools.ErrShellExecute)
+		err = &tools.Error{Type: te.Type, Message: te.Message + "\n\nNote: " + note, Err: te.Err}
+	}
+	return res, err
+}
+
+// persistRun is how a persistent shell runs a command: with its environment, and with
+// a trap that reports the state the command leaves.
+type persistRun struct {
+	env  []string
+	trap string
 }
 
 // maxUnsavedListed bounds the files the unsaved-files note names.
@@ -204,12 +309,16 @@ func errClosed() error {
 
 // command returns an unstarted command running line in dir, in a process group of its
 // own.
-func (s *Shell) command(line, dir string) *exec.Cmd {
+// env, when not nil, replaces the environment agentls gives commands.
+func (s *Shell) command(line, dir string, env []string) *exec.Cmd {
 	cmd := exec.Command(s.shell, "-c", line)
 	cmd.Dir = dir
+	if env == nil {
+		env = s.environ()
+	}
 	// PWD keeps the directory as named, so that pwd in a symlinked directory shows the
 	// link rather than where it points.
-	cmd.Env = append(s.environ(), "PWD="+dir)
+	cmd.Env = append(slices.Clone(env), "PWD="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Stdin stays nil: the command reads /dev/null.
 	return cmd
@@ -225,7 +334,8 @@ const (
 )
 
 // run runs line in dir in the foreground, streaming its output to out.
-func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer) (*tools.Result, error) {
+// p, when not nil, runs it as a persistent shell's command.
+func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer, pers *persistRun) (*tools.Result, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -240,7 +350,12 @@ func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer) (*tool
 		return nil, tools.Errorf(tools.ErrShellExecute, "creating the output pipe: %w", err)
 	}
 	growPipe(pr)
-	cmd := s.command(line, dir)
+	var cmd *exec.Cmd
+	if pers != nil {
+		cmd = s.command(pers.trap+line, dir, pers.env)
+	} else {
+		cmd = s.command(line, dir, nil)
+	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	err = cmd.Start()
 	pw.Close() // the command has its own copy; ours would keep the pipe from ending
