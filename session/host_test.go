@@ -486,3 +486,57 @@ func TestHostReadBeforeEdit(t *testing.T) {
 		})
 	}
 }
+
+// TestHostPersistentShell: with tools.shell.persistent a session's commands share the
+// working directory; without it, or in another session, or for a person's direct
+// calls, each command starts in the root.
+func TestHostPersistentShell(t *testing.T) {
+	on := true
+	cases := []struct {
+		name       string
+		persistent *bool
+		want       string // where pwd runs after "cd sub" in the same session
+	}{
+		{"off by default", nil, "ROOT"},
+		{"on", &on, "ROOT/sub"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			hh := newHostHarness(t, "yolo", clients.Script{}, func(o *HostOptions) {
+				o.Toolbox.Overrides.Tools.Shell.Persistent = tc.persistent
+			})
+			if err := os.Mkdir(filepath.Join(hh.root, "sub"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			shell := func(id, command string) tools.Request {
+				args, _ := json.Marshal(map[string]string{"command": command})
+				return tools.Request{CallID: id, Name: "run_shell_command", Args: args}
+			}
+			output := func(r tools.CallResult) string {
+				t.Helper()
+				if r.Status != tools.StatusSuccess {
+					t.Fatalf("%s: %s %+v", r.CallID, r.Status, r.Error)
+				}
+				return r.Display
+			}
+			l, err := hh.host.Open(t.Context(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := hh.host.Open(t.Context(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			output(l.Run(t.Context(), []tools.Request{shell("c", "cd sub")})[0])
+			if got, want := output(l.Run(t.Context(), []tools.Request{shell("p", "pwd")})[0]), strings.ReplaceAll(tc.want, "ROOT", hh.root); got != want {
+				t.Errorf("pwd in the same session: %q, want %q", got, want)
+			}
+			if got := output(other.Run(t.Context(), []tools.Request{shell("p", "pwd")})[0]); got != hh.root {
+				t.Errorf("pwd in another session: %q, want the root", got)
+			}
+			if got := output(hh.host.RunTool(t.Context(), "editor", shell("e", "pwd"))); got != hh.root {
+				t.Errorf("pwd of a direct call: %q, want the root", got)
+			}
+		})
+	}
+}
