@@ -581,6 +581,11 @@ func (s *Scheduler) validator(info Info) (*Validator, error) {
 // has ended.
 func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 	s.emit(c, Event{Status: StatusAwaitingApproval, Details: c.details})
+	if s.asker == nil && c.details.Type == confirm.TypeAsk {
+		s.finishError(c, Errorf(ErrPolicyViolation,
+			"%s puts questions to the user, but nobody can be asked in this session; decide without asking, and say what you assumed.", c.info.Name))
+		return false
+	}
 	if s.asker == nil {
 		s.finishError(c, Errorf(ErrPolicyViolation,
 			"%s needs approval, but nobody can be asked in this session, so it was not run. "+
@@ -606,9 +611,16 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 	case ctx.Err() != nil:
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled while waiting for approval.", Err: ctx.Err()})
 		return false
+	case err != nil && c.details.Type == confirm.TypeAsk:
+		s.finishError(c, &Error{Type: ErrCancelled, Err: err,
+			Message: fmt.Sprintf("The questions could not be put to the user (%v); decide without asking, and say what you assumed.", err)})
+		return false
 	case err != nil:
 		s.finishError(c, &Error{Type: ErrCancelled, Err: err,
 			Message: fmt.Sprintf("The user did not approve the call (asking failed: %v), so it was not run.", err)})
+		return false
+	case ans.Outcome == confirm.Cancel && c.details.Type == confirm.TypeAsk:
+		s.finishError(c, &Error{Type: ErrCancelled, Message: "The user dismissed the questions without answering."})
 		return false
 	case ans.Outcome == confirm.Cancel:
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The user declined to run this call."})
@@ -621,6 +633,9 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 		return s.modify(c, ans.Content)
 	case ans.Outcome != confirm.ProceedOnce && s.policy != nil:
 		s.policy.Remember(c.pcall, ans.Outcome)
+	}
+	if answered := c.caps.Answered; answered != nil {
+		return s.guard(c, "Answered", func() { answered(ans) })
 	}
 	return true
 }
