@@ -77,4 +77,3 @@ func TestPromptPlanModeSwitch(t *testing.T) {
 		})
 	}
 }
-
