@@ -586,6 +586,13 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 			"%s puts questions to the user, but nobody can be asked in this session; decide without asking, and say what you assumed.", c.info.Name))
 		return false
 	}
+	if s.asker == nil && c.details.NoAlways {
+		// No approval mode lets it run: only a rule, or a person, does.
+		s.finishError(c, Errorf(ErrPolicyViolation,
+			"%s needs the user's answer every time, but nobody can be asked in this session, so it was not run. "+
+				"To let it run without asking, add a policy rule {\"toolName\": %q, \"decision\": \"allow\"} to the settings.", c.info.Name, c.info.Name))
+		return false
+	}
 	if s.asker == nil {
 		s.finishError(c, Errorf(ErrPolicyViolation,
 			"%s needs approval, but nobody can be asked in this session, so it was not run. "+
