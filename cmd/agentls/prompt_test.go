@@ -220,7 +220,7 @@ func TestPromptNobodyToAsk(t *testing.T) {
 	for sc.Scan() {
 		var ev struct {
 			Type, Name, Text, Mode string
-			Result             *tools.CallResult
+			Result                 *tools.CallResult
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
