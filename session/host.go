@@ -17,6 +17,7 @@ import (
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/interact"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/todos"
 )
@@ -516,7 +517,7 @@ func (l *Live) emit(u Update) {
 // context: cancelling one of its calls (Host.CancelCall) cancels the batch.
 func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
 	sched := l.scheduler()
-	ctx = l.h.tb.Config().WithSession(toolbox.WithTodos(ctx, l.todos), l.state)
+	ctx = l.h.tb.Config().WithSession(interact.WithSession(toolbox.WithTodos(ctx, l.todos), callSession{l}), l.state)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wire := make([]tools.Request, len(reqs))
