@@ -200,38 +200,64 @@ func TestNoUpdatesForPlainClients(t *testing.T) {
 	}
 }
 
-// TestUnsavedFilesNote: for a client that does not save what the agent edits, a shell
-// command's result names the edited files still unsaved in the editor.
+// TestUnsavedFilesNote: a shell command never runs silently on files older than the
+// agent's own edits, for every kind of client. A plain client (Helix, bare eglot),
+// which no request can ask to save, gets an edit of a buffer without other unsaved
+// changes written to disk by the server too, so the command sees it; a buffer holding
+// the user's own unsaved change is not written, and the command's result names it. A
+// rich client saves after applying; where it did not (saving off, or failed), the
+// result names the file.
 func TestUnsavedFilesNote(t *testing.T) {
-	notSaving := withCaps(capsEditor, "experimental", map[string]any{"agentls": map[string]any{"confirm": true, "updates": true, "savesEdits": false}})
 	for _, tt := range []struct {
 		name string
 		caps map[string]any
+		// open is the buffer's text before the edit ("" leaves a.txt unopened); the
+		// disk holds "old\n".
+		open string
+		// save has the editor save a.txt after the edit, as a rich client does.
+		save bool
+		// seen is what `cat a.txt` prints; note whether the result names a.txt.
+		seen string
 		note bool
 	}{
-		{"plain", capsEditor, true},
-		{"rich", capsRich, false},
-		{"rich, not saving", notSaving, true},
+		{name: "plain, clean buffer", caps: capsEditor, open: "old\n", seen: "new\n"},
+		{name: "plain, file not open", caps: capsEditor, seen: "new\n"},
+		{name: "plain, buffer with the user's unsaved change", caps: capsEditor, open: "old\nmine\n", seen: "old\n", note: true},
+		{name: "plain, no documentChanges", caps: withCaps(capsEditor, "workspace", map[string]any{"applyEdit": true}), open: "old\n", seen: "new\n"},
+		{name: "rich, saved", caps: capsRich, open: "old\n", save: true, seen: "new\n"},
+		{name: "rich, not saved", caps: capsRich, open: "old\n", seen: "old\n", note: true},
 	} {
-		caps, rich := tt.caps, !tt.note
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := testContext(t)
 			root := workspaceDir(t, map[string]string{"a.txt": "old\n", "b.txt": "b\n"})
-			c := session(t, root, caps, map[string]any{"approvalMode": "yolo"})
+			c := session(t, root, tt.caps, map[string]any{"approvalMode": "yolo"})
 			uri := lsptest.FileURI(filepath.Join(root, "a.txt"))
-			if err := c.Editor().Open(uri, "old\n"); err != nil {
-				t.Fatal(err)
+			if tt.open != "" {
+				if err := c.Editor().Open(uri, tt.open); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if res := runTool(ctx, t, c, "replace", replaceArgs("a.txt", "old", "new")); res.Status != tools.StatusSuccess {
 				t.Fatal(res)
 			}
-			res := runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "cat a.txt"})
-			hasNote := strings.Contains(res.Output, "a.txt are not saved") || strings.Contains(res.Output, "not saved in the editor")
-			if !strings.Contains(res.Output, "old") || hasNote == rich {
-				t.Errorf("result %q: the note must be there exactly for a plain client", res.Output)
+			if len(c.Editor().Applied()) != 1 {
+				t.Fatalf("the editor applied %d edits, want the edit through it", len(c.Editor().Applied()))
 			}
-			if !rich && !strings.Contains(res.Output, "a.txt") {
-				t.Errorf("the note does not name a.txt: %q", res.Output)
+			if doc, ok := c.Editor().Doc(uri); tt.open != "" && (!ok || !strings.HasPrefix(doc.Text, "new\n")) {
+				t.Fatalf("the editor's buffer is %+v, want the edit applied to it", doc)
+			}
+			if tt.save {
+				if err := c.Editor().Save(uri); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "cat a.txt"})
+			noted := strings.Contains(res.Output, "a.txt are not saved in the editor")
+			if commandOutput(res.Output) != strings.TrimSpace(tt.seen) || noted != tt.note {
+				t.Errorf("result %q: want the command to see %q, and a note naming a.txt: %v", res.Output, tt.seen, tt.note)
+			}
+			if !tt.note {
+				return
 			}
 			// Once the editor saved the file, there is nothing to say.
 			if err := c.Editor().Save(uri); err != nil {
@@ -243,6 +269,27 @@ func TestUnsavedFilesNote(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPlainClientNewFile: a file the agent creates through a plain client's editor is
+// on disk for the next command.
+func TestPlainClientNewFile(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, nil)
+	c := session(t, root, capsEditor, map[string]any{"approvalMode": "yolo"})
+	if res := runTool(ctx, t, c, "write_file", map[string]any{"file_path": "c.txt", "content": "created\n"}); res.Status != tools.StatusSuccess {
+		t.Fatal(res)
+	}
+	if res := runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "cat c.txt"}); commandOutput(res.Output) != "created" {
+		t.Errorf("the command saw %q, want the created file", res.Output)
+	}
+}
+
+// commandOutput is the output a run_shell_command result reports, trimmed.
+func commandOutput(result string) string {
+	_, out, _ := strings.Cut(result, "\nOutput: ")
+	out, _, _ = strings.Cut(out, "\nError: ")
+	return strings.TrimSpace(out)
 }
 
 // TestToolCallSummary: the last tool_call_update of a call carries its one-line

@@ -31,6 +31,15 @@ import (
 //     operation.
 //   - Everything else is written to disk, atomically.
 //
+// A client that knows nothing of agentls (Helix, bare eglot, kak-lsp) applies an edit
+// to its buffer and leaves it unsaved, and no LSP request can ask it to save. So that
+// the agent's next shell command (a `go test`) runs on the edited file, the server then
+// writes the approved text to disk itself, where the buffer held no other unsaved
+// change: the buffer and the file then hold the same text, and saving it later changes
+// nothing. A buffer with changes of the user's own is not written behind the user's
+// back; the shell's result names it instead (workspace.Unsaved). Rich clients save
+// after applying (or do not, by the user's choice): the server writes nothing for them.
+//
 // applied:false (a stale version, a refusal) fails the tool call with stale_content or
 // file_write_failure and the editor's reason, and nothing is written. applied:true is
 // taken only as "applied", never as consent: consent was given before the call ran.
@@ -92,6 +101,7 @@ func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docSt
 		v := st.version
 		version = &v
 	}
+	behind := w.cleanOnDisk(caps, c.Path, cur.Text, cur.Format)
 	edit := protocol.WorkspaceEdit{}
 	if caps.DocumentChanges() {
 		edit = w.textDocumentEdit(caps, st.uri, version, edits, c.Label)
@@ -107,6 +117,7 @@ func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docSt
 	if !st.held {
 		s.docs.applied(c.Path, st.version)
 	}
+	w.saveBehind(ctx, behind, c.New)
 	return nil
 }
 
@@ -124,10 +135,12 @@ func (w *editWriter) writeUnopened(ctx context.Context, c workspace.Change) erro
 		return nil
 	}
 	u := string(uri.File(c.Path))
+	behind := w.cleanOnDisk(caps, c.Path, c.Old.Text, c.Old.Format)
 	if err := w.apply(ctx, c, w.textDocumentEdit(caps, u, nil, edits, c.Label), nil); err != nil {
 		return err
 	}
 	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, withFormat(c.New, c.Old.Format)) })
+	w.saveBehind(ctx, behind, c.New)
 	return nil
 }
 
@@ -174,10 +187,16 @@ func (w *editWriter) applyAll(ctx context.Context, cs []workspace.Change) error 
 	caps, enc, tb := w.s.state()
 	var edit protocol.WorkspaceEdit
 	var after []func()
+	var behind []*workspace.File
 	for _, c := range cs {
 		st, cur, open := w.s.docs.snapshot(c.Path, enc, tb.Workspace)
 		if open && cur.Text != c.Old.Text {
 			return fmt.Errorf("%s changed in the editor since it was read: %w", c.Path, workspace.ErrStale)
+		}
+		if !c.Delete {
+			behind = append(behind, w.cleanOnDisk(caps, c.Path, c.Old.Text, c.Old.Format))
+		} else {
+			behind = append(behind, nil)
 		}
 		if !open {
 			if err := diskHolds(c); err != nil {
@@ -219,6 +238,9 @@ func (w *editWriter) applyAll(ctx context.Context, cs []workspace.Change) error 
 	for _, f := range after {
 		f()
 	}
+	for i, c := range cs {
+		w.saveBehind(ctx, behind[i], c.New)
+	}
 	return nil
 }
 
@@ -251,7 +273,44 @@ func (w *editWriter) writeNew(ctx context.Context, c workspace.Change) error {
 		return err
 	}
 	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, c.New) })
+	if !caps.Rich() {
+		// The editor made the file empty, or not at all (some create it on saving
+		// only): the new buffer holds nothing but the agent's text.
+		_, err := os.Lstat(c.Path)
+		w.saveBehind(ctx, &workspace.File{Path: c.Path, Format: workspace.DefaultFormat(), Open: errors.Is(err, fs.ErrNotExist)}, c.New)
+	}
 	return nil
+}
+
+// cleanOnDisk returns the file at path as the disk holds it, for saveBehind, when the
+// client is a plain one and the disk holds text, the buffer's text before the edit:
+// a buffer with no unsaved change. Otherwise nil.
+func (w *editWriter) cleanOnDisk(caps ClientCapabilities, path, text string, format workspace.Format) *workspace.File {
+	if caps.Rich() {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	if disk, _, err := workspace.Decode(data); err != nil || disk != text {
+		return nil
+	}
+	return &workspace.File{Path: path, Text: text, Format: format}
+}
+
+// saveBehind writes text, an edit the editor applied to its buffer, to the file disk
+// describes as it was before (see cleanOnDisk and the comment at the top); nothing
+// when disk is nil. The edit stands whatever happens here: a file changed on disk
+// meanwhile is left alone, and the shell's note names it as unsaved.
+func (w *editWriter) saveBehind(ctx context.Context, disk *workspace.File, text string) {
+	if disk == nil {
+		return
+	}
+	err := workspace.DiskWriter{}.Write(context.WithoutCancel(ctx), workspace.Change{Path: disk.Path, Old: disk, New: text})
+	if err != nil {
+		w.s.log.Info("an applied edit was not written to disk for the plain client", "path", disk.Path, "err", err)
+	}
 }
 
 // textDocumentEdit is a workspace edit of one document, its edits annotated with the

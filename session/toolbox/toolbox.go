@@ -43,7 +43,7 @@ type Options struct {
 	// tool to register in its place (itself, or a wrapper of it), or nil to leave it
 	// out. A front end uses it to adapt a tool to itself.
 	Tool func(tools.Tool) tools.Tool
-	// NoteUnsaved says that the front end's editor leaves the agent's edits in its
+	// NoteUnsaved says that the front end's editor may leave the agent's edits in its
 	// buffers unsaved: run_shell_command's results then name those still unsaved.
 	NoteUnsaved bool
 	// OnTodos is called whenever write_todos changes the workspace's own todo list: the
