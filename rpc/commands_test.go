@@ -285,6 +285,60 @@ func TestPlainClientNewFile(t *testing.T) {
 	}
 }
 
+// TestPlainClientUndo: the editor's undo of an edit written to disk behind a plain
+// client leaves a buffer the editor takes for saved, so the file gets its text back
+// too, one edit at a time; a change of the user's that is no undo, or anything after
+// the editor saved, is never written.
+func TestPlainClientUndo(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "b\n"})
+	c := session(t, root, capsEditor, map[string]any{"approvalMode": "yolo"})
+	path := filepath.Join(root, "a.txt")
+	uri := lsptest.FileURI(path)
+	if err := c.Editor().Open(uri, "one\ntwo\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]string{{"one", "ONE"}, {"two", "TWO"}} {
+		if res := runTool(ctx, t, c, "replace", replaceArgs("a.txt", r[0], r[1])); res.Status != tools.StatusSuccess {
+			t.Fatal(res)
+		}
+	}
+	// undo sets the buffer's text, then a request makes sure the server took it.
+	undo := func(text string) string {
+		t.Helper()
+		if err := c.Editor().Change(uri, lsptest.Change{Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		runTool(ctx, t, c, "read_file", map[string]any{"file_path": "b.txt"})
+		return readFile(t, path)
+	}
+	if disk := readFile(t, path); disk != "ONE\nTWO\n" {
+		t.Fatalf("after both edits the disk holds %q", disk)
+	}
+	if disk := undo("ONE\ntwo\n"); disk != "ONE\ntwo\n" {
+		t.Errorf("after undoing the second edit the disk holds %q", disk)
+	}
+	if disk := undo("one\ntwo\n"); disk != "one\ntwo\n" {
+		t.Errorf("after undoing the first edit the disk holds %q", disk)
+	}
+	// Typing is not written, nor is a change back once the user has saved.
+	if disk := undo("one\ntwo\nmine\n"); disk != "one\ntwo\n" {
+		t.Errorf("the user's typing reached the disk: %q", disk)
+	}
+	if res := runTool(ctx, t, c, "replace", replaceArgs("a.txt", "mine", "theirs")); res.Status != tools.StatusSuccess {
+		t.Fatal(res)
+	}
+	if disk := readFile(t, path); disk != "one\ntwo\n" {
+		t.Errorf("an edit of a buffer with the user's unsaved change reached the disk: %q", disk)
+	}
+	if err := c.Editor().Save(uri); err != nil {
+		t.Fatal(err)
+	}
+	if disk := undo("one\ntwo\nmine\n"); disk != "one\ntwo\ntheirs\n" {
+		t.Errorf("after the user saved, an undo reached the disk: %q", disk)
+	}
+}
+
 // commandOutput is the output a run_shell_command result reports, trimmed.
 func commandOutput(result string) string {
 	_, out, _ := strings.Cut(result, "\nOutput: ")

@@ -37,8 +37,10 @@ import (
 // writes the approved text to disk itself, where the buffer held no other unsaved
 // change: the buffer and the file then hold the same text, and saving it later changes
 // nothing. A buffer with changes of the user's own is not written behind the user's
-// back; the shell's result names it instead (workspace.Unsaved). Rich clients save
-// after applying (or do not, by the user's choice): the server writes nothing for them.
+// back; the shell's result names it instead (workspace.Unsaved). The editor's undo of
+// such an edit leaves a buffer the editor takes for saved, as it was before the edit:
+// the file gets that text back too (documents.go, undoBehind). Rich clients save after
+// applying (or do not, by the user's choice): the server writes nothing for them.
 //
 // applied:false (a stale version, a refusal) fails the tool call with stale_content or
 // file_write_failure and the editor's reason, and nothing is written. applied:true is
@@ -277,7 +279,7 @@ func (w *editWriter) writeNew(ctx context.Context, c workspace.Change) error {
 		// The editor made the file empty, or not at all (some create it on saving
 		// only): the new buffer holds nothing but the agent's text.
 		_, err := os.Lstat(c.Path)
-		w.saveBehind(ctx, &workspace.File{Path: c.Path, Format: workspace.DefaultFormat(), Open: errors.Is(err, fs.ErrNotExist)}, c.New)
+		w.writeBehind(ctx, &workspace.File{Path: c.Path, Format: workspace.DefaultFormat(), Open: errors.Is(err, fs.ErrNotExist)}, c.New, false)
 	}
 	return nil
 }
@@ -304,12 +306,22 @@ func (w *editWriter) cleanOnDisk(caps ClientCapabilities, path, text string, for
 // when disk is nil. The edit stands whatever happens here: a file changed on disk
 // meanwhile is left alone, and the shell's note names it as unsaved.
 func (w *editWriter) saveBehind(ctx context.Context, disk *workspace.File, text string) {
+	w.writeBehind(ctx, disk, text, true)
+}
+
+// writeBehind is saveBehind; undoable records the edit for undoBehind, which a file
+// the edit created does not get (its undo leaves the editor an empty, unsaved buffer).
+func (w *editWriter) writeBehind(ctx context.Context, disk *workspace.File, text string, undoable bool) {
 	if disk == nil {
 		return
 	}
 	err := workspace.DiskWriter{}.Write(context.WithoutCancel(ctx), workspace.Change{Path: disk.Path, Old: disk, New: text})
 	if err != nil {
 		w.s.log.Info("an applied edit was not written to disk for the plain client", "path", disk.Path, "err", err)
+		return
+	}
+	if undoable {
+		w.s.docs.wroteBehind(disk.Path, behindEdit{before: disk.Text, after: text, format: disk.Format})
 	}
 }
 
