@@ -54,19 +54,18 @@ function helixCapabilities() {
 // A pending confirmation: a Warning diagnostic of source agentls.
 const isQuestion = (d) => d.source === 'agentls' && d.severity === 2;
 
-/** The first not yet answered confirmation diagnostic published for any file. */
-function nextQuestion(c, answered) {
-  return c.waitFor((m) => m.method === 'textDocument/publishDiagnostics' &&
-    m.params.diagnostics.some((d) => isQuestion(d) && !answered.has(d.data && d.data.confirmation)),
-  'a pending confirmation diagnostic', 60000).then((m) => ({
-    uri: m.params.uri,
-    diag: m.params.diagnostics.find((d) => isQuestion(d) && !answered.has(d.data && d.data.confirmation)),
-  }));
+/** The latest not yet answered confirmation diagnostic published, if any. */
+function pendingQuestion(c, answered) {
+  for (const m of c.messages('textDocument/publishDiagnostics').reverse()) {
+    const diag = m.params.diagnostics.find((d) => isQuestion(d) && !answered.has(d.data && d.data.confirmation));
+    if (diag) return { uri: m.params.uri, diag };
+  }
+  return null;
 }
 
 /**
  * Answers confirmations as a Helix user does: space-a (code actions) on the diagnostic's
- * line, then the "allow once" action, whose command Helix runs with
+ * line, then the "Allow once" action, whose command Helix runs with
  * workspace/executeCommand. Resolves with what was asked, once done is settled.
  */
 async function approveUntil(c, done) {
@@ -74,9 +73,14 @@ async function approveUntil(c, done) {
   const asked = [];
   let finished = false;
   done.then(() => { finished = true; }, () => { finished = true; });
+  const deadline = Date.now() + 60000;
   while (!finished) {
-    const next = await Promise.race([nextQuestion(c, answered), done.then(() => null, () => null)]);
-    if (!next) break;
+    assert.ok(Date.now() < deadline, `the prompt neither asked nor ended within 60 s${c.stderrTail()}`);
+    const next = pendingQuestion(c, answered);
+    if (!next) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      continue;
+    }
     const { uri, diag } = next;
     answered.add(diag.data.confirmation);
     const actions = await c.request('textDocument/codeAction', {
@@ -84,7 +88,7 @@ async function approveUntil(c, done) {
     });
     const once = (actions || []).find((a) => a.command && a.command.command === 'agentls.confirm' &&
       a.command.arguments[0].outcome === 'proceed_once');
-    assert.ok(once, `an "allow once" code action among ${JSON.stringify(actions)}`);
+    assert.ok(once, `an "Allow once" code action among ${JSON.stringify(actions)}`);
     asked.push({ uri, message: diag.message, title: once.title });
     await c.request('workspace/executeCommand', once.command);
   }
