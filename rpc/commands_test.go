@@ -201,16 +201,18 @@ func TestNoUpdatesForPlainClients(t *testing.T) {
 }
 
 // TestUnsavedFilesNote: a shell command never runs silently on files older than the
-// agent's own edits, for every kind of client. A plain client (Helix, bare eglot),
-// which no request can ask to save, gets an edit of a buffer without other unsaved
-// changes written to disk by the server too, so the command sees it; a buffer holding
-// the user's own unsaved change is not written, and the command's result names it. A
-// rich client saves after applying; where it did not (saving off, or failed), the
-// result names the file.
+// agent's own edits, for every kind of client. Helix, which no request can ask to
+// save, gets an edit of a buffer without other unsaved changes written to disk by the
+// server too, so the command sees it; a buffer holding the user's own unsaved change is
+// not written, and the command's result names it. Other plain clients (eglot, which
+// would then ask to discard its buffer) are not written behind: the result names the
+// file. A rich client saves after applying; where it did not (saving off, or failed),
+// the result names the file.
 func TestUnsavedFilesNote(t *testing.T) {
 	for _, tt := range []struct {
-		name string
-		caps map[string]any
+		name   string
+		caps   map[string]any
+		client string // clientInfo.name
 		// open is the buffer's text before the edit ("" leaves a.txt unopened); the
 		// disk holds "old\n".
 		open string
@@ -220,17 +222,18 @@ func TestUnsavedFilesNote(t *testing.T) {
 		seen string
 		note bool
 	}{
-		{name: "plain, clean buffer", caps: capsEditor, open: "old\n", seen: "new\n"},
-		{name: "plain, file not open", caps: capsEditor, seen: "new\n"},
-		{name: "plain, buffer with the user's unsaved change", caps: capsEditor, open: "old\nmine\n", seen: "old\n", note: true},
-		{name: "plain, no documentChanges", caps: withCaps(capsEditor, "workspace", map[string]any{"applyEdit": true}), open: "old\n", seen: "new\n"},
-		{name: "rich, saved", caps: capsRich, open: "old\n", save: true, seen: "new\n"},
+		{name: "helix, clean buffer", caps: capsEditor, client: "helix", open: "old\n", seen: "new\n"},
+		{name: "helix, file not open", caps: capsEditor, client: "helix", seen: "new\n"},
+		{name: "helix, buffer with the user's unsaved change", caps: capsEditor, client: "helix", open: "old\nmine\n", seen: "old\n", note: true},
+		{name: "helix, no documentChanges", caps: withCaps(capsEditor, "workspace", map[string]any{"applyEdit": true}), client: "helix", open: "old\n", seen: "new\n"},
+		{name: "other plain client", caps: capsEditor, client: "Eglot", open: "old\n", seen: "old\n", note: true},
+		{name: "rich, saved", caps: capsRich, client: "helix", open: "old\n", save: true, seen: "new\n"},
 		{name: "rich, not saved", caps: capsRich, open: "old\n", seen: "old\n", note: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := testContext(t)
 			root := workspaceDir(t, map[string]string{"a.txt": "old\n", "b.txt": "b\n"})
-			c := session(t, root, tt.caps, map[string]any{"approvalMode": "yolo"})
+			c := sessionAs(t, tt.client, root, tt.caps, map[string]any{"approvalMode": "yolo"})
 			uri := lsptest.FileURI(filepath.Join(root, "a.txt"))
 			if tt.open != "" {
 				if err := c.Editor().Open(uri, tt.open); err != nil {
@@ -271,12 +274,28 @@ func TestUnsavedFilesNote(t *testing.T) {
 	}
 }
 
-// TestPlainClientNewFile: a file the agent creates through a plain client's editor is
-// on disk for the next command.
+// sessionAs is session for a client that names itself client in clientInfo ("" keeps
+// lsptest's name).
+func sessionAs(t *testing.T, client, root string, caps map[string]any, options any) *lsptest.Client {
+	t.Helper()
+	if client == "" {
+		return session(t, root, caps, options)
+	}
+	c := start(t, root)
+	params := initParams(root, caps, options)
+	params["clientInfo"] = map[string]any{"name": client, "version": "1"}
+	if _, err := c.Initialize(testContext(t), params); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+// TestPlainClientNewFile: a file the agent creates through Helix is on disk for the
+// next command.
 func TestPlainClientNewFile(t *testing.T) {
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
-	c := session(t, root, capsEditor, map[string]any{"approvalMode": "yolo"})
+	c := sessionAs(t, "helix", root, capsEditor, map[string]any{"approvalMode": "yolo"})
 	if res := runTool(ctx, t, c, "write_file", map[string]any{"file_path": "c.txt", "content": "created\n"}); res.Status != tools.StatusSuccess {
 		t.Fatal(res)
 	}
@@ -285,14 +304,14 @@ func TestPlainClientNewFile(t *testing.T) {
 	}
 }
 
-// TestPlainClientUndo: the editor's undo of an edit written to disk behind a plain
-// client leaves a buffer the editor takes for saved, so the file gets its text back
-// too, one edit at a time; a change of the user's that is no undo, or anything after
-// the editor saved, is never written.
+// TestPlainClientUndo: Helix's undo of an edit written to disk behind it leaves a
+// buffer Helix takes for saved, so the file gets its text back too, one edit at a
+// time; a change of the user's that is no undo, or anything after the editor saved, is
+// never written.
 func TestPlainClientUndo(t *testing.T) {
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "b\n"})
-	c := session(t, root, capsEditor, map[string]any{"approvalMode": "yolo"})
+	c := sessionAs(t, "helix", root, capsEditor, map[string]any{"approvalMode": "yolo"})
 	path := filepath.Join(root, "a.txt")
 	uri := lsptest.FileURI(path)
 	if err := c.Editor().Open(uri, "one\ntwo\n"); err != nil {

@@ -196,12 +196,11 @@ func TestEditRefused(t *testing.T) {
 
 // TestEditFilesNotOpen: files the editor has not opened go through applyEdit too (the
 // editor holds them as modified buffers), new files with CreateFile; the disk is left
-// alone for a rich client, which saves them itself (a plain client's are written
-// behind it: TestUnsavedFilesNote), and the tools read the edited text.
+// alone, and the tools read the edited text.
 func TestEditFilesNotOpen(t *testing.T) {
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"closed.txt": "one\ntwo\n"})
-	c := session(t, root, capsRich, map[string]any{"approvalMode": "auto_edit"})
+	c := session(t, root, capsEditor, map[string]any{"approvalMode": "auto_edit"})
 	closed := filepath.Join(root, "closed.txt")
 	if res := runTool(ctx, t, c, "replace", replaceArgs("closed.txt", "two", "2")); res.Status != tools.StatusSuccess {
 		t.Fatalf("replace: %+v", res)
@@ -243,8 +242,7 @@ func TestEditFilesNotOpen(t *testing.T) {
 
 // TestEditFallbacks: a client without applyEdit gets the file written to disk; one
 // without the create operation gets new files written to disk, and existing ones
-// through applyEdit. These plain clients do not save, so a buffer that held no other
-// change is written to disk as well (editwriter.go).
+// through applyEdit.
 func TestEditFallbacks(t *testing.T) {
 	noCreate := withCaps(capsEditor, "workspace", map[string]any{"applyEdit": true,
 		"workspaceEdit": map[string]any{"documentChanges": true, "resourceOperations": []string{"rename"}}})
@@ -253,10 +251,11 @@ func TestEditFallbacks(t *testing.T) {
 		name      string
 		caps      map[string]any
 		wantEdits int // applyEdit requests for: edit open doc, edit closed file, new file
+		openDisk  bool
 	}{
-		{"no applyEdit", capsNone, 0},
-		{"no create", noCreate, 2},
-		{"no documentChanges", noVersions, 1},
+		{"no applyEdit", capsNone, 0, true},
+		{"no create", noCreate, 2, false},
+		{"no documentChanges", noVersions, 1, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -288,8 +287,12 @@ func TestEditFallbacks(t *testing.T) {
 			if got := readFile(t, filepath.Join(root, "new.txt")); got != "new\n" {
 				t.Errorf("new.txt on disk = %q, want it written by agentls", got)
 			}
-			if got := readFile(t, openPath); got != "OPEN\n" {
-				t.Errorf("open.txt on disk = %q, want the edit", got)
+			wantDisk := "open\n"
+			if tt.openDisk {
+				wantDisk = "OPEN\n"
+			}
+			if got := readFile(t, openPath); got != wantDisk {
+				t.Errorf("open.txt on disk = %q, want %q", got, wantDisk)
 			}
 		})
 	}

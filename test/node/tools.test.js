@@ -112,9 +112,7 @@ test('replace on an open document goes through workspace/applyEdit as minimal ed
     assert.equal(applyEdits(original, dc.edits), expected);
 
     assert.equal(c.text('doc.txt'), expected, 'the buffer holds the edit');
-    // A plain client never saves: agentls writes the approved edit to the file too, the
-    // buffer having held no other change (docs/protocol.md, "Edits on disk").
-    assert.equal(fs.readFileSync(c.file('doc.txt'), 'utf8'), expected, 'the edit is on disk for the next command');
+    assert.equal(fs.readFileSync(c.file('doc.txt'), 'utf8'), original, 'the editor owns the write: disk unchanged');
     assert.ok(res.diff, 'the result carries the diff');
     assert.equal(res.diff.originalContent, original);
     assert.equal(res.diff.newContent, expected);
@@ -216,7 +214,7 @@ test('a file not open in the editor is edited through applyEdit too', T, async (
     assert.equal(res.status, 'success', JSON.stringify(res));
     assert.equal(c.messages('workspace/applyEdit').length, 1);
     assert.equal(c.text('closed.txt'), expected, 'the editor holds the edited buffer');
-    assert.equal(fs.readFileSync(c.file('closed.txt'), 'utf8'), expected, 'written behind the plain client too');
+    assert.equal(fs.readFileSync(c.file('closed.txt'), 'utf8'), original, 'the editor, not agentls, writes it');
     await c.shutdown();
   });
 });
