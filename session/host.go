@@ -143,6 +143,26 @@ func NewHost(o HostOptions) (*Host, error) {
 	return h, nil
 }
 
+// Metrics returns the metrics of every tool call the host's toolbox ran: those of its
+// sessions and those that belong to none (RunTool), with those of every other toolbox
+// that shares its Metrics (toolbox.Options.Metrics).
+func (h *Host) Metrics() []tools.ToolStats { return h.tb.Metrics.Snapshot() }
+
+// SessionMetrics returns the tool metrics of each live session, by id; sessions with
+// no calls yet are left out.
+func (h *Host) SessionMetrics() map[string][]tools.ToolStats {
+	h.mu.Lock()
+	all := slices.Collect(maps.Values(h.live))
+	h.mu.Unlock()
+	out := map[string][]tools.ToolStats{}
+	for _, l := range all {
+		if m := l.Metrics(); len(m) > 0 {
+			out[l.id] = m
+		}
+	}
+	return out
+}
+
 // Toolbox returns the workspace's tool system.
 func (h *Host) Toolbox() *toolbox.Toolbox { return h.tb }
 
@@ -188,7 +208,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	}
 	// google_web_search answers through the model's grounding, where it has one.
 	h.tb.SetSearcher(Searcher(client))
-	l := &Live{h: h, used: h.useSeq.Add(1)}
+	l := &Live{h: h, used: h.useSeq.Add(1), metrics: tools.NewMetrics()}
 	l.todos = todos.NewList(func(items []todos.Item) {
 		l.emit(Update{Kind: UpdatePlan, Plan: planOf(items)})
 	})
@@ -404,6 +424,8 @@ type Live struct {
 	model string
 	// todos is the session's plan, which its write_todos calls write.
 	todos *todos.List
+	// metrics are the session's tool metrics, since it became live.
+	metrics *tools.Metrics
 	// mode is the session's approval mode; nil or empty means the workspace's.
 	mode atomic.Pointer[confirm.Mode]
 
@@ -429,6 +451,10 @@ func (l *Live) Model() string { return l.model }
 
 // Session returns the agent loop of the session.
 func (l *Live) Session() *Session { return l.sess }
+
+// Metrics returns the metrics of the session's tool calls since it became live (a
+// session resumed from the store starts anew).
+func (l *Live) Metrics() []tools.ToolStats { return l.metrics.Snapshot() }
 
 // Plan returns the session's todo list, as write_todos last wrote it.
 func (l *Live) Plan() []PlanEntry { return planOf(l.todos.Items()) }
@@ -557,7 +583,7 @@ func (l *Live) scheduler() *tools.Scheduler {
 				l.mu.Unlock()
 			}
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
-		})}
+		}, l.metrics)}
 	}
 	return l.sched.sched
 }

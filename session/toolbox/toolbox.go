@@ -54,7 +54,11 @@ type Options struct {
 	// GeminiDir is Gemini CLI's user directory, whose settings are read for the keys
 	// both share; empty means ~/.gemini.
 	GeminiDir string
-	Logger    *slog.Logger
+	// Metrics, when set, receive the metrics of every call of the toolbox's
+	// schedulers: the process's, shared by its toolboxes. Nil gives the toolbox one of
+	// its own.
+	Metrics *tools.Metrics
+	Logger  *slog.Logger
 }
 
 // Toolbox is the tool system of one workspace: the workspace itself, the built-in
@@ -65,6 +69,8 @@ type Toolbox struct {
 	Builtins  *builtin.Set
 	ConfigDir string
 	Logger    *slog.Logger
+	// Metrics are the tool metrics of every scheduler built over the toolbox.
+	Metrics *tools.Metrics
 
 	tool      func(tools.Tool) tools.Tool
 	geminiDir string
@@ -123,7 +129,11 @@ func New(o Options) (*Toolbox, error) {
 			return nil, err
 		}
 	}
-	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, tool: o.Tool,
+	metrics := o.Metrics
+	if metrics == nil {
+		metrics = tools.NewMetrics()
+	}
+	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool,
 		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides}
 	s, decision, untrusted, err := tb.load(o.Overrides)
 	if err != nil {
@@ -292,11 +302,12 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 }
 
 // Scheduler returns a scheduler over the toolbox that decides with policy (nil: the
-// toolbox's), asks through asker and reports to observe (either may be nil). Every
+// toolbox's), asks through asker and reports to observe (either may be nil). Its calls
+// are counted in the toolbox's Metrics and in metrics (a session's, say). Every
 // scheduler of the toolbox shares the workspace's path locks, so that edits of one file
 // by two sessions, or a session and the editor's runTool, follow one another instead of
 // losing one.
-func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe tools.Observer) *tools.Scheduler {
+func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe tools.Observer, metrics ...*tools.Metrics) *tools.Scheduler {
 	cfg := tb.Config()
 	if policy == nil {
 		policy = cfg.Policy
@@ -308,6 +319,7 @@ func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe t
 		Observe:  observe,
 		Logger:   tb.Logger,
 		Locks:    tb.Workspace,
+		Metrics:  append([]*tools.Metrics{tb.Metrics}, metrics...),
 	})
 }
 
