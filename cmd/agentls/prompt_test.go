@@ -51,8 +51,9 @@ func TestPromptJSON(t *testing.T) {
 				Session    string
 				StopReason session.StopReason
 				Response   string
-				Usage      clients.Usage
-				ToolCalls  []tools.CallResult
+				Usage       clients.Usage
+				ToolCalls   []tools.CallResult
+				ToolMetrics []tools.ToolStats
 			}
 			if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
 				t.Fatalf("stdout is not the JSON result: %v\n%s\nstderr: %s", err, got.stdout, got.stderr)
@@ -72,6 +73,15 @@ func TestPromptJSON(t *testing.T) {
 			_, err := os.Stat(filepath.Join(root, "shell-ran"))
 			if ran := err == nil; ran != tt.shellRuns || (shell.Status == tools.StatusSuccess) != tt.shellRuns {
 				t.Errorf("mode %s: shell ran %v, status %s", tt.mode, ran, shell.Status)
+			}
+			// The session's tool metrics count both calls; a refused shell call is an error.
+			shellErrors := 1
+			if tt.shellRuns {
+				shellErrors = 0
+			}
+			if m := res.ToolMetrics; len(m) != 2 || m[0].Name != "read_file" || m[0].Calls != 1 || m[0].Errors != 0 ||
+				m[1].Name != "run_shell_command" || m[1].Calls != 1 || m[1].Errors != shellErrors {
+				t.Errorf("mode %s: toolMetrics %+v", tt.mode, m)
 			}
 			// The model got both function responses, in order, with the calls' ids.
 			reqs, err := srv.GenerateRequests()
