@@ -133,6 +133,7 @@ func NewHost(o HostOptions) (*Host, error) {
 	if to.Logger == nil {
 		to.Logger = h.log
 	}
+	to.Extra = append(slices.Clip(to.Extra), &agentTool{h: h})
 	to.OnTodos = func(items []todos.Item) { h.emit(Update{Kind: UpdatePlan, Plan: planOf(items)}) }
 	to.OnMCPStatus = func(st mcp.ServerStatus) { h.emit(Update{Kind: UpdateMCPStatus, MCP: &st}) }
 	tb, err := toolbox.New(to)
@@ -438,6 +439,10 @@ type Live struct {
 	// edits are the files the running batch of calls changed, which Run records.
 	edits []Edit
 
+	// childUsage is what the sub-agents of the running batch spent (invoke_agent),
+	// which the agent loop takes after the batch; guarded by mu.
+	childUsage clients.Usage
+
 	// sched is the session's scheduler; only the prompt's goroutine uses it.
 	sched schedulerFor
 	seq   atomic.Uint64
@@ -539,7 +544,7 @@ func (l *Live) emit(u Update) {
 // context: cancelling one of its calls (Host.CancelCall) cancels the batch.
 func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
 	sched := l.scheduler()
-	ctx, cancel := context.WithCancel(toolbox.WithTodos(ctx, l.todos))
+	ctx, cancel := context.WithCancel(toolbox.WithTodos(context.WithValue(ctx, parentKey{}, l), l.todos))
 	defer cancel()
 	wire := make([]tools.Request, len(reqs))
 	seen := map[string]bool{}
@@ -568,6 +573,23 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 		}
 	}
 	return res
+}
+
+// addChildUsage adds what a sub-agent of the session spent.
+func (l *Live) addChildUsage(u clients.Usage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.childUsage = addUsage(l.childUsage, u)
+}
+
+// takeChildUsage implements childUsage: it returns what the sub-agents spent since it
+// was last called.
+func (l *Live) takeChildUsage() clients.Usage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u := l.childUsage
+	l.childUsage = clients.Usage{}
+	return u
 }
 
 // scheduler returns the session's scheduler, built anew when the toolbox's policy or

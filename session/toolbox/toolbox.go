@@ -43,6 +43,9 @@ type Options struct {
 	// tool to register in its place (itself, or a wrapper of it), or nil to leave it
 	// out. A front end uses it to adapt a tool to itself.
 	Tool func(tools.Tool) tools.Tool
+	// Extra are tools of the layer above (the session core's invoke_agent), registered
+	// with the built-in tools and adapted by Tool as they are.
+	Extra []tools.Tool
 	// NoteUnsaved says that the front end's editor leaves the agent's edits in its
 	// buffers unsaved: run_shell_command's results then name those still unsaved.
 	NoteUnsaved bool
@@ -73,6 +76,7 @@ type Toolbox struct {
 	Metrics *tools.Metrics
 
 	tool      func(tools.Tool) tools.Tool
+	extra     []tools.Tool
 	geminiDir string
 	onStatus  func(mcp.ServerStatus)
 
@@ -133,7 +137,7 @@ func New(o Options) (*Toolbox, error) {
 	if metrics == nil {
 		metrics = tools.NewMetrics()
 	}
-	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool,
+	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool, extra: o.Extra,
 		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides}
 	s, decision, untrusted, err := tb.load(o.Overrides)
 	if err != nil {
@@ -200,7 +204,7 @@ func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.D
 // held or not yet needed.
 func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 	reg := tools.NewRegistry(tb.Logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
-	for _, t := range tb.Builtins.Tools() {
+	for _, t := range append(tb.Builtins.Tools(), tb.extra...) {
 		if t.Info().Name == todos.Name {
 			t = &sessionTodos{Tool: t}
 		}
