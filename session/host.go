@@ -133,7 +133,14 @@ func NewHost(o HostOptions) (*Host, error) {
 	if to.Logger == nil {
 		to.Logger = h.log
 	}
-	to.Extra = append(slices.Clip(to.Extra), &agentTool{h: h})
+	extra := to.Extra
+	to.Extra = func(s settings.Settings) []tools.Tool {
+		var out []tools.Tool
+		if extra != nil {
+			out = extra(s)
+		}
+		return append(out, newAgentTool(h, s.Agents))
+	}
 	to.OnTodos = func(items []todos.Item) { h.emit(Update{Kind: UpdatePlan, Plan: planOf(items)}) }
 	to.OnMCPStatus = func(st mcp.ServerStatus) { h.emit(Update{Kind: UpdateMCPStatus, MCP: &st}) }
 	tb, err := toolbox.New(to)

@@ -52,26 +52,26 @@ type agentArgs struct {
 // agentTool is invoke_agent: it runs a sub-agent, a child session of the calling
 // session with its own history and a restricted tool set, and returns its final answer.
 // It lives in the session core because a child session needs the model client and the
-// parent's consent policy, which tools below do not have.
+// parent's consent policy, which tools below do not have. The toolbox makes one per
+// registry, with the agents of its settings.
 type agentTool struct {
-	h *Host
+	h      *Host
+	agents map[string]settings.AgentSettings
 }
 
-// agents returns the agent definitions in force: the built-in investigator and the
-// settings' agents.
-func (t *agentTool) agents() map[string]settings.AgentSettings {
-	out := map[string]settings.AgentSettings{Investigator: investigator}
-	if t.h.tb != nil { // nil while the toolbox is being built
-		maps.Copy(out, t.h.tb.Config().Settings.Agents)
-	}
-	return out
+// newAgentTool returns invoke_agent with the built-in investigator and the settings'
+// agents (an entry named codebase_investigator replaces the built-in one).
+func newAgentTool(h *Host, fromSettings map[string]settings.AgentSettings) *agentTool {
+	agents := map[string]settings.AgentSettings{Investigator: investigator}
+	maps.Copy(agents, fromSettings)
+	return &agentTool{h: h, agents: agents}
 }
 
 func (t *agentTool) Info() tools.Info {
 	var b strings.Builder
 	b.WriteString("Invoke a subagent to perform a specific task or investigation. The subagent works in a " +
 		"session of its own with its own tools, and its final answer is the result. Available agents:\n")
-	agents := t.agents()
+	agents := t.agents
 	for _, name := range slices.Sorted(maps.Keys(agents)) {
 		fmt.Fprintf(&b, "- %s: %s\n", name, agents[name].Description)
 	}
@@ -95,7 +95,7 @@ func (t *agentTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	if err := tools.DecodeArgs(args, &a); err != nil {
 		return nil, err
 	}
-	agents := t.agents()
+	agents := t.agents
 	def, ok := agents[a.AgentName]
 	if !ok {
 		return nil, tools.Errorf(tools.ErrInvalidParams, "Subagent %q not found. The agents are: %s.",

@@ -227,3 +227,42 @@ func TestInvokeAgentBadCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestInvokeAgentSchema: the parameters are Gemini CLI's (packages/core/src/agents/
+// agent-tool.ts): agent_name and prompt, both required, so that a model prompted for
+// Gemini CLI calls it unchanged; the description lists the agents.
+func TestInvokeAgentSchema(t *testing.T) {
+	hh := newHostHarness(t, "default", clients.Script{}, func(o *HostOptions) {
+		o.Toolbox.Overrides = settings.Settings{Agents: map[string]settings.AgentSettings{"docs": {Description: "writes the docs"}}}
+	})
+	var info tools.Info
+	for _, d := range hh.host.Toolbox().Config().Registry.List() {
+		if d.Name == AgentToolName {
+			info = d
+		}
+	}
+	var schema struct {
+		Properties map[string]struct{ Type string }
+		Required   []string
+	}
+	if err := json.Unmarshal(info.Parameters, &schema); err != nil {
+		t.Fatalf("%s: %v", info.Parameters, err)
+	}
+	slices.Sort(schema.Required)
+	if len(schema.Properties) != 2 || schema.Properties["agent_name"].Type != "string" || schema.Properties["prompt"].Type != "string" ||
+		!slices.Equal(schema.Required, []string{"agent_name", "prompt"}) {
+		t.Errorf("schema %s", info.Parameters)
+	}
+	if !strings.Contains(info.Description, "- codebase_investigator: ") || !strings.Contains(info.Description, "- docs: writes the docs") {
+		t.Errorf("description %q does not list the agents", info.Description)
+	}
+	// A change of the agents in the settings makes a registry with the new ones.
+	r, err := hh.host.Reconfigure(settings.Settings{Agents: map[string]settings.AgentSettings{"late": {Description: "came later"}}})
+	if err != nil || !r.Registry {
+		t.Fatalf("Reconfigure: %+v, %v; want a new registry", r, err)
+	}
+	tool, ok := hh.host.Toolbox().Config().Registry.Get(AgentToolName)
+	if d := tool.Info().Description; !ok || !strings.Contains(d, "- late: came later") || strings.Contains(d, "- docs:") {
+		t.Errorf("after Reconfigure the description is %q", d)
+	}
+}

@@ -43,9 +43,11 @@ type Options struct {
 	// tool to register in its place (itself, or a wrapper of it), or nil to leave it
 	// out. A front end uses it to adapt a tool to itself.
 	Tool func(tools.Tool) tools.Tool
-	// Extra are tools of the layer above (the session core's invoke_agent), registered
-	// with the built-in tools and adapted by Tool as they are.
-	Extra []tools.Tool
+	// Extra makes tools of the layer above (the session core's invoke_agent) for the
+	// settings of a new registry; they are registered with the built-in tools and
+	// adapted by Tool as they are. A change of the settings' agents makes a new
+	// registry.
+	Extra func(settings.Settings) []tools.Tool
 	// NoteUnsaved says that the front end's editor leaves the agent's edits in its
 	// buffers unsaved: run_shell_command's results then name those still unsaved.
 	NoteUnsaved bool
@@ -76,7 +78,7 @@ type Toolbox struct {
 	Metrics *tools.Metrics
 
 	tool      func(tools.Tool) tools.Tool
-	extra     []tools.Tool
+	extra     func(settings.Settings) []tools.Tool
 	geminiDir string
 	onStatus  func(mcp.ServerStatus)
 
@@ -204,7 +206,7 @@ func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.D
 // held or not yet needed.
 func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 	reg := tools.NewRegistry(tb.Logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
-	for _, t := range append(tb.Builtins.Tools(), tb.extra...) {
+	for _, t := range append(tb.Builtins.Tools(), tb.extraTools(s)...) {
 		if t.Info().Name == todos.Name {
 			t = &sessionTodos{Tool: t}
 		}
@@ -219,6 +221,14 @@ func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 		reg.Register(t)
 	}
 	return reg
+}
+
+// extraTools returns the tools of Options.Extra for s.
+func (tb *Toolbox) extraTools(s settings.Settings) []tools.Tool {
+	if tb.extra == nil {
+		return nil
+	}
+	return tb.extra(s)
 }
 
 func useRipgrep(s settings.Settings) bool { return s.Tools.Ripgrep == nil || *s.Tools.Ripgrep }
@@ -297,7 +307,8 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 	}
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) {
+	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) ||
+		!reflect.DeepEqual(prev.Agents, next.Agents) {
 		cfg.Registry, r.Registry = tb.newRegistry(next), true
 	}
 	tb.cfg.Store(cfg)
