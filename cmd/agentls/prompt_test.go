@@ -48,9 +48,9 @@ func TestPromptJSON(t *testing.T) {
 			defer srv.Close()
 			got := agentlsPrompt(t, root, cfg, srv, "--output", "json", "--approval-mode", tt.mode, "What does hello.txt say?")
 			var res struct {
-				Session    string
-				StopReason session.StopReason
-				Response   string
+				Session     string
+				StopReason  session.StopReason
+				Response    string
 				Usage       clients.Usage
 				ToolCalls   []tools.CallResult
 				ToolMetrics []tools.ToolStats
