@@ -445,6 +445,8 @@ type Live struct {
 	gone bool
 	// edits are the files the running batch of calls changed, which Run records.
 	edits []Edit
+	// runs times the running batch's calls, which Run records.
+	runs runTimer
 
 	// childUsage is what the sub-agents of the running batch spent (invoke_agent),
 	// which the agent loop takes after the batch; guarded by mu.
@@ -572,8 +574,10 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 	l.mu.Lock()
 	edits := l.edits
 	l.edits = nil
+	runs := l.runs.take()
 	l.mu.Unlock()
 	l.sess.recordEdits(edits)
+	l.sess.recordRuns(runs)
 	for i := range res {
 		if i < len(reqs) && reqs[i].CallID != "" {
 			res[i].CallID = reqs[i].CallID
@@ -606,11 +610,12 @@ func (l *Live) scheduler() *tools.Scheduler {
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
 		l.sched = schedulerFor{cfg: cfg, sched: h.tb.Scheduler(sessionPolicy{p: cfg.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
+			l.mu.Lock()
 			if e, ok := editOf(ev); ok {
-				l.mu.Lock()
 				l.edits = append(l.edits, e)
-				l.mu.Unlock()
 			}
+			l.runs.event(ev)
+			l.mu.Unlock()
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		}, l.metrics)}
 	}

@@ -95,6 +95,30 @@ func TestPromptJSON(t *testing.T) {
 			}
 		})
 	}
+	// agentls stats counts the calls of both prompts' sessions, from the store.
+	state := []string{"XDG_STATE_HOME=" + filepath.Join(cfg, "state")}
+	got := agentlsWith(t, root, cfg, state, "stats", "--json")
+	var st struct {
+		Sessions int
+		Tools    []tools.ToolStats
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &st); err != nil || got.code != 0 {
+		t.Fatalf("stats --json: exit %d, %v\n%s%s", got.code, err, got.stdout, got.stderr)
+	}
+	if st.Sessions != 2 || len(st.Tools) != 2 || st.Tools[0].Name != "read_file" || st.Tools[0].Calls != 2 ||
+		st.Tools[1].Name != "run_shell_command" || st.Tools[1].Calls != 2 || st.Tools[1].Errors != 1 {
+		t.Errorf("stats --json: %+v", st)
+	}
+	if got := agentlsWith(t, root, cfg, state, "stats"); got.code != 0 || !strings.Contains(got.stdout, "tool calls of 2 sessions") ||
+		!strings.Contains(got.stdout, "run_shell_command") {
+		t.Errorf("stats: %+v", got)
+	}
+	if got := agentlsWith(t, root, cfg, state, "stats", "extra"); got.code != exitBadUsage {
+		t.Errorf("stats with an argument: %+v", got)
+	}
+	if got := agentlsWith(t, root, cfg, state, "stats", "--session", "no-such-session"); got.code != exitFailure || !strings.Contains(got.stderr, "no-such-session") {
+		t.Errorf("stats of an unknown session: %+v", got)
+	}
 }
 
 func TestPromptStreamJSONAndResume(t *testing.T) {
