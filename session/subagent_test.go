@@ -266,3 +266,24 @@ func TestInvokeAgentSchema(t *testing.T) {
 		t.Errorf("after Reconfigure the description is %q", d)
 	}
 }
+
+// TestToolRunsStored: each tool call of a session's prompt is kept in its file with its
+// status, so that agentls stats counts it after the process is gone.
+func TestToolRunsStored(t *testing.T) {
+	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{
+			{ID: "r1", Name: "read_file", Args: json.RawMessage(`{"file_path": "ROOT/a.txt"}`)},
+			{ID: "r2", Name: "read_file", Args: json.RawMessage(`{"file_path": "ROOT/missing.txt"}`)},
+		}},
+		{Text: "done"},
+	}}, nil)
+	l, _ := hh.prompt("", "read")
+	runs, err := hh.host.o.Store.ToolRuns(l.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stats := MetricsOf(runs)
+	if len(runs) != 2 || len(stats) != 1 || stats[0].Name != "read_file" || stats[0].Calls != 2 || stats[0].Errors != 1 {
+		t.Errorf("runs %+v, stats %+v", runs, stats)
+	}
+}
