@@ -163,10 +163,13 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		Locks:   h.tb.Workspace,
 		Metrics: []*tools.Metrics{h.tb.Metrics, parent.metrics},
 	})
+	// The child's calls get ids of their own in the host's space, so that a front end
+	// never mistakes one for a call of the parent or of another sub-agent.
+	prefix := fmt.Sprintf("%s/%s-%d/", parent.id, c.name, parent.seq.Add(1))
 	child, err := New(ctx, Options{
 		Client:       parent.sess.client,
 		Declarations: reg.Declarations,
-		Runner:       sched,
+		Runner:       prefixedRunner{sched: sched, prefix: prefix},
 		MaxTurns:     cmp.Or(c.def.MaxTurns, defaultAgentTurns),
 		Env:          parent.sess.env,
 		Instructions: c.def.SystemPrompt,
@@ -196,6 +199,27 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		Summary: fmt.Sprintf("%s answered (%d tool calls)", c.name, progress.calls()),
 		Output:  fmt.Sprintf("Subagent '%s' finished.\nResult:\n%s", c.name, res.Text),
 	}, nil
+}
+
+// prefixedRunner runs a sub-agent's calls with prefix before their ids, and gives the
+// results back under the model's ids.
+type prefixedRunner struct {
+	sched  *tools.Scheduler
+	prefix string
+}
+
+func (r prefixedRunner) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
+	wire := make([]tools.Request, len(reqs))
+	for i, q := range reqs {
+		wire[i] = tools.Request{CallID: r.prefix + q.CallID, Name: q.Name, Args: q.Args}
+	}
+	res := r.sched.Run(ctx, wire)
+	for i := range res {
+		if i < len(reqs) {
+			res[i].CallID = reqs[i].CallID
+		}
+	}
+	return res
 }
 
 // agentProgress writes what a sub-agent does to its call's live output: its message
