@@ -50,6 +50,24 @@ func TestPromptSubagent(t *testing.T) {
 	if !strings.Contains(live.String(), "[writer] ") || !strings.Contains(live.String(), "b.txt now holds b.") {
 		t.Errorf("live output of invoke_agent %q, want the agent's call and answer", live.String())
 	}
+	// agentls.metrics counts the agent's call in the session and the process.
+	var m struct {
+		Process  []struct{ Name string }
+		Sessions map[string][]struct {
+			Name  string
+			Calls int
+		}
+	}
+	if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": "agentls.metrics"}, &m); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, s := range m.Sessions[res.Session] {
+		calls[s.Name] = s.Calls
+	}
+	if calls["invoke_agent"] != 1 || calls["write_file"] != 1 || len(m.Process) != 2 {
+		t.Errorf("agentls.metrics: %+v", m)
+	}
 	reqs, err := a.fake.GenerateRequests()
 	if err != nil || len(reqs) != 4 {
 		t.Fatalf("%d model requests (%v)", len(reqs), err)

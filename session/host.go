@@ -570,7 +570,7 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 		wire[i] = tools.Request{CallID: wid, Name: r.Name, Args: r.Args}
 		defer l.h.track(wid, l.id, cancel)()
 	}
-	res := sched.Run(ctx, wire)
+	res := runAgentsLast(ctx, sched, wire)
 	l.mu.Lock()
 	edits := l.edits
 	l.edits = nil
@@ -581,6 +581,36 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 	for i := range res {
 		if i < len(reqs) && reqs[i].CallID != "" {
 			res[i].CallID = reqs[i].CallID
+		}
+	}
+	return res
+}
+
+// runAgentsLast runs a batch on sched, its invoke_agent calls in a batch of their own
+// after the others, and returns the results in request order. A batch holds the
+// workspace's locks of the files its calls write until all of them end, so a
+// sub-agent writing such a file within the same batch would wait for a lock its own
+// batch holds until it ended: for ever.
+func runAgentsLast(ctx context.Context, sched *tools.Scheduler, reqs []tools.Request) []tools.CallResult {
+	var first, agents []int
+	for i, r := range reqs {
+		if r.Name == AgentToolName {
+			agents = append(agents, i)
+		} else {
+			first = append(first, i)
+		}
+	}
+	if len(agents) == 0 || len(first) == 0 {
+		return sched.Run(ctx, reqs)
+	}
+	res := make([]tools.CallResult, len(reqs))
+	for _, group := range [][]int{first, agents} {
+		batch := make([]tools.Request, len(group))
+		for j, i := range group {
+			batch[j] = reqs[i]
+		}
+		for j, r := range sched.Run(ctx, batch) {
+			res[group[j]] = r
 		}
 	}
 	return res

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/confirm"
@@ -285,5 +286,37 @@ func TestToolRunsStored(t *testing.T) {
 	stats := MetricsOf(runs)
 	if len(runs) != 2 || len(stats) != 1 || stats[0].Name != "read_file" || stats[0].Calls != 2 || stats[0].Errors != 1 {
 		t.Errorf("runs %+v, stats %+v", runs, stats)
+	}
+}
+
+// TestInvokeAgentWithWriterInBatch: a batch that writes a file and starts an agent
+// writing the same file ends, both writes done in request order: the agent runs after
+// the batch's other calls, whose locks would otherwise hold it up for ever.
+func TestInvokeAgentWithWriterInBatch(t *testing.T) {
+	hh := newHostHarness(t, "yolo", clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{
+			{ID: "w0", Name: "write_file", Args: json.RawMessage(`{"file_path": "ROOT/b.txt", "content": "parent\n"}`)},
+			invokeCall("writer", "Append a line to b.txt."),
+		}},
+		{Calls: []clients.ScriptCall{{ID: "w1", Name: "replace", Args: json.RawMessage(`{"file_path": "ROOT/b.txt", "old_string": "parent\n", "new_string": "parent\nchild\n"}`)}}},
+		{Text: "Appended."},
+		{Text: "Both wrote."},
+	}}, func(o *HostOptions) {
+		o.Toolbox.Overrides = settings.Settings{Agents: map[string]settings.AgentSettings{
+			"writer": {Description: "writes files", Tools: []string{"replace"}},
+		}}
+	})
+	l, err := hh.host.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := l.Prompt(ctx, "write b.txt, then have the writer add to it", nil)
+	if err != nil || res.StopReason != StopEndTurn {
+		t.Fatalf("result %+v, %v (a deadlock ends cancelled)", res, err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(hh.root, "b.txt")); string(got) != "parent\nchild\n" {
+		t.Errorf("b.txt = %q", got)
 	}
 }
