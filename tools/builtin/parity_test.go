@@ -313,6 +313,11 @@ var parityCases = []parityCase{
 		differs: "a prompt without a URL is refused as invalid parameters",
 		args:    `{"prompt": "no address here"}`, wantErr: tools.ErrInvalidParams},
 
+	{tool: "web_fetch", doc: webFetchDoc,
+		says:    "processes up to 20 URLs in one call",
+		differs: "a prompt naming more is refused with how to split it, rather than fetching the first 20 only",
+		args:    manyURLs(21), wantErr: tools.ErrInvalidParams},
+
 	// google_web_search
 	{tool: "google_web_search", doc: webSearchDoc,
 		says: "performs a web search through the Gemini API and returns a summary with citations to its sources",
@@ -350,6 +355,17 @@ var parityCases = []parityCase{
 		args:    `{"todos": [{"description": "wait for review", "status": "blocked"}]}`,
 		check:   contains("wait for review"),
 	},
+}
+
+// manyURLs returns web_fetch arguments whose prompt names n distinct URLs.
+func manyURLs(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"prompt": "Compare`)
+	for i := range n {
+		fmt.Fprintf(&b, " https://example.com/%d", i)
+	}
+	b.WriteString(`"}`)
+	return b.String()
 }
 
 // paritySearch answers google_web_search as Gemini's grounding would, on loopback.
