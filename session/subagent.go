@@ -59,6 +59,13 @@ type agentTool struct {
 	agents map[string]settings.AgentSettings
 }
 
+// ListedTools returns the tools of the session core for a toolbox that hosts no
+// sessions (toolbox.Options.Extra of `agentls tools` and `agentls run`): invoke_agent
+// is listed as a model sees it, and a call of it says that it runs only in a session.
+func ListedTools(s settings.Settings) []tools.Tool {
+	return []tools.Tool{newAgentTool(nil, s.Agents)}
+}
+
 // newAgentTool returns invoke_agent with the built-in investigator and the settings'
 // agents (an entry named codebase_investigator replaces the built-in one).
 func newAgentTool(h *Host, fromSettings map[string]settings.AgentSettings) *agentTool {
