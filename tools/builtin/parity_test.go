@@ -263,8 +263,9 @@ var parityCases = []parityCase{
 
 	// read_many_files
 	{tool: "read_many_files", doc: multiFileDoc,
-		says:  "reads the files matching the `include` globs and concatenates them, each under a `--- path ---` separator",
-		files: map[string]string{"a.md": "AAA\n", "b.md": "BBB\n", "c.txt": "CCC\n"}, args: `{"include": ["*.md"]}`,
+		says:    "reads the text files matching the glob patterns and concatenates them, with a separator `--- {filePath} ---` between files",
+		differs: "the patterns are given in `include` (the page's `paths` is not a parameter of agentls's schema)",
+		files:   map[string]string{"a.md": "AAA\n", "b.md": "BBB\n", "c.txt": "CCC\n"}, args: `{"include": ["*.md"]}`,
 		check: func(t *testing.T, root string, res *tools.Result) {
 			contains("AAA", "BBB", "--- ")(t, root, res)
 			if strings.Contains(res.Output, "CCC") {
@@ -303,8 +304,8 @@ var parityCases = []parityCase{
 
 	// web_fetch
 	{tool: "web_fetch", doc: webFetchDoc,
-		says:    "fetches the URLs (up to 20) named in `prompt` and processes their content; it asks for confirmation",
-		differs: "the page reaches the model marked as untrusted context, and private addresses need web.allowPrivateAddresses (set for this loopback test)",
+		says:    "processes the URLs (up to 20) embedded in `prompt`; asks for confirmation before fetching any URL",
+		differs: "agentls fetches the pages itself and gives the model their text, marked as untrusted context, rather than a response the Gemini API generated from them; private addresses need web.allowPrivateAddresses (set for this loopback test)",
 		args:    `{"prompt": "Summarise URL/page"}`, consent: true,
 		check: contains("parity page text", "<untrusted_context>"),
 	},
@@ -320,15 +321,16 @@ var parityCases = []parityCase{
 
 	// google_web_search
 	{tool: "google_web_search", doc: webSearchDoc,
-		says: "performs a web search through the Gemini API and returns a summary with citations to its sources",
-		args: `{"query": "parity"}`, consent: true,
+		says:    "returns a generated summary based on search results, with source URIs and titles as citations",
+		differs: "agentls asks before searching, since the query leaves the machine (the page documents no confirmation)",
+		args:    `{"query": "parity"}`, consent: true,
 		check: contains("searched: parity", "https://example.com/source"),
 	},
 
 	// save_memory
 	{tool: "save_memory", doc: memoryDoc,
-		says:    "appends the fact to GEMINI.md under a `## Gemini Added Memories` section; the user confirms",
-		differs: "scope `project` writes the workspace root's AGENTS.md (or its GEMINI.md, where it exists), under `## Agent memories` unless the file already has Gemini CLI's section, which then gets the fact",
+		says:    "appends `fact` to the user's `~/.gemini/GEMINI.md`, under a `## Gemini Added Memories` section",
+		differs: "a `scope` chooses the file: `project` writes the workspace root's AGENTS.md (or its GEMINI.md, where it exists), under `## Agent memories` unless the file already has Gemini CLI's section, which then gets the fact; agentls asks before writing a file every later session loads",
 		args:    `{"fact": "the build uses make", "scope": "project"}`, consent: true,
 		check: func(t *testing.T, root string, res *tools.Result) {
 			got, err := os.ReadFile(filepath.Join(root, "AGENTS.md"))
