@@ -616,6 +616,18 @@ func runAgentsLast(ctx context.Context, sched *tools.Scheduler, reqs []tools.Req
 	return res
 }
 
+// noteCall notes an event of a call of the session's, or of one of its sub-agents: the
+// edits it made (for undo) and when it ran (for agentls stats), which Run records with
+// the prompt.
+func (l *Live) noteCall(ev tools.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := editOf(ev); ok {
+		l.edits = append(l.edits, e)
+	}
+	l.runs.event(ev)
+}
+
 // addChildUsage adds what a sub-agent of the session spent.
 func (l *Live) addChildUsage(u clients.Usage) {
 	l.mu.Lock()
@@ -640,12 +652,7 @@ func (l *Live) scheduler() *tools.Scheduler {
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
 		l.sched = schedulerFor{cfg: cfg, sched: h.tb.Scheduler(sessionPolicy{p: cfg.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
-			l.mu.Lock()
-			if e, ok := editOf(ev); ok {
-				l.edits = append(l.edits, e)
-			}
-			l.runs.event(ev)
-			l.mu.Unlock()
+			l.noteCall(ev)
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		}, l.metrics)}
 	}

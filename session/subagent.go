@@ -165,7 +165,10 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		// consent, a writing one asks through the same Asker as its parent.
 		Policy:  sessionPolicy{p: cfg.Policy, l: parent},
 		Asker:   h.o.Asker,
-		Observe: progress.event,
+		Observe: func(ev tools.Event) {
+			progress.event(ev)
+			parent.noteCall(ev)
+		},
 		Logger:  h.log,
 		Locks:   h.tb.Workspace,
 		Metrics: []*tools.Metrics{h.tb.Metrics, parent.metrics},

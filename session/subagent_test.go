@@ -157,6 +157,20 @@ func TestInvokeAgentConsent(t *testing.T) {
 			if tt.asker != nil && !slices.Equal(tt.asker.asked, []string{"write_file"}) {
 				t.Errorf("asked about %v, want write_file once", tt.asker.asked)
 			}
+			// The agent's write is the prompt's: undo takes it back, and stats count it.
+			if tt.written {
+				l := hh.host.get(hh.host.LiveIDs()[0])
+				if _, err := hh.host.UndoTurn(context.Background(), l.ID(), 1, false); err != nil {
+					t.Fatalf("undo: %v", err)
+				}
+				if _, err := os.Stat(filepath.Join(hh.root, "b.txt")); err == nil {
+					t.Error("undo left the agent's b.txt")
+				}
+			}
+			runs, _ := hh.host.o.Store.ToolRuns(hh.host.LiveIDs()[0])
+			if n := len(runs); n != 2 {
+				t.Errorf("stored runs %+v, want invoke_agent's and the agent's write_file", runs)
+			}
 		})
 	}
 }
