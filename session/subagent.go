@@ -149,6 +149,7 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 	h := parent.h
 	cfg := h.tb.Config()
 	reg := tools.NewRegistry(h.log, tools.Filter{})
+	var missing []string
 	for _, n := range names {
 		// A sub-agent starts no sub-agents of its own: the depth stays one.
 		if n == AgentToolName {
@@ -156,7 +157,16 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		}
 		if tool, ok := cfg.Registry.Get(n); ok {
 			reg.Register(tool)
+		} else {
+			missing = append(missing, n)
 		}
+	}
+	if len(missing) > 0 {
+		// A misspelt or excluded tool would leave the agent unable to do its task
+		// without saying why.
+		return nil, tools.Errorf(tools.ErrExecutionFailed,
+			"The agent %s cannot start: its settings name tools that are not available here: %s. Fix agents.%s.tools in the settings, or do the task without it.",
+			c.name, strings.Join(missing, ", "), c.name)
 	}
 	progress := &agentProgress{out: out, agent: c.name}
 	sched := tools.NewScheduler(tools.Options{

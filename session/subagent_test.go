@@ -226,12 +226,19 @@ func TestInvokeAgentCancel(t *testing.T) {
 // TestInvokeAgentBadCalls: an unknown agent and an empty prompt are refused with what
 // to do, and a call outside a model session (a person's own) says why it cannot run.
 func TestInvokeAgentBadCalls(t *testing.T) {
-	hh := newHostHarness(t, "default", clients.Script{}, nil)
+	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{invokeCall("typo", "Do it.")}},
+		{Text: "It could not start."},
+	}}, func(o *HostOptions) {
+		o.Toolbox.Overrides = settings.Settings{Agents: map[string]settings.AgentSettings{
+			"typo": {Description: "names a tool that does not exist", Tools: []string{"read_file", "raed_file"}},
+		}}
+	})
 	for _, tt := range []struct {
 		args, want string
 		typ        tools.ErrorType
 	}{
-		{`{"agent_name": "nobody", "prompt": "x"}`, `Subagent "nobody" not found. The agents are: codebase_investigator.`, tools.ErrInvalidParams},
+		{`{"agent_name": "nobody", "prompt": "x"}`, `Subagent "nobody" not found. The agents are: codebase_investigator, typo.`, tools.ErrInvalidParams},
 		{`{"agent_name": "codebase_investigator", "prompt": "  "}`, "is empty", tools.ErrInvalidParams},
 		{`{"agent_name": "codebase_investigator"}`, "prompt", tools.ErrInvalidParams},
 		{`{"agent_name": "codebase_investigator", "prompt": "look"}`, "runs only within a model session", tools.ErrExecutionFailed},
@@ -240,6 +247,17 @@ func TestInvokeAgentBadCalls(t *testing.T) {
 		if r.Status != tools.StatusError || r.Error == nil || r.Error.Type != tt.typ || !strings.Contains(r.Output, tt.want) {
 			t.Errorf("%s: %+v, want %s with %q", tt.args, r, tt.typ, tt.want)
 		}
+	}
+	// An agent whose settings name a tool that is not there does not start, and says
+	// which; the model is told and goes on.
+	_, res := hh.prompt("", "use typo")
+	reqs := hh.model.(geminiModel).requests()
+	if res.StopReason != StopEndTurn || len(reqs) != 2 {
+		t.Fatalf("result %+v after %d requests; want the parent told, and no child request", res, len(reqs))
+	}
+	fr := reqs[1].History[len(reqs[1].History)-1].Parts[0].FunctionResponse
+	if fr == nil || !strings.Contains(string(mustJSON(t, fr.Response)), "not available here: raed_file") {
+		t.Errorf("the parent got %+v", fr)
 	}
 }
 
