@@ -117,6 +117,11 @@ func (c ClientCapabilities) Rich() bool { return c.Object("experimental", "agent
 // RichConfirm reports a client that answers agentls/confirm.
 func (c ClientCapabilities) RichConfirm() bool { return c.Bool("experimental", "agentls", "confirm") }
 
+// RichAsk reports a client that answers agentls/confirm of type ask_user (an optional
+// extension): it puts ask_user's questions to the person and answers with their
+// answers.
+func (c ClientCapabilities) RichAsk() bool { return c.Bool("experimental", "agentls", "askUser") }
+
 // RichUpdates reports a client that wants agentls/update notifications.
 func (c ClientCapabilities) RichUpdates() bool { return c.Bool("experimental", "agentls", "updates") }
 
@@ -150,6 +155,7 @@ const (
 	cmdUndoTurn        = "agentls.undoTurn"
 	cmdTurnDiff        = "agentls.turnDiff"
 	cmdSessionHistory  = "agentls.sessionHistory"
+	cmdMetrics         = "agentls.metrics"
 )
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this
