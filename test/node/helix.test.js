@@ -108,6 +108,7 @@ test('Helix-like client: a prompt\'s edit approved through the code action is on
       { calls: [{ name: 'replace', args: { file_path: file, old_string: 'return 41', new_string: 'return 42' }, id: 'e1' }] },
       { calls: [{ name: 'run_shell_command', args: { command: 'go test ./...', description: 'run the tests' }, id: 's1' }] },
       { text: 'Answer returns 42 now and the test passes.' },
+      { text: 'Documented.' },
     ],
   });
   // The agent's `go test` uses this machine's Go and its build cache (the server's
@@ -162,6 +163,20 @@ test('Helix-like client: a prompt\'s edit approved through the code action is on
       // The pending diagnostics are gone.
       const last = c.messages('textDocument/publishDiagnostics').filter((m) => m.params.uri === uri).pop();
       assert.ok(!last || !last.params.diagnostics.some(isQuestion), 'no question left on the file');
+
+      // Any Helix: an instruction in a comment, then space-a on its line.
+      await c.change('answer.go', c.text('answer.go').replace('// Answer is the answer.', '// agentls: document Answer'));
+      const lineRange = { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } };
+      const actions = await c.request('textDocument/codeAction', { textDocument: { uri }, range: lineRange, context: { diagnostics: [] } });
+      const run = (actions || []).find((a) => a.title === 'Run agentls instruction');
+      assert.ok(run && run.command && run.command.command === 'agentls.prompt', `"Run agentls instruction" among ${JSON.stringify(actions)}`);
+      assert.equal(run.command.arguments[0].prompt, 'document Answer');
+      const second = await c.request('workspace/executeCommand', run.command);
+      assert.equal(second.stopReason, 'end_turn', JSON.stringify(second));
+      assert.notEqual(second.session, res.session, 'a code action starts a new session');
+
+      // :lsp-workspace-command's picker runs a command with no arguments at all.
+      assert.equal(await c.request('workspace/executeCommand', { command: 'agentls.cancel' }), null);
       await c.shutdown();
     });
   } finally {
