@@ -23,13 +23,16 @@ func NewSessionState() *SessionState {
 // WithSession returns ctx for the calls of the session whose state is st, under the
 // settings in force: its reads are recorded and its edits checked unless
 // tools.readBeforeEdit is false, and its commands share one shell when
-// tools.shell.persistent is true.
+// tools.shell.persistent is true. Whatever session state ctx carried before (that of
+// the session whose call starts a sub-agent) no longer applies.
 func (c *Config) WithSession(ctx context.Context, st *SessionState) context.Context {
+	var reads *files.Reads
 	if c.Settings.ReadBeforeEdit() {
-		ctx = files.WithReads(ctx, st.reads)
+		reads = st.reads
 	}
+	var sh *shell.Session
 	if p := c.Settings.Tools.Shell.Persistent; p != nil && *p {
-		ctx = shell.WithSession(ctx, st.shell)
+		sh = st.shell
 	}
-	return ctx
+	return shell.WithSession(files.WithReads(ctx, reads), sh)
 }

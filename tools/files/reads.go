@@ -39,7 +39,8 @@ func NewReads() *Reads { return &Reads{seen: map[string]seen{}} }
 type readsKey struct{}
 
 // WithReads returns ctx for the calls of a session that reads and edits under r: its
-// reads are recorded there and its edits checked against them.
+// reads are recorded there and its edits checked against them. A nil r holds the calls
+// to nothing.
 func WithReads(ctx context.Context, r *Reads) context.Context {
 	return context.WithValue(ctx, readsKey{}, r)
 }

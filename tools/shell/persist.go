@@ -46,7 +46,8 @@ func NewSession() *Session { return &Session{} }
 
 type sessionKey struct{}
 
-// WithSession returns ctx for the calls of a session whose commands share p.
+// WithSession returns ctx for the calls of a session whose commands share p; a nil p
+// runs each command alone.
 func WithSession(ctx context.Context, p *Session) context.Context {
 	return context.WithValue(ctx, sessionKey{}, p)
 }
