@@ -105,6 +105,8 @@ test('Helix-like client: a prompt\'s edit approved through the code action is on
   const file = `${root}/answer.go`;
   const fake = await startFakeGemini({
     turns: [
+      // The model reads the file first: agentls refuses a model's edit of a file it has not read.
+      { calls: [{ name: 'read_file', args: { file_path: file }, id: 'r1' }] },
       { calls: [{ name: 'replace', args: { file_path: file, old_string: 'return 41', new_string: 'return 42' }, id: 'e1' }] },
       { calls: [{ name: 'run_shell_command', args: { command: 'go test ./...', description: 'run the tests' }, id: 's1' }] },
       { text: 'Answer returns 42 now and the test passes.' },
