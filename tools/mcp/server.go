@@ -89,7 +89,8 @@ type server struct {
 	connecting chan struct{} // closed when the running connection attempt ends
 	failures   int           // failed attempts since the last success
 	retryAt    time.Time
-	invalid    error // the configuration cannot work; no attempt is made
+	invalid    error  // the configuration cannot work; no attempt is made
+	oauth      *oauth // nil for a server without OAuth
 	tools      []tools.Tool
 	toolNames  map[string]string // the server's tool name → registered name
 	prompts    bool
@@ -104,6 +105,14 @@ func newServer(m *Manager, name string, cfg ServerConfig) *server {
 			s.invalid = fmt.Errorf("invalid configuration: %w", err)
 			s.state, s.reason = StateError, s.invalid.Error()
 		}
+	}
+	if s.invalid == nil && m.opts.Transport == nil {
+		o, err := newOAuth(s)
+		if err != nil {
+			s.invalid = fmt.Errorf("invalid configuration: %w", err)
+			s.state, s.reason = StateError, s.invalid.Error()
+		}
+		s.oauth = o
 	}
 	return s
 }
@@ -224,6 +233,9 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		if kind, _ := s.cfg.Transport(); kind != TransportStdio {
 			reason = fmt.Sprintf("MCP server %q could not be reached: %v", s.name, err)
 		}
+		if needs := s.currentOAuth().needsAuth(); needs != "" {
+			reason = fmt.Sprintf("MCP server %q %s", s.name, needs)
+		}
 		s.transition(func() {
 			s.failures++
 			s.retryAt = time.Now().Add(min(backoffBase<<(s.failures-1), backoffMax))
@@ -296,15 +308,21 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	default:
 		t = &countingTransport{inner: t, s: s}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: clientVersion}, &sdk.ClientOptions{
+	opts := &sdk.ClientOptions{
 		Logger: s.m.logger.With("server", s.name),
-		// agentls offers no roots, sampling or elicitation to servers.
+		// agentls offers no roots or sampling to servers; elicitation (forms) when a
+		// front end can ask the person.
 		Capabilities: &sdk.ClientCapabilities{},
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			go s.listChanged(req.Session)
 		},
 		ProgressNotificationHandler: s.progress,
-	})
+	}
+	if s.m.opts.Elicit != nil {
+		opts.Capabilities.Elicitation = &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}
+		opts.ElicitationHandler = s.elicit
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: clientVersion}, opts)
 	sess, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		cancelLife()
@@ -428,6 +446,13 @@ func (s *server) close() error {
 		return fmt.Errorf("closing MCP server %q: %w", s.name, err)
 	}
 	return nil
+}
+
+// currentOAuth returns the server's OAuth state, nil without OAuth.
+func (s *server) currentOAuth() *oauth {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.oauth
 }
 
 // currentTools returns the server's registered tools.
