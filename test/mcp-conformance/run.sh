@@ -57,6 +57,9 @@ for s in "${scenarios[@]}"; do
 	else
 		echo "FAIL $s"
 		sed 's/^/    /' "$out/log" | tail -n 40
+		for f in "$out/$s"-*/stderr.txt; do
+			[ -f "$f" ] && { echo "    agentls's stderr:"; sed 's/^/      /' "$f" | tail -n 20; }
+		done
 		failed+=("$s")
 	fi
 done
