@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
@@ -74,6 +75,10 @@ func loopbackRedirect(s string) (*url.URL, error) {
 // prints it and runs $BROWSER. It returns once the URL is shown, not when the person is
 // done; the redirect comes back to a loopback listener of the Manager.
 type AuthorizeFunc func(ctx context.Context, server, authURL string) error
+
+// oauthFlowTimeout bounds a connection attempt that may include the browser step: the
+// time a person has to authorize.
+const oauthFlowTimeout = 5 * time.Minute
 
 // errNeedsAuth is returned by an OAuth flow that may not start by itself.
 var errNeedsAuth = errors.New("needs authorization")
