@@ -125,6 +125,9 @@ func (c ClientCapabilities) SavesEdits() bool {
 // RichConfirm reports a client that answers agentls/confirm.
 func (c ClientCapabilities) RichConfirm() bool { return c.Bool("experimental", "agentls", "confirm") }
 
+// RichElicit reports a client that answers agentls/elicit (MCP servers' questions).
+func (c ClientCapabilities) RichElicit() bool { return c.Bool("experimental", "agentls", "elicit") }
+
 // RichUpdates reports a client that wants agentls/update notifications.
 func (c ClientCapabilities) RichUpdates() bool { return c.Bool("experimental", "agentls", "updates") }
 
@@ -152,6 +155,7 @@ const (
 	cmdConfirm         = "agentls.confirm"
 	cmdListSessions    = "agentls.listSessions"
 	cmdMCPStatus       = "agentls.mcpStatus"
+	cmdMCPAuth         = "agentls.mcpAuth"
 	cmdListPrompts     = "agentls.listPrompts"
 	cmdRunPrompt       = "agentls.runPrompt"
 	cmdTrust           = "agentls.trust"

@@ -34,8 +34,10 @@ func (s *Server) buildToolbox(roots []string) error {
 			Tool:      s.adaptTool,
 			// Rich clients save the buffers the agent edits, unless told not to; for
 			// the others, shell results name the edited files still unsaved.
-			NoteUnsaved: !saves,
-			Logger:      s.log,
+			NoteUnsaved:  !saves,
+			Logger:       s.log,
+			MCPAuthorize: s.authorize,
+			MCPElicit:    s,
 		},
 		Store:     store,
 		NewClient: s.opts.NewClient,
