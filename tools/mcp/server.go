@@ -314,17 +314,15 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	}
 	opts := &sdk.ClientOptions{
 		Logger: s.m.logger.With("server", s.name),
-		// agentls offers no roots or sampling to servers; elicitation (forms) when a
-		// front end can ask the person.
-		Capabilities: &sdk.ClientCapabilities{},
+		// agentls offers no roots or sampling to servers. It takes their questions
+		// (form elicitation) and puts them to the person through the front end, or
+		// declines them when there is nobody to ask (see server.elicit).
+		Capabilities:       &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}},
+		ElicitationHandler: s.elicit,
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			go s.listChanged(req.Session)
 		},
 		ProgressNotificationHandler: s.progress,
-	}
-	if s.m.opts.Elicit != nil {
-		opts.Capabilities.Elicitation = &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}
-		opts.ElicitationHandler = s.elicit
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: clientVersion}, opts)
 	sess, err := client.Connect(cctx, t, nil)
