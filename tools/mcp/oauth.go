@@ -423,6 +423,36 @@ func (o *oauth) authorize(req *http.Request, resp *http.Response) error {
 	return nil
 }
 
+// hasToken reports whether the handler holds a token.
+func (o *oauth) hasToken(ctx context.Context) bool {
+	ts, err := o.handler.TokenSource(ctx)
+	return err == nil && ts != nil
+}
+
+// reloadOAuth takes up a token stored since the server's OAuth state was made (by
+// `agentls mcp auth` in another process) when it holds none itself.
+func (s *server) reloadOAuth(ctx context.Context) {
+	o := s.currentOAuth()
+	if o == nil || o.hasToken(ctx) {
+		return
+	}
+	if rec, err := o.store.load(s.name, o.resource.String()); err != nil || rec == nil {
+		return
+	}
+	fresh, err := newOAuth(s)
+	if err != nil || fresh == nil {
+		return
+	}
+	if o.interactive.Load() {
+		fresh.interactive.Store(true)
+	}
+	s.mu.Lock()
+	if s.oauth == o {
+		s.oauth = fresh
+	}
+	s.mu.Unlock()
+}
+
 // needsAuth returns why the server needs authorization, or "".
 func (o *oauth) needsAuth() string {
 	if o == nil {

@@ -121,6 +121,22 @@ func TestOAuthNeedsAuthorizationUntilAsked(t *testing.T) {
 	}
 }
 
+// A token stored by another process (`agentls mcp auth` in a terminal) is taken up on
+// the server's next connection.
+func TestOAuthTokenFromAnotherProcess(t *testing.T) {
+	o := newOAuthServers(t, false)
+	dir := t.TempDir()
+	cfg := map[string]ServerConfig{"gh": {URL: o.Endpoint, Trust: true}}
+	editor := startManager(t, Options{Servers: cfg, TokenDir: dir})
+	requireState(t, editor, "gh", StateError)
+	terminal := startManager(t, Options{Servers: cfg, TokenDir: dir, Authorize: (&testutil.Browser{}).Open, AutoAuthorize: true})
+	requireState(t, terminal, "gh", StateConnected)
+	if err := editor.Reconnect(t.Context(), "gh"); err != nil {
+		t.Fatalf("Reconnect: %v", err)
+	}
+	mustCall(t, editor, "gh__echo", `{"message":"x"}`)
+}
+
 // A workspace's settings that give a server the name of the user's authorized server,
 // with another URL, never get its token.
 func TestOAuthTokenStaysWithItsServer(t *testing.T) {

@@ -277,6 +277,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 // dial connects and initialises a session, bounded by the connect timeout.
 func (s *server) dial(ctx context.Context) (*conn, error) {
 	timeout := s.cfg.ConnectTimeout()
+	s.reloadOAuth(ctx)
 	if o := s.currentOAuth(); o != nil && o.interactive.Load() {
 		// The attempt may wait for a person in the browser.
 		timeout = max(timeout, oauthFlowTimeout)
