@@ -236,12 +236,14 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		if needs := s.currentOAuth().needsAuth(); needs != "" {
 			reason = fmt.Sprintf("MCP server %q %s", s.name, needs)
 		}
+		attempt := 0
 		s.transition(func() {
 			s.failures++
+			attempt = s.failures // read under s.mu: Reconnect and Authorize reset it
 			s.retryAt = time.Now().Add(min(backoffBase<<(s.failures-1), backoffMax))
 			s.state, s.reason = StateError, reason
 		})
-		log.Warn("MCP server failed to connect", "err", err, "attempt", s.failures)
+		log.Warn("MCP server failed to connect", "err", err, "attempt", attempt)
 		return nil, errors.New(reason)
 	}
 
