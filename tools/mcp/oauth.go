@@ -407,15 +407,18 @@ func insufficientScope(resp *http.Response) bool {
 func (o *oauth) authorize(req *http.Request, resp *http.Response) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	hint := fmt.Sprintf("needs authorization: run `agentls mcp auth %s` (or the editor command agentls.mcpAuth)", o.s.name)
 	if !o.interactive.Load() {
 		_ = resp.Body.Close()
-		msg := fmt.Sprintf("needs authorization: run `agentls mcp auth %s` (or the editor's \"MCP: authorize\" command)", o.s.name)
-		o.needs.Store(&msg)
+		o.needs.Store(&hint)
 		return errNeedsAuth
 	}
 	err := o.handler.Authorize(req.Context(), req, resp)
 	if err != nil {
 		msg := fmt.Sprintf("needs authorization: %v", err)
+		if errors.Is(err, errNeedsAuth) {
+			msg = hint
+		}
 		o.needs.Store(&msg)
 		return err
 	}
