@@ -155,6 +155,10 @@ func (o *OAuthServers) serveAS(w http.ResponseWriter, r *http.Request) {
 				o.refuse(w, "unknown refresh token")
 				return
 			}
+			if f.Get("resource") != o.Endpoint {
+				o.refuse(w, "refresh request resource %q, want %q", f.Get("resource"), o.Endpoint)
+				return
+			}
 			o.refreshes++
 		default:
 			o.refuse(w, "grant_type %q", f.Get("grant_type"))

@@ -99,6 +99,8 @@ type oauth struct {
 	interactive atomic.Bool
 	// needs is why the server wants authorization, for its status, while it does.
 	needs atomic.Pointer[string]
+	// lastResource is the resource parameter of the last authorization request.
+	lastResource atomic.Pointer[string]
 
 	mu sync.Mutex // serialises flows
 }
@@ -182,7 +184,7 @@ func newOAuth(s *server) (*oauth, error) {
 			},
 		},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
-			rec := storedToken{Server: endpoint, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
+			rec := storedToken{Server: endpoint, Resource: o.resourceParam(), ClientID: c.ClientID, ClientSecret: c.ClientSecret,
 				TokenURL: c.Endpoint.TokenURL, AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, Token: t}
 			return o.persisting(ctx, c, rec)
 		},
@@ -227,7 +229,22 @@ func (o *oauth) persisting(ctx context.Context, c *oauth2.Config, rec storedToke
 	if err := o.store.save(o.s.name, rec); err != nil {
 		return nil, err
 	}
-	return &savingSource{o: o, rec: rec, inner: c.TokenSource(ctx, rec.Token)}, nil
+	client, _ := ctx.Value(oauth2.HTTPClient).(*http.Client)
+	if client == nil {
+		client = http.DefaultClient
+	}
+	ref := &refresher{cfg: c, resource: rec.Resource, client: client, refresh: rec.Token.RefreshToken}
+	return &savingSource{o: o, rec: rec, inner: oauth2.ReuseTokenSource(rec.Token, ref)}, nil
+}
+
+// resourceParam is the resource parameter of token requests: the one of the last
+// authorization request (the resource of the server's protected resource metadata),
+// else the server's URL.
+func (o *oauth) resourceParam() string {
+	if p := o.lastResource.Load(); p != nil {
+		return *p
+	}
+	return o.resource.String()
 }
 
 // savingSource stores each token its inner source returns that differs from the last.
@@ -264,6 +281,11 @@ func (o *oauth) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*a
 	show := o.s.m.opts.Authorize
 	if show == nil {
 		return nil, fmt.Errorf("%w: no one to show the authorization page to", errNeedsAuth)
+	}
+	if u, err := url.Parse(args.URL); err == nil {
+		if r := u.Query().Get("resource"); r != "" {
+			o.lastResource.Store(&r)
+		}
 	}
 	l, err := net.Listen("tcp", o.redirect.Host)
 	if err != nil {

@@ -217,6 +217,9 @@ func TestOAuthRefresh(t *testing.T) {
 	mustCall(t, m, "gh__echo", `{"message":"x"}`)
 	stats := o.Stats()
 	refreshes, authorizes := stats.Refreshes, stats.Authorizes
+	if refused := stats.Refused; len(refused) > 0 {
+		t.Errorf("the OAuth servers refused: %v", refused)
+	}
 	if refreshes == 0 || authorizes != 1 {
 		t.Errorf("refreshes = %d, authorizations = %d; want refreshes and one authorization", refreshes, authorizes)
 	}

@@ -6,8 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -30,13 +36,15 @@ func DefaultTokenDir() (string, error) {
 // is checked again on load, so that settings naming the same server with another URL
 // never get its token.
 type storedToken struct {
-	Server       string        `json:"server"`
-	ClientID     string        `json:"clientId"`
-	ClientSecret string        `json:"clientSecret,omitempty"`
-	TokenURL     string        `json:"tokenUrl"`
-	AuthStyle    int           `json:"authStyle,omitempty"`
-	Scopes       []string      `json:"scopes,omitempty"`
-	Token        *oauth2.Token `json:"token"`
+	Server       string   `json:"server"`
+	ClientID     string   `json:"clientId"`
+	ClientSecret string   `json:"clientSecret,omitempty"`
+	TokenURL     string   `json:"tokenUrl"`
+	AuthStyle    int      `json:"authStyle,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"`
+	// Resource is the resource parameter of the token requests (RFC 8707).
+	Resource string        `json:"resource,omitempty"`
+	Token    *oauth2.Token `json:"token"`
 }
 
 // tokenStore keeps tokens, one file per server name and URL, mode 0600. A nil store, or
@@ -120,4 +128,72 @@ func (t *tokenStore) remove(name, serverURL string) (bool, error) {
 		return false, fmt.Errorf("removing the MCP OAuth token: %w", err)
 	}
 	return true, nil
+}
+
+// refresher gets new tokens with a refresh token, sending the resource parameter (RFC
+// 8707) as the MCP authorization spec asks of every token request; oauth2's own
+// refresh cannot add it.
+type refresher struct {
+	cfg      *oauth2.Config
+	resource string
+	client   *http.Client
+
+	mu      sync.Mutex
+	refresh string
+}
+
+func (r *refresher) Token() (*oauth2.Token, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.refresh == "" {
+		return nil, errors.New("the token expired and there is no refresh token")
+	}
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r.refresh}}
+	if r.resource != "" {
+		form.Set("resource", r.resource)
+	}
+	basic := r.cfg.Endpoint.AuthStyle == oauth2.AuthStyleInHeader && r.cfg.ClientSecret != ""
+	if !basic {
+		form.Set("client_id", r.cfg.ClientID)
+		if r.cfg.ClientSecret != "" {
+			form.Set("client_secret", r.cfg.ClientSecret)
+		}
+	}
+	req, err := http.NewRequest(http.MethodPost, r.cfg.Endpoint.TokenURL, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, fmt.Errorf("refreshing the token: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if basic {
+		req.SetBasicAuth(url.QueryEscape(r.cfg.ClientID), url.QueryEscape(r.cfg.ClientSecret))
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("refreshing the token: %w", err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		AccessToken  string `json:"access_token"`
+		TokenType    string `json:"token_type"`
+		RefreshToken string `json:"refresh_token"`
+		ExpiresIn    int64  `json:"expires_in"`
+		Error        string `json:"error"`
+		Description  string `json:"error_description"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
+		return nil, fmt.Errorf("refreshing the token: %s from the token endpoint: %w", resp.Status, err)
+	}
+	if resp.StatusCode != http.StatusOK || body.AccessToken == "" {
+		return nil, fmt.Errorf("refreshing the token: %s from the token endpoint: %s %s", resp.Status, body.Error, body.Description)
+	}
+	tok := &oauth2.Token{AccessToken: body.AccessToken, TokenType: body.TokenType, RefreshToken: body.RefreshToken}
+	if body.ExpiresIn > 0 {
+		tok.Expiry = time.Now().Add(time.Duration(body.ExpiresIn) * time.Second)
+	}
+	if tok.RefreshToken == "" {
+		tok.RefreshToken = r.refresh // the server keeps the one it gave
+	}
+	r.refresh = tok.RefreshToken
+	return tok, nil
 }
