@@ -124,3 +124,45 @@ func TestQuestionOf(t *testing.T) {
 		t.Errorf("no schema: %+v %v", q, err)
 	}
 }
+
+// TestElicitationEverything: server-everything's trigger-elicitation-request form (every
+// field type, the enum forms of SEP-1330, defaults) reaches the Elicitor as a Question,
+// and the answer, with the defaults applied, reaches the server.
+func TestElicitationEverything(t *testing.T) {
+	e := &scriptedElicitor{answer: &Answer{Action: ActionAccept, Values: map[string]any{"name": "Ada Lovelace", "check": true}}}
+	m := startManager(t, Options{Servers: map[string]ServerConfig{"everything": everythingStdio(t)}, Elicit: e})
+	requireState(t, m, "everything", StateConnected)
+	r := mustCall(t, m, "everything__trigger-elicitation-request", `{}`)
+	for _, want := range []string{"User provided the requested information", "- Name: Ada Lovelace", "- Agreed to terms: true",
+		"- Favorite Integer: 42", "- Favorite Number: 3.14", `"untitledSingleSelectEnum": "Monica"`, `"legacyTitledEnum": "pet-1"`} {
+		if !strings.Contains(r.Output, want) {
+			t.Errorf("result lacks %q:\n%s", want, r.Output)
+		}
+	}
+	if len(e.asked) != 1 {
+		t.Fatalf("asked %d questions", len(e.asked))
+	}
+	fields := map[string]Field{}
+	for _, f := range e.asked[0].Fields {
+		fields[f.Name] = f
+	}
+	if f := fields["titledSingleSelectEnum"]; !reflect.DeepEqual(f.Choices, []string{"hero-1", "hero-2", "hero-3"}) ||
+		!reflect.DeepEqual(f.Labels, []string{"Superman", "Green Lantern", "Wonder Woman"}) || f.Default != "hero-1" {
+		t.Errorf("titled enum %+v", f)
+	}
+	if f := fields["titledMultipleSelectEnum"]; f.Type != "array" || len(f.Choices) != 3 || f.Labels[1] != "Salmon" {
+		t.Errorf("titled multiple select %+v", f)
+	}
+	if f := fields["legacyTitledEnum"]; len(f.Labels) != 5 || f.Labels[0] != "Cats" {
+		t.Errorf("legacy enumNames %+v", f)
+	}
+	if f := fields["name"]; !f.Required || f.Title != "String" {
+		t.Errorf("name %+v", f)
+	}
+
+	// With nobody to ask, the question is declined.
+	m2 := startManager(t, Options{Servers: map[string]ServerConfig{"everything": everythingStdio(t)}})
+	if r := mustCall(t, m2, "everything__trigger-elicitation-request", `{}`); !strings.Contains(r.Output, "User declined") {
+		t.Errorf("nobody to ask: %s", r.Output)
+	}
+}
