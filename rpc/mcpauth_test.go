@@ -119,3 +119,74 @@ func TestMCPAuthInTheEditor(t *testing.T) {
 		t.Errorf("question %+v", q)
 	}
 }
+
+// TestElicitInTheEditor: server-everything's form goes to a client that declared
+// experimental.agentls.elicit as agentls/elicit, and its answer (defaults applied)
+// reaches the server; a client without it, for which one choice cannot answer the form,
+// sees the question declined with a message saying why.
+func TestElicitInTheEditor(t *testing.T) {
+	entry := testutil.NPMServer(t, "server-everything")
+	for _, rich := range []bool{true, false} {
+		t.Run(map[bool]string{true: "rich", false: "plain"}[rich], func(t *testing.T) {
+			ctx := testContext(t)
+			root := workspaceDir(t, nil)
+			cfg := t.TempDir()
+			settings := `{"mcpServers": {"everything": {"command": "node", "args": [` + strconvQuote(entry) + `, "stdio"], "trust": true}}}`
+			if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"), []byte(settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := startEnv(t, root, []string{"XDG_CONFIG_HOME=" + cfg})
+			asked := make(chan json.RawMessage, 2)
+			c.Handle("agentls/elicit", func(_ context.Context, params json.RawMessage) (any, error) {
+				asked <- params
+				return map[string]any{"action": "accept", "values": map[string]any{"name": "Ada"}}, nil
+			})
+			caps := capsEditor
+			if rich {
+				caps = withCaps(capsEditor, "experimental", map[string]any{"agentls": map[string]any{"elicit": true}})
+			}
+			if _, err := c.Initialize(ctx, initParams(root, caps, nil)); err != nil {
+				t.Fatal(err)
+			}
+			var names []struct{ Name string }
+			for {
+				if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": "agentls.listTools"}, &names); err != nil {
+					t.Fatal(err)
+				}
+				if strings.Contains(toolNames(names), "everything__trigger-elicitation-request") {
+					break
+				}
+				waitALittle(ctx)
+			}
+			res := runTool(ctx, t, c, "everything__trigger-elicitation-request", map[string]any{})
+			if rich {
+				if res.Status != "success" || !strings.Contains(res.Output, "- Name: Ada") || !strings.Contains(res.Output, "- Favorite Integer: 42") {
+					t.Fatalf("result %+v", res)
+				}
+				var q struct {
+					Server, Message string
+					Fields          []struct{ Name string }
+				}
+				_ = json.Unmarshal(<-asked, &q)
+				if q.Server != "everything" || len(q.Fields) < 10 {
+					t.Errorf("question %+v", q)
+				}
+				return
+			}
+			if !strings.Contains(res.Output, "User declined") {
+				t.Fatalf("result %+v", res)
+			}
+			if _, err := c.WaitFor(ctx, "window/showMessage", func(m lsptest.Message) bool {
+				return strings.Contains(string(m.Params), "the editor cannot show its form")
+			}); err != nil {
+				t.Errorf("no message saying the question was declined: %v", err)
+			}
+			if len(asked) != 0 {
+				t.Errorf("a plain client got agentls/elicit")
+			}
+		})
+	}
+}
