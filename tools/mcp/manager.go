@@ -7,6 +7,10 @@
 // that fails to start or dies takes nothing else down: its tools stay registered and
 // fail with an execution_failed error naming the server and the reason, and the next
 // call tries to reconnect, with backoff between failed attempts.
+//
+// HTTP and SSE servers that answer 401 are authorized by OAuth (oauth.go, over the SDK's
+// auth package), with tokens kept per server and user (tokens.go); servers' questions
+// (elicitation) go to the front end's Elicitor (elicit.go).
 package mcp
 
 import (
