@@ -62,9 +62,10 @@ func (s *Server) mcpAuth(ctx context.Context, command string, arg json.RawMessag
 }
 
 // Elicit implements mcp.Elicitor: rich clients that declare experimental.agentls.elicit
-// get agentls/elicit with the form; others, with window/showMessageRequest, get a
-// question whose answer is one choice (no field, one yes/no field, or one field of
-// choices); anything else is declined, saying so.
+// get agentls/elicit with the form, those that declare askUser get it as ask_user
+// questions (agentls/confirm); others, with window/showMessageRequest, get a question
+// whose answer is one choice (no field, one yes/no field, or one field of choices);
+// anything else is declined, saying so.
 func (s *Server) Elicit(ctx context.Context, q *mcp.Question) (*mcp.Answer, error) {
 	caps := s.capabilities()
 	switch {
@@ -78,6 +79,9 @@ func (s *Server) Elicit(ctx context.Context, q *mcp.Question) (*mcp.Answer, erro
 			return &a, nil
 		}
 		return nil, fmt.Errorf("the editor answered agentls/elicit with action %q; want accept, decline or cancel", a.Action)
+	case caps.RichAsk():
+		// The form as ask_user questions, which the client already puts to the person.
+		return mcp.AskElicitor(s).Elicit(ctx, q)
 	case caps.ShowMessageRequest():
 		if titles, answers, ok := simpleChoices(q); ok {
 			return s.elicitMessage(ctx, q, titles, answers)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,8 +127,9 @@ func TestMCPAuthInTheEditor(t *testing.T) {
 // sees the question declined with a message saying why.
 func TestElicitInTheEditor(t *testing.T) {
 	entry := testutil.NPMServer(t, "server-everything")
-	for _, rich := range []bool{true, false} {
-		t.Run(map[bool]string{true: "rich", false: "plain"}[rich], func(t *testing.T) {
+	for _, kind := range []string{"rich", "askUser", "plain"} {
+		rich := kind == "rich"
+		t.Run(kind, func(t *testing.T) {
 			ctx := testContext(t)
 			root := workspaceDir(t, nil)
 			cfg := t.TempDir()
@@ -145,9 +147,31 @@ func TestElicitInTheEditor(t *testing.T) {
 				return map[string]any{"action": "accept", "values": map[string]any{"name": "Ada"}}, nil
 			})
 			caps := capsEditor
-			if rich {
+			switch kind {
+			case "rich":
 				caps = withCaps(capsEditor, "experimental", map[string]any{"agentls": map[string]any{"elicit": true}})
+			case "askUser":
+				caps = withCaps(capsEditor, "experimental", map[string]any{"agentls": map[string]any{"confirm": true, "askUser": true}})
 			}
+			questions := make(chan json.RawMessage, 2)
+			c.Handle("agentls/confirm", func(_ context.Context, params json.RawMessage) (any, error) {
+				questions <- params
+				var d struct {
+					Type      string
+					Questions []struct{ Header string }
+				}
+				_ = json.Unmarshal(params, &d)
+				answers := map[string]string{}
+				for i, q := range d.Questions {
+					switch q.Header {
+					case "name":
+						answers[strconv.Itoa(i)] = "Ada"
+					case "legacyTitledEnum":
+						answers[strconv.Itoa(i)] = "Dogs"
+					}
+				}
+				return map[string]any{"outcome": "proceed_once", "answers": answers}, nil
+			})
 			if _, err := c.Initialize(ctx, initParams(root, caps, nil)); err != nil {
 				t.Fatal(err)
 			}
@@ -162,6 +186,18 @@ func TestElicitInTheEditor(t *testing.T) {
 				waitALittle(ctx)
 			}
 			res := runTool(ctx, t, c, "everything__trigger-elicitation-request", map[string]any{})
+			if kind == "askUser" {
+				if res.Status != "success" || !strings.Contains(res.Output, "- Name: Ada") || !strings.Contains(res.Output, `"legacyTitledEnum": "pet-2"`) ||
+					!strings.Contains(res.Output, "- Favorite Integer: 42") {
+					t.Fatalf("result %+v", res)
+				}
+				var d struct{ Type, Title string }
+				_ = json.Unmarshal(<-questions, &d)
+				if d.Type != "ask_user" || !strings.Contains(d.Title, "MCP server everything asks") {
+					t.Errorf("confirmation %+v", d)
+				}
+				return
+			}
 			if rich {
 				if res.Status != "success" || !strings.Contains(res.Output, "- Name: Ada") || !strings.Contains(res.Output, "- Favorite Integer: 42") {
 					t.Fatalf("result %+v", res)

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentls/agentls/confirm"
 )
 
 // askSchema has a default of each type (SEP-1034) and the enum forms of SEP-1330.
@@ -164,5 +166,56 @@ func TestElicitationEverything(t *testing.T) {
 	m2 := startManager(t, Options{Servers: map[string]ServerConfig{"everything": everythingStdio(t)}})
 	if r := mustCall(t, m2, "everything__trigger-elicitation-request", `{}`); !strings.Contains(r.Output, "User declined") {
 		t.Errorf("nobody to ask: %s", r.Output)
+	}
+}
+
+// askAnswerer answers ask_user confirmations with answers, recording the request.
+type askAnswerer struct {
+	answers map[string]string
+	outcome confirm.Outcome
+	got     confirm.Request
+}
+
+func (a *askAnswerer) Ask(_ context.Context, req confirm.Request) (confirm.Answer, error) {
+	a.got = req
+	return confirm.Answer{Outcome: a.outcome, Answers: a.answers}, nil
+}
+
+// TestAskElicitor: a form put as ask_user questions (fields in name order: age, color,
+// name, ok, score, size, tags), the labels chosen mapped back to their values, empty
+// answers taking the defaults.
+func TestAskElicitor(t *testing.T) {
+	url := newAskServer(t)
+	a := &askAnswerer{outcome: confirm.ProceedOnce, answers: map[string]string{
+		"0": "7", "1": "Red", "2": "Bob", "3": "No", "5": "Large", "6": "a, b"}}
+	m := startManager(t, Options{Servers: map[string]ServerConfig{"s": {URL: url, Trust: true}}, Elicit: AskElicitor(a)})
+	r := mustCall(t, m, "s__ask", `{}`)
+	var got struct {
+		Action  string
+		Content map[string]any
+	}
+	if err := json.Unmarshal([]byte(r.Output), &got); err != nil {
+		t.Fatalf("%v: %q", err, r.Output)
+	}
+	want := map[string]any{"age": 7.0, "color": "red", "name": "Bob", "ok": false, "score": 9.5, "size": "l", "tags": []any{"a", "b"}}
+	if got.Action != "accept" || !reflect.DeepEqual(got.Content, want) {
+		t.Errorf("result %+v, want %v", got, want)
+	}
+	d := a.got.Details
+	if d.Type != confirm.TypeAsk || len(d.Questions) != 7 || d.Questions[1].Type != confirm.QuestionChoice ||
+		d.Questions[1].Options[1].Label != "Green" || d.Questions[3].Type != confirm.QuestionYesNo ||
+		!d.Questions[6].MultiSelect || d.Questions[0].Placeholder != "default: 36" {
+		t.Errorf("questions %+v", d)
+	}
+
+	// A choice that is not offered is no answer: the question is declined.
+	a.answers = map[string]string{"1": "Purple"}
+	if r := mustCall(t, m, "s__ask", `{}`); !strings.Contains(r.Output, `"action":"decline"`) {
+		t.Errorf("bad choice: %s", r.Output)
+	}
+	// Dismissed: cancelled.
+	a.outcome = confirm.Cancel
+	if r := mustCall(t, m, "s__ask", `{}`); !strings.Contains(r.Output, `"action":"cancel"`) {
+		t.Errorf("dismissed: %s", r.Output)
 	}
 }
