@@ -167,6 +167,7 @@ const (
 	cmdUndoTurn        = "agentls.undoTurn"
 	cmdTurnDiff        = "agentls.turnDiff"
 	cmdSessionHistory  = "agentls.sessionHistory"
+	cmdMetrics         = "agentls.metrics"
 )
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this
