@@ -324,3 +324,63 @@ func (tb *Toolbox) Close() error {
 	}
 	return err
 }
+
+// SaveApproval saves the rule that the "always" answer a to req stands for (see
+// confirm.Policy.RuleFor) in the settings file a.Persist names: the user's, or the
+// workspace's when the user trusts it. It returns what to tell the person: where the
+// rule went, or, as an error, why nothing was written (an untrusted workspace, an
+// answer that cannot be saved, a settings file that cannot be edited). The answer
+// holds for the session either way. An answer without Persist saves nothing.
+func (tb *Toolbox) SaveApproval(req confirm.Request, a confirm.Answer) (string, error) {
+	if a.Persist == "" {
+		return "", nil
+	}
+	if err := a.Check(req.Details); err != nil {
+		return "", fmt.Errorf("the approval was not saved: %w", err)
+	}
+	cfg := tb.Config()
+	d := req.Details
+	rule, err := cfg.Policy.RuleFor(confirm.Call{Tool: req.ToolName, Server: d.Server, Details: &d}, a.Outcome)
+	if err != nil {
+		return "", fmt.Errorf("the approval was not saved: %w", err)
+	}
+	var file string
+	switch a.Persist {
+	case confirm.ScopeUser:
+		file = settings.UserFile(tb.ConfigDir)
+	case confirm.ScopeWorkspace:
+		root := tb.Workspace.Roots()[0]
+		if !cfg.Trust.Trusted {
+			// An untrusted workspace's allow rules are never read, and its files are
+			// the repository's, not the user's: nothing is written.
+			return "", fmt.Errorf("the approval was not saved: the workspace %s is not trusted, and its settings could not allow anything (to trust it, run: agentls trust %s); it holds for this session", root, root)
+		}
+		file = settings.WorkspaceFile(root)
+	}
+	if err := settings.AddRule(file, rule); err != nil {
+		return "", fmt.Errorf("the approval was not saved: %w", err)
+	}
+	tb.Logger.Info("approval saved", "file", file, "tool", rule.ToolName, "commandPrefix", rule.CommandPrefix)
+	return fmt.Sprintf("Saved in %s: %s. `agentls rules` lists saved rules.", file, DescribeRule(rule)), nil
+}
+
+// DescribeRule says in one line what a policy rule does.
+func DescribeRule(r confirm.Rule) string {
+	s := fmt.Sprintf("%s %s", r.Decision, r.ToolName)
+	if r.ToolName == "" {
+		s = fmt.Sprintf("%s every tool", r.Decision)
+	}
+	if len(r.CommandPrefix) > 0 {
+		s += fmt.Sprintf(" for commands starting with %q", r.CommandPrefix)
+	}
+	if r.CommandRegex != "" {
+		s += fmt.Sprintf(" for commands matching %q", r.CommandRegex)
+	}
+	if r.ArgsPattern != "" {
+		s += fmt.Sprintf(" with arguments matching %q", r.ArgsPattern)
+	}
+	if r.Priority != 0 {
+		s += fmt.Sprintf(" (priority %d)", r.Priority)
+	}
+	return s
+}
