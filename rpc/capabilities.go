@@ -157,6 +157,8 @@ const (
 	cmdTrust           = "agentls.trust"
 	cmdUndoTurn        = "agentls.undoTurn"
 	cmdTurnDiff        = "agentls.turnDiff"
+	cmdListRules       = "agentls.listRules"
+	cmdRemoveRule      = "agentls.removeRule"
 	cmdSessionHistory  = "agentls.sessionHistory"
 )
 
