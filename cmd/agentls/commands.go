@@ -175,7 +175,7 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// a call that needs consent, saying how to allow it.
 	var asker confirm.Asker
 	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
-		asker = &terminalAsker{in: in, out: stderr}
+		asker = &terminalAsker{in: in, out: stderr, save: tb.SaveApproval}
 	}
 	liveOutput := false
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {

@@ -9,6 +9,7 @@
 //	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
 //	agentls prompt "…" [--model M] [--approval-mode MODE] [--session ID] [--output text|json|stream-json] [--root DIR]
 //	agentls undo [--session ID] [--turn N] [--force] [--diff] [--root DIR]
+//	agentls rules [remove N] [--root DIR]
 //	agentls trust [DIR] [--parent | --distrust | --revoke]
 //	agentls trust --list
 //	agentls version
@@ -56,6 +57,10 @@ const usage = `usage:
       gets its text from before the prompt, files it created are deleted; nothing is
       undone where a file changed since, unless --force (then only those stay);
       --diff shows the prompt's changes instead
+  agentls rules [remove N] [--root DIR]
+      list the policy rules of the user's settings file and the workspace's, with
+      their files and numbers ("always, and save" answers add them there); remove N
+      removes rule N of the list
   agentls trust [DIR] [--parent | --distrust | --revoke]
       trust the folder DIR (default: the current directory), so that its settings
       files may set the approval mode and allow rules; --parent trusts DIR and every
@@ -111,6 +116,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdTrust(ctx, args[1:], stdout, stderr)
 	case "undo":
 		return cmdUndo(ctx, args[1:], stdout, stderr)
+	case "rules":
+		return cmdRules(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "agentls %s\n", version())
 		return exitOK
