@@ -82,9 +82,12 @@ type Toolbox struct {
 	// new tools from their own goroutines).
 	mu         sync.Mutex
 	discovered []tools.Tool
-	search     tools.Tool
-	mcp        *mcp.Manager
-	logged     map[string]bool
+	// saving serialises SaveApproval, so that two answers saved at once both land in
+	// the file rather than one overwriting the other.
+	saving sync.Mutex
+	search tools.Tool
+	mcp    *mcp.Manager
+	logged map[string]bool
 }
 
 // Config is the toolbox's configuration at one time: the merged settings, the user's
@@ -357,7 +360,10 @@ func (tb *Toolbox) SaveApproval(req confirm.Request, a confirm.Answer) (string, 
 		}
 		file = settings.WorkspaceFile(root)
 	}
-	if err := settings.AddRule(file, rule); err != nil {
+	tb.saving.Lock()
+	err = settings.AddRule(file, rule)
+	tb.saving.Unlock()
+	if err != nil {
 		return "", fmt.Errorf("the approval was not saved: %w", err)
 	}
 	tb.Logger.Info("approval saved", "file", file, "tool", rule.ToolName, "commandPrefix", rule.CommandPrefix)
