@@ -82,12 +82,13 @@ type Toolbox struct {
 	// new tools from their own goroutines).
 	mu         sync.Mutex
 	discovered []tools.Tool
+	search     tools.Tool
+	mcp        *mcp.Manager
+	logged     map[string]bool
+
 	// saving serialises SaveApproval, so that two answers saved at once both land in
 	// the file rather than one overwriting the other.
 	saving sync.Mutex
-	search tools.Tool
-	mcp    *mcp.Manager
-	logged map[string]bool
 }
 
 // Config is the toolbox's configuration at one time: the merged settings, the user's
