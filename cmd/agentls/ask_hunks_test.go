@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,9 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/internal/fakegemini"
 	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/settings"
 )
@@ -91,12 +94,12 @@ func TestAskPerHunk(t *testing.T) {
 }
 
 // ttyRun runs agentls with args on a terminal in root, with the user configuration in
-// cfg, answering each prompt that contains the key of a step with its line.
-func ttyRun(t *testing.T, root, cfg string, steps [][2]string, args ...string) (string, int) {
+// cfg and env added to its environment, answering each prompt that contains the key of a step with its line.
+func ttyRun(t *testing.T, root, cfg string, env []string, steps [][2]string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg)
+	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg), env...)
 	tty, err := pty.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +155,7 @@ func TestRunPerHunkOnTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := fmt.Sprintf(`{"file_path": "f.txt", "content": %q}`, proposed.String())
-	out, code := ttyRun(t, root, cfg, [][2]string{{"Allow?", "p"}, {"Apply hunk", "n"}, {"Apply hunk", "y"}}, "run", "write_file", args)
+	out, code := ttyRun(t, root, cfg, nil, [][2]string{{"Allow?", "p"}, {"Apply hunk", "n"}, {"Apply hunk", "y"}}, "run", "write_file", args)
 	if code != 0 || !strings.Contains(out, "The user accepted hunk 2 of 2; hunk 1 was not applied") {
 		t.Fatalf("exit %d, terminal %q", code, out)
 	}
@@ -161,7 +164,7 @@ func TestRunPerHunkOnTerminal(t *testing.T) {
 		t.Errorf("f.txt is %q, want %q", got, want)
 	}
 
-	out, code = ttyRun(t, root, cfg, [][2]string{{"Allow?", "s"}}, "run", "run_shell_command", `{"command": "echo saved"}`)
+	out, code = ttyRun(t, root, cfg, nil, [][2]string{{"Allow?", "s"}}, "run", "run_shell_command", `{"command": "echo saved"}`)
 	if code != 0 || !strings.Contains(out, "Saved in") {
 		t.Fatalf("exit %d, terminal %q", code, out)
 	}
@@ -172,5 +175,46 @@ func TestRunPerHunkOnTerminal(t *testing.T) {
 	// Saved: the next run is not asked.
 	if got := agentlsWith(t, root, cfg, nil, "run", "run_shell_command", `{"command": "echo again"}`); got.code != 0 || !strings.Contains(got.stdout, "again") {
 		t.Errorf("run after saving: %+v", got)
+	}
+}
+
+// TestPromptPerHunkOnTerminal: `agentls prompt` on a terminal offers the per-hunk
+// choice for a model's edit; the model gets the note of which hunks were taken.
+func TestPromptPerHunkOnTerminal(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	var old, proposed strings.Builder
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&old, "line %d\n", i)
+		if i == 2 || i == 18 {
+			fmt.Fprintf(&proposed, "LINE %d\n", i)
+		} else {
+			fmt.Fprintf(&proposed, "line %d\n", i)
+		}
+	}
+	path := filepath.Join(root, "f.txt")
+	if err := os.WriteFile(path, []byte(old.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := json.Marshal(map[string]string{"file_path": "f.txt", "content": proposed.String()})
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{{Name: "write_file", Args: args}}},
+		{Text: "done"},
+	}})
+	defer srv.Close()
+	env := []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + srv.URL, "XDG_STATE_HOME=" + filepath.Join(cfg, "state")}
+	out, code := ttyRun(t, root, cfg, env, [][2]string{{"Allow?", "p"}, {"Apply hunk", "y"}, {"Apply hunk", "n"}}, "prompt", "capitalize")
+	if code != 0 {
+		t.Fatalf("exit %d, terminal %q", code, out)
+	}
+	got, _ := os.ReadFile(path)
+	if want := strings.Replace(old.String(), "line 2\n", "LINE 2\n", 1); string(got) != want {
+		t.Errorf("f.txt is %q, want %q", got, want)
+	}
+	told := false
+	for _, r := range srv.Requests() {
+		told = told || strings.Contains(string(r.Body), "The user accepted hunk 1 of 2; hunk 2 was not applied")
+	}
+	if !told {
+		t.Errorf("the model was not told which hunks were taken; terminal %q", out)
 	}
 }
