@@ -37,8 +37,9 @@
 ;;   context); the answer streams into a chat buffer with the tool
 ;;   calls, their status and clickable locations, and the plan.
 ;; - Proposed edits are shown as a diff (`agentls-diff-mode'): accept
-;;   (a), accept always (A), edit the proposal (e) and accept your
-;;   version, ediff (E), reject (r).  An accepted edit is one undo step
+;;   (a), accept always (A) and save that (S), reject the hunk at point
+;;   (t) and accept the others (s), edit the proposal (e) and accept
+;;   your version, ediff (E), reject (r).  An accepted edit is one undo step
 ;;   in its buffer and is saved (`agentls-save-after-edit').
 ;; - Shell commands are asked with `read-multiple-choice'; their output
 ;;   streams into a `compilation-mode' buffer, progress shows in the
@@ -1233,7 +1234,9 @@ After quitting ediff, accept or reject in the diff buffer."
 ;;;;; Other questions, in the minibuffer
 
 (defun agentls--choices (d)
-  "The choices of the confirmation details D: a list of (KEY LABEL OUTCOME)."
+  "The choices of the confirmation details D.
+A list of (KEY LABEL OUTCOME [PERSIST]), where PERSIST, when there,
+is where the answer is saved: \"user\" for the user's settings."
   (let ((own (plist-get d :choices)))
     (if (and own (> (length own) 0))
         (cl-loop for c across own
@@ -1248,12 +1251,14 @@ After quitting ediff, accept or reject in the diff buffer."
             (let ((roots (mapconcat #'identity (plist-get d :rootCommands) " and ")))
               (list (list ?a (if (string-empty-p roots) "always allow this command"
                                (format "always allow %s" roots))
-                          "proceed_always"))))
+                          "proceed_always")
+                    (list ?S "always, and save in your settings" "proceed_always" "user"))))
            ("mcp"
             (list (list ?t (format "always allow tool %s" (plist-get d :tool)) "proceed_always_tool")
                   (list ?s (format "always allow server %s" (plist-get d :server))
                         "proceed_always_server")))
-           (_ (list (list ?a "always" "proceed_always")))))
+           (_ (list (list ?a "always" "proceed_always")
+                    (list ?S "always, and save in your settings" "proceed_always" "user")))))
        (list (list ?n "no" "cancel"))))))
 
 (defun agentls--question (d &optional conn)
@@ -1295,7 +1300,7 @@ While the minibuffer is in use, wait for it to be free."
 
 (defun agentls--ask (entry)
   "Ask the question of ENTRY in the minibuffer and answer it."
-  (let ((outcome "cancel"))
+  (let ((outcome "cancel") persist)
     (unwind-protect
         (unless (agentls--confirmation-done entry)
           (let* ((d (agentls--confirmation-details entry))
@@ -1309,9 +1314,11 @@ While the minibuffer is in use, wait for it to be free."
                                 (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices)))
                            (quit nil))))
             (when choice
-              (setq outcome (nth 2 (assq (car choice) choices))))))
+              (let ((c (assq (car choice) choices)))
+                (setq outcome (nth 2 c)
+                      persist (nth 3 c))))))
       (setq agentls--modal-busy nil)
-      (agentls--answer entry outcome)
+      (agentls--answer entry outcome nil (and persist (list :persist persist)))
       (agentls--next-modal))))
 
 ;;;; Updates: chat, shell output, touched places

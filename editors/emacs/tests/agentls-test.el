@@ -1121,5 +1121,37 @@ REPORT-FN gets it."
           (advice-remove 'agentls--show-edit 'agentls-test))
         (should (= diffs 0))))))
 
+(ert-deftest agentls-test-shell-always-save ()
+  "A shell command answered \"always, and save\": the rule lands in the user's settings file."
+  (let* ((config (make-temp-file "agentls-el-config-" t))
+         (settings (expand-file-name "agentls/settings.json" config))
+         (process-environment (cons (concat "XDG_CONFIG_HOME=" config) process-environment)))
+    (agentls-test--with
+      (let* ((root (agentls-test--workspace '(("a.txt" . "one\n"))))
+             (url (agentls-test--fake-gemini
+                   '(:turns [(:calls [(:name "run_shell_command" :args (:command "touch created-by-shell"))])
+                             (:text "Ran.")])))
+             (buf (agentls-test--start root "a.txt" url))
+             (labels nil))
+        (advice-add 'read-multiple-choice :before
+                    (lambda (_prompt choices &rest _)
+                      (setq labels (mapcar #'cadr choices))
+                      (setq unread-command-events (list ?S)))
+                    '((name . agentls-test)))
+        (unwind-protect
+            (progn
+              (with-current-buffer buf (agentls "touch it"))
+              (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+              (should (member "always, and save in your settings" labels))
+              (should (file-exists-p (expand-file-name "created-by-shell" root)))
+              (agentls-test--wait (lambda () (file-exists-p settings)) "the user's settings file")
+              (let ((rule (aref (plist-get (plist-get (json-parse-string (agentls-test--disk settings) :object-type 'plist)
+                                                      :policy)
+                                           :rules)
+                                0)))
+                (should (equal (plist-get rule :toolName) "run_shell_command"))
+                (should (equal (plist-get rule :commandPrefix) ["touch"]))))
+          (advice-remove 'read-multiple-choice 'agentls-test))))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
