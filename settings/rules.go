@@ -119,6 +119,15 @@ var errNoFile = errors.New("the settings file does not exist")
 // editRules rewrites the policy.rules of the settings file at path with edit, keeping
 // the rest of the file; create says whether a missing file is made.
 func editRules(path string, create bool, edit func([]json.RawMessage) ([]json.RawMessage, error)) error {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		// A settings file kept elsewhere (a dotfiles repository) and linked here is
+		// edited where it is: renaming over the link would replace it with a copy.
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return fmt.Errorf("settings file %s: %w", path, err)
+		}
+		path = target
+	}
 	data, err := os.ReadFile(path)
 	mode := fs.FileMode(0o600)
 	switch {

@@ -161,4 +161,30 @@ func TestSavedRulesAndRemove(t *testing.T) {
 	}
 }
 
+// TestAddRuleThroughLink: a settings file that is a symbolic link is edited where it
+// points, and stays a link.
+func TestAddRuleThroughLink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "dotfiles", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte(`{"model": "m"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "settings.json")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := settings.AddRule(link, confirm.Rule{ToolName: "glob", Decision: confirm.Allow}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v %v", fi, err)
+	}
+	if rules, err := settings.FileRules(target); err != nil || len(rules) != 1 {
+		t.Fatalf("target rules %+v, %v", rules, err)
+	}
+}
+
 func ptr(s string) *string { return &s }

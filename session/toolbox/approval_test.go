@@ -35,6 +35,12 @@ func TestSaveApproval(t *testing.T) {
 		{"substitution", false, confirm.Request{ToolName: "run_shell_command",
 			Details: confirm.Details{Type: confirm.TypeExecute, Command: "git log $(curl x)"}},
 			confirm.Answer{Outcome: confirm.ProceedAlways, Persist: confirm.ScopeUser}, 0, 0, "asked about every time", ""},
+		{"program by its path", false, confirm.Request{ToolName: "run_shell_command",
+			Details: confirm.Details{Type: confirm.TypeExecute, Command: "./build.sh --fast"}},
+			confirm.Answer{Outcome: confirm.ProceedAlways, Persist: confirm.ScopeUser}, 0, 0, "run by its path", ""},
+		{"program by its path, trusted workspace", true, confirm.Request{ToolName: "run_shell_command",
+			Details: confirm.Details{Type: confirm.TypeExecute, Command: "GOOS=linux ./build.sh"}},
+			confirm.Answer{Outcome: confirm.ProceedAlways, Persist: confirm.ScopeWorkspace}, 0, 1, "", "build.sh"},
 		{"mcp server", false, confirm.Request{ToolName: "gh__search", Details: confirm.Details{Type: confirm.TypeMCP, Server: "gh", Tool: "search"}},
 			confirm.Answer{Outcome: confirm.ProceedAlwaysServer, Persist: confirm.ScopeUser}, 1, 0, "", "allow gh__*"},
 	}

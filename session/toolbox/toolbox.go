@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -351,6 +352,14 @@ func (tb *Toolbox) SaveApproval(req confirm.Request, a confirm.Answer) (string, 
 	var file string
 	switch a.Persist {
 	case confirm.ScopeUser:
+		for _, prefix := range rule.CommandPrefix {
+			if commandByPath(prefix) {
+				// ./build.sh in this repository is not ./build.sh in the next one: a
+				// rule of the user's, which holds in every workspace, would run the
+				// next one's unseen.
+				return "", fmt.Errorf("the approval was not saved in your settings: %q is run by its path, which means another program in every other workspace; it holds for this session (a trusted workspace's settings can keep it)", prefix)
+			}
+		}
 		file = settings.UserFile(tb.ConfigDir)
 	case confirm.ScopeWorkspace:
 		root := tb.Workspace.Roots()[0]
@@ -369,6 +378,18 @@ func (tb *Toolbox) SaveApproval(req confirm.Request, a confirm.Answer) (string, 
 	}
 	tb.Logger.Info("approval saved", "file", file, "tool", rule.ToolName, "commandPrefix", rule.CommandPrefix)
 	return fmt.Sprintf("Saved in %s: %s. `agentls rules` lists saved rules.", file, DescribeRule(rule)), nil
+}
+
+// commandByPath reports whether a command prefix runs its program by a path ("./x",
+// "bin/x") rather than by a name looked up in PATH, after any assignments.
+func commandByPath(prefix string) bool {
+	for _, w := range strings.Fields(prefix) {
+		if strings.Contains(w, "=") && !strings.HasPrefix(w, "=") {
+			continue // NAME=value before the program
+		}
+		return strings.ContainsRune(w, '/')
+	}
+	return false
 }
 
 // DescribeRule says in one line what a policy rule does.
