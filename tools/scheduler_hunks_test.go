@@ -12,6 +12,7 @@ import (
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/files"
 )
 
 // hunkAsker answers with the given answer and records the details it was shown.
@@ -122,5 +123,49 @@ func TestSchedulerAcceptedHunks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// wholeTool wraps a tool whose calls cannot take a modified version: they drop the
+// Modify capability, as a tool that cannot apply a part of its proposal has none.
+type wholeTool struct{ tools.Tool }
+
+func (t wholeTool) Build(args json.RawMessage) (tools.Invocation, error) {
+	inv, err := t.Tool.Build(args)
+	if err != nil {
+		return nil, err
+	}
+	return wholeCall{inv}, nil
+}
+
+type wholeCall struct{ tools.Invocation }
+
+func (wholeCall) Capabilities() tools.Capabilities { return tools.Capabilities{} }
+
+// TestSchedulerNoHunksWithoutModify: a call that cannot apply a part of its proposal is
+// asked without hunks, and an answer choosing hunks anyway is a refusal.
+func TestSchedulerNoHunksWithoutModify(t *testing.T) {
+	old := "a\n" + strings.Repeat("x\n", 20) + "b\n"
+	ws, root := testutil.Workspace(t, map[string]string{"f.txt": old})
+	reg := tools.NewRegistry(nil, tools.Filter{})
+	for _, tool := range files.Tools(ws) {
+		reg.Register(wholeTool{tool})
+	}
+	policy, err := confirm.NewPolicy(confirm.ModeDefault, nil, ws.Roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asker := &hunkAsker{answer: confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{0}}}
+	s := tools.NewScheduler(tools.Options{Registry: reg, Policy: policy, Asker: asker, Locks: ws, OutputDir: t.TempDir()})
+	args, _ := json.Marshal(map[string]string{"file_path": "f.txt", "content": "A\n" + strings.Repeat("x\n", 20) + "B\n"})
+	res := s.RunOne(t.Context(), tools.Request{CallID: "w", Name: "write_file", Args: args})
+	if res.Status != tools.StatusCancelled || !strings.Contains(res.Output, "hunk 0 does not exist") {
+		t.Fatalf("result %s %q, want a refusal", res.Status, res.Output)
+	}
+	if asker.shown.Diff == "" || asker.shown.Hunks != nil {
+		t.Errorf("asked with hunks %+v (diff %q), want the diff without hunks", asker.shown.Hunks, asker.shown.Diff)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "f.txt")); string(got) != old {
+		t.Errorf("the file was written: %q", got)
 	}
 }
