@@ -15,6 +15,42 @@ import (
 // TestSaveApproval: an "always, and save" answer writes its rule into the user's file
 // or a trusted workspace's; an untrusted workspace gets nothing written anywhere, and
 // answers that are not saved leave every file as it was.
+// TestSaveApprovalLinkedOut: a trusted workspace whose settings file (or folder) is a
+// link to a file outside it is not written: the link's target is not the workspace's.
+func TestSaveApprovalLinkedOut(t *testing.T) {
+	for _, linked := range []string{".agentls/settings.json", ".agentls"} {
+		t.Run(linked, func(t *testing.T) {
+			root, config := testutil.Dirs(t, nil, `{"model": "m"}`)
+			outside := t.TempDir()
+			victim := filepath.Join(outside, "settings.json")
+			testutil.WriteFiles(t, outside, map[string]string{"settings.json": `{"other": true}`})
+			target := victim
+			if linked == ".agentls" {
+				target = outside
+			} else if err := os.MkdirAll(filepath.Join(root, ".agentls"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, filepath.Join(root, linked)); err != nil {
+				t.Fatal(err)
+			}
+			testutil.WriteFiles(t, config, map[string]string{trust.FileName: `{"` + root + `": "TRUST_FOLDER"}`})
+			tb, err := New(Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tb.Close()
+			req := confirm.Request{ToolName: "glob", Details: confirm.Details{Type: confirm.TypeInfo, Title: "glob"}}
+			_, err = tb.SaveApproval(req, confirm.Answer{Outcome: confirm.ProceedAlways, Persist: confirm.ScopeWorkspace})
+			if err == nil || !strings.Contains(err.Error(), "outside the workspace") {
+				t.Fatalf("SaveApproval = %v, want a refusal", err)
+			}
+			if got, _ := os.ReadFile(victim); string(got) != `{"other": true}` {
+				t.Fatalf("the file outside the workspace was written: %s", got)
+			}
+		})
+	}
+}
+
 func TestSaveApproval(t *testing.T) {
 	shell := confirm.Request{ToolName: "run_shell_command",
 		Details: confirm.Details{Type: confirm.TypeExecute, Command: "git status", Title: "git status"}}

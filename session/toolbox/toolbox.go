@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -369,6 +371,9 @@ func (tb *Toolbox) SaveApproval(req confirm.Request, a confirm.Answer) (string, 
 			return "", fmt.Errorf("the approval was not saved: the workspace %s is not trusted, and its settings could not allow anything (to trust it, run: agentls trust %s); it holds for this session", root, root)
 		}
 		file = settings.WorkspaceFile(root)
+		if err := insideRoot(root, file); err != nil {
+			return "", fmt.Errorf("the approval was not saved: %w; it holds for this session", err)
+		}
 	}
 	tb.saving.Lock()
 	err = settings.AddRule(file, rule)
@@ -378,6 +383,36 @@ func (tb *Toolbox) SaveApproval(req confirm.Request, a confirm.Answer) (string, 
 	}
 	tb.Logger.Info("approval saved", "file", file, "tool", rule.ToolName, "commandPrefix", rule.CommandPrefix)
 	return fmt.Sprintf("Saved in %s: %s. `agentls rules` lists saved rules.", file, DescribeRule(rule)), nil
+}
+
+// insideRoot returns an error unless file, with every symbolic link on its way
+// resolved, is inside root: a repository's settings file linked to one outside it (the
+// user's own, or any other) must not be written as the workspace's.
+func insideRoot(root, file string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	// The deepest of file and its folders that exists decides where a write goes.
+	p := file
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		p = parent
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if !within(realRoot, real) {
+		return fmt.Errorf("%s leads outside the workspace (to %s)", p, real)
+	}
+	return nil
 }
 
 // commandByPath reports whether a command prefix runs its program by a path ("./x",
