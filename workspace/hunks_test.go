@@ -208,3 +208,22 @@ func splitAll(s string) []string {
 	}
 	return splitLines(s)
 }
+
+// BenchmarkApplyHunks1MB applies one of three hunks of a change to a 1 MB Go-like
+// text: the cost of a person's per-hunk answer, a diff of the texts and one copy.
+func BenchmarkApplyHunks1MB(b *testing.B) {
+	old := goLike(1 << 20)
+	new := old
+	for _, frac := range []int{4, 2, 1} {
+		at := len(old) - len(old)/frac/2
+		i := strings.Index(new[at:], "\treturn x + ")
+		new = new[:at+i] + "\treturn 3*x + " + new[at+i+len("\treturn x + "):]
+	}
+	b.SetBytes(int64(len(old)))
+	for b.Loop() {
+		got, err := workspace.ApplyHunks(old, new, []int{1})
+		if err != nil || got == old || got == new {
+			b.Fatalf("ApplyHunks: %v", err)
+		}
+	}
+}
