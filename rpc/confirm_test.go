@@ -277,6 +277,7 @@ func codeActions(ctx context.Context, t *testing.T, c *lsptest.Client, uri strin
 type confirmArg struct {
 	ID      string `json:"id"`
 	Outcome string `json:"outcome"`
+	Persist string `json:"persist,omitempty"`
 }
 
 type codeActionResult struct {
@@ -302,6 +303,7 @@ func TestConfirmationAsDiagnostic(t *testing.T) {
 	}{
 		{choose: "Allow once", want: tools.StatusSuccess, text: "one\nTWO\n"},
 		{choose: "Allow always", want: tools.StatusSuccess, text: "one\nTWO\n"},
+		{choose: "Allow always and save", want: tools.StatusSuccess, text: "one\nTWO\n"},
 		{choose: "Reject", want: tools.StatusCancelled, text: "one\ntwo\n"},
 		{choose: "", want: tools.StatusCancelled, text: "one\ntwo\n"},
 	} {
@@ -368,6 +370,13 @@ func TestConfirmationAsDiagnostic(t *testing.T) {
 			}
 			if doc, _ := c.Editor().Doc(uri); doc.Text != tt.text {
 				t.Errorf("editor text %q, want %q", doc.Text, tt.text)
+			}
+			if tt.choose == "Allow always and save" {
+				if _, err := c.WaitFor(ctx, "window/showMessage", func(m lsptest.Message) bool {
+					return strings.Contains(string(m.Params), "Saved in") && strings.Contains(string(m.Params), "allow replace")
+				}); err != nil {
+					t.Errorf("the saved approval was not told: %v", err)
+				}
 			}
 			if _, _, err := c.WaitDiagnostics(ctx, uri, seen, func(d []lsptest.Diagnostic) bool { return len(ofSource(d, "agentls", 0)) == 0 }); err != nil {
 				t.Errorf("the question was not taken down: %v", err)
