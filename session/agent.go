@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 )
@@ -110,6 +111,9 @@ const (
 	// UpdateMCPStatus reports an MCP server's new status (MCP); it belongs to the
 	// workspace, not to a session.
 	UpdateMCPStatus UpdateKind = "mcp_status"
+	// UpdateMode reports the session's new approval mode (Mode), switched by one of its
+	// calls (enter_plan_mode, exit_plan_mode) once the person agreed.
+	UpdateMode UpdateKind = "current_mode"
 	// UpdateClosed ends the stream of a session the host let go (or closed): a later
 	// prompt naming it resumes it from the store, with a new stream.
 	UpdateClosed UpdateKind = "closed"
@@ -131,6 +135,7 @@ type Update struct {
 	Call        *tools.Event       // tool_call
 	Plan        []PlanEntry        // plan
 	MCP         *toolbox.MCPStatus // mcp_status
+	Mode        confirm.Mode       // current_mode
 }
 
 // PlanEntry is one entry of a session's plan.

@@ -17,6 +17,7 @@ import (
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/interact"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/todos"
 )
@@ -513,7 +514,7 @@ func (l *Live) emit(u Update) {
 // context: cancelling one of its calls (Host.CancelCall) cancels the batch.
 func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
 	sched := l.scheduler()
-	ctx, cancel := context.WithCancel(toolbox.WithTodos(ctx, l.todos))
+	ctx, cancel := context.WithCancel(interact.WithSession(toolbox.WithTodos(ctx, l.todos), callSession{l}))
 	defer cancel()
 	wire := make([]tools.Request, len(reqs))
 	seen := map[string]bool{}

@@ -156,6 +156,7 @@ type streamEvent struct {
 	Usage      *clients.Usage     `json:"usage,omitempty"`
 	Error      string             `json:"error,omitempty"`
 	Todos      []todo             `json:"todos,omitempty"`
+	Mode       confirm.Mode       `json:"mode,omitempty"`
 }
 
 // todo is an entry of a plan event, in write_todos's terms.
@@ -209,6 +210,12 @@ func (o *promptOutput) update(u session.Update) {
 			fmt.Fprintf(o.stderr, "[%s]\n", u.Text)
 		}
 		o.emit(streamEvent{Type: "compression", Text: u.Text})
+	case session.UpdateMode:
+		// A call switched the approval mode, with the person's consent.
+		if o.format == "text" {
+			fmt.Fprintf(o.stderr, "[approval mode: %s]\n", u.Mode)
+		}
+		o.emit(streamEvent{Type: "mode", Mode: u.Mode})
 	}
 }
 

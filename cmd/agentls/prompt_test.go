@@ -195,3 +195,51 @@ func TestPromptOpenAI(t *testing.T) {
 		t.Errorf("second request has %d tool messages, want 2: %+v", toolMessages, reqs[1].Messages)
 	}
 }
+
+// TestPromptNobodyToAsk: agentls prompt without a terminal, in yolo mode: ask_user and
+// enter_plan_mode are refused with a message the model reads (nobody can be asked,
+// whatever the mode), the mode stays, and think's text streams as a thought.
+func TestPromptNobodyToAsk(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{
+			{ID: "a1", Name: "ask_user", Args: json.RawMessage(`{"questions":[{"question":"Name?","header":"N","type":"text"}]}`)},
+			{ID: "p1", Name: "enter_plan_mode", Args: json.RawMessage(`{}`)},
+			{ID: "t1", Name: "think", Args: json.RawMessage(`{"thought":"nobody here to ask"}`)},
+		}},
+		{Text: "I will assume."},
+	}})
+	defer srv.Close()
+	got := agentlsPrompt(t, root, cfg, srv, "--output", "stream-json", "--approval-mode", "yolo", "go")
+	if got.code != 0 {
+		t.Fatalf("exit %d\n%s", got.code, got.stderr)
+	}
+	results := map[string]string{}
+	var thoughts, modes []string
+	sc := bufio.NewScanner(strings.NewReader(got.stdout))
+	for sc.Scan() {
+		var ev struct {
+			Type, Name, Text, Mode string
+			Result                 *tools.CallResult
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		switch ev.Type {
+		case "tool_result":
+			results[ev.Name] = string(ev.Result.Status) + ": " + ev.Result.Output
+		case "thought":
+			thoughts = append(thoughts, ev.Text)
+		case "mode":
+			modes = append(modes, ev.Mode)
+		}
+	}
+	for _, name := range []string{"ask_user", "enter_plan_mode"} {
+		if r := results[name]; !strings.HasPrefix(r, "error: ") || !strings.Contains(r, "nobody can be asked") {
+			t.Errorf("%s: %q, want refused because nobody can be asked", name, r)
+		}
+	}
+	if strings.Join(thoughts, "") != "nobody here to ask" || len(modes) != 0 {
+		t.Errorf("thoughts %q, mode events %q", thoughts, modes)
+	}
+}
