@@ -165,6 +165,7 @@ const (
 	cmdListRules       = "agentls.listRules"
 	cmdRemoveRule      = "agentls.removeRule"
 	cmdSessionHistory  = "agentls.sessionHistory"
+	cmdMetrics         = "agentls.metrics"
 )
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this

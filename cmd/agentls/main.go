@@ -61,6 +61,10 @@ const usage = `usage:
       list the policy rules of the user's settings file and the workspace's, with
       their files and numbers ("always, and save" answers add them there); remove N
       removes rule N of the list
+  agentls stats [--session ID] [--json] [--root DIR]
+      per tool, the calls, errors, cancellations and p50/p95 execution times of
+      the workspace's stored sessions (or of the session ID); a running editor
+      server reports its own with the command agentls.metrics
   agentls trust [DIR] [--parent | --distrust | --revoke]
       trust the folder DIR (default: the current directory), so that its settings
       files may set the approval mode and allow rules; --parent trusts DIR and every
@@ -118,6 +122,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdUndo(ctx, args[1:], stdout, stderr)
 	case "rules":
 		return cmdRules(ctx, args[1:], stdout, stderr)
+	case "stats":
+		return cmdStats(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "agentls %s\n", version())
 		return exitOK
