@@ -197,6 +197,8 @@ func TestPromptPerHunkOnTerminal(t *testing.T) {
 	}
 	args, _ := json.Marshal(map[string]string{"file_path": "f.txt", "content": proposed.String()})
 	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		// The model reads f.txt first: its edit of a file it has not read is refused.
+		{Calls: []clients.ScriptCall{{Name: "read_file", Args: json.RawMessage(`{"file_path": "f.txt"}`)}}},
 		{Calls: []clients.ScriptCall{{Name: "write_file", Args: args}}},
 		{Text: "done"},
 	}})
