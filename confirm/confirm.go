@@ -66,6 +66,14 @@ type Details struct {
 	// an "always" answer to it is not remembered. For calls whose effect reaches beyond
 	// the project, such as a fact saved to the user's own memory file.
 	NoAlways bool `json:"noAlways,omitempty"`
+	// PersonOnly lets the call run only on a person's answer to this very question: no
+	// allow rule (the user's, a workspace's, a wildcard), approval mode or earlier
+	// answer runs it, and where nobody can be asked it is refused; a deny rule still
+	// refuses it. It implies NoAlways. A call that changes what the person consented to
+	// (the session's approval mode) or that needs their words (ask_user) is one: a
+	// rule that would run it without them would let a model, or a repository's
+	// settings, decide in the person's place.
+	PersonOnly bool `json:"-"`
 }
 
 // Question is one question of an ask_user call, as Gemini CLI's ask_user takes it.

@@ -525,10 +525,14 @@ func (s *Scheduler) propose(ctx context.Context, c *call) {
 	c.pcall = confirm.Call{Tool: c.info.Name, ReadOnly: c.info.Kind.ReadOnly(), Server: c.info.Server,
 		Args: c.req.Args, Details: c.details}
 	verdict := s.decide(c.pcall)
-	switch verdict.Decision {
-	case confirm.Allow:
+	switch {
+	case verdict.Decision == confirm.Allow && c.details != nil && c.details.PersonOnly:
+		// Whatever the policy says, only the person's answer runs it (see
+		// confirm.Details.PersonOnly).
+		c.needsAsk = true
+	case verdict.Decision == confirm.Allow:
 		c.allowed = true
-	case confirm.Ask:
+	case verdict.Decision == confirm.Ask:
 		if c.details == nil {
 			c.details = &confirm.Details{Type: confirm.TypeInfo, Title: c.title,
 				Prompt: fmt.Sprintf("Allow %s: %s?", c.info.Name, c.title)}
@@ -586,6 +590,12 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 			"%s puts questions to the user, but nobody can be asked in this session; decide without asking, and say what you assumed.", c.info.Name))
 		return false
 	}
+	if s.asker == nil && c.details.PersonOnly {
+		s.finishError(c, Errorf(ErrPolicyViolation,
+			"%s runs only on the user's answer, and nobody can be asked in this session, so it was not run; "+
+				"only the user's answer lets it run: no policy rule or approval mode does.", c.info.Name))
+		return false
+	}
 	if s.asker == nil && c.details.NoAlways {
 		// No approval mode lets it run: only a rule, or a person, does.
 		s.finishError(c, Errorf(ErrPolicyViolation,
@@ -635,6 +645,11 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 	case !ans.Outcome.Valid():
 		s.finishError(c, &Error{Type: ErrCancelled,
 			Message: fmt.Sprintf("The user did not approve the call (unknown answer %q), so it was not run.", ans.Outcome)})
+		return false
+	case ans.Outcome == confirm.ModifyWithEditor && c.details.PersonOnly && c.caps.Modify == nil:
+		// No content to modify was offered: the answer is not one to this question.
+		s.finishError(c, &Error{Type: ErrCancelled,
+			Message: "The front end answered modify_with_editor, which is not an answer to this question, so the call was not run."})
 		return false
 	case ans.Outcome == confirm.ModifyWithEditor:
 		return s.modify(c, ans.Content)
