@@ -373,12 +373,14 @@ func (s *Scheduler) build(ctx context.Context, c *call) bool {
 	if !s.guard(c, "Info", func() { c.info = tool.Info() }) {
 		return false
 	}
-	args, wait, err := splitWaitForPrevious(c.req.Args)
-	if err != nil {
-		s.finishError(c, AsError(err, ErrInvalidParams))
-		return false
+	if !declaresOwnWaitForPrevious(c.info.Parameters) {
+		args, wait, err := splitWaitForPrevious(c.req.Args)
+		if err != nil {
+			s.finishError(c, AsError(err, ErrInvalidParams))
+			return false
+		}
+		c.req.Args, c.waitPrevious = args, wait
 	}
-	c.req.Args, c.waitPrevious = args, wait
 	v, err := s.validator(c.info)
 	if err != nil {
 		s.finishError(c, Errorf(ErrExecutionFailed, "tool %s has an unusable parameter schema: %w", c.info.Name, err))

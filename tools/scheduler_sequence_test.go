@@ -174,3 +174,42 @@ func TestDeclarationsWaitForPrevious(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitForPreviousOwnedByTheTool checks a tool (an MCP server's, say) whose schema
+// declares a wait_for_previous of its own: its declaration keeps the tool's property,
+// and the argument reaches the tool rather than being taken as the scheduler's (the
+// closed schema requires it, so a call stripped of it would be refused). Every other
+// tool's value is the scheduler's and is taken out.
+func TestWaitForPreviousOwnedByTheTool(t *testing.T) {
+	const own = `{"type":"object","properties":{"wait_for_previous":{"type":"string"}},"required":["wait_for_previous"],"additionalProperties":false}`
+	cases := []struct {
+		name, schema, args string
+		wantType           string // of wait_for_previous in the declaration
+		status             Status
+		errType            ErrorType
+	}{
+		{name: "the tool's own", schema: own, args: `{"wait_for_previous":"after lunch"}`, wantType: "string", status: StatusSuccess},
+		{name: "the tool's own, missing", schema: own, args: `{}`, wantType: "string", status: StatusError, errType: ErrInvalidParams},
+		{name: "the scheduler's, on a closed schema", schema: `{"type":"object","properties":{"id":{"type":"string"}},"additionalProperties":false}`,
+			args: `{"id":"a","wait_for_previous":true}`, wantType: "boolean", status: StatusSuccess},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t, nil, &fakeTool{name: "mcp_tool", kind: KindRead, schema: tc.schema})
+			var decl struct {
+				Properties map[string]struct {
+					Type string `json:"type"`
+				} `json:"properties"`
+			}
+			ds := env.s.reg.Declarations()
+			if len(ds) != 1 || json.Unmarshal(ds[0].Parameters, &decl) != nil {
+				t.Fatalf("declarations %+v", ds)
+			}
+			if got := decl.Properties[WaitForPrevious].Type; got != tc.wantType {
+				t.Errorf("declared %s of type %q, want %q", WaitForPrevious, got, tc.wantType)
+			}
+			results := env.s.Run(t.Context(), []Request{req("a", "mcp_tool", tc.args)})
+			wantStatus(t, results[0], tc.status, tc.errType)
+		})
+	}
+}

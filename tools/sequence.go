@@ -9,7 +9,9 @@ import (
 // whose arguments set it to true starts only after every earlier call of its batch has
 // finished; false or absent lets it run alongside them. The scheduler honours it and
 // takes it out of the arguments before the tool's own schema sees them, so that tools
-// (MCP servers with closed schemas among them) never receive it.
+// (MCP servers with closed schemas among them) never receive it. A tool whose schema
+// declares a property of that name itself (an MCP server's, a discovered tool's) keeps
+// it: its declaration and arguments are left as they are, and the tool receives it.
 const WaitForPrevious = "wait_for_previous"
 
 // waitForPreviousSchema is the declaration of WaitForPrevious, in Gemini CLI's words.
@@ -20,8 +22,9 @@ var waitForPreviousSchema = map[string]any{
 }
 
 // declareWaitForPrevious adds WaitForPrevious to the properties of an object schema, as
-// Gemini CLI does for every tool. A schema that is not of type object, or whose
-// properties are not an object, is left as it is.
+// Gemini CLI does for every tool. A schema that is not of type object, whose
+// properties are not an object, or that declares WaitForPrevious itself, is left as it
+// is.
 func declareWaitForPrevious(schema map[string]any) {
 	if schema["type"] != "object" {
 		return
@@ -33,6 +36,9 @@ func declareWaitForPrevious(schema map[string]any) {
 		}
 		props = map[string]any{}
 		schema["properties"] = props
+	}
+	if _, own := props[WaitForPrevious]; own {
+		return
 	}
 	props[WaitForPrevious] = waitForPreviousSchema
 }
@@ -62,4 +68,21 @@ func splitWaitForPrevious(args json.RawMessage) (json.RawMessage, bool, error) {
 		return args, false, Errorf(ErrInvalidParams, "arguments: %v", err)
 	}
 	return out, wait, nil
+}
+
+// declaresOwnWaitForPrevious reports whether the parameter schema of a tool declares
+// WaitForPrevious among its properties: the parameter is then the tool's, not the
+// scheduler's.
+func declaresOwnWaitForPrevious(params json.RawMessage) bool {
+	if !bytes.Contains(params, []byte(`"`+WaitForPrevious+`"`)) {
+		return false // the common case, without decoding the schema
+	}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(params, &s) != nil {
+		return false
+	}
+	_, own := s.Properties[WaitForPrevious]
+	return own
 }
