@@ -320,8 +320,12 @@ const (
 )
 
 // messageChoices returns the titles offered for a confirmation and the outcome of each:
-// the question's own choices when it has them.
+// the question's own choices when it has them. A question asked every time (NoAlways,
+// such as a switch of the approval mode) offers no "always": it would mean "once".
 func messageChoices(d confirm.Details) ([]string, map[string]confirm.Outcome) {
+	if d.NoAlways && len(d.Choices) == 0 {
+		return []string{choiceOnce, choiceReject}, map[string]confirm.Outcome{choiceOnce: confirm.ProceedOnce, choiceReject: confirm.Cancel}
+	}
 	if len(d.Choices) > 0 {
 		titles := make([]string, len(d.Choices))
 		outcomes := make(map[string]confirm.Outcome, len(d.Choices))
