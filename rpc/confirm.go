@@ -92,15 +92,18 @@ func parseAnswer(outcome string, content *string) (confirm.Answer, error) {
 
 // Ask implements confirm.Asker.
 func (s *Server) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
-	answered, unregister := s.confirms.add(req.ID)
-	defer unregister()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // takes down the editor's dialog when the answer came another way
 
 	caps := s.capabilities()
 	if req.Details.Type == confirm.TypeAsk {
+		// Questions are answered with the person's words, which agentls.confirm (an
+		// outcome) does not carry: it is not registered for them, so that it says no
+		// such confirmation is pending instead of accepting an answer it drops.
 		return s.askQuestions(ctx, caps, req)
 	}
+	answered, unregister := s.confirms.add(req.ID)
+	defer unregister()
 	type reply struct {
 		a   confirm.Answer
 		err error
