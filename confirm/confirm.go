@@ -100,6 +100,29 @@ const (
 	QuestionYesNo  QuestionType = "yesno"
 )
 
+// The answers of a QuestionYesNo, as Gemini CLI words them.
+const (
+	AnswerYes = "Yes"
+	AnswerNo  = "No"
+)
+
+// Choices returns the answers q offers to choose from: its options' labels, or
+// AnswerYes and AnswerNo; none for a question that wants free text. (A choice or yes/no
+// question also takes words of the person's own.)
+func (q Question) Choices() []string {
+	switch q.Type {
+	case QuestionYesNo:
+		return []string{AnswerYes, AnswerNo}
+	case QuestionChoice, "":
+		out := make([]string, len(q.Options))
+		for i, o := range q.Options {
+			out[i] = o.Label
+		}
+		return out
+	}
+	return nil
+}
+
 // Option is one choice offered for a Question.
 type Option struct {
 	Label       string `json:"label"`

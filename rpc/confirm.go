@@ -242,7 +242,7 @@ func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req 
 		return confirm.Answer{}, errors.New("the editor cannot put questions to the user: it supports neither agentls/confirm with ask_user (experimental.agentls.askUser) nor window/showMessageRequest")
 	}
 	for i, q := range req.Details.Questions {
-		if len(questionChoices(q)) == 0 {
+		if len(q.Choices()) == 0 {
 			return confirm.Answer{}, fmt.Errorf("question %d asks for a free-form answer, which the editor cannot take: it supports only window/showMessageRequest, whose answers are choices; ask with options instead", i+1)
 		}
 	}
@@ -250,7 +250,7 @@ func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req 
 	defer cancel()
 	answers := map[string]string{}
 	for i, q := range req.Details.Questions {
-		choices := questionChoices(q)
+		choices := q.Choices()
 		actions := make([]protocol.MessageActionItem, len(choices))
 		for j, c := range choices {
 			actions[j] = protocol.MessageActionItem{Title: c}
@@ -273,22 +273,6 @@ func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req 
 		answers[strconv.Itoa(i)] = chosen.Title
 	}
 	return confirm.Answer{Outcome: confirm.ProceedOnce, Answers: answers}, nil
-}
-
-// questionChoices returns the answers a question offers as choices: its options' labels,
-// or Yes and No; none for a question that wants free text.
-func questionChoices(q confirm.Question) []string {
-	switch q.Type {
-	case confirm.QuestionYesNo:
-		return []string{"Yes", "No"}
-	case confirm.QuestionChoice, "":
-		out := make([]string, len(q.Options))
-		for i, o := range q.Options {
-			out[i] = o.Label
-		}
-		return out
-	}
-	return nil
 }
 
 // questionMessage is the text of one question put with window/showMessageRequest.

@@ -206,9 +206,9 @@ func questionAnswer(q confirm.Question, typed string) string {
 	if q.Type == confirm.QuestionYesNo {
 		switch strings.ToLower(typed) {
 		case "y", "yes":
-			return "Yes"
+			return confirm.AnswerYes
 		case "n", "no":
-			return "No"
+			return confirm.AnswerNo
 		}
 		return typed
 	}

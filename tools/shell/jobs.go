@@ -148,7 +148,12 @@ func (s *Shell) startJob(ctx context.Context, line, dir string, delay time.Durat
 		"The command is running in the background as job %s (PID %d). Use %s with pid %d to see its latest output and %s to see whether it is still running. Its output goes to %s.",
 		line, s.displayDir(dir), j.pgid, j.pgid, j.id, j.pgid, ReadToolName, j.pgid, ListToolName, j.file)
 	if delay > 0 {
-		if early, err := jobOutput(j); err == nil && early != "" {
+		// The job runs whether or not its early output can be read, so a failure to
+		// read it is told, not made the call's error.
+		switch early, err := jobOutput(j); {
+		case err != nil:
+			out += fmt.Sprintf("\n\nIts output in its first %s could not be read: %v", delay, err)
+		case early != "":
 			out += fmt.Sprintf("\n\nOutput in its first %s:\n%s", delay, tools.MarkUntrusted(early))
 		}
 	}
