@@ -45,29 +45,50 @@ func declareWaitForPrevious(schema map[string]any) {
 
 // splitWaitForPrevious returns args without WaitForPrevious and whether it was true.
 // Arguments that are not a JSON object, or do not have the key, are returned as they
-// are, for the tool's schema to judge.
+// are, for the tool's schema to judge. The other members keep their bytes, order and
+// escapes as the model wrote them: the policy's argsPattern rules match those bytes,
+// and re-encoding them (which escapes <, > and & and sorts the keys) would let a
+// model slip past a deny rule by adding wait_for_previous to its call.
 func splitWaitForPrevious(args json.RawMessage) (json.RawMessage, bool, error) {
-	if t := bytes.TrimSpace(args); len(t) == 0 || t[0] != '{' {
+	if t := bytes.TrimSpace(args); len(t) == 0 || t[0] != '{' || !json.Valid(t) {
 		return args, false, nil
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(args, &m); err != nil {
+	var (
+		kept  [][]byte // the other members, each as written ("key": value)
+		found bool
+		last  json.RawMessage // the value of the last member named WaitForPrevious
+	)
+	dec := json.NewDecoder(bytes.NewReader(args))
+	if _, err := dec.Token(); err != nil { // {
 		return args, false, nil
 	}
-	raw, ok := m[WaitForPrevious]
-	if !ok {
+	for dec.More() {
+		from := dec.InputOffset() // the end of the member before, or of the brace
+		key, err := dec.Token()
+		if err != nil {
+			return args, false, nil
+		}
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return args, false, nil
+		}
+		if key == WaitForPrevious {
+			found, last = true, value
+			continue
+		}
+		member := bytes.TrimLeft(args[from:dec.InputOffset()], " \t\r\n")
+		member = bytes.TrimLeft(bytes.TrimPrefix(member, []byte(",")), " \t\r\n")
+		kept = append(kept, member)
+	}
+	if !found {
 		return args, false, nil
 	}
 	var wait bool
-	if err := json.Unmarshal(raw, &wait); err != nil {
-		return args, false, Errorf(ErrInvalidParams, "%s must be a boolean, not %s", WaitForPrevious, raw)
+	if err := json.Unmarshal(last, &wait); err != nil {
+		return args, false, Errorf(ErrInvalidParams, "%s must be a boolean, not %s", WaitForPrevious, last)
 	}
-	delete(m, WaitForPrevious)
-	out, err := json.Marshal(m)
-	if err != nil {
-		return args, false, Errorf(ErrInvalidParams, "arguments: %v", err)
-	}
-	return out, wait, nil
+	out := append([]byte{'{'}, bytes.Join(kept, []byte{','})...)
+	return append(out, '}'), wait, nil
 }
 
 // declaresOwnWaitForPrevious reports whether the parameter schema of a tool declares
