@@ -50,6 +50,8 @@ type Options struct {
 	MaxTurns int
 	// Env is what the system instruction says about the environment.
 	Env Environment
+	// Instructions are added to the system instruction: a sub-agent's own.
+	Instructions string
 	// Observe receives the session's updates; may be nil. Called on the prompt's
 	// goroutine, in order.
 	Observe func(Update)
@@ -162,6 +164,7 @@ type Session struct {
 	store    *Store
 	maxTurns int
 	env      Environment
+	extra    string // Options.Instructions
 	observe  func(Update)
 	logger   *slog.Logger
 
@@ -203,6 +206,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		store:    o.Store,
 		maxTurns: o.MaxTurns,
 		env:      o.Env,
+		extra:    o.Instructions,
 		observe:  o.Observe,
 		logger:   o.Logger,
 	}
@@ -298,6 +302,9 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 	s.persist(record{Type: recPrompt, Text: text, Time: s.now()})
 	s.add(clients.Content{Role: clients.RoleUser, Parts: append([]clients.Part{{Text: text}}, extra...)})
 	p := &promptState{system: systemInstruction(s.env, ec, s.logger)}
+	if s.extra != "" {
+		p.system += "\n\n" + s.extra
+	}
 	res := Result{}
 	for turn := 0; ; turn++ {
 		if ctx.Err() != nil {
@@ -372,6 +379,11 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 		}
 
 		results := s.runner.Run(ctx, requests(fcs))
+		if c, ok := s.runner.(childUsage); ok {
+			// What sub-agents spent answering the calls is this prompt's too.
+			p.usage = addUsage(p.usage, c.takeChildUsage())
+			res.Usage = p.usage
+		}
 		resp := clients.Content{Role: clients.RoleUser}
 		var fatal *tools.ErrorInfo
 		for i, fc := range fcs {

@@ -61,6 +61,9 @@ type Options struct {
 	// *workspace.Workspace. Nil gives the scheduler locks of its own, which keep apart
 	// only its own calls.
 	Locks PathLocker
+	// Metrics receive every call the scheduler ends: its tool, status and execution
+	// time (a session's and the process's, say). Nil entries are skipped.
+	Metrics []*Metrics
 }
 
 // PathLocker holds the per-file locks of a workspace; *workspace.Workspace implements
@@ -90,6 +93,7 @@ type Scheduler struct {
 	outputDir string
 	logger    *slog.Logger
 	retryBase time.Duration
+	metrics   []*Metrics
 
 	runs fifo
 	// shared are the workspace's path locks, held by a batch across the proposals and
@@ -125,6 +129,7 @@ func NewScheduler(o Options) *Scheduler {
 		logger:     o.Logger,
 		shared:     o.Locks,
 		retryBase:  defaultRetryBase,
+		metrics:    o.Metrics,
 		validators: map[string]cachedValidator{},
 	}
 	if s.reg == nil {
@@ -174,6 +179,8 @@ type call struct {
 	// done is closed when c has its result.
 	done   chan struct{}
 	result *CallResult
+	// started is when the call began executing; zero if it never did.
+	started time.Time
 }
 
 // RunOne runs a single call.
@@ -730,6 +737,9 @@ func (s *Scheduler) execute(ctx context.Context, c *call, b *batch) {
 			defer unlock()
 		}
 	}
+	if len(s.metrics) > 0 {
+		c.started = time.Now()
+	}
 	s.emit(c, Event{Status: StatusExecuting})
 	for attempt := 1; ; attempt++ {
 		res, err, ok := s.executeOnce(ctx, c)
@@ -808,6 +818,17 @@ func (s *Scheduler) finish(c *call, r CallResult) {
 	}
 	r.CallID, r.Name = c.req.CallID, c.req.Name
 	c.result = &r
+	// A name no tool has is not counted: a model inventing names would grow the
+	// metrics without bound.
+	if len(s.metrics) > 0 && c.tool != nil {
+		var ran time.Duration
+		if !c.started.IsZero() {
+			ran = time.Since(c.started)
+		}
+		for _, m := range s.metrics {
+			m.Record(c.req.Name, r.Status, ran)
+		}
+	}
 	res := r
 	s.emit(c, Event{Status: r.Status, Result: &res})
 	close(c.done)

@@ -49,11 +49,12 @@ func TestPromptJSON(t *testing.T) {
 			defer srv.Close()
 			got := agentlsPrompt(t, root, cfg, srv, "--output", "json", "--approval-mode", tt.mode, "What does hello.txt say?")
 			var res struct {
-				Session    string
-				StopReason session.StopReason
-				Response   string
-				Usage      clients.Usage
-				ToolCalls  []tools.CallResult
+				Session     string
+				StopReason  session.StopReason
+				Response    string
+				Usage       clients.Usage
+				ToolCalls   []tools.CallResult
+				ToolMetrics []tools.ToolStats
 			}
 			if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
 				t.Fatalf("stdout is not the JSON result: %v\n%s\nstderr: %s", err, got.stdout, got.stderr)
@@ -74,6 +75,15 @@ func TestPromptJSON(t *testing.T) {
 			if ran := err == nil; ran != tt.shellRuns || (shell.Status == tools.StatusSuccess) != tt.shellRuns {
 				t.Errorf("mode %s: shell ran %v, status %s", tt.mode, ran, shell.Status)
 			}
+			// The session's tool metrics count both calls; a refused shell call is an error.
+			shellErrors := 1
+			if tt.shellRuns {
+				shellErrors = 0
+			}
+			if m := res.ToolMetrics; len(m) != 2 || m[0].Name != "read_file" || m[0].Calls != 1 || m[0].Errors != 0 ||
+				m[1].Name != "run_shell_command" || m[1].Calls != 1 || m[1].Errors != shellErrors {
+				t.Errorf("mode %s: toolMetrics %+v", tt.mode, m)
+			}
 			// The model got both function responses, in order, with the calls' ids.
 			reqs, err := srv.GenerateRequests()
 			if err != nil || len(reqs) != 2 {
@@ -85,6 +95,30 @@ func TestPromptJSON(t *testing.T) {
 				t.Errorf("last content sent: %+v", last)
 			}
 		})
+	}
+	// agentls stats counts the calls of both prompts' sessions, from the store.
+	state := []string{"XDG_STATE_HOME=" + filepath.Join(cfg, "state")}
+	got := agentlsWith(t, root, cfg, state, "stats", "--json")
+	var st struct {
+		Sessions int
+		Tools    []tools.ToolStats
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &st); err != nil || got.code != 0 {
+		t.Fatalf("stats --json: exit %d, %v\n%s%s", got.code, err, got.stdout, got.stderr)
+	}
+	if st.Sessions != 2 || len(st.Tools) != 2 || st.Tools[0].Name != "read_file" || st.Tools[0].Calls != 2 ||
+		st.Tools[1].Name != "run_shell_command" || st.Tools[1].Calls != 2 || st.Tools[1].Errors != 1 {
+		t.Errorf("stats --json: %+v", st)
+	}
+	if got := agentlsWith(t, root, cfg, state, "stats"); got.code != 0 || !strings.Contains(got.stdout, "tool calls of 2 sessions") ||
+		!strings.Contains(got.stdout, "run_shell_command") {
+		t.Errorf("stats: %+v", got)
+	}
+	if got := agentlsWith(t, root, cfg, state, "stats", "extra"); got.code != exitBadUsage {
+		t.Errorf("stats with an argument: %+v", got)
+	}
+	if got := agentlsWith(t, root, cfg, state, "stats", "--session", "no-such-session"); got.code != exitFailure || !strings.Contains(got.stderr, "no-such-session") {
+		t.Errorf("stats of an unknown session: %+v", got)
 	}
 }
 
