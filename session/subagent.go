@@ -169,6 +169,10 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 			c.name, strings.Join(missing, ", "), c.name)
 	}
 	progress := &agentProgress{out: out, agent: c.name}
+	// The child's calls reach the session's update stream as calls of their own under
+	// this one, so that a front end announces each before a confirmation refers to it
+	// and shows what it touches, as it does for the parent's calls.
+	callID := tools.CallID(ctx)
 	sched := tools.NewScheduler(tools.Options{
 		Registry: reg,
 		// The parent's policy in the parent's approval mode: a read-only child needs no
@@ -178,6 +182,8 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		Observe: func(ev tools.Event) {
 			progress.event(ev)
 			parent.noteCall(ev)
+			ev.Parent = callID
+			parent.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		},
 		Logger:  h.log,
 		Locks:   h.tb.Workspace,
