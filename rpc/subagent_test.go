@@ -1,8 +1,11 @@
 package rpc_test
 
 import (
+	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentls/agentls/clients"
@@ -27,7 +30,28 @@ func TestPromptSubagent(t *testing.T) {
 	c := a.serve(capsRich, map[string]any{"agents": map[string]any{
 		"writer": map[string]any{"description": "writes files", "tools": []string{"write_file"}},
 	}}, rpc.Options{})
-	asked := answerConfirmations(c)
+	// Each confirmation must refer to a call announced before it, as a sub-agent's
+	// call of its own under the invoke_agent call.
+	var (
+		mu        sync.Mutex
+		asked     []string
+		announced []bool
+	)
+	c.Handle("agentls/confirm", func(_ context.Context, params json.RawMessage) (any, error) {
+		var d struct {
+			ToolCallID string `json:"toolCallId"`
+		}
+		json.Unmarshal(params, &d)
+		session, _, _ := strings.Cut(d.ToolCallID, "/")
+		seen := false
+		for _, up := range updates(t, c, session) {
+			seen = seen || (up.Kind == "tool_call" && up.ToolCallID == d.ToolCallID && up.ParentToolCallID == session+"/p1")
+		}
+		mu.Lock()
+		asked, announced = append(asked, d.ToolCallID), append(announced, seen)
+		mu.Unlock()
+		return map[string]any{"outcome": "proceed_once"}, nil
+	})
 	var res promptResult
 	if err := c.Call(ctx, "agentls/prompt", map[string]any{"prompt": "have the writer create b.txt"}, &res); err != nil {
 		t.Fatal(err)
@@ -38,8 +62,21 @@ func TestPromptSubagent(t *testing.T) {
 	if res.Usage == nil || res.Usage.OutputTokens != 35 {
 		t.Errorf("usage %+v, want the parent's and the agent's output tokens (35)", res.Usage)
 	}
-	if len(*asked) != 1 || !strings.HasPrefix((*asked)[0], res.Session+"/writer-") || !strings.HasSuffix((*asked)[0], "/w1") {
-		t.Errorf("confirmations asked for %q, want the agent's write_file once, under an id of its own", *asked)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 1 || !strings.HasPrefix(asked[0], res.Session+"/writer-") || !strings.HasSuffix(asked[0], "/w1") {
+		t.Fatalf("confirmations asked for %q, want the agent's write_file once, under an id of its own", asked)
+	}
+	if !announced[0] {
+		t.Errorf("the confirmation of %s came before a tool_call announced it under %s/p1", asked[0], res.Session)
+	}
+	// The agent's call ends like any call: completed, under its parent.
+	var ended bool
+	for _, up := range updates(t, c, res.Session) {
+		ended = ended || (up.Kind == "tool_call_update" && up.ToolCallID == asked[0] && up.Status == "completed" && up.ParentToolCallID == res.Session+"/p1")
+	}
+	if !ended {
+		t.Errorf("no completed tool_call_update of %s under its parent", asked[0])
 	}
 	var live strings.Builder
 	for _, up := range updates(t, c, res.Session) {
