@@ -356,7 +356,9 @@ func TestInvokeAgentWithWriterInBatch(t *testing.T) {
 // askFunc is a confirm.Asker made of a function.
 type askFunc func(context.Context, confirm.Request) (confirm.Answer, error)
 
-func (f askFunc) Ask(ctx context.Context, r confirm.Request) (confirm.Answer, error) { return f(ctx, r) }
+func (f askFunc) Ask(ctx context.Context, r confirm.Request) (confirm.Answer, error) {
+	return f(ctx, r)
+}
 
 // TestInvokeAgentCallsAnnounced: a sub-agent's calls reach the session's update stream
 // as calls of their own, with the invoke_agent call as their parent: the call a
@@ -425,4 +427,32 @@ func TestInvokeAgentCallsAnnounced(t *testing.T) {
 			t.Errorf("the parent's call has a parent: %+v", u.Call)
 		}
 	}
+	// Replay, of the live session and of the stored one, shows the calls as they were
+	// shown live: the same ids, parents, titles and outcomes, the agent's within its
+	// parent's.
+	live := callStarts(hh.of(UpdateToolCall))
+	if got := callStarts(l.Replay()); !slices.Equal(got, live) {
+		t.Errorf("replay of the live session:\n%q\nlive:\n%q", got, live)
+	}
+	if err := hh.host.CloseSession(l.ID()); err != nil {
+		t.Fatal(err)
+	}
+	ups, err := hh.host.Replay(l.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := callStarts(ups); !slices.Equal(got, live) {
+		t.Errorf("replay of the stored session:\n%q\nlive:\n%q", got, live)
+	}
+}
+
+// callStarts describes the starts and ends of the calls in ups, one line each.
+func callStarts(ups []Update) []string {
+	var out []string
+	for _, u := range ups {
+		if c := u.Call; c != nil && (c.Status == tools.StatusScheduled || c.Status.Terminal()) {
+			out = append(out, strings.Join([]string{c.CallID, c.Parent, c.Name, c.Title, string(c.Status)}, " | "))
+		}
+	}
+	return out
 }
