@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,6 +78,23 @@ func TestPromptSubagent(t *testing.T) {
 	}
 	if !ended {
 		t.Errorf("no completed tool_call_update of %s under its parent", asked[0])
+	}
+	// agentls.sessionHistory shows the agent's call as it was shown live.
+	var hist struct{ Updates []update }
+	if err := command(ctx, c, "agentls.sessionHistory", map[string]any{"session": res.Session}, &hist); err != nil {
+		t.Fatal(err)
+	}
+	var seq []string
+	for _, up := range hist.Updates {
+		if strings.HasPrefix(up.Kind, "tool_call") {
+			seq = append(seq, strings.Join([]string{up.Kind, up.ToolCallID, up.ParentToolCallID, up.Status}, " "))
+		}
+	}
+	p1 := res.Session + "/p1"
+	want := []string{"tool_call " + p1 + "  pending", "tool_call " + asked[0] + " " + p1 + " pending",
+		"tool_call_update " + asked[0] + " " + p1 + " completed", "tool_call_update " + p1 + "  completed"}
+	if !slices.Equal(seq, want) {
+		t.Errorf("agentls.sessionHistory calls:\n%q\nwant\n%q", seq, want)
 	}
 	var live strings.Builder
 	for _, up := range updates(t, c, res.Session) {
