@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/lsptest"
 	"github.com/agentls/agentls/rpc"
 )
 
@@ -130,5 +131,54 @@ func TestPromptSubagent(t *testing.T) {
 	last := reqs[3].Contents[len(reqs[3].Contents)-1]
 	if fr := last.Parts[0].FunctionResponse; fr == nil || fr.Name != "invoke_agent" || !strings.Contains(string(fr.Response), "b.txt now holds b.") {
 		t.Errorf("the parent was answered %+v", last)
+	}
+}
+
+// TestSubagentCallDiagnostics: a sub-agent's call that waits for approval shows its file
+// as a diagnostic naming it, as any call's does, cleared when it ends.
+func TestSubagentCallDiagnostics(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, map[string]string{"doc.txt": "first line\nsecond\n"})
+	a := newAgent(t, root, "",
+		clients.Turn{Calls: []clients.ScriptCall{call("invoke_agent", map[string]any{"agent_name": "editor", "prompt": "Change second to 2nd in doc.txt."}, "p1")}},
+		clients.Turn{Calls: []clients.ScriptCall{call("replace", replaceArgs("doc.txt", "second", "2nd"), "e1")}},
+		clients.Turn{Text: "Changed."},
+		clients.Turn{Text: "The editor changed it."},
+	)
+	c := a.serve(withDiagnostics(capsRich), map[string]any{"agents": map[string]any{
+		"editor": map[string]any{"description": "edits files", "tools": []string{"replace"}},
+	}}, rpc.Options{})
+	uri := lsptest.FileURI(filepath.Join(root, "doc.txt"))
+	if err := c.Editor().Open(uri, "first line\nsecond\n"); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu     sync.Mutex
+		shown  []lsptest.Diagnostic
+		waited error
+	)
+	c.Handle("agentls/confirm", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		diags, _, err := c.WaitDiagnostics(ctx, uri, 0, func(d []lsptest.Diagnostic) bool {
+			return len(ofSource(d, "agentls", lsptest.SeverityInformation)) > 0
+		})
+		mu.Lock()
+		shown, waited = ofSource(diags, "agentls", lsptest.SeverityInformation), err
+		mu.Unlock()
+		return map[string]any{"outcome": "proceed_once"}, nil
+	})
+	var res promptResult
+	if err := c.Call(ctx, "agentls/prompt", map[string]any{"prompt": "have the editor change doc.txt"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if waited != nil || len(shown) == 0 {
+		t.Fatalf("no diagnostic of the agent's waiting call: %v", waited)
+	}
+	if !contains(shown[0].Message, res.Session+"/editor-", "/e1", "replace") {
+		t.Errorf("diagnostic %q does not name the agent's call", shown[0].Message)
+	}
+	if _, _, err := c.WaitDiagnostics(ctx, uri, 0, func(d []lsptest.Diagnostic) bool { return len(d) == 0 }); err != nil {
+		t.Errorf("the call ended, its diagnostic stayed: %v", err)
 	}
 }
