@@ -51,6 +51,7 @@ fuzz:
 editors: build
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/node/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/acp/run.sh
+	AGENTLS_BIN=$(CURDIR)/bin/agentls test/mcp-conformance/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls editors/vscode/test/run.sh
 	AGENTLS_REQUIRE_NPM=1 editors/nvim/tests/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls editors/emacs/tests/run.sh

@@ -114,16 +114,11 @@ func (c ClientCapabilities) ShowDocument() bool { return c.Bool("window", "showD
 // agentls plugins.
 func (c ClientCapabilities) Rich() bool { return c.Object("experimental", "agentls") }
 
-// SavesEdits reports a client that saves the buffers the agent edits: a rich client,
-// unless it declares experimental.agentls.savesEdits false (a user who turned saving
-// off). Shell results name the agent's unsaved edits to the others.
-func (c ClientCapabilities) SavesEdits() bool {
-	saves, declared := c.Lookup("experimental", "agentls", "savesEdits").(bool)
-	return c.Rich() && (saves || !declared)
-}
-
 // RichConfirm reports a client that answers agentls/confirm.
 func (c ClientCapabilities) RichConfirm() bool { return c.Bool("experimental", "agentls", "confirm") }
+
+// RichElicit reports a client that answers agentls/elicit (MCP servers' questions).
+func (c ClientCapabilities) RichElicit() bool { return c.Bool("experimental", "agentls", "elicit") }
 
 // RichAsk reports a client that answers agentls/confirm of type ask_user (an optional
 // extension): it puts ask_user's questions to the person and answers with their
@@ -157,6 +152,7 @@ const (
 	cmdConfirm         = "agentls.confirm"
 	cmdListSessions    = "agentls.listSessions"
 	cmdMCPStatus       = "agentls.mcpStatus"
+	cmdMCPAuth         = "agentls.mcpAuth"
 	cmdListPrompts     = "agentls.listPrompts"
 	cmdRunPrompt       = "agentls.runPrompt"
 	cmdTrust           = "agentls.trust"

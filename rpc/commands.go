@@ -59,6 +59,7 @@ func (s *Server) commandTable() []editorCommand {
 		{name: cmdSessionHistory, run: s.sessionHistory},
 		{name: cmdDiscoverTools, run: s.discoverTools},
 		{name: cmdMCPStatus, run: s.mcpStatus},
+		{name: cmdMCPAuth, run: s.mcpAuth},
 		{name: cmdMetrics, run: s.metrics},
 		{name: cmdListPrompts, run: s.listPrompts},
 		{name: cmdTrust, run: s.trustCommand},

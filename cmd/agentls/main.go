@@ -11,6 +11,7 @@
 //	agentls undo [--session ID] [--turn N] [--force] [--diff] [--root DIR]
 //	agentls trust [DIR] [--parent | --distrust | --revoke]
 //	agentls trust --list
+//	agentls mcp auth|logout SERVER
 //	agentls version
 package main
 
@@ -67,6 +68,11 @@ const usage = `usage:
       not be trusted, --revoke removes the entry for DIR
   agentls trust --list
       show the trusted folders
+  agentls mcp auth SERVER
+      authorize agentls with the MCP server SERVER of the settings by OAuth: the
+      authorization page's URL is printed, and opened with $BROWSER when set
+  agentls mcp logout SERVER
+      forget the OAuth token of SERVER (kept in $XDG_STATE_HOME/agentls/mcp-tokens)
   agentls version
       print the version
 
@@ -115,6 +121,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdTrust(ctx, args[1:], stdout, stderr)
 	case "undo":
 		return cmdUndo(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return cmdMCP(ctx, args[1:], stdin, stdout, stderr)
 	case "stats":
 		return cmdStats(ctx, args[1:], stdout, stderr)
 	case "version", "--version":

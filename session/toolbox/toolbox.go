@@ -48,7 +48,7 @@ type Options struct {
 	// adapted by Tool as they are. A change of the settings' agents makes a new
 	// registry.
 	Extra func(settings.Settings) []tools.Tool
-	// NoteUnsaved says that the front end's editor leaves the agent's edits in its
+	// NoteUnsaved says that the front end's editor may leave the agent's edits in its
 	// buffers unsaved: run_shell_command's results then name those still unsaved.
 	NoteUnsaved bool
 	// OnTodos is called whenever write_todos changes the workspace's own todo list: the
@@ -56,6 +56,13 @@ type Options struct {
 	OnTodos func([]todos.Item)
 	// OnMCPStatus is called whenever an MCP server's status changes.
 	OnMCPStatus func(mcp.ServerStatus)
+	// MCPAuthorize shows a person an MCP server's OAuth authorization page (see
+	// mcp.Options.Authorize); nil means nobody can be asked.
+	MCPAuthorize mcp.AuthorizeFunc
+	// MCPElicit asks the person an MCP server's questions; nil declines them.
+	MCPElicit mcp.Elicitor
+	// MCPTokenDir is where MCP OAuth tokens are kept; empty means mcp.DefaultTokenDir.
+	MCPTokenDir string
 	// GeminiDir is Gemini CLI's user directory, whose settings are read for the keys
 	// both share; empty means ~/.gemini.
 	GeminiDir string
@@ -81,6 +88,7 @@ type Toolbox struct {
 	extra     func(settings.Settings) []tools.Tool
 	geminiDir string
 	onStatus  func(mcp.ServerStatus)
+	mcpOpts   mcp.Options // Authorize, Elicit and TokenDir of every MCP manager
 
 	// cfg is the configuration in force. It is swapped whole, under mu, so that the
 	// external tools registered meanwhile reach the new registry.
@@ -140,7 +148,12 @@ func New(o Options) (*Toolbox, error) {
 		metrics = tools.NewMetrics()
 	}
 	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool, extra: o.Extra,
-		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides}
+		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides,
+		mcpOpts: mcp.Options{Authorize: o.MCPAuthorize, Elicit: o.MCPElicit, TokenDir: o.MCPTokenDir}}
+	if tb.mcpOpts.TokenDir == "" {
+		// Without a home the tokens live in memory only.
+		tb.mcpOpts.TokenDir, _ = mcp.DefaultTokenDir()
+	}
 	s, decision, untrusted, err := tb.load(o.Overrides)
 	if err != nil {
 		return nil, err
