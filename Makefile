@@ -42,6 +42,7 @@ fuzz:
 	$(call FUZZ,200000) -fuzz='^FuzzReplace$$' ./tools/files
 	$(call FUZZ,90000) -fuzz='^FuzzUnifiedDiff$$' ./workspace
 	$(call FUZZ,150000) -fuzz='^FuzzTextEdits$$' ./workspace
+	$(call FUZZ,30000) -fuzz='^FuzzApplyHunks$$' ./workspace
 	$(call FUZZ,2000) -fuzz='^FuzzServe$$' ./rpc
 
 # The front ends driven by real clients: an independent vscode-jsonrpc client under

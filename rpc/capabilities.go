@@ -158,6 +158,8 @@ const (
 	cmdTrust           = "agentls.trust"
 	cmdUndoTurn        = "agentls.undoTurn"
 	cmdTurnDiff        = "agentls.turnDiff"
+	cmdListRules       = "agentls.listRules"
+	cmdRemoveRule      = "agentls.removeRule"
 	cmdSessionHistory  = "agentls.sessionHistory"
 	cmdMetrics         = "agentls.metrics"
 )

@@ -171,8 +171,9 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// declined.
 	var asker confirm.Asker
 	var elicit mcp.Elicitor
+	var ta *terminalAsker
 	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
-		ta := &terminalAsker{in: in, out: stderr}
+		ta = &terminalAsker{in: in, out: stderr}
 		asker, elicit = ta, ta
 	}
 	tb, err := newToolbox(toolbox.Options{Roots: []string{*root}, Mode: *mode, Logger: logger,
@@ -184,6 +185,9 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer tb.Close()
 	if err := tb.StartExternal(ctx); err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
+	}
+	if ta != nil {
+		ta.save = tb.SaveApproval
 	}
 	liveOutput := false
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {

@@ -9,6 +9,7 @@
 //	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
 //	agentls prompt "…" [--model M] [--approval-mode MODE] [--session ID] [--output text|json|stream-json] [--root DIR]
 //	agentls undo [--session ID] [--turn N] [--force] [--diff] [--root DIR]
+//	agentls rules [remove N] [--root DIR]
 //	agentls trust [DIR] [--parent | --distrust | --revoke]
 //	agentls trust --list
 //	agentls mcp auth|logout SERVER
@@ -57,6 +58,10 @@ const usage = `usage:
       gets its text from before the prompt, files it created are deleted; nothing is
       undone where a file changed since, unless --force (then only those stay);
       --diff shows the prompt's changes instead
+  agentls rules [remove N] [--root DIR]
+      list the policy rules of the user's settings file and the workspace's, with
+      their files and numbers ("always, and save" answers add them there); remove N
+      removes rule N of the list
   agentls stats [--session ID] [--json] [--root DIR]
       per tool, the calls, errors, cancellations and p50/p95 execution times of
       the workspace's stored sessions (or of the session ID); a running editor
@@ -123,6 +128,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdUndo(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(ctx, args[1:], stdin, stdout, stderr)
+	case "rules":
+		return cmdRules(ctx, args[1:], stdout, stderr)
 	case "stats":
 		return cmdStats(ctx, args[1:], stdout, stderr)
 	case "version", "--version":

@@ -52,9 +52,10 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	// Without a terminal there is nobody to ask: a nil asker makes a call that needs
 	// consent fail with how to allow it.
 	var asker confirm.Asker
+	var ta *terminalAsker
 	var elicit mcp.Elicitor
 	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
-		ta := &terminalAsker{in: in, out: stderr}
+		ta = &terminalAsker{in: in, out: stderr}
 		asker, elicit = ta, ta
 	}
 	stateDir, err := session.StateDir()
@@ -80,6 +81,9 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer host.Close()
 	tb := host.Toolbox()
+	if ta != nil {
+		ta.save = tb.SaveApproval
+	}
 	s := tb.Config().Settings
 	if *model != "" {
 		s.Model.Name = *model
