@@ -849,6 +849,7 @@ func (s *Scheduler) execute(ctx context.Context, c *call, b *batch) {
 func (s *Scheduler) executeOnce(ctx context.Context, c *call) (res *Result, err error, ok bool) {
 	sink := &outputSink{s: s, c: c}
 	defer sink.close()
+	ctx = withCallID(ctx, c.req.CallID)
 	ok = s.guard(c, "Execute", func() { res, err = c.inv.Execute(ctx, sink) })
 	return res, err, ok
 }

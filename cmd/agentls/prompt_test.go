@@ -314,3 +314,65 @@ func TestPromptRuleCannotSwitchMode(t *testing.T) {
 		t.Errorf("the write after the refused switch ran (stat: %v)", err)
 	}
 }
+
+// TestPromptSubagentCalls: the calls of a sub-agent show indented under the
+// invoke_agent call that ran it in the text form, and carry it as parentToolCallId in
+// stream-json; the json form's toolCalls are the model's own.
+func TestPromptSubagentCalls(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	script := func() clients.Script {
+		return clients.Script{Turns: []clients.Turn{
+			{Calls: []clients.ScriptCall{{ID: "ia1", Name: "invoke_agent", Args: json.RawMessage(`{"agent_name": "codebase_investigator", "prompt": "What does hello.txt say?"}`)}}},
+			{Calls: []clients.ScriptCall{{ID: "r1", Name: "read_file", Args: json.RawMessage(`{"file_path": "hello.txt"}`)}}},
+			{Text: "hello.txt says hello."},
+			{Text: "It says hello."},
+		}}
+	}
+	for _, tt := range []struct {
+		format string
+		check  func(t *testing.T, got outcome)
+	}{
+		{"text", func(t *testing.T, got outcome) {
+			i, j := strings.Index(got.stderr, "\n[invoke_agent] "), strings.Index(got.stderr, "\n  [read_file] ")
+			if i < 0 || j < i {
+				t.Errorf("stderr %q, want the agent's read_file indented after invoke_agent", got.stderr)
+			}
+		}},
+		{"stream-json", func(t *testing.T, got outcome) {
+			var parents []string
+			sc := bufio.NewScanner(strings.NewReader(got.stdout))
+			for sc.Scan() {
+				var ev struct{ Type, Name, ToolCallID, ParentToolCallID string }
+				if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+					t.Fatalf("line %q: %v", sc.Text(), err)
+				}
+				if ev.Type == "tool_call" || ev.Type == "tool_result" {
+					parents = append(parents, ev.Type+" "+ev.Name+" "+ev.ParentToolCallID)
+				}
+			}
+			want := []string{"tool_call invoke_agent ", "tool_call read_file ia1", "tool_result read_file ia1", "tool_result invoke_agent "}
+			if strings.Join(parents, "\n") != strings.Join(want, "\n") {
+				t.Errorf("calls %q, want %q", parents, want)
+			}
+		}},
+		{"json", func(t *testing.T, got outcome) {
+			var res struct{ ToolCalls []tools.CallResult }
+			if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
+				t.Fatalf("%v\n%s", err, got.stdout)
+			}
+			if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "invoke_agent" {
+				t.Errorf("toolCalls %+v, want invoke_agent's only", res.ToolCalls)
+			}
+		}},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			srv := fakegemini.Start(script())
+			defer srv.Close()
+			got := agentlsPrompt(t, root, cfg, srv, "--output", tt.format, "What does hello.txt say? Use the investigator.")
+			if got.code != 0 {
+				t.Fatalf("exit %d\n%s", got.code, got.stderr)
+			}
+			tt.check(t, got)
+		})
+	}
+}
