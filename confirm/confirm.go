@@ -71,6 +71,14 @@ type Details struct {
 	// an "always" answer to it is not remembered. For calls whose effect reaches beyond
 	// the project, such as a fact saved to the user's own memory file.
 	NoAlways bool `json:"noAlways,omitempty"`
+	// PersonOnly lets the call run only on a person's answer to this very question: no
+	// allow rule (the user's, a workspace's, a wildcard), approval mode or earlier
+	// answer runs it, and where nobody can be asked it is refused; a deny rule still
+	// refuses it. It implies NoAlways. A call that changes what the person consented to
+	// (the session's approval mode) or that needs their words (ask_user) is one: a
+	// rule that would run it without them would let a model, or a repository's
+	// settings, decide in the person's place.
+	PersonOnly bool `json:"-"`
 }
 
 // Hunk is one hunk of an edit's diff, numbered as its @@ header numbers it: 1-based
@@ -112,6 +120,29 @@ const (
 	QuestionText   QuestionType = "text"
 	QuestionYesNo  QuestionType = "yesno"
 )
+
+// The answers of a QuestionYesNo, as Gemini CLI words them.
+const (
+	AnswerYes = "Yes"
+	AnswerNo  = "No"
+)
+
+// Choices returns the answers q offers to choose from: its options' labels, or
+// AnswerYes and AnswerNo; none for a question that wants free text. (A choice or yes/no
+// question also takes words of the person's own.)
+func (q Question) Choices() []string {
+	switch q.Type {
+	case QuestionYesNo:
+		return []string{AnswerYes, AnswerNo}
+	case QuestionChoice, "":
+		out := make([]string, len(q.Options))
+		for i, o := range q.Options {
+			out[i] = o.Label
+		}
+		return out
+	}
+	return nil
+}
 
 // Option is one choice offered for a Question.
 type Option struct {

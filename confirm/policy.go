@@ -24,7 +24,8 @@ import (
 //     ask beating allow) refuses the call when it is a deny rule. A deny rule with a
 //     command condition also refuses, failing closed, a shell call whose line cannot
 //     be parsed or has an Opaque command, since what it hides could match.
-//  2. In plan mode a call that is not read-only is refused.
+//  2. In plan mode a call that is not read-only is refused. A call whose Details say
+//     PersonOnly is asked about: no rule, mode or earlier answer allows it.
 //  3. An edit of a sensitive file (see SensitivePath) or a shell command that writes
 //     one is asked about, unless the mode is yolo: no allow rule, "always" or auto_edit
 //     covers it.
@@ -331,6 +332,9 @@ func (p *Policy) DecideIn(c Call, mode Mode) Verdict {
 	}
 	if mode == ModePlan && !c.ReadOnly {
 		return Verdict{Decision: Deny, Reason: "plan mode runs only read-only tools"}
+	}
+	if c.Details != nil && c.Details.PersonOnly {
+		return ask(c, ex, "only the user's answer lets this call run")
 	}
 	if why := p.sensitive(c, ex); why != "" && mode != ModeYolo {
 		return ask(c, ex, why)

@@ -20,7 +20,8 @@ import (
 //     on the line of such a diagnostic, or for the diagnostic itself in the request's
 //     context, one quickfix per choice ("Allow once", "Allow always", "Reject"; MCP
 //     tools have "Always allow this tool" and "Always allow this server" instead of
-//     "Allow always"), each running agentls.confirm with the confirmation's id and the
+//     "Allow always", and a question asked every time only "Allow once" and
+//     "Reject"), each running agentls.confirm with the confirmation's id and the
 //     choice's outcome;
 //   - where the server has a model, "Ask agentls to fix this" (quickfix) for each
 //     diagnostic in the request's context, whoever published it, which runs

@@ -94,15 +94,18 @@ func parseAnswer(outcome string, content *string, hunks []int, persist string) (
 
 // Ask implements confirm.Asker.
 func (s *Server) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
-	answered, unregister := s.confirms.add(req.ID)
-	defer unregister()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // takes down the editor's dialog when the answer came another way
 
 	caps := s.capabilities()
 	if req.Details.Type == confirm.TypeAsk {
+		// Questions are answered with the person's words, which agentls.confirm (an
+		// outcome) does not carry: it is not registered for them, so that it says no
+		// such confirmation is pending instead of accepting an answer it drops.
 		return s.askQuestions(ctx, caps, req)
 	}
+	answered, unregister := s.confirms.add(req.ID)
+	defer unregister()
 	type reply struct {
 		a   confirm.Answer
 		err error
@@ -275,7 +278,7 @@ func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req 
 		return confirm.Answer{}, errors.New("the editor cannot put questions to the user: it supports neither agentls/confirm with ask_user (experimental.agentls.askUser) nor window/showMessageRequest")
 	}
 	for i, q := range req.Details.Questions {
-		if len(questionChoices(q)) == 0 {
+		if len(q.Choices()) == 0 {
 			return confirm.Answer{}, fmt.Errorf("question %d asks for a free-form answer, which the editor cannot take: it supports only window/showMessageRequest, whose answers are choices; ask with options instead", i+1)
 		}
 	}
@@ -283,7 +286,7 @@ func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req 
 	defer cancel()
 	answers := map[string]string{}
 	for i, q := range req.Details.Questions {
-		choices := questionChoices(q)
+		choices := q.Choices()
 		actions := make([]protocol.MessageActionItem, len(choices))
 		for j, c := range choices {
 			actions[j] = protocol.MessageActionItem{Title: c}
@@ -306,22 +309,6 @@ func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req 
 		answers[strconv.Itoa(i)] = chosen.Title
 	}
 	return confirm.Answer{Outcome: confirm.ProceedOnce, Answers: answers}, nil
-}
-
-// questionChoices returns the answers a question offers as choices: its options' labels,
-// or Yes and No; none for a question that wants free text.
-func questionChoices(q confirm.Question) []string {
-	switch q.Type {
-	case confirm.QuestionYesNo:
-		return []string{"Yes", "No"}
-	case confirm.QuestionChoice, "":
-		out := make([]string, len(q.Options))
-		for i, o := range q.Options {
-			out[i] = o.Label
-		}
-		return out
-	}
-	return nil
 }
 
 // questionMessage is the text of one question put with window/showMessageRequest.
@@ -357,9 +344,14 @@ const (
 )
 
 // messageChoices returns the titles offered for a confirmation and the answer of each:
-// the question's own choices when it has them. "Allow always and save" also saves the
-// approval in the user's settings (confirm.Answer.Persist).
+// the question's own choices when it has them. A question asked every time (NoAlways,
+// such as a switch of the approval mode) offers no "always": it would mean "once".
+// "Allow always and save" also saves the approval in the user's settings
+// (confirm.Answer.Persist).
 func messageChoices(d confirm.Details) ([]string, map[string]confirm.Answer) {
+	if d.NoAlways && len(d.Choices) == 0 {
+		return []string{choiceOnce, choiceReject}, map[string]confirm.Answer{choiceOnce: {Outcome: confirm.ProceedOnce}, choiceReject: {Outcome: confirm.Cancel}}
+	}
 	if len(d.Choices) > 0 {
 		titles := make([]string, len(d.Choices))
 		answers := make(map[string]confirm.Answer, len(d.Choices))
@@ -372,11 +364,6 @@ func messageChoices(d confirm.Details) ([]string, map[string]confirm.Answer) {
 		return []string{choiceOnce, choiceAlwaysTool, choiceAlwaysServer, choiceReject}, map[string]confirm.Answer{
 			choiceOnce: {Outcome: confirm.ProceedOnce}, choiceAlwaysTool: {Outcome: confirm.ProceedAlwaysTool},
 			choiceAlwaysServer: {Outcome: confirm.ProceedAlwaysServer}, choiceReject: {Outcome: confirm.Cancel},
-		}
-	}
-	if d.NoAlways {
-		return []string{choiceOnce, choiceAlways, choiceReject}, map[string]confirm.Answer{
-			choiceOnce: {Outcome: confirm.ProceedOnce}, choiceAlways: {Outcome: confirm.ProceedAlways}, choiceReject: {Outcome: confirm.Cancel},
 		}
 	}
 	return []string{choiceOnce, choiceAlways, choiceAlwaysSave, choiceReject}, map[string]confirm.Answer{

@@ -113,6 +113,8 @@ type update struct {
 	Status     string `json:"status"`
 	Output     string `json:"output"`
 	Summary    string `json:"summary"`
+	// ParentToolCallID is a sub-agent's call's invoke_agent call.
+	ParentToolCallID string `json:"parentToolCallId"`
 	// turn_end
 	StopReason string `json:"stopReason"`
 	Usage      *struct {

@@ -61,14 +61,19 @@ type toolCallNotice struct {
 	Status     string          `json:"status"`
 	Locations  []location      `json:"locations"`
 	RawInput   json.RawMessage `json:"rawInput"`
+	// ParentToolCallID is the call this one runs within: a sub-agent's call's
+	// invoke_agent call.
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
 }
 
 // toolCallUpdateNotice is a tool_call_update.
 type toolCallUpdateNotice struct {
 	Kind       string `json:"kind"`
 	ToolCallID string `json:"toolCallId"`
-	Status     string `json:"status,omitempty"`
-	Output     string `json:"output,omitempty"`
+	// ParentToolCallID is the tool_call's, repeated in every update of the call.
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
+	Status           string `json:"status,omitempty"`
+	Output           string `json:"output,omitempty"`
 	// Summary is a finished call's one line for people, such as a command's
 	// "Exit code 3".
 	Summary string           `json:"summary,omitempty"`
@@ -142,7 +147,7 @@ func (s *Server) sendUpdate(session string, ev tools.Event) {
 	}
 	notify := s.notifier(session)
 	announce := func(status string) { notify(announcement(ev, status)) }
-	update := toolCallUpdateNotice{Kind: updateToolCallUpdate, ToolCallID: ev.CallID}
+	update := toolCallUpdateNotice{Kind: updateToolCallUpdate, ToolCallID: ev.CallID, ParentToolCallID: ev.Parent}
 	switch ev.Status {
 	case "":
 		if ev.Output == "" {
@@ -185,12 +190,12 @@ func announcement(ev tools.Event, status string) toolCallNotice {
 		args = json.RawMessage("{}")
 	}
 	return toolCallNotice{Kind: updateToolCall, ToolCallID: ev.CallID, Name: ev.Name, Title: title,
-		ToolKind: kind, Status: status, Locations: toLocations(ev.Locations), RawInput: args}
+		ToolKind: kind, Status: status, Locations: toLocations(ev.Locations), RawInput: args, ParentToolCallID: ev.Parent}
 }
 
 // finalUpdate is the tool_call_update of ev, a call's end.
 func finalUpdate(ev tools.Event) toolCallUpdateNotice {
-	update := toolCallUpdateNotice{Kind: updateToolCallUpdate, ToolCallID: ev.CallID}
+	update := toolCallUpdateNotice{Kind: updateToolCallUpdate, ToolCallID: ev.CallID, ParentToolCallID: ev.Parent}
 	update.Status = map[tools.Status]string{tools.StatusSuccess: statusCompleted,
 		tools.StatusError: statusFailed, tools.StatusCancelled: statusCancelled}[ev.Status]
 	if r := ev.Result; r != nil {

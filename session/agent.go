@@ -185,6 +185,8 @@ type Session struct {
 	// record is every content of the conversation; hist is the comprehensive history
 	// the model's curated history is made from, which compression shortens.
 	record, hist []clients.Content
+	// agents are the conversations of the session's sub-agents, which Replay shows.
+	agents []agentRecord
 	// histGen counts the changes of hist other than appends; curated is the curated
 	// form of its start, for the next request.
 	histGen uint64
@@ -232,7 +234,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	s.id, s.created, s.persisted = o.ID, st.header.Created, true
 	s.prompts = st.prompts
 	s.logger = s.logger.With("session", s.id)
-	s.record, s.hist = st.record, st.history
+	s.record, s.hist, s.agents = st.record, st.history, st.agents
 	if st.broken {
 		// The last record was cut short by a crash: the next one starts on a new line.
 		if err := o.Store.appendNewline(s.id); err != nil {

@@ -451,6 +451,8 @@ type Live struct {
 	edits []Edit
 	// runs times the running batch's calls, which Run records.
 	runs runTimer
+	// agents are the conversations of the running batch's sub-agents, which Run records.
+	agents []agentRecord
 
 	// childUsage is what the sub-agents of the running batch spent (invoke_agent),
 	// which the agent loop takes after the batch; guarded by mu.
@@ -580,9 +582,12 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 	edits := l.edits
 	l.edits = nil
 	runs := l.runs.take()
+	agents := l.agents
+	l.agents = nil
 	l.mu.Unlock()
 	l.sess.recordEdits(edits)
 	l.sess.recordRuns(runs)
+	l.sess.recordAgents(agents)
 	for i := range res {
 		if i < len(reqs) && reqs[i].CallID != "" {
 			res[i].CallID = reqs[i].CallID

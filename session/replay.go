@@ -20,7 +20,9 @@ const UpdateUserMessage UpdateKind = "user_message_chunk"
 // and thoughts, and each tool call (under the host's call id, with its title and kind
 // as the workspace's tools describe it) with its outcome as the model received it. A
 // front end that resumes a stored session shows it by playing these.
-func (l *Live) Replay() []Update { return l.h.replay(l.id, l.sess.History()) }
+func (l *Live) Replay() []Update {
+	return l.h.replay(l.id, l.sess.History(), l.sess.agentHistories())
+}
 
 // Replay returns the conversation of the session id as Live.Replay does: the live
 // session's, or else the stored one's, read from the store without a model (a front
@@ -36,14 +38,19 @@ func (h *Host) Replay(id string) ([]Update, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.replay(id, st.history), nil
+	agents := make(map[string]agentRecord, len(st.agents))
+	for _, a := range st.agents {
+		agents[a.Call] = a
+	}
+	return h.replay(id, st.history, agents), nil
 }
 
 // replay makes the updates of the history of session id, with the calls described by
-// the workspace's tools and under the host's call ids.
-func (h *Host) replay(id string, history []clients.Content) []Update {
+// the workspace's tools and under the host's call ids; the calls of its sub-agents
+// (agents, by the call that ran them) follow the start of their invoke_agent call.
+func (h *Host) replay(id string, history []clients.Content, agents map[string]agentRecord) []Update {
 	reg := h.tb.Config().Registry
-	out := replay(history, func(fc clients.FunctionCall) (string, tools.Kind, []tools.Location) {
+	out := replay(history, agents, func(fc clients.FunctionCall) (string, tools.Kind, []tools.Location) {
 		t, ok := reg.Get(fc.Name)
 		if !ok {
 			return fc.Name, tools.KindOther, nil
@@ -59,6 +66,9 @@ func (h *Host) replay(id string, history []clients.Content) []Update {
 		out[i].Session = id
 		if c := out[i].Call; c != nil {
 			c.CallID = id + "/" + c.CallID
+			if c.Parent != "" {
+				c.Parent = id + "/" + c.Parent
+			}
 			if c.Result != nil {
 				c.Result.CallID = c.CallID
 			}
@@ -72,7 +82,9 @@ type describeFunc func(clients.FunctionCall) (title string, kind tools.Kind, loc
 
 // replay turns a session's record into updates. Calls are matched with their
 // responses by id, else by name in order; a call without a response ends cancelled.
-func replay(record []clients.Content, describe describeFunc) []Update {
+// A call that ran a sub-agent (in agents by its id) is followed by its sub-agent's
+// calls, under the ids and with the parent they had live.
+func replay(record []clients.Content, agents map[string]agentRecord, describe describeFunc) []Update {
 	var out []Update
 	// open are the calls of the last model turn that have no response yet.
 	var open []*tools.Event
@@ -93,6 +105,9 @@ func replay(record []clients.Content, describe describeFunc) []Update {
 				open = append(open, ev)
 				started := *ev
 				out = append(out, Update{Kind: UpdateToolCall, Call: &started})
+				if a, ok := agents[fc.ID]; ok && fc.ID != "" {
+					out = append(out, agentCalls(a, describe)...)
+				}
 			case p.FunctionResponse != nil:
 				fr := p.FunctionResponse
 				i := matchCall(open, fr)
@@ -120,6 +135,26 @@ func replay(record []clients.Content, describe describeFunc) []Update {
 		ended.Result = &tools.CallResult{CallID: ev.CallID, Name: ev.Name, Status: tools.StatusCancelled,
 			Error: &tools.ErrorInfo{Type: tools.ErrCancelled, Message: "the session ended before the call finished."}}
 		out = append(out, Update{Kind: UpdateToolCall, Call: &ended})
+	}
+	return out
+}
+
+// agentCalls returns the updates of the calls of a sub-agent's conversation: only its
+// calls, since its text was its parent call's live output.
+func agentCalls(a agentRecord, describe describeFunc) []Update {
+	var out []Update
+	for _, u := range replay(a.History, nil, describe) {
+		if u.Call == nil {
+			continue
+		}
+		c := *u.Call
+		c.CallID, c.Parent = a.Prefix+c.CallID, a.Call
+		if c.Result != nil {
+			r := *c.Result
+			r.CallID = c.CallID
+			c.Result = &r
+		}
+		out = append(out, Update{Kind: UpdateToolCall, Call: &c})
 	}
 	return out
 }

@@ -84,7 +84,7 @@ func TestReplayUnanswered(t *testing.T) {
 		{Role: clients.RoleUser, Parts: []clients.Part{{Text: "go"}}},
 		{Role: clients.RoleModel, Parts: []clients.Part{{FunctionCall: &clients.FunctionCall{Name: "x"}}}},
 	}
-	ups := replay(record, func(fc clients.FunctionCall) (string, tools.Kind, []tools.Location) {
+	ups := replay(record, nil, func(fc clients.FunctionCall) (string, tools.Kind, []tools.Location) {
 		return fc.Name, tools.KindOther, nil
 	})
 	if len(ups) != 3 || ups[2].Call == nil || ups[2].Call.Status != tools.StatusCancelled || ups[2].Call.CallID != "replayed-1" {

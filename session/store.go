@@ -78,9 +78,10 @@ const (
 	recCompression = "compression"
 	recRefused     = "refused"
 	recEnd         = "end"
-	recEdit        = "edit" // a file a tool call of the prompt changed (turns.go)
-	recUndo        = "undo" // the edits of a prompt were undone
-	recRun         = "run"  // a tool call of the prompt ended (metrics.go)
+	recEdit        = "edit"  // a file a tool call of the prompt changed (turns.go)
+	recUndo        = "undo"  // the edits of a prompt were undone
+	recRun         = "run"   // a tool call of the prompt ended (metrics.go)
+	recAgent       = "agent" // a sub-agent's conversation (subagent.go)
 )
 
 // record is one line of a session file. Type comes first in its JSON form, which List
@@ -111,6 +112,8 @@ type record struct {
 	After  *string `json:"after,omitempty"`
 	// Run is a tool call's end: its tool, status and execution time.
 	Run *ToolRun `json:"run,omitempty"`
+	// Agent is a sub-agent's conversation, for replay.
+	Agent *agentRecord `json:"agent,omitempty"`
 }
 
 // newID returns a new session id: the UTC time to the millisecond, so that ids sort by
@@ -215,6 +218,8 @@ type stored struct {
 	prompts         int
 	// runs are the ends of the session's tool calls, in order.
 	runs []ToolRun
+	// agents are the conversations of the session's sub-agents.
+	agents []agentRecord
 	// edits are the files each prompt's tool calls changed, by prompt (1-based);
 	// undone are the prompts whose edits were undone.
 	edits  map[int][]Edit
@@ -299,6 +304,11 @@ func (st *Store) load(id string, logger *slog.Logger) (*stored, error) {
 				return nil, fmt.Errorf("session %s, line %d: a run record without its tool", id, i+1)
 			}
 			s.runs = append(s.runs, *r.Run)
+		case recAgent:
+			if r.Agent == nil || r.Agent.Call == "" {
+				return nil, fmt.Errorf("session %s, line %d: an agent record without its call", id, i+1)
+			}
+			s.agents = append(s.agents, *r.Agent)
 		case recEnd, recSession:
 		default:
 			logger.Warn("unknown record in session file", "session", id, "line", i+1, "type", r.Type)

@@ -170,6 +170,10 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 			c.name, strings.Join(missing, ", "), c.name)
 	}
 	progress := &agentProgress{out: out, agent: c.name}
+	// The child's calls reach the session's update stream as calls of their own under
+	// this one, so that a front end announces each before a confirmation refers to it
+	// and shows what it touches, as it does for the parent's calls.
+	callID := tools.CallID(ctx)
 	sched := tools.NewScheduler(tools.Options{
 		Registry: reg,
 		// The parent's policy in the parent's approval mode: a read-only child needs no
@@ -179,6 +183,8 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		Observe: func(ev tools.Event) {
 			progress.event(ev)
 			parent.noteCall(ev)
+			ev.Parent = callID
+			parent.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		},
 		Logger:  h.log,
 		Locks:   h.tb.Workspace,
@@ -202,6 +208,8 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 	}
 	res, err := child.Prompt(ctx, c.prompt, nil)
 	parent.addChildUsage(res.Usage)
+	parent.noteAgent(agentRecord{Call: strings.TrimPrefix(callID, parent.id+"/"),
+		Prefix: strings.TrimPrefix(prefix, parent.id+"/"), History: child.History()})
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -290,4 +298,44 @@ func (p *agentProgress) calls() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.n
+}
+
+// agentRecord is a sub-agent's conversation as the session keeps it: under the model's
+// id of the invoke_agent call that ran it (Call), with the prefix of its calls' ids in
+// the session's id space, so that Replay shows its calls as they were shown live.
+type agentRecord struct {
+	Call    string            `json:"call"`
+	Prefix  string            `json:"prefix"`
+	History []clients.Content `json:"history"`
+}
+
+// noteAgent notes a sub-agent's conversation, which Run records with the prompt.
+func (l *Live) noteAgent(a agentRecord) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.agents = append(l.agents, a)
+}
+
+// recordAgents keeps sub-agents' conversations in the session's file and for Replay.
+func (s *Session) recordAgents(agents []agentRecord) {
+	if len(agents) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.agents = append(s.agents, agents...)
+	s.mu.Unlock()
+	for i := range agents {
+		s.persist(record{Type: recAgent, Turn: s.prompts, Agent: &agents[i]})
+	}
+}
+
+// agentHistories returns the sub-agents' conversations by the call that ran them.
+func (s *Session) agentHistories() map[string]agentRecord {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]agentRecord, len(s.agents))
+	for _, a := range s.agents {
+		out[a.Call] = a
+	}
+	return out
 }

@@ -354,3 +354,107 @@ func TestInvokeAgentWithWriterInBatch(t *testing.T) {
 		t.Errorf("b.txt = %q", got)
 	}
 }
+
+// askFunc is a confirm.Asker made of a function.
+type askFunc func(context.Context, confirm.Request) (confirm.Answer, error)
+
+func (f askFunc) Ask(ctx context.Context, r confirm.Request) (confirm.Answer, error) {
+	return f(ctx, r)
+}
+
+// TestInvokeAgentCallsAnnounced: a sub-agent's calls reach the session's update stream
+// as calls of their own, with the invoke_agent call as their parent: the call a
+// confirmation refers to was announced before it was asked about, and its end carries
+// what it touched and its diff.
+func TestInvokeAgentCallsAnnounced(t *testing.T) {
+	var hh *hostHarness
+	var asked []confirm.Request
+	var announcedFirst []bool
+	hh = newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{invokeCall("writer", "Write b.txt.")}},
+		{Calls: []clients.ScriptCall{{ID: "w1", Name: "write_file", Args: json.RawMessage(`{"file_path": "ROOT/b.txt", "content": "b\n"}`)}}},
+		{Text: "Done."},
+		{Text: "The writer is done."},
+	}}, func(o *HostOptions) {
+		o.Toolbox.Overrides = settings.Settings{Agents: map[string]settings.AgentSettings{
+			"writer": {Description: "writes files", Tools: []string{"write_file"}},
+		}}
+		o.Asker = askFunc(func(_ context.Context, r confirm.Request) (confirm.Answer, error) {
+			seen := false
+			for _, u := range hh.of(UpdateToolCall) {
+				seen = seen || (u.Call.CallID == r.ToolCallID && u.Call.Status == tools.StatusScheduled)
+			}
+			asked, announcedFirst = append(asked, r), append(announcedFirst, seen)
+			return confirm.Answer{Outcome: confirm.ProceedOnce}, nil
+		})
+	})
+	l, res := hh.prompt("", "Have the writer write b.txt.")
+	if res.StopReason != StopEndTurn {
+		t.Fatalf("result %+v", res)
+	}
+	parent := l.ID() + "/ia1"
+	if len(asked) != 1 || !announcedFirst[0] {
+		t.Fatalf("asked %+v (announced before: %v), want the write asked about once, after its tool_call", asked, announcedFirst)
+	}
+	var child []tools.Event
+	for _, u := range hh.of(UpdateToolCall) {
+		if u.Session != l.ID() {
+			t.Errorf("update of session %q, want %q", u.Session, l.ID())
+		}
+		if u.Call.Name == "write_file" {
+			child = append(child, *u.Call)
+		}
+	}
+	if len(child) == 0 {
+		t.Fatal("the sub-agent's write_file was not on the session's update stream")
+	}
+	for _, ev := range child {
+		if ev.Parent != parent || ev.CallID != asked[0].ToolCallID {
+			t.Errorf("child event %s %s parent %q, want id %s parent %q", ev.CallID, ev.Status, ev.Parent, asked[0].ToolCallID, parent)
+		}
+	}
+	i := slices.IndexFunc(child, func(ev tools.Event) bool { return ev.Status == tools.StatusScheduled })
+	if i < 0 {
+		t.Fatalf("no scheduled event of the child call in %+v", child)
+	}
+	first, last := child[i], child[len(child)-1]
+	if len(first.Locations) != 1 || first.Locations[0].Path != filepath.Join(hh.root, "b.txt") {
+		t.Errorf("first child event %+v, want scheduled at b.txt", first)
+	}
+	if last.Status != tools.StatusSuccess || last.Result == nil || last.Result.Diff == nil {
+		t.Errorf("last child event %+v, want success with a diff", last)
+	}
+	for _, u := range hh.of(UpdateToolCall) {
+		if u.Call.Name == AgentToolName && u.Call.Parent != "" {
+			t.Errorf("the parent's call has a parent: %+v", u.Call)
+		}
+	}
+	// Replay, of the live session and of the stored one, shows the calls as they were
+	// shown live: the same ids, parents, titles and outcomes, the agent's within its
+	// parent's.
+	live := callStarts(hh.of(UpdateToolCall))
+	if got := callStarts(l.Replay()); !slices.Equal(got, live) {
+		t.Errorf("replay of the live session:\n%q\nlive:\n%q", got, live)
+	}
+	if err := hh.host.CloseSession(l.ID()); err != nil {
+		t.Fatal(err)
+	}
+	ups, err := hh.host.Replay(l.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := callStarts(ups); !slices.Equal(got, live) {
+		t.Errorf("replay of the stored session:\n%q\nlive:\n%q", got, live)
+	}
+}
+
+// callStarts describes the starts and ends of the calls in ups, one line each.
+func callStarts(ups []Update) []string {
+	var out []string
+	for _, u := range ups {
+		if c := u.Call; c != nil && (c.Status == tools.StatusScheduled || c.Status.Terminal()) {
+			out = append(out, strings.Join([]string{c.CallID, c.Parent, c.Name, c.Title, string(c.Status)}, " | "))
+		}
+	}
+	return out
+}

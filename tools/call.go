@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -79,6 +80,25 @@ type Event struct {
 	Output string
 	// Result is set with a terminal Status.
 	Result *CallResult
+	// Parent is the id of the call this call runs within (a sub-agent's call, the
+	// invoke_agent call that started the sub-agent); empty for a call of its own. The
+	// scheduler leaves it empty: whoever runs calls within a call sets it.
+	Parent string
+}
+
+// callIDKey carries the id of the call whose Execute runs.
+type callIDKey struct{}
+
+// withCallID returns ctx for the execution of the call id.
+func withCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID returns the id of the call whose Execute ctx was passed to, or "": a call
+// that runs calls of its own (a sub-agent) names itself as their parent with it.
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
 }
 
 // Observer receives events. It is called from several goroutines at once and must not

@@ -384,12 +384,14 @@ func (s *Scheduler) build(ctx context.Context, c *call) bool {
 	if !s.guard(c, "Info", func() { c.info = tool.Info() }) {
 		return false
 	}
-	args, wait, err := splitWaitForPrevious(c.req.Args)
-	if err != nil {
-		s.finishError(c, AsError(err, ErrInvalidParams))
-		return false
+	if !declaresOwnWaitForPrevious(c.info.Parameters) {
+		args, wait, err := splitWaitForPrevious(c.req.Args)
+		if err != nil {
+			s.finishError(c, AsError(err, ErrInvalidParams))
+			return false
+		}
+		c.req.Args, c.waitPrevious = args, wait
 	}
-	c.req.Args, c.waitPrevious = args, wait
 	v, err := s.validator(c.info)
 	if err != nil {
 		s.finishError(c, Errorf(ErrExecutionFailed, "tool %s has an unusable parameter schema: %w", c.info.Name, err))
@@ -536,10 +538,14 @@ func (s *Scheduler) propose(ctx context.Context, c *call) {
 	c.pcall = confirm.Call{Tool: c.info.Name, ReadOnly: c.info.Kind.ReadOnly(), Server: c.info.Server,
 		Args: c.req.Args, Details: c.details}
 	verdict := s.decide(c.pcall)
-	switch verdict.Decision {
-	case confirm.Allow:
+	switch {
+	case verdict.Decision == confirm.Allow && c.details != nil && c.details.PersonOnly:
+		// Whatever the policy says, only the person's answer runs it (see
+		// confirm.Details.PersonOnly).
+		c.needsAsk = true
+	case verdict.Decision == confirm.Allow:
 		c.allowed = true
-	case confirm.Ask:
+	case verdict.Decision == confirm.Ask:
 		if c.details == nil {
 			c.details = &confirm.Details{Type: confirm.TypeInfo, Title: c.title,
 				Prompt: fmt.Sprintf("Allow %s: %s?", c.info.Name, c.title)}
@@ -603,6 +609,12 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 			"%s puts questions to the user, but nobody can be asked in this session; decide without asking, and say what you assumed.", c.info.Name))
 		return false
 	}
+	if s.asker == nil && c.details.PersonOnly {
+		s.finishError(c, Errorf(ErrPolicyViolation,
+			"%s runs only on the user's answer, and nobody can be asked in this session, so it was not run; "+
+				"only the user's answer lets it run: no policy rule or approval mode does.", c.info.Name))
+		return false
+	}
 	if s.asker == nil && c.details.NoAlways {
 		// No approval mode lets it run: only a rule, or a person, does.
 		s.finishError(c, Errorf(ErrPolicyViolation,
@@ -652,6 +664,11 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 	case !ans.Outcome.Valid():
 		s.finishError(c, &Error{Type: ErrCancelled,
 			Message: fmt.Sprintf("The user did not approve the call (unknown answer %q), so it was not run.", ans.Outcome)})
+		return false
+	case ans.Outcome == confirm.ModifyWithEditor && c.details.PersonOnly && c.caps.Modify == nil:
+		// No content to modify was offered: the answer is not one to this question.
+		s.finishError(c, &Error{Type: ErrCancelled,
+			Message: "The front end answered modify_with_editor, which is not an answer to this question, so the call was not run."})
 		return false
 	}
 	if err := ans.Check(*c.details); err != nil {
@@ -832,6 +849,7 @@ func (s *Scheduler) execute(ctx context.Context, c *call, b *batch) {
 func (s *Scheduler) executeOnce(ctx context.Context, c *call) (res *Result, err error, ok bool) {
 	sink := &outputSink{s: s, c: c}
 	defer sink.close()
+	ctx = withCallID(ctx, c.req.CallID)
 	ok = s.guard(c, "Execute", func() { res, err = c.inv.Execute(ctx, sink) })
 	return res, err, ok
 }

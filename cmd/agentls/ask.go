@@ -95,7 +95,11 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	case confirm.TypeMCP:
 		fmt.Fprintf(&b, "  server: %s  tool: %s\n  arguments: %s\n", visible(d.Server), visible(d.Tool), visible(string(d.Arguments)))
 	case confirm.TypeInfo:
-		fmt.Fprintf(&b, "  %s\n", visible(d.Prompt))
+		// A prompt may hold a plan of many lines (exit_plan_mode): each is escaped on
+		// its own and indented, so none can pass for the question below it.
+		for line := range strings.SplitSeq(strings.TrimSuffix(d.Prompt, "\n"), "\n") {
+			fmt.Fprintf(&b, "  %s\n", visible(line))
+		}
 		for _, u := range d.URLs {
 			fmt.Fprintf(&b, "  %s\n", visible(u))
 		}
@@ -284,9 +288,9 @@ func questionAnswer(q confirm.Question, typed string) string {
 	if q.Type == confirm.QuestionYesNo {
 		switch strings.ToLower(typed) {
 		case "y", "yes":
-			return "Yes"
+			return confirm.AnswerYes
 		case "n", "no":
-			return "No"
+			return confirm.AnswerNo
 		}
 		return typed
 	}

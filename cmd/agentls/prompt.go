@@ -145,21 +145,23 @@ func newPromptOutput(format string, stdout, stderr io.Writer) (*promptOutput, er
 
 // streamEvent is one line of stream-json output.
 type streamEvent struct {
-	Type       string             `json:"type"`
-	Session    string             `json:"session,omitempty"`
-	Model      string             `json:"model,omitempty"`
-	Text       string             `json:"text,omitempty"`
-	ToolCallID string             `json:"toolCallId,omitempty"`
-	Name       string             `json:"name,omitempty"`
-	Title      string             `json:"title,omitempty"`
-	Status     tools.Status       `json:"status,omitempty"`
-	Args       json.RawMessage    `json:"args,omitempty"`
-	Result     *tools.CallResult  `json:"result,omitempty"`
-	StopReason session.StopReason `json:"stopReason,omitempty"`
-	Usage      *clients.Usage     `json:"usage,omitempty"`
-	Error      string             `json:"error,omitempty"`
-	Todos      []todo             `json:"todos,omitempty"`
-	Mode       confirm.Mode       `json:"mode,omitempty"`
+	Type       string `json:"type"`
+	Session    string `json:"session,omitempty"`
+	Model      string `json:"model,omitempty"`
+	Text       string `json:"text,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// ParentToolCallID is the call a sub-agent's call runs within (invoke_agent's).
+	ParentToolCallID string             `json:"parentToolCallId,omitempty"`
+	Name             string             `json:"name,omitempty"`
+	Title            string             `json:"title,omitempty"`
+	Status           tools.Status       `json:"status,omitempty"`
+	Args             json.RawMessage    `json:"args,omitempty"`
+	Result           *tools.CallResult  `json:"result,omitempty"`
+	StopReason       session.StopReason `json:"stopReason,omitempty"`
+	Usage            *clients.Usage     `json:"usage,omitempty"`
+	Error            string             `json:"error,omitempty"`
+	Todos            []todo             `json:"todos,omitempty"`
+	Mode             confirm.Mode       `json:"mode,omitempty"`
 	// ToolMetrics are the session's tool metrics, with the result.
 	ToolMetrics []tools.ToolStats `json:"toolMetrics,omitempty"`
 }
@@ -230,6 +232,12 @@ func (o *promptOutput) event(ev tools.Event) {
 	// The host's call ids are the model's prefixed with the session: here, with one
 	// session, the model's own are shown.
 	ev.CallID = strings.TrimPrefix(ev.CallID, o.id+"/")
+	ev.Parent = strings.TrimPrefix(ev.Parent, o.id+"/")
+	// A sub-agent's calls show indented under the call that started the sub-agent.
+	indent := ""
+	if ev.Parent != "" {
+		indent = "  "
+	}
 	if ev.Result != nil {
 		r := *ev.Result
 		r.CallID = strings.TrimPrefix(r.CallID, o.id+"/")
@@ -240,23 +248,27 @@ func (o *promptOutput) event(ev tools.Event) {
 		if o.format == "text" {
 			io.WriteString(o.stderr, ev.Output)
 		}
-		o.emit(streamEvent{Type: "tool_output", ToolCallID: ev.CallID, Name: ev.Name, Text: ev.Output})
+		o.emit(streamEvent{Type: "tool_output", ToolCallID: ev.CallID, ParentToolCallID: ev.Parent, Name: ev.Name, Text: ev.Output})
 	case ev.Status == tools.StatusExecuting:
 		o.afterTools = true
 		if o.format == "text" {
-			fmt.Fprintf(o.stderr, "\n[%s] %s\n", ev.Name, ev.Title)
+			fmt.Fprintf(o.stderr, "\n%s[%s] %s\n", indent, ev.Name, ev.Title)
 		}
-		o.emit(streamEvent{Type: "tool_call", ToolCallID: ev.CallID, Name: ev.Name, Title: ev.Title, Args: ev.Args})
+		o.emit(streamEvent{Type: "tool_call", ToolCallID: ev.CallID, ParentToolCallID: ev.Parent, Name: ev.Name, Title: ev.Title, Args: ev.Args})
 	case ev.Status.Terminal() && ev.Result != nil:
-		o.calls = append(o.calls, *ev.Result)
+		if ev.Parent == "" {
+			// The json form's toolCalls are the model's; a sub-agent's are in its
+			// answer, and counted in the metrics.
+			o.calls = append(o.calls, *ev.Result)
+		}
 		if o.format == "text" && ev.Status != tools.StatusSuccess {
 			msg := string(ev.Status)
 			if ev.Result.Error != nil {
 				msg = fmt.Sprintf("%s: %s", ev.Result.Error.Type, ev.Result.Error.Message)
 			}
-			fmt.Fprintf(o.stderr, "[%s] %s\n", ev.Name, msg)
+			fmt.Fprintf(o.stderr, "%s[%s] %s\n", indent, ev.Name, msg)
 		}
-		o.emit(streamEvent{Type: "tool_result", ToolCallID: ev.CallID, Name: ev.Name, Status: ev.Status, Result: ev.Result})
+		o.emit(streamEvent{Type: "tool_result", ToolCallID: ev.CallID, ParentToolCallID: ev.Parent, Name: ev.Name, Status: ev.Status, Result: ev.Result})
 	}
 }
 

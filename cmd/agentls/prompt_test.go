@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,5 +276,103 @@ func TestPromptNobodyToAsk(t *testing.T) {
 	}
 	if strings.Join(thoughts, "") != "nobody here to ask" || len(modes) != 0 {
 		t.Errorf("thoughts %q, mode events %q", thoughts, modes)
+	}
+}
+
+// TestPromptRuleCannotSwitchMode: agentls prompt without a terminal, in plan mode,
+// with the user's rule allowing every tool: exit_plan_mode is still refused (only the
+// person's answer switches modes, and nobody can be asked), so the write the model
+// tries next is refused by plan mode and its marker file never appears.
+func TestPromptRuleCannotSwitchMode(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"),
+		[]byte(`{"policy": {"rules": [{"toolName": "*", "decision": "allow"}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(root, "marker.txt")
+	writeArgs, _ := json.Marshal(map[string]string{"file_path": marker, "content": "ran"})
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{{ID: "x1", Name: "exit_plan_mode", Args: json.RawMessage(`{}`)}}},
+		{Calls: []clients.ScriptCall{{ID: "w1", Name: "write_file", Args: writeArgs}}},
+		{Text: "done"},
+	}})
+	defer srv.Close()
+	got := agentlsPrompt(t, root, cfg, srv, "--output", "stream-json", "--approval-mode", "plan", "go")
+	if got.code != 0 {
+		t.Fatalf("exit %d\n%s", got.code, got.stderr)
+	}
+	if strings.Contains(got.stdout, `"type":"mode"`) {
+		t.Errorf("the mode switched:\n%s", got.stdout)
+	}
+	if !strings.Contains(got.stdout, "only the user's answer") {
+		t.Errorf("exit_plan_mode was not refused as the user's to answer:\n%s", got.stdout)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the write after the refused switch ran (stat: %v)", err)
+	}
+}
+
+// TestPromptSubagentCalls: the calls of a sub-agent show indented under the
+// invoke_agent call that ran it in the text form, and carry it as parentToolCallId in
+// stream-json; the json form's toolCalls are the model's own.
+func TestPromptSubagentCalls(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	script := func() clients.Script {
+		return clients.Script{Turns: []clients.Turn{
+			{Calls: []clients.ScriptCall{{ID: "ia1", Name: "invoke_agent", Args: json.RawMessage(`{"agent_name": "codebase_investigator", "prompt": "What does hello.txt say?"}`)}}},
+			{Calls: []clients.ScriptCall{{ID: "r1", Name: "read_file", Args: json.RawMessage(`{"file_path": "hello.txt"}`)}}},
+			{Text: "hello.txt says hello."},
+			{Text: "It says hello."},
+		}}
+	}
+	for _, tt := range []struct {
+		format string
+		check  func(t *testing.T, got outcome)
+	}{
+		{"text", func(t *testing.T, got outcome) {
+			i, j := strings.Index(got.stderr, "\n[invoke_agent] "), strings.Index(got.stderr, "\n  [read_file] ")
+			if i < 0 || j < i {
+				t.Errorf("stderr %q, want the agent's read_file indented after invoke_agent", got.stderr)
+			}
+		}},
+		{"stream-json", func(t *testing.T, got outcome) {
+			var parents []string
+			sc := bufio.NewScanner(strings.NewReader(got.stdout))
+			for sc.Scan() {
+				var ev struct{ Type, Name, ToolCallID, ParentToolCallID string }
+				if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+					t.Fatalf("line %q: %v", sc.Text(), err)
+				}
+				if ev.Type == "tool_call" || ev.Type == "tool_result" {
+					parents = append(parents, ev.Type+" "+ev.Name+" "+ev.ParentToolCallID)
+				}
+			}
+			want := []string{"tool_call invoke_agent ", "tool_call read_file ia1", "tool_result read_file ia1", "tool_result invoke_agent "}
+			if strings.Join(parents, "\n") != strings.Join(want, "\n") {
+				t.Errorf("calls %q, want %q", parents, want)
+			}
+		}},
+		{"json", func(t *testing.T, got outcome) {
+			var res struct{ ToolCalls []tools.CallResult }
+			if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
+				t.Fatalf("%v\n%s", err, got.stdout)
+			}
+			if len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "invoke_agent" {
+				t.Errorf("toolCalls %+v, want invoke_agent's only", res.ToolCalls)
+			}
+		}},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			srv := fakegemini.Start(script())
+			defer srv.Close()
+			got := agentlsPrompt(t, root, cfg, srv, "--output", tt.format, "What does hello.txt say? Use the investigator.")
+			if got.code != 0 {
+				t.Fatalf("exit %d\n%s", got.code, got.stderr)
+			}
+			tt.check(t, got)
+		})
 	}
 }

@@ -120,12 +120,13 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 			Status:     sdk.ToolCallStatusPending,
 			Locations:  locations(ev.Locations),
 			RawInput:   rawInput(ev.Args),
+			Meta:       parentMeta(ev.Parent),
 		}})
 		if ev.Status == tools.StatusScheduled {
 			return
 		}
 	}
-	up := &sdk.SessionToolCallUpdate{ToolCallId: id}
+	up := &sdk.SessionToolCallUpdate{ToolCallId: id, Meta: parentMeta(ev.Parent)}
 	if retitled {
 		up.Title, up.Kind = sdk.Ptr(ev.Title), sdk.Ptr(toolKind(ev.Kind))
 		up.Locations, up.RawInput = locations(ev.Locations), rawInput(ev.Args)
@@ -152,6 +153,15 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 		return // nothing the client shows changed
 	}
 	st.c.notify(sessionID, sdk.SessionUpdate{ToolCallUpdate: up})
+}
+
+// parentMeta is the _meta of a call's updates: the call it runs within, when it runs
+// within one (a sub-agent's call: its invoke_agent call), which ACP has no field for.
+func parentMeta(parent string) map[string]any {
+	if parent == "" {
+		return nil
+	}
+	return map[string]any{"parentToolCallId": parent}
 }
 
 // resultContent is what the client shows of a call's result: the diff of an edit, the

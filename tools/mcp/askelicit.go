@@ -49,7 +49,7 @@ func (e askElicitor) Elicit(ctx context.Context, q *Question) (*Answer, error) {
 		return &Answer{Action: ActionCancel}, nil
 	}
 	if len(q.Fields) == 0 {
-		if a.Answers["0"] == "Yes" {
+		if a.Answers["0"] == confirm.AnswerYes {
 			return &Answer{Action: ActionAccept}, nil
 		}
 		return &Answer{Action: ActionDecline}, nil
