@@ -141,12 +141,14 @@ func TestSubagentCallDiagnostics(t *testing.T) {
 	root := workspaceDir(t, map[string]string{"doc.txt": "first line\nsecond\n"})
 	a := newAgent(t, root, "",
 		clients.Turn{Calls: []clients.ScriptCall{call("invoke_agent", map[string]any{"agent_name": "editor", "prompt": "Change second to 2nd in doc.txt."}, "p1")}},
+		// The sub-agent reads doc.txt first: its edits are held to what it read itself.
+		clients.Turn{Calls: []clients.ScriptCall{call("read_file", map[string]any{"file_path": "doc.txt"}, "r1")}},
 		clients.Turn{Calls: []clients.ScriptCall{call("replace", replaceArgs("doc.txt", "second", "2nd"), "e1")}},
 		clients.Turn{Text: "Changed."},
 		clients.Turn{Text: "The editor changed it."},
 	)
 	c := a.serve(withDiagnostics(capsRich), map[string]any{"agents": map[string]any{
-		"editor": map[string]any{"description": "edits files", "tools": []string{"replace"}},
+		"editor": map[string]any{"description": "edits files", "tools": []string{"read_file", "replace"}},
 	}}, rpc.Options{})
 	uri := lsptest.FileURI(filepath.Join(root, "doc.txt"))
 	if err := c.Editor().Open(uri, "first line\nsecond\n"); err != nil {
