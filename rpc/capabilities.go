@@ -158,6 +158,7 @@ const (
 	cmdUndoTurn        = "agentls.undoTurn"
 	cmdTurnDiff        = "agentls.turnDiff"
 	cmdSessionHistory  = "agentls.sessionHistory"
+	cmdStatus          = "agentls.status"
 )
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this

@@ -63,6 +63,7 @@ func (s *Server) commandTable() []editorCommand {
 		{name: cmdTrust, run: s.trustCommand},
 		{name: cmdUndoTurn, run: s.undoTurn},
 		{name: cmdTurnDiff, run: s.turnDiff},
+		{name: cmdStatus, run: s.status},
 		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: s.prompt},
 		{name: cmdRunPrompt, needsModel: true, run: s.runPrompt},
 	}
