@@ -635,6 +635,10 @@ function M.undo_turn(opts)
     return table.concat(out, ', ')
   end
   local params = { session = session, turn = opts.turn, force = opts.force or nil }
+  -- The server compares the files with the editor's text: it must have the latest.
+  for _, b in ipairs(vim.lsp.get_buffers_by_client_id(client.id)) do
+    rpc.flush_changes(client, b)
+  end
   call(client, nil, 'agentls.undoTurn', params, nil, function(err, result)
     if err then
       notify('undo failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
