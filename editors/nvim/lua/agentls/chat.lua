@@ -34,6 +34,7 @@ local state = {
 
 local spinner_frames = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
 local spin_ns = api.nvim_create_namespace('agentls.chat.spinner')
+local show_spinner -- defined with the busy indicator, used by write()
 
 -- The session of runs started from the editor (agentls.runTool); never a chat's.
 local EDITOR_SESSION = 'editor'
@@ -295,7 +296,7 @@ end
 
 -- The spinner line under the last line of a chat whose prompt runs (a virtual line: the
 -- chat's text stays what the model said).
-local function show_spinner(chat)
+function show_spinner(chat)
   if not api.nvim_buf_is_valid(chat.buf) then
     return
   end
