@@ -86,8 +86,12 @@ H.main(function()
       status = 'failed',
       error = { type = 'shell_execute_error', message = 'exit 2' },
     })
-    H.eq(H.lines(buf)[head + 2], '- run_shell_command: make · failed: exit 2', 'failed with its error')
-    H.eq(api.nvim_buf_line_count(buf), count, 'status updates change no line count')
+    -- The output of each call follows it, folded: c1's result (4 lines with the fences)
+    -- and c2's streamed output (3 lines).
+    H.eq(vim.list_slice(H.lines(buf), head + 2, head + 5), { '  ```', '  one', '  two', '  ```' }, 'c1 output')
+    H.eq(H.lines(buf)[head + 6], '- run_shell_command: make · failed: exit 2', 'failed with its error')
+    H.eq(vim.list_slice(H.lines(buf), head + 7, head + 9), { '  ```', '  building', '  ```' }, 'c2 output')
+    H.eq(api.nvim_buf_line_count(buf), count + 7, 'status updates add only the output lines')
 
     send({ kind = 'plan', entries = { { content = 'read', status = 'completed' }, { content = 'edit', status = 'in_progress' } } })
     send({
