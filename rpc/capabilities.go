@@ -114,16 +114,13 @@ func (c ClientCapabilities) ShowDocument() bool { return c.Bool("window", "showD
 // agentls plugins.
 func (c ClientCapabilities) Rich() bool { return c.Object("experimental", "agentls") }
 
-// SavesEdits reports a client that saves the buffers the agent edits: a rich client,
-// unless it declares experimental.agentls.savesEdits false (a user who turned saving
-// off). Shell results name the agent's unsaved edits to the others.
-func (c ClientCapabilities) SavesEdits() bool {
-	saves, declared := c.Lookup("experimental", "agentls", "savesEdits").(bool)
-	return c.Rich() && (saves || !declared)
-}
-
 // RichConfirm reports a client that answers agentls/confirm.
 func (c ClientCapabilities) RichConfirm() bool { return c.Bool("experimental", "agentls", "confirm") }
+
+// RichAsk reports a client that answers agentls/confirm of type ask_user (an optional
+// extension): it puts ask_user's questions to the person and answers with their
+// answers.
+func (c ClientCapabilities) RichAsk() bool { return c.Bool("experimental", "agentls", "askUser") }
 
 // RichUpdates reports a client that wants agentls/update notifications.
 func (c ClientCapabilities) RichUpdates() bool { return c.Bool("experimental", "agentls", "updates") }
@@ -159,6 +156,7 @@ const (
 	cmdTurnDiff        = "agentls.turnDiff"
 	cmdSessionHistory  = "agentls.sessionHistory"
 	cmdStatus          = "agentls.status"
+	cmdMetrics         = "agentls.metrics"
 )
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this
