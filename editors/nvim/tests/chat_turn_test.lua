@@ -310,7 +310,11 @@ tests[#tests + 1] = {
     -- A second prompt, then the user changes the file: nothing is undone, and asked.
     api.nvim_set_current_win(src_win)
     vim.cmd('Agentls capitalize gamma')
-    wait_text('the second end', 'Done again.')
+    -- The turn's end, not only its text: a session answering a prompt cannot be undone.
+    H.wait('the second end', function()
+      local _, n = chat_text():gsub('_turn ended: end_turn', '')
+      return n == 2 and require('agentls.chat').current().turn.ended
+    end)
     api.nvim_buf_set_lines(buf, 0, 1, false, { 'mine' })
     local asked
     H.select_choice = function(items, opts)
