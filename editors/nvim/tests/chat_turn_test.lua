@@ -195,7 +195,7 @@ tests[#tests + 1] = {
     local frame = require('agentls.chat').spinner()
     H.wait('the next frame', function()
       return require('agentls.chat').spinner() ~= frame
-    end, 2000)
+    end, 10000)
     api.nvim_set_current_win(src_win)
     vim.cmd('AgentlsCancel')
     wait_text('the cancelled end', '_turn ended: cancelled')
