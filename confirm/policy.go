@@ -1,6 +1,7 @@
 package confirm
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -568,4 +569,46 @@ func serverToolKey(c Call) string {
 		tool = c.Details.Tool
 	}
 	return serverOf(c) + "\x00" + tool
+}
+
+// RuleFor returns the settings rule that saves an "always" answer o to c (see
+// Answer.Persist), allowing from then on what Remember allows for the session, or
+// narrower:
+//
+//   - a shell command: an allow rule for the tool with its Roots as commandPrefix, so
+//     that each command of a line must start with one of them (and a line with a
+//     substitution or a dangerous command is still asked about);
+//   - an MCP call: the tool, or for ProceedAlwaysServer every tool of the server (the
+//     registered names of its tools start with the server's name and "__");
+//   - an edit: the tool (not every edit, as the session's auto_edit switch does);
+//   - any other call: the tool.
+//
+// An answer that is not an "always" one, to a NoAlways question, or to a shell
+// command that Remember would not remember either, is an error saying why.
+func (p *Policy) RuleFor(c Call, o Outcome) (Rule, error) {
+	if !o.Always() {
+		return Rule{}, fmt.Errorf("%s is not an \"always\" answer", o)
+	}
+	if c.Details != nil && c.Details.NoAlways {
+		return Rule{}, errors.New("this question is asked every time; its answer is not saved")
+	}
+	r := Rule{ToolName: c.Tool, Decision: Allow}
+	switch {
+	case c.Details != nil && c.Details.Type == TypeExecute:
+		ex := p.analyze(c.Details)
+		if ex.unsafe() || ex.hidden() || len(ex.analysis.Roots) == 0 {
+			return Rule{}, errors.New("the command is asked about every time (it cannot be analysed, is dangerous, or runs code no rule can see); its answer is not saved")
+		}
+		r.CommandPrefix = slices.Clone(ex.analysis.Roots)
+	case o == ProceedAlwaysServer:
+		server := serverOf(c)
+		if server == "" {
+			return Rule{}, errors.New("the call names no MCP server")
+		}
+		r.ToolName = server + "__*"
+	}
+	if r.ToolName == "" {
+		return Rule{}, errors.New("the call names no tool")
+	}
+	return r, nil
 }
