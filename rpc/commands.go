@@ -67,6 +67,7 @@ func (s *Server) commandTable() []editorCommand {
 		{name: cmdTurnDiff, run: s.turnDiff},
 		{name: cmdListRules, run: s.listRules},
 		{name: cmdRemoveRule, run: s.removeRule},
+		{name: cmdStatus, run: s.status},
 		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: s.prompt},
 		{name: cmdRunPrompt, needsModel: true, run: s.runPrompt},
 	}
