@@ -6,7 +6,7 @@ import { Chat, editorSession } from './chat';
 import { Confirmations } from './confirm';
 import { ConfirmDetails } from './logic/confirm';
 import { approvalModes, isApprovalMode, modeDescriptions, modelLabel } from './logic/settings';
-import { ServerState, statusView } from './logic/status';
+import { modeOf, ServerState, sessionInfo, statusView } from './logic/status';
 import { readSettings, Server } from './server';
 import { ToolTerminal } from './toolTerminal';
 
@@ -34,6 +34,7 @@ export interface AgentlsApi {
     waiting: number;
     running: number;
     status: string;
+    model: { model: string; provider?: string } | undefined;
     readyMs: number | undefined;
     chat: ReturnType<Chat['state']>;
     confirmations: { id: string; type: string; toolCallId?: string }[];
@@ -53,7 +54,17 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
 
   let serverState: ServerState = 'starting';
   let serverError: string | undefined;
+  // The approval mode: the server's (agentls/update kind mode) once it said it; what the
+  // settings ask for until then. A session may have a mode of its own.
   let mode: string = readSettings().approvalMode as string;
+  const sessionModes = new Map<string, string>();
+  // A mode this window asked for: its announcement is expected, not news.
+  let askedMode: string | undefined;
+  // Whether the running server said its mode yet: the first time is no change.
+  let modeKnown = false;
+  // The model the server named for each session (session_info), and the last named.
+  const models = new Map<string, { model: string; provider?: string }>();
+  let lastModel: { model: string; provider?: string } | undefined;
   const runningCalls = new Set<string>();
   const callTitles = new Map<string, string>();
 
@@ -65,6 +76,9 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       const u = params.update;
       if (u && (u.kind === 'tool_call' || u.kind === 'tool_call_update')) {
         trackCall(params.session, u);
+      }
+      if (u && typeof u === 'object') {
+        serverStatus(params.session, u);
       }
       chat.update(params);
     },
@@ -81,6 +95,9 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       return next(command, args);
     },
     onState: (s, err) => {
+      if (s === 'starting') {
+        modeKnown = false;
+      }
       serverState = s === 'running' ? 'idle' : s;
       serverError = err;
       if (s !== 'running') {
@@ -117,12 +134,51 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
     updateStatus();
   }
 
+  /** Takes what the server reports of its state: the approval mode and the model. */
+  function serverStatus(session: string, u: Record<string, unknown>): void {
+    const m = modeOf(u);
+    if (m !== undefined) {
+      if (session !== '') {
+        sessionModes.set(session, m);
+      } else if (!modeKnown) {
+        modeKnown = true;
+        askedMode = undefined;
+        mode = m;
+      } else if (m !== mode || askedMode !== undefined) {
+        const asked = askedMode === m;
+        askedMode = undefined;
+        const changed = m !== mode;
+        mode = m;
+        if (changed) {
+          log(`approval mode: ${m}${asked ? '' : ' (changed on the server)'}`);
+          if (!asked) {
+            // Someone else changed what agentls may do without asking: say so.
+            void vscode.window.showInformationMessage(`agentls: the approval mode is now ${m}: ${modeDescriptions[m as keyof typeof modeDescriptions] ?? ''}`);
+          }
+        }
+      }
+      updateStatus();
+      return;
+    }
+    const info = sessionInfo(u);
+    if (info) {
+      models.set(session, info);
+      lastModel = info;
+      updateStatus();
+    }
+  }
+
   function updateStatus(): void {
     const running = runningCalls.size + (chat?.busy ? 1 : 0);
+    const current = chat?.state().session;
+    const shownMode = (current !== undefined ? sessionModes.get(current) : undefined) ?? mode;
+    const info = (current !== undefined ? models.get(current) : undefined) ?? lastModel;
     const view = statusView({
       state: serverState,
-      mode: isApprovalMode(mode) ? mode : 'default',
-      model: modelLabel(readSettings()),
+      mode: isApprovalMode(shownMode) ? shownMode : 'default',
+      model: info?.model ?? modelLabel(readSettings()),
+      provider: info?.provider,
+      modelReported: info !== undefined,
       waiting: confirmations.list().length,
       running,
       error: serverError,
@@ -146,7 +202,8 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
     chat.onDidChange(updateStatus),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('agentls.approvalMode')) {
-        mode = readSettings().approvalMode as string;
+        // The server announces the mode it takes from the new settings.
+        askedMode = readSettings().approvalMode as string;
       }
       if (e.affectsConfiguration('agentls')) {
         updateStatus();
@@ -228,7 +285,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       { title: 'agentls: resume a session', placeHolder: 'The chat continues the session you pick', matchOnDetail: true },
     );
     if (pick) {
-      chat.resume(pick.session.id, pick.session.title);
+      await chat.resume(pick.session.id, pick.session.title);
       await chat.reveal();
     }
   });
@@ -249,6 +306,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       return;
     }
     try {
+      askedMode = chosen;
       await server.request('workspace/executeCommand', { command: 'agentls.setApprovalMode', arguments: [{ mode: chosen }] });
       mode = chosen;
       updateStatus();
@@ -380,6 +438,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       waiting: confirmations.list().length,
       running: runningCalls.size + (chat.busy ? 1 : 0),
       status: statusItem.text,
+      model: lastModel,
       // From activation to the first initialized server.
       readyMs: server.firstReadyAt !== undefined ? server.firstReadyAt - activatedAt : undefined,
       chat: chat.state(),
