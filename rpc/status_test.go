@@ -141,3 +141,23 @@ func TestSessionInfo(t *testing.T) {
 		t.Errorf("workspace mode updates %v, want only the first, default", got)
 	}
 }
+
+// TestModeChangedByAlways: "accept always" on an edit switches the workspace to
+// auto_edit on the server, and the client is told.
+func TestModeChangedByAlways(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, map[string]string{"f.txt": "one\n"})
+	c := session(t, root, capsRich, nil)
+	c.Handle("agentls/confirm", func(context.Context, json.RawMessage) (any, error) {
+		return map[string]any{"outcome": "proceed_always"}, nil
+	})
+	if got := waitMode(ctx, t, c, "", 1); got[0] != "default" {
+		t.Fatalf("first mode %v, want default", got)
+	}
+	if res := runTool(ctx, t, c, "replace", replaceArgs("f.txt", "one", "two")); res.Status != "success" {
+		t.Fatalf("replace: %+v", res)
+	}
+	if got := waitMode(ctx, t, c, "", 2); got[1] != "auto_edit" {
+		t.Errorf("modes %v, want [default auto_edit]", got)
+	}
+}
