@@ -35,9 +35,12 @@ export interface AgentlsApi {
     running: number;
     status: string;
     model: { model: string; provider?: string } | undefined;
+    mcp: { name: string; state: string; tools: number; error?: string }[];
     readyMs: number | undefined;
     chat: ReturnType<Chat['state']>;
     confirmations: { id: string; type: string; toolCallId?: string }[];
+    /** How many confirmations were asked since activation. */
+    asked: number;
   };
   prompt(text: string): Promise<unknown>;
 }
@@ -65,6 +68,8 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
   // The model the server named for each session (session_info), and the last named.
   const models = new Map<string, { model: string; provider?: string }>();
   let lastModel: { model: string; provider?: string } | undefined;
+  // The MCP servers of the settings in force, as the server reports them (mcp_status).
+  const mcpServers = new Map<string, { name: string; state: string; tools: number; error?: string }>();
   const runningCalls = new Set<string>();
   const callTitles = new Map<string, string>();
 
@@ -97,6 +102,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
     onState: (s, err) => {
       if (s === 'starting') {
         modeKnown = false;
+        mcpServers.clear();
       }
       serverState = s === 'running' ? 'idle' : s;
       serverError = err;
@@ -158,6 +164,18 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
         }
       }
       updateStatus();
+      return;
+    }
+    if (u.kind === 'mcp_status' && u.server && typeof u.server === 'object') {
+      const st = u.server as { name?: unknown; state?: unknown; tools?: unknown; error?: unknown };
+      if (typeof st.name === 'string' && typeof st.state === 'string') {
+        mcpServers.set(st.name, {
+          name: st.name,
+          state: st.state,
+          tools: typeof st.tools === 'number' ? st.tools : 0,
+          error: typeof st.error === 'string' ? st.error : undefined,
+        });
+      }
       return;
     }
     const info = sessionInfo(u);
@@ -439,10 +457,12 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       running: runningCalls.size + (chat.busy ? 1 : 0),
       status: statusItem.text,
       model: lastModel,
+      mcp: [...mcpServers.values()],
       // From activation to the first initialized server.
       readyMs: server.firstReadyAt !== undefined ? server.firstReadyAt - activatedAt : undefined,
       chat: chat.state(),
       confirmations: confirmations.list().map((p) => ({ id: p.details.id, type: p.details.type, toolCallId: p.details.toolCallId })),
+      asked: confirmations.asked,
     }),
     prompt: (text: string) => chat.send(text, { context: true }),
   };

@@ -241,6 +241,18 @@ class VSCode {
     debug(`${name}: ready in ${Date.now() - v.started} ms on port ${v.port}`);
   }
 
+  /** Reloads the window: a new extension host, agentls activated and started anew. */
+  async reload() {
+    const before = this.probe().pid;
+    await this.page.keyboard.press('Escape');
+    await this.page.reload({ waitUntil: 'domcontentloaded', timeout: 60000 });
+    await this.page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+    await waitFor('the new extension host to start agentls', () => {
+      const s = this.probe();
+      return s && s.pid !== before && s.agentls && s.agentls.server === 'idle';
+    }, 60000);
+  }
+
   /** The probe's latest snapshot (null before the first). */
   probe() {
     try {
@@ -474,4 +486,4 @@ function processesWith(marker) {
   return out;
 }
 
-module.exports = { VSCode, waitFor, sleep, processesWith, debug };
+module.exports = { VSCode, waitFor, sleep, processesWith, debug, need };
