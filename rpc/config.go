@@ -74,6 +74,7 @@ func (s *Server) reconfigure() error {
 	return nil
 }
 
+// applySettings is reconfigure under s.mu.
 func (s *Server) applySettings() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

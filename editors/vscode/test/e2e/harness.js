@@ -303,7 +303,7 @@ class VSCode {
     30000);
   }
 
-  /** Opens a workspace file in an editor (quick open). */
+  /** Opens a workspace file in a text editor (quick open; never a diff of it). */
   async open(rel) {
     await this.page.keyboard.press('Escape');
     await this.page.keyboard.down('Control');
@@ -311,16 +311,21 @@ class VSCode {
     await this.page.keyboard.up('Control');
     await this.page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 10000 });
     await this.page.keyboard.type(rel);
+    // The file's row, not an open diff's ("greet.txt (current ↔ agentls proposal)").
     await waitFor(`quick open to offer ${rel}`, () =>
       this.page.evaluate((name) => {
         const rows = [...document.querySelectorAll('.quick-input-list .monaco-list-row')];
-        return rows.length > 0 && rows[0].textContent.includes(name);
+        const row = rows.find((r) => r.querySelector('.label-name')?.textContent.trim() === name && !r.textContent.includes('↔'));
+        if (row) {
+          row.click();
+          return true;
+        }
+        return false;
       }, path.basename(rel)),
     10000);
-    await this.page.keyboard.press('Enter');
     await waitFor(`${rel} to be the active editor`, () => {
       const s = this.probe();
-      return s && s.activeEditor && s.activeEditor.endsWith('/' + rel);
+      return s && s.activeEditor && s.activeEditor.startsWith('file:') && s.activeEditor.endsWith('/' + rel);
     });
   }
 
