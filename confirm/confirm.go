@@ -21,6 +21,9 @@ const (
 	TypeExecute Type = "execute"
 	TypeMCP     Type = "mcp"
 	TypeInfo    Type = "info"
+	// TypeAsk is not a call to approve but questions for the person (ask_user): the
+	// answer carries their Answers. Front ends that cannot put the questions refuse.
+	TypeAsk Type = "ask_user"
 )
 
 // Details is what a person is shown when asked to approve a call. Which fields are set
@@ -49,6 +52,9 @@ type Details struct {
 	Prompt string   `json:"prompt,omitempty"`
 	URLs   []string `json:"urls,omitempty"`
 
+	// Ask: the questions, in Gemini CLI's ask_user form.
+	Questions []Question `json:"questions,omitempty"`
+
 	// Choices, when set, replace the usual answers with these labels: a question that
 	// is not "may this call run?" (such as whether to trust a folder) says what each
 	// outcome means. Front ends that cannot show them fall back to the usual answers,
@@ -60,6 +66,36 @@ type Details struct {
 	// an "always" answer to it is not remembered. For calls whose effect reaches beyond
 	// the project, such as a fact saved to the user's own memory file.
 	NoAlways bool `json:"noAlways,omitempty"`
+}
+
+// Question is one question of an ask_user call, as Gemini CLI's ask_user takes it.
+type Question struct {
+	Question string `json:"question"`
+	// Header is a very short label for the question, shown as a tag.
+	Header string `json:"header"`
+	// Type is QuestionChoice, QuestionText or QuestionYesNo.
+	Type        QuestionType `json:"type"`
+	Options     []Option     `json:"options,omitempty"`
+	MultiSelect bool         `json:"multiSelect,omitempty"`
+	// Placeholder is the hint shown in the field of a free-form answer.
+	Placeholder string `json:"placeholder,omitempty"`
+}
+
+// QuestionType says how a Question is answered.
+type QuestionType string
+
+// The question types of Gemini CLI's ask_user.
+const (
+	// QuestionChoice offers Options; an answer outside them ("Other") is free text.
+	QuestionChoice QuestionType = "choice"
+	QuestionText   QuestionType = "text"
+	QuestionYesNo  QuestionType = "yesno"
+)
+
+// Option is one choice offered for a Question.
+type Option struct {
+	Label       string `json:"label"`
+	Description string `json:"description"`
 }
 
 // Choice is one answer offered for a question, and the outcome it stands for.
@@ -94,10 +130,15 @@ func (o Outcome) Valid() bool {
 func (o Outcome) Proceeds() bool { return o.Valid() && o != Cancel }
 
 // Answer is an Outcome with, for ModifyWithEditor, the person's edited version of the
-// proposed file content, which replaces the proposal.
+// proposed file content, which replaces the proposal, and for TypeAsk the answers.
 type Answer struct {
 	Outcome Outcome `json:"outcome"`
 	Content string  `json:"content,omitempty"`
+	// Answers are the answers to the Questions of a TypeAsk confirmation, by the
+	// question's 0-based index in decimal ("0", "1", …), as Gemini CLI keys them; the
+	// labels of several chosen options are joined with ", ". A question left
+	// unanswered has no entry.
+	Answers map[string]string `json:"answers,omitempty"`
 }
 
 // Request is one question put to an Asker.

@@ -125,6 +125,11 @@ func (c ClientCapabilities) SavesEdits() bool {
 // RichConfirm reports a client that answers agentls/confirm.
 func (c ClientCapabilities) RichConfirm() bool { return c.Bool("experimental", "agentls", "confirm") }
 
+// RichAsk reports a client that answers agentls/confirm of type ask_user (an optional
+// extension): it puts ask_user's questions to the person and answers with their
+// answers.
+func (c ClientCapabilities) RichAsk() bool { return c.Bool("experimental", "agentls", "askUser") }
+
 // RichUpdates reports a client that wants agentls/update notifications.
 func (c ClientCapabilities) RichUpdates() bool { return c.Bool("experimental", "agentls", "updates") }
 
@@ -158,6 +163,7 @@ const (
 	cmdUndoTurn        = "agentls.undoTurn"
 	cmdTurnDiff        = "agentls.turnDiff"
 	cmdSessionHistory  = "agentls.sessionHistory"
+	cmdMetrics         = "agentls.metrics"
 )
 
 // ProtocolVersion is the version of the agentls editor protocol (docs/protocol.md) this

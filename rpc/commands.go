@@ -59,6 +59,7 @@ func (s *Server) commandTable() []editorCommand {
 		{name: cmdSessionHistory, run: s.sessionHistory},
 		{name: cmdDiscoverTools, run: s.discoverTools},
 		{name: cmdMCPStatus, run: s.mcpStatus},
+		{name: cmdMetrics, run: s.metrics},
 		{name: cmdListPrompts, run: s.listPrompts},
 		{name: cmdTrust, run: s.trustCommand},
 		{name: cmdUndoTurn, run: s.undoTurn},
@@ -281,4 +282,34 @@ func (s *Server) answerConfirmation(_ context.Context, command string, arg json.
 		return nil, invalidArgs(command, "no confirmation %q is pending (it may have been answered or cancelled already)", a.ID)
 	}
 	return nil, nil
+}
+
+// metricsResult is the result of agentls.metrics.
+type metricsResult struct {
+	// Process are the metrics of every tool call the server ran; Sessions those of
+	// each live session, by id.
+	Process  []tools.ToolStats            `json:"process"`
+	Sessions map[string][]tools.ToolStats `json:"sessions"`
+}
+
+// metrics returns the tool metrics of the process and of each live session.
+func (s *Server) metrics(_ context.Context, command string, arg json.RawMessage) (any, error) {
+	if err := decodeArg(command, arg, &struct{}{}); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	host := s.host
+	s.mu.Unlock()
+	if host == nil {
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "%s: the workspace is not set up yet", command)
+	}
+	return metricsResult{Process: nonNil(host.Metrics()), Sessions: host.SessionMetrics()}, nil
+}
+
+// nonNil returns stats, or an empty list for nil, which JSON must show as [].
+func nonNil(stats []tools.ToolStats) []tools.ToolStats {
+	if stats == nil {
+		return []tools.ToolStats{}
+	}
+	return stats
 }

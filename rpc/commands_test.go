@@ -110,6 +110,21 @@ func TestRunToolMethod(t *testing.T) {
 			t.Errorf("%s %s: %+v, want %s", tt.name, tt.args, res, tt.want)
 		}
 	}
+	// agentls.metrics counts them: read_file three times, two failed (the unknown name
+	// is not a tool, and is not counted).
+	var m struct {
+		Process  []tools.ToolStats
+		Sessions map[string][]tools.ToolStats
+	}
+	if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": "agentls.metrics"}, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Process) != 1 || m.Process[0].Name != "read_file" || m.Process[0].Calls != 3 || m.Process[0].Errors != 2 || m.Sessions == nil {
+		t.Errorf("agentls.metrics = %+v", m)
+	}
+	if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": "agentls.metrics", "arguments": []any{"all"}}, &m); err == nil {
+		t.Error("agentls.metrics took a string for its object argument")
+	}
 }
 
 // TestUpdates: a rich client follows a tool call through agentls/update.

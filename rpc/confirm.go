@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,6 +98,9 @@ func (s *Server) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, 
 	defer cancel() // takes down the editor's dialog when the answer came another way
 
 	caps := s.capabilities()
+	if req.Details.Type == confirm.TypeAsk {
+		return s.askQuestions(ctx, caps, req)
+	}
 	type reply struct {
 		a   confirm.Answer
 		err error
@@ -161,6 +166,9 @@ type confirmDetails struct {
 	Prompt *string  `json:"prompt,omitzero"`
 	URLs   []string `json:"urls,omitzero"`
 
+	// ask_user (an extension, to clients that declared experimental.agentls.askUser)
+	Questions []confirm.Question `json:"questions,omitzero"`
+
 	Choices []confirm.Choice `json:"choices,omitzero"`
 }
 
@@ -188,6 +196,8 @@ func newConfirmDetails(req confirm.Request) confirmDetails {
 		}
 	case confirm.TypeInfo:
 		cd.Prompt, cd.URLs = &d.Prompt, d.URLs
+	case confirm.TypeAsk:
+		cd.Questions = d.Questions
 	}
 	return cd
 }
@@ -196,6 +206,8 @@ func newConfirmDetails(req confirm.Request) confirmDetails {
 type confirmResult struct {
 	Outcome string  `json:"outcome"`
 	Content *string `json:"content"`
+	// Answers answer the questions of an ask_user confirmation.
+	Answers map[string]string `json:"answers"`
 }
 
 // askRich puts the confirmation to a rich client with agentls/confirm.
@@ -211,7 +223,91 @@ func (s *Server) askRich(ctx context.Context, req confirm.Request) (confirm.Answ
 	if err != nil {
 		return confirm.Answer{}, fmt.Errorf("the editor's answer to agentls/confirm is invalid: %w", err)
 	}
+	a.Answers = res.Answers
 	return a, nil
+}
+
+// askQuestions puts ask_user's questions: with agentls/confirm to clients that declared
+// experimental.agentls.askUser, else one window/showMessageRequest per question where
+// every question has choices (a free-form answer has no place there). Elsewhere it
+// refuses, saying why; no answer is never an answer.
+func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req confirm.Request) (confirm.Answer, error) {
+	if caps.RichAsk() {
+		return s.askRich(ctx, req)
+	}
+	if !caps.ShowMessageRequest() {
+		return confirm.Answer{}, errors.New("the editor cannot put questions to the user: it supports neither agentls/confirm with ask_user (experimental.agentls.askUser) nor window/showMessageRequest")
+	}
+	for i, q := range req.Details.Questions {
+		if len(questionChoices(q)) == 0 {
+			return confirm.Answer{}, fmt.Errorf("question %d asks for a free-form answer, which the editor cannot take: it supports only window/showMessageRequest, whose answers are choices; ask with options instead", i+1)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ConfirmTimeout)
+	defer cancel()
+	answers := map[string]string{}
+	for i, q := range req.Details.Questions {
+		choices := questionChoices(q)
+		actions := make([]protocol.MessageActionItem, len(choices))
+		for j, c := range choices {
+			actions[j] = protocol.MessageActionItem{Title: c}
+		}
+		var chosen *protocol.MessageActionItem
+		err := s.call(ctx, "window/showMessageRequest", protocol.ShowMessageRequestParams{
+			Type: protocol.MessageTypeInfo, Message: questionMessage(i, len(req.Details.Questions), q), Actions: actions,
+		}, &chosen)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+			return confirm.Answer{}, fmt.Errorf("no answer to the questions within %s", s.opts.ConfirmTimeout)
+		case err != nil:
+			return confirm.Answer{}, fmt.Errorf("window/showMessageRequest failed: %w", err)
+		case chosen == nil:
+			// Dismissing a question dismisses them all, as closing Gemini CLI's dialog does.
+			return confirm.Answer{Outcome: confirm.Cancel}, nil
+		case !slices.Contains(choices, chosen.Title):
+			return confirm.Answer{}, fmt.Errorf("the editor answered %q, which is not one of the choices offered (%s)", chosen.Title, strings.Join(choices, ", "))
+		}
+		answers[strconv.Itoa(i)] = chosen.Title
+	}
+	return confirm.Answer{Outcome: confirm.ProceedOnce, Answers: answers}, nil
+}
+
+// questionChoices returns the answers a question offers as choices: its options' labels,
+// or Yes and No; none for a question that wants free text.
+func questionChoices(q confirm.Question) []string {
+	switch q.Type {
+	case confirm.QuestionYesNo:
+		return []string{"Yes", "No"}
+	case confirm.QuestionChoice, "":
+		out := make([]string, len(q.Options))
+		for i, o := range q.Options {
+			out[i] = o.Label
+		}
+		return out
+	}
+	return nil
+}
+
+// questionMessage is the text of one question put with window/showMessageRequest.
+func questionMessage(i, n int, q confirm.Question) string {
+	var b strings.Builder
+	b.WriteString("agentls asks")
+	if n > 1 {
+		fmt.Fprintf(&b, " (%d of %d)", i+1, n)
+	}
+	if q.Header != "" {
+		fmt.Fprintf(&b, " [%s]", q.Header)
+	}
+	b.WriteString(": " + q.Question)
+	for _, o := range q.Options {
+		if o.Description != "" {
+			fmt.Fprintf(&b, "\n- %s: %s", o.Label, o.Description)
+		}
+	}
+	if q.MultiSelect {
+		b.WriteString("\n(Choose the one that matters most: this editor offers one choice.)")
+	}
+	return b.String()
 }
 
 // The choices of a window/showMessageRequest confirmation.

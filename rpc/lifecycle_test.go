@@ -30,7 +30,7 @@ func TestInitializeResult(t *testing.T) {
 			"textDocumentSync": map[string]any{"openClose": true, "change": 2.0, "save": map[string]any{"includeText": false}},
 			"executeCommandProvider": map[string]any{"commands": []any{
 				"agentls.runTool", "agentls.listTools", "agentls.cancel", "agentls.setApprovalMode", "agentls.confirm",
-				"agentls.listSessions", "agentls.sessionHistory", "agentls.discoverTools", "agentls.mcpStatus", "agentls.listPrompts", "agentls.trust",
+				"agentls.listSessions", "agentls.sessionHistory", "agentls.discoverTools", "agentls.mcpStatus", "agentls.metrics", "agentls.listPrompts", "agentls.trust",
 				"agentls.undoTurn", "agentls.turnDiff", "agentls.prompt", "agentls.runPrompt"}},
 			"codeActionProvider": map[string]any{"codeActionKinds": []any{"quickfix", "refactor.rewrite", "source.agentls"}},
 			"workspace":          map[string]any{"workspaceFolders": map[string]any{"supported": true, "changeNotifications": true}},

@@ -301,6 +301,8 @@ func (s *Server) onUpdate(u session.Update) {
 		s.onPlan(id, u.Plan)
 	case session.UpdateMCPStatus:
 		s.onMCPStatus(*u.MCP)
+	case session.UpdateMode:
+		s.onMode(u.Session, u.Mode)
 	case session.UpdateClosed:
 		s.views.drop(u.Session)
 	default:

@@ -119,6 +119,8 @@ type update struct {
 		InputTokens  int `json:"inputTokens"`
 		OutputTokens int `json:"outputTokens"`
 	} `json:"usage"`
+	// current_mode_update
+	Mode string `json:"mode"`
 	// plan
 	Entries []struct {
 		Content string `json:"content"`

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/tools"
 )
@@ -213,7 +215,15 @@ func finalUpdate(ev tools.Event) toolCallUpdateNotice {
 // The kinds of the updates of prompts.
 const (
 	updatePlan = "plan"
+	updateMode = "current_mode_update"
 )
+
+// modeNotice is a current_mode_update (an extension): a call of the session switched
+// its approval mode (enter_plan_mode, exit_plan_mode) with the person's consent.
+type modeNotice struct {
+	Kind string       `json:"kind"`
+	Mode confirm.Mode `json:"mode"`
+}
 
 // chunkNotice is a message_chunk or thought_chunk.
 type chunkNotice struct {
@@ -331,6 +341,19 @@ func (s *Server) notifier(session string) func(any) {
 		return v.updates.send
 	}
 	return func(u any) { s.send("agentls/update", updateParams{Session: session, Update: u}) }
+}
+
+// onMode tells the editor of a session's new approval mode: an update for rich
+// clients, a message for others, who would otherwise not know why edits are refused
+// (or asked about again).
+func (s *Server) onMode(session string, m confirm.Mode) {
+	s.log.Info("approval mode", "mode", m, "session", session)
+	if s.capabilities().RichUpdates() {
+		s.notifier(session)(modeNotice{Kind: updateMode, Mode: m})
+		return
+	}
+	s.send("window/showMessage", protocol.ShowMessageParams{Type: protocol.MessageTypeInfo,
+		Message: fmt.Sprintf("agentls: session %s now runs in %s mode", session, m)})
 }
 
 // onPlan shows the new plan of a session (the editor's for calls of no session): a plan

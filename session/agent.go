@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 )
@@ -49,6 +50,8 @@ type Options struct {
 	MaxTurns int
 	// Env is what the system instruction says about the environment.
 	Env Environment
+	// Instructions are added to the system instruction: a sub-agent's own.
+	Instructions string
 	// Observe receives the session's updates; may be nil. Called on the prompt's
 	// goroutine, in order.
 	Observe func(Update)
@@ -110,6 +113,9 @@ const (
 	// UpdateMCPStatus reports an MCP server's new status (MCP); it belongs to the
 	// workspace, not to a session.
 	UpdateMCPStatus UpdateKind = "mcp_status"
+	// UpdateMode reports the session's new approval mode (Mode), switched by one of its
+	// calls (enter_plan_mode, exit_plan_mode) once the person agreed.
+	UpdateMode UpdateKind = "current_mode"
 	// UpdateClosed ends the stream of a session the host let go (or closed): a later
 	// prompt naming it resumes it from the store, with a new stream.
 	UpdateClosed UpdateKind = "closed"
@@ -131,6 +137,7 @@ type Update struct {
 	Call        *tools.Event       // tool_call
 	Plan        []PlanEntry        // plan
 	MCP         *toolbox.MCPStatus // mcp_status
+	Mode        confirm.Mode       // current_mode
 }
 
 // PlanEntry is one entry of a session's plan.
@@ -157,6 +164,7 @@ type Session struct {
 	store    *Store
 	maxTurns int
 	env      Environment
+	extra    string // Options.Instructions
 	observe  func(Update)
 	logger   *slog.Logger
 
@@ -198,6 +206,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		store:    o.Store,
 		maxTurns: o.MaxTurns,
 		env:      o.Env,
+		extra:    o.Instructions,
 		observe:  o.Observe,
 		logger:   o.Logger,
 	}
@@ -293,6 +302,9 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 	s.persist(record{Type: recPrompt, Text: text, Time: s.now()})
 	s.add(clients.Content{Role: clients.RoleUser, Parts: append([]clients.Part{{Text: text}}, extra...)})
 	p := &promptState{system: systemInstruction(s.env, ec, s.logger)}
+	if s.extra != "" {
+		p.system += "\n\n" + s.extra
+	}
 	res := Result{}
 	for turn := 0; ; turn++ {
 		if ctx.Err() != nil {
@@ -367,6 +379,11 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 		}
 
 		results := s.runner.Run(ctx, requests(fcs))
+		if c, ok := s.runner.(childUsage); ok {
+			// What sub-agents spent answering the calls is this prompt's too.
+			p.usage = addUsage(p.usage, c.takeChildUsage())
+			res.Usage = p.usage
+		}
 		resp := clients.Content{Role: clients.RoleUser}
 		var fatal *tools.ErrorInfo
 		for i, fc := range fcs {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/interact"
 	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/todos"
 )
@@ -133,6 +134,14 @@ func NewHost(o HostOptions) (*Host, error) {
 	if to.Logger == nil {
 		to.Logger = h.log
 	}
+	extra := to.Extra
+	to.Extra = func(s settings.Settings) []tools.Tool {
+		var out []tools.Tool
+		if extra != nil {
+			out = extra(s)
+		}
+		return append(out, newAgentTool(h, s.Agents))
+	}
 	to.OnTodos = func(items []todos.Item) { h.emit(Update{Kind: UpdatePlan, Plan: planOf(items)}) }
 	to.OnMCPStatus = func(st mcp.ServerStatus) { h.emit(Update{Kind: UpdateMCPStatus, MCP: &st}) }
 	tb, err := toolbox.New(to)
@@ -141,6 +150,26 @@ func NewHost(o HostOptions) (*Host, error) {
 	}
 	h.tb = tb
 	return h, nil
+}
+
+// Metrics returns the metrics of every tool call the host's toolbox ran: those of its
+// sessions and those that belong to none (RunTool), with those of every other toolbox
+// that shares its Metrics (toolbox.Options.Metrics).
+func (h *Host) Metrics() []tools.ToolStats { return h.tb.Metrics.Snapshot() }
+
+// SessionMetrics returns the tool metrics of each live session, by id; sessions with
+// no calls yet are left out.
+func (h *Host) SessionMetrics() map[string][]tools.ToolStats {
+	h.mu.Lock()
+	all := slices.Collect(maps.Values(h.live))
+	h.mu.Unlock()
+	out := map[string][]tools.ToolStats{}
+	for _, l := range all {
+		if m := l.Metrics(); len(m) > 0 {
+			out[l.id] = m
+		}
+	}
+	return out
 }
 
 // Toolbox returns the workspace's tool system.
@@ -188,7 +217,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	}
 	// google_web_search answers through the model's grounding, where it has one.
 	h.tb.SetSearcher(Searcher(client))
-	l := &Live{h: h, used: h.useSeq.Add(1)}
+	l := &Live{h: h, used: h.useSeq.Add(1), metrics: tools.NewMetrics()}
 	l.todos = todos.NewList(func(items []todos.Item) {
 		l.emit(Update{Kind: UpdatePlan, Plan: planOf(items)})
 	})
@@ -404,6 +433,8 @@ type Live struct {
 	model string
 	// todos is the session's plan, which its write_todos calls write.
 	todos *todos.List
+	// metrics are the session's tool metrics, since it became live.
+	metrics *tools.Metrics
 	// mode is the session's approval mode; nil or empty means the workspace's.
 	mode atomic.Pointer[confirm.Mode]
 
@@ -415,6 +446,12 @@ type Live struct {
 	gone bool
 	// edits are the files the running batch of calls changed, which Run records.
 	edits []Edit
+	// runs times the running batch's calls, which Run records.
+	runs runTimer
+
+	// childUsage is what the sub-agents of the running batch spent (invoke_agent),
+	// which the agent loop takes after the batch; guarded by mu.
+	childUsage clients.Usage
 
 	// sched is the session's scheduler; only the prompt's goroutine uses it.
 	sched schedulerFor
@@ -429,6 +466,10 @@ func (l *Live) Model() string { return l.model }
 
 // Session returns the agent loop of the session.
 func (l *Live) Session() *Session { return l.sess }
+
+// Metrics returns the metrics of the session's tool calls since it became live (a
+// session resumed from the store starts anew).
+func (l *Live) Metrics() []tools.ToolStats { return l.metrics.Snapshot() }
 
 // Plan returns the session's todo list, as write_todos last wrote it.
 func (l *Live) Plan() []PlanEntry { return planOf(l.todos.Items()) }
@@ -513,7 +554,7 @@ func (l *Live) emit(u Update) {
 // context: cancelling one of its calls (Host.CancelCall) cancels the batch.
 func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
 	sched := l.scheduler()
-	ctx, cancel := context.WithCancel(toolbox.WithTodos(ctx, l.todos))
+	ctx, cancel := context.WithCancel(interact.WithSession(toolbox.WithTodos(context.WithValue(ctx, parentKey{}, l), l.todos), callSession{l}))
 	defer cancel()
 	wire := make([]tools.Request, len(reqs))
 	seen := map[string]bool{}
@@ -530,18 +571,79 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 		wire[i] = tools.Request{CallID: wid, Name: r.Name, Args: r.Args}
 		defer l.h.track(wid, l.id, cancel)()
 	}
-	res := sched.Run(ctx, wire)
+	res := runAgentsLast(ctx, sched, wire)
 	l.mu.Lock()
 	edits := l.edits
 	l.edits = nil
+	runs := l.runs.take()
 	l.mu.Unlock()
 	l.sess.recordEdits(edits)
+	l.sess.recordRuns(runs)
 	for i := range res {
 		if i < len(reqs) && reqs[i].CallID != "" {
 			res[i].CallID = reqs[i].CallID
 		}
 	}
 	return res
+}
+
+// runAgentsLast runs a batch on sched, its invoke_agent calls in a batch of their own
+// after the others, and returns the results in request order. A batch holds the
+// workspace's locks of the files its calls write until all of them end, so a
+// sub-agent writing such a file within the same batch would wait for a lock its own
+// batch holds until it ended: for ever.
+func runAgentsLast(ctx context.Context, sched *tools.Scheduler, reqs []tools.Request) []tools.CallResult {
+	var first, agents []int
+	for i, r := range reqs {
+		if r.Name == AgentToolName {
+			agents = append(agents, i)
+		} else {
+			first = append(first, i)
+		}
+	}
+	if len(agents) == 0 || len(first) == 0 {
+		return sched.Run(ctx, reqs)
+	}
+	res := make([]tools.CallResult, len(reqs))
+	for _, group := range [][]int{first, agents} {
+		batch := make([]tools.Request, len(group))
+		for j, i := range group {
+			batch[j] = reqs[i]
+		}
+		for j, r := range sched.Run(ctx, batch) {
+			res[group[j]] = r
+		}
+	}
+	return res
+}
+
+// noteCall notes an event of a call of the session's, or of one of its sub-agents: the
+// edits it made (for undo) and when it ran (for agentls stats), which Run records with
+// the prompt.
+func (l *Live) noteCall(ev tools.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := editOf(ev); ok {
+		l.edits = append(l.edits, e)
+	}
+	l.runs.event(ev)
+}
+
+// addChildUsage adds what a sub-agent of the session spent.
+func (l *Live) addChildUsage(u clients.Usage) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.childUsage = addUsage(l.childUsage, u)
+}
+
+// takeChildUsage implements childUsage: it returns what the sub-agents spent since it
+// was last called.
+func (l *Live) takeChildUsage() clients.Usage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u := l.childUsage
+	l.childUsage = clients.Usage{}
+	return u
 }
 
 // scheduler returns the session's scheduler, built anew when the toolbox's policy or
@@ -551,13 +653,9 @@ func (l *Live) scheduler() *tools.Scheduler {
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
 		l.sched = schedulerFor{cfg: cfg, sched: h.tb.Scheduler(sessionPolicy{p: cfg.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
-			if e, ok := editOf(ev); ok {
-				l.mu.Lock()
-				l.edits = append(l.edits, e)
-				l.mu.Unlock()
-			}
+			l.noteCall(ev)
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
-		})}
+		}, l.metrics)}
 	}
 	return l.sched.sched
 }

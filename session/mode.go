@@ -21,6 +21,27 @@ func (h *Host) Mode(id string) (confirm.Mode, bool) {
 	return h.tb.Config().Policy.Mode(), true
 }
 
+// callSession is what the tools of package interact need of the live session a call
+// belongs to: its thoughts and its approval mode.
+type callSession struct{ l *Live }
+
+// Thought shows text as the model's thought.
+func (s callSession) Thought(text string) {
+	s.l.emit(Update{Kind: UpdateThought, Text: text})
+}
+
+// Mode returns the session's approval mode.
+func (s callSession) Mode() confirm.Mode {
+	m, _ := s.l.h.Mode(s.l.id)
+	return m
+}
+
+// SetMode switches the session's approval mode and tells the front ends.
+func (s callSession) SetMode(m confirm.Mode) {
+	s.l.mode.Store(&m)
+	s.l.emit(Update{Kind: UpdateMode, Mode: m})
+}
+
 // CallSession returns the id of the session a host's call id belongs to (see Host):
 // the part before the first slash, or "" for the id of a call of no session.
 func CallSession(callID string) string {

@@ -80,6 +80,7 @@ const (
 	recEnd         = "end"
 	recEdit        = "edit" // a file a tool call of the prompt changed (turns.go)
 	recUndo        = "undo" // the edits of a prompt were undone
+	recRun         = "run"  // a tool call of the prompt ended (metrics.go)
 )
 
 // record is one line of a session file. Type comes first in its JSON form, which List
@@ -108,6 +109,8 @@ type record struct {
 	Path   string  `json:"path,omitempty"`
 	Before *string `json:"before,omitempty"`
 	After  *string `json:"after,omitempty"`
+	// Run is a tool call's end: its tool, status and execution time.
+	Run *ToolRun `json:"run,omitempty"`
 }
 
 // newID returns a new session id: the UTC time to the millisecond, so that ids sort by
@@ -210,6 +213,8 @@ type stored struct {
 	// is sent after compressions.
 	record, history []clients.Content
 	prompts         int
+	// runs are the ends of the session's tool calls, in order.
+	runs []ToolRun
 	// edits are the files each prompt's tool calls changed, by prompt (1-based);
 	// undone are the prompts whose edits were undone.
 	edits  map[int][]Edit
@@ -289,6 +294,11 @@ func (st *Store) load(id string, logger *slog.Logger) (*stored, error) {
 				s.undone = map[int]bool{}
 			}
 			s.undone[r.Turn] = true
+		case recRun:
+			if r.Run == nil || r.Run.Name == "" {
+				return nil, fmt.Errorf("session %s, line %d: a run record without its tool", id, i+1)
+			}
+			s.runs = append(s.runs, *r.Run)
 		case recEnd, recSession:
 		default:
 			logger.Warn("unknown record in session file", "session", id, "line", i+1, "type", r.Type)

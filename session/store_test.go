@@ -125,6 +125,7 @@ func TestStoreLoadErrors(t *testing.T) {
 	one := 1
 	writeSession(t, st, "negcap", record{Type: recSession, ID: "negcap"},
 		record{Type: recContent, Content: &q}, record{Type: recCompression, Summary: "s", Kept: &one, Cap: -5})
+	writeSession(t, st, "norun", record{Type: recSession, ID: "norun"}, record{Type: recRun, Turn: 1})
 	tests := []struct {
 		id   string
 		want string
@@ -136,6 +137,7 @@ func TestStoreLoadErrors(t *testing.T) {
 		{"overdrop", "line 3: a refused prompt drops"},
 		{"nodrop", "line 3: a refused prompt drops"},
 		{"negcap", "line 3: compression with a negative cap"},
+		{"norun", "line 2: a run record without its tool"},
 	}
 	for _, tt := range tests {
 		_, err := st.load(tt.id, discard())

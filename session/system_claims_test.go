@@ -206,6 +206,37 @@ func TestBasePromptClaims(t *testing.T) {
 			},
 		},
 	}
+	claims = append(claims, struct {
+		statement string
+		check     func(t *testing.T)
+	}{
+		statement: "The tool calls of one turn run in parallel; a call that sets wait_for_previous to true starts only after the earlier calls of the turn have finished.",
+		check: func(t *testing.T) {
+			reg := tools.NewRegistry(nil, tools.Filter{})
+			for _, tl := range set.Tools() {
+				reg.Register(tl)
+			}
+			policy, err := confirm.NewPolicy(confirm.ModeYolo, nil, ws.Roots)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sched := tools.NewScheduler(tools.Options{Registry: reg, Policy: policy, OutputDir: t.TempDir()})
+			// The read depends on the write: with wait_for_previous it sees it.
+			res := sched.Run(context.Background(), []tools.Request{
+				{Name: "write_file", Args: json.RawMessage(`{"file_path":"seq.txt","content":"written first\n"}`)},
+				{Name: "read_file", Args: json.RawMessage(`{"file_path":"seq.txt","wait_for_previous":true}`)},
+			})
+			if res[0].Status != tools.StatusSuccess || res[1].Status != tools.StatusSuccess || !strings.Contains(res[1].Output, "written first") {
+				t.Errorf("the read that waited did not see the write: %+v", res)
+			}
+			// Every declaration offers the parameter.
+			for _, d := range reg.Declarations() {
+				if !strings.Contains(string(d.Parameters), `"wait_for_previous"`) {
+					t.Errorf("%s's declaration has no wait_for_previous", d.Name)
+				}
+			}
+		},
+	})
 	for _, c := range claims {
 		if !strings.Contains(basePrompt, c.statement) {
 			t.Errorf("the system instruction no longer says %q: update this test with it", c.statement)
@@ -219,8 +250,9 @@ func TestBasePromptClaims(t *testing.T) {
 	for _, tl := range set.Tools() {
 		names = append(names, tl.Info().Name)
 	}
-	// (The <untrusted_context> tag is a tag, not a tool.)
-	named := regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`).FindAllString(strings.ReplaceAll(basePrompt, "<untrusted_context>", ""), -1)
+	// (The <untrusted_context> tag is a tag, and wait_for_previous a parameter of every
+	// tool, not tools.)
+	named := regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`).FindAllString(strings.NewReplacer("<untrusted_context>", "", "wait_for_previous", "").Replace(basePrompt), -1)
 	if len(named) == 0 {
 		t.Fatal("the system instruction names no tool")
 	}

@@ -52,6 +52,23 @@ type Settings struct {
 	ToolCallCommand      string `json:"toolCallCommand,omitempty"`
 	// Web configures web_fetch.
 	Web WebSettings `json:"web,omitzero"`
+	// Agents are the sub-agents invoke_agent may start, by name, besides the built-in
+	// codebase_investigator (which an entry of that name replaces).
+	Agents map[string]AgentSettings `json:"agents,omitempty"`
+}
+
+// AgentSettings define a sub-agent: a child session with instructions and tools of its
+// own, which the model starts with invoke_agent.
+type AgentSettings struct {
+	// Description tells the model what the agent is for.
+	Description string `json:"description"`
+	// SystemPrompt is added to the child session's system instruction.
+	SystemPrompt string `json:"systemPrompt,omitempty"`
+	// Tools names the tools the child may call; empty means the read-only built-in
+	// tools. Calls of writing tools still need the consent the parent's would.
+	Tools []string `json:"tools,omitempty"`
+	// MaxTurns caps the child's model turns (0: 30).
+	MaxTurns int `json:"maxTurns,omitempty"`
 }
 
 // MCPServer configures one MCP server, in Gemini CLI's format: a command to start (stdio),
@@ -374,6 +391,15 @@ func mergeTrusted(out *Settings, over Settings) {
 		// Hands keys to the commands the model runs.
 		out.Tools.Shell.PassEnv = append(slices.Clone(out.Tools.Shell.PassEnv), over.Tools.Shell.PassEnv...)
 	}
+	if len(over.Agents) > 0 {
+		// An agent's instructions steer the model; only trusted settings give them.
+		agents := maps.Clone(out.Agents)
+		if agents == nil {
+			agents = make(map[string]AgentSettings)
+		}
+		maps.Copy(agents, over.Agents)
+		out.Agents = agents
+	}
 	if len(over.MCPServers) > 0 {
 		servers := maps.Clone(out.MCPServers)
 		if servers == nil {
@@ -414,6 +440,9 @@ func untrustedParts(ws Settings) (all, tools []string) {
 	}
 	if len(ws.Tools.Shell.PassEnv) > 0 {
 		all = append(all, "tools.shell.passEnv")
+	}
+	for _, name := range slices.Sorted(maps.Keys(ws.Agents)) {
+		all = append(all, "agents."+name)
 	}
 	return all, tools
 }

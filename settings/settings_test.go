@@ -347,3 +347,46 @@ func TestWorkspaceFilesCannotBeChanged(t *testing.T) {
 		t.Errorf("after a caller changed its copy, WorkspaceFiles() = %q, want %q", got, want)
 	}
 }
+
+// TestAgentsNeedTrust: a sub-agent's instructions steer the model, so a workspace's file
+// defines agents only when the folder is trusted; otherwise they are ignored and
+// reported. The user's agents and a trusted workspace's add up, the workspace's
+// winning on a name both define.
+func TestAgentsNeedTrust(t *testing.T) {
+	user := `{"agents": {"a": {"description": "user's a"}, "b": {"description": "user's b"}}}`
+	ws := `{"agents": {"b": {"description": "workspace's b", "tools": ["read_file"]}, "c": {"description": "workspace's c"}}}`
+	tests := []struct {
+		name    string
+		trusted bool
+		want    map[string]string
+		ignored bool
+	}{
+		{"untrusted workspace", false, map[string]string{"a": "user's a", "b": "user's b"}, true},
+		{"trusted workspace", true, map[string]string{"a": "user's a", "b": "workspace's b", "c": "workspace's c"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, root := t.TempDir(), t.TempDir()
+			write(t, filepath.Join(cfg, "settings.json"), user)
+			write(t, filepath.Join(root, ".gemini", "settings.json"), ws)
+			l, err := LoadWith(cfg, root, Options{Trusted: tt.trusted, GeminiDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for name, a := range l.Settings.Agents {
+				got[name] = a.Description
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("agents = %v, want %v", got, tt.want)
+			}
+			var reported bool
+			for _, why := range l.Ignored {
+				reported = reported || strings.Contains(why, "agents.c")
+			}
+			if reported != tt.ignored {
+				t.Errorf("Ignored = %q; agents reported %v, want %v", l.Ignored, reported, tt.ignored)
+			}
+		})
+	}
+}

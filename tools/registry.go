@@ -305,6 +305,7 @@ func (r *Registry) declare() []Declaration {
 	for i, info := range infos {
 		params, err := SanitizeSchema(info.Parameters)
 		if err == nil {
+			declareWaitForPrevious(params)
 			var enc []byte
 			if enc, err = json.Marshal(params); err == nil {
 				decls = append(decls, Declaration{Name: names[i], Description: info.Description, Parameters: enc})

@@ -61,6 +61,9 @@ type Options struct {
 	// *workspace.Workspace. Nil gives the scheduler locks of its own, which keep apart
 	// only its own calls.
 	Locks PathLocker
+	// Metrics receive every call the scheduler ends: its tool, status and execution
+	// time (a session's and the process's, say). Nil entries are skipped.
+	Metrics []*Metrics
 }
 
 // PathLocker holds the per-file locks of a workspace; *workspace.Workspace implements
@@ -79,7 +82,9 @@ type PathLocker interface {
 // the file as the earlier ones left it. A batch holds the workspace's locks of the files
 // it writes (Options.Locks) from its first proposal to its end, so that batches of
 // different schedulers writing one file are kept apart in the same way, in the order
-// they asked. It is safe for concurrent use.
+// they asked. A call whose arguments set wait_for_previous (see WaitForPrevious) starts
+// only after the earlier calls of its batch have ended, and the later ones after it.
+// It is safe for concurrent use.
 type Scheduler struct {
 	reg       *Registry
 	policy    Policy
@@ -88,6 +93,7 @@ type Scheduler struct {
 	outputDir string
 	logger    *slog.Logger
 	retryBase time.Duration
+	metrics   []*Metrics
 
 	runs fifo
 	// shared are the workspace's path locks, held by a batch across the proposals and
@@ -123,6 +129,7 @@ func NewScheduler(o Options) *Scheduler {
 		logger:     o.Logger,
 		shared:     o.Locks,
 		retryBase:  defaultRetryBase,
+		metrics:    o.Metrics,
 		validators: map[string]cachedValidator{},
 	}
 	if s.reg == nil {
@@ -156,6 +163,9 @@ type call struct {
 	pcall    confirm.Call
 	allowed  bool // run without asking
 	needsAsk bool
+	// waitPrevious is the call's wait_for_previous: it is proposed and run only after
+	// every earlier call of its batch has ended.
+	waitPrevious bool
 	// scheduled is set once Title, Kind, Locations and Args are known.
 	scheduled bool
 	// writes are the cleaned, sorted paths a writing call writes, as its Locations said
@@ -169,6 +179,8 @@ type call struct {
 	// done is closed when c has its result.
 	done   chan struct{}
 	result *CallResult
+	// started is when the call began executing; zero if it never did.
+	started time.Time
 }
 
 // RunOne runs a single call.
@@ -338,6 +350,9 @@ func (s *Scheduler) prepare(ctx context.Context, c *call, b *batch, earlier []*c
 			return
 		}
 	}
+	if built && !s.awaitSequence(ctx, c, earlier) {
+		return
+	}
 	if built && s.awaitEarlier(ctx, c, earlier) {
 		s.protect(c, "preparing", func() { s.propose(ctx, c) })
 	}
@@ -365,6 +380,12 @@ func (s *Scheduler) build(ctx context.Context, c *call) bool {
 	if !s.guard(c, "Info", func() { c.info = tool.Info() }) {
 		return false
 	}
+	args, wait, err := splitWaitForPrevious(c.req.Args)
+	if err != nil {
+		s.finishError(c, AsError(err, ErrInvalidParams))
+		return false
+	}
+	c.req.Args, c.waitPrevious = args, wait
 	v, err := s.validator(c.info)
 	if err != nil {
 		s.finishError(c, Errorf(ErrExecutionFailed, "tool %s has an unusable parameter schema: %w", c.info.Name, err))
@@ -425,6 +446,50 @@ func (s *Scheduler) awaitEarlier(ctx context.Context, c *call, earlier []*call) 
 		if !sharePath(c.writes, e.writes) {
 			continue
 		}
+		s.queued.Add(1)
+		ok := wait(e.done)
+		s.queued.Add(-1)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// awaitSequence keeps the order wait_for_previous asks for, as Gemini CLI's scheduler
+// does: a call that set it starts only after every earlier call of its batch has ended,
+// and the calls after it only after it has ended (the calls between two such calls run
+// together). It reports false if ctx ended first, which ended c. Confirmations are put
+// in request order, so no wait holds up a question the awaited calls depend on.
+func (s *Scheduler) awaitSequence(ctx context.Context, c *call, earlier []*call) bool {
+	wait := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		case <-ctx.Done():
+			s.finishError(c, &Error{Type: ErrCancelled, Err: ctx.Err(),
+				Message: "The call was cancelled while waiting, as wait_for_previous asked, for earlier calls of its turn to finish."})
+			return false
+		}
+	}
+	var awaited []*call
+	if c.waitPrevious {
+		awaited = earlier
+	} else {
+		var barrier *call
+		for _, e := range earlier {
+			if !wait(e.located) {
+				return false
+			}
+			if e.waitPrevious {
+				barrier = e
+			}
+		}
+		if barrier != nil {
+			awaited = []*call{barrier}
+		}
+	}
+	for _, e := range awaited {
 		s.queued.Add(1)
 		ok := wait(e.done)
 		s.queued.Add(-1)
@@ -523,6 +588,18 @@ func (s *Scheduler) validator(info Info) (*Validator, error) {
 // has ended.
 func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 	s.emit(c, Event{Status: StatusAwaitingApproval, Details: c.details})
+	if s.asker == nil && c.details.Type == confirm.TypeAsk {
+		s.finishError(c, Errorf(ErrPolicyViolation,
+			"%s puts questions to the user, but nobody can be asked in this session; decide without asking, and say what you assumed.", c.info.Name))
+		return false
+	}
+	if s.asker == nil && c.details.NoAlways {
+		// No approval mode lets it run: only a rule, or a person, does.
+		s.finishError(c, Errorf(ErrPolicyViolation,
+			"%s needs the user's answer every time, but nobody can be asked in this session, so it was not run. "+
+				"To let it run without asking, add a policy rule {\"toolName\": %q, \"decision\": \"allow\"} to the settings.", c.info.Name, c.info.Name))
+		return false
+	}
 	if s.asker == nil {
 		s.finishError(c, Errorf(ErrPolicyViolation,
 			"%s needs approval, but nobody can be asked in this session, so it was not run. "+
@@ -548,9 +625,16 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 	case ctx.Err() != nil:
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled while waiting for approval.", Err: ctx.Err()})
 		return false
+	case err != nil && c.details.Type == confirm.TypeAsk:
+		s.finishError(c, &Error{Type: ErrCancelled, Err: err,
+			Message: fmt.Sprintf("The questions could not be put to the user (%v); decide without asking, and say what you assumed.", err)})
+		return false
 	case err != nil:
 		s.finishError(c, &Error{Type: ErrCancelled, Err: err,
 			Message: fmt.Sprintf("The user did not approve the call (asking failed: %v), so it was not run.", err)})
+		return false
+	case ans.Outcome == confirm.Cancel && c.details.Type == confirm.TypeAsk:
+		s.finishError(c, &Error{Type: ErrCancelled, Message: "The user dismissed the questions without answering."})
 		return false
 	case ans.Outcome == confirm.Cancel:
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The user declined to run this call."})
@@ -563,6 +647,9 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 		return s.modify(c, ans.Content)
 	case ans.Outcome != confirm.ProceedOnce && s.policy != nil:
 		s.policy.Remember(c.pcall, ans.Outcome)
+	}
+	if answered := c.caps.Answered; answered != nil {
+		return s.guard(c, "Answered", func() { answered(ans) })
 	}
 	return true
 }
@@ -632,6 +719,9 @@ func (s *Scheduler) execute(ctx context.Context, c *call, b *batch) {
 			}
 			defer unlock()
 		}
+	}
+	if len(s.metrics) > 0 {
+		c.started = time.Now()
 	}
 	s.emit(c, Event{Status: StatusExecuting})
 	for attempt := 1; ; attempt++ {
@@ -711,6 +801,17 @@ func (s *Scheduler) finish(c *call, r CallResult) {
 	}
 	r.CallID, r.Name = c.req.CallID, c.req.Name
 	c.result = &r
+	// A name no tool has is not counted: a model inventing names would grow the
+	// metrics without bound.
+	if len(s.metrics) > 0 && c.tool != nil {
+		var ran time.Duration
+		if !c.started.IsZero() {
+			ran = time.Since(c.started)
+		}
+		for _, m := range s.metrics {
+			m.Record(c.req.Name, r.Status, ran)
+		}
+	}
 	res := r
 	s.emit(c, Event{Status: r.Status, Result: &res})
 	close(c.done)

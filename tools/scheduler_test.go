@@ -1246,12 +1246,22 @@ func TestSchedulerLateOutputRefused(t *testing.T) {
 	}
 }
 
+// BenchmarkSchedulerRun times a batch through the scheduler, without tool metrics and
+// with the two a session's scheduler records into (the session's and the process's).
 func BenchmarkSchedulerRun(b *testing.B) {
-	for _, n := range []int{1, 10} {
-		b.Run(fmt.Sprintf("batch=%d", n), func(b *testing.B) {
+	for _, bc := range []struct {
+		n       int
+		metrics int
+	}{{1, 0}, {1, 2}, {10, 0}, {10, 2}} {
+		n := bc.n
+		b.Run(fmt.Sprintf("batch=%d/metrics=%d", n, bc.metrics), func(b *testing.B) {
 			reg := NewRegistry(nil, Filter{})
 			reg.Register(&fakeTool{name: "t"})
-			s := NewScheduler(Options{Registry: reg, Policy: &fakePolicy{}, Observe: func(Event) {}})
+			var metrics []*Metrics
+			for range bc.metrics {
+				metrics = append(metrics, NewMetrics())
+			}
+			s := NewScheduler(Options{Registry: reg, Policy: &fakePolicy{}, Observe: func(Event) {}, Metrics: metrics})
 			reqs := make([]Request, n)
 			for i := range reqs {
 				reqs[i] = req(fmt.Sprint(i), "t", `{"id":"x","paths":["/a","/b"]}`)

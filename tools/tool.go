@@ -130,6 +130,10 @@ type Capabilities struct {
 	// recomputes its parameters from it. A call without it runs as proposed. Modify
 	// must not move the call onto files it did not propose to write.
 	Modify func(newContent string) error
+	// Answered, when set, receives the person's answer to the call's confirmation once
+	// it lets the call run: the answers to the questions of a confirm.TypeAsk
+	// confirmation. It is not called when nobody was asked (a rule allowed the call).
+	Answered func(confirm.Answer)
 }
 
 // NoCapabilities is embedded by invocations that run no command and take no modified

@@ -45,6 +45,11 @@ type WalkOptions struct {
 	// Exclude holds further doublestar patterns, matched against the path relative to
 	// the walked directory (with slashes) and against the base name.
 	Exclude []string
+	// Skipped, when set, is told of every entry a walk leaves out by these options:
+	// an ignored file, or an ignored directory (whose contents the walk never reads).
+	// It is the walk's own judgement passed on, so counting costs no more than the
+	// call; like the walk's callback it runs on several goroutines at once.
+	Skipped func(path string, isDir bool)
 }
 
 // DefaultWalk returns what tools use unless the model asks otherwise.
@@ -319,6 +324,9 @@ func (ig *Ignorer) walk(ctx context.Context, fn func(path string, d fs.DirEntry)
 			return &stopWalk{err}
 		}
 		if ig.judge(r, name, path, isDir) {
+			if ig.opts.Skipped != nil {
+				ig.opts.Skipped(path, isDir)
+			}
 			if isDir {
 				return filepath.SkipDir
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -70,6 +71,9 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	defer func() { <-a.turn }()
 
 	d := req.Details
+	if d.Type == confirm.TypeAsk {
+		return a.askQuestions(ctx, req)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%s wants to run: %s\n", visible(req.ToolName), visible(d.Title))
 	switch d.Type {
@@ -132,6 +136,93 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 		return confirm.Answer{Outcome: o}, nil
 	}
 	return confirm.Answer{Outcome: confirm.Cancel}, nil
+}
+
+// askQuestions puts ask_user's questions one after another: a choice is answered by its
+// number (several, separated by commas, where more than one may be chosen) or by
+// words of one's own, a yes/no question by y or n or words of one's own, a text
+// question by a line; an empty line leaves the question unanswered.
+func (a *terminalAsker) askQuestions(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
+	qs := req.Details.Questions
+	answers := map[string]string{}
+	for i, q := range qs {
+		var b strings.Builder
+		fmt.Fprintf(&b, "\n%s asks", visible(req.ToolName))
+		if len(qs) > 1 {
+			fmt.Fprintf(&b, " (%d of %d)", i+1, len(qs))
+		}
+		if q.Header != "" {
+			fmt.Fprintf(&b, " [%s]", visible(q.Header))
+		}
+		fmt.Fprintf(&b, ": %s\n", visible(q.Question))
+		for j, o := range q.Options {
+			fmt.Fprintf(&b, "  [%d] %s", j+1, visible(o.Label))
+			if o.Description != "" {
+				fmt.Fprintf(&b, " — %s", visible(o.Description))
+			}
+			b.WriteString("\n")
+		}
+		switch {
+		case q.Type == confirm.QuestionYesNo:
+			b.WriteString("Answer [y] yes  [n] no, or type your own (empty: no answer): ")
+		case len(q.Options) > 0 && q.MultiSelect:
+			b.WriteString("Answer with numbers separated by commas, or type your own (empty: no answer): ")
+		case len(q.Options) > 0:
+			b.WriteString("Answer with a number, or type your own (empty: no answer): ")
+		default:
+			if q.Placeholder != "" {
+				fmt.Fprintf(&b, "(%s) ", visible(q.Placeholder))
+			}
+			b.WriteString("Answer (empty: no answer): ")
+		}
+		io.WriteString(a.out, b.String())
+		line, err := a.readLine(ctx)
+		if err != nil {
+			fmt.Fprintln(a.out)
+			return confirm.Answer{}, err
+		}
+		if line == "" {
+			// The end of the input: nobody is there to answer.
+			fmt.Fprintln(a.out)
+			return confirm.Answer{}, errors.New("the terminal's input ended before the questions were answered")
+		}
+		if ans := questionAnswer(q, strings.TrimSpace(line)); ans != "" {
+			answers[strconv.Itoa(i)] = ans
+		}
+	}
+	return confirm.Answer{Outcome: confirm.ProceedOnce, Answers: answers}, nil
+}
+
+// questionAnswer turns what the person typed into the answer to q: the labels of the
+// options whose numbers they typed, Yes or No, or their own words.
+func questionAnswer(q confirm.Question, typed string) string {
+	if typed == "" {
+		return ""
+	}
+	if q.Type == confirm.QuestionYesNo {
+		switch strings.ToLower(typed) {
+		case "y", "yes":
+			return "Yes"
+		case "n", "no":
+			return "No"
+		}
+		return typed
+	}
+	if len(q.Options) == 0 {
+		return typed
+	}
+	var labels []string
+	for f := range strings.SplitSeq(typed, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > len(q.Options) {
+			return typed // words of their own
+		}
+		labels = append(labels, q.Options[n-1].Label)
+	}
+	if len(labels) > 1 && !q.MultiSelect {
+		return typed
+	}
+	return strings.Join(labels, ", ")
 }
 
 // alwaysScope says, printable, what answering "always" allows.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"runtime"
 	"strings"
 	"testing"
@@ -233,5 +234,60 @@ func TestAskCancelledLeavesTheLine(t *testing.T) {
 	io.WriteString(w, "y\n")
 	if ans := <-answer; ans.Outcome != confirm.ProceedOnce {
 		t.Errorf("second question: %q, want %q", ans.Outcome, confirm.ProceedOnce)
+	}
+}
+
+// TestAskQuestions checks ask_user's questions on the terminal: a choice by number (or
+// several where more than one may be chosen) or in one's own words, yes/no, free text,
+// an empty line for no answer, and the end of the input refusing rather than making up
+// answers. The questions are printed escaped like everything else.
+func TestAskQuestions(t *testing.T) {
+	choice := confirm.Question{Question: "Which DB?", Header: "DB", Type: confirm.QuestionChoice,
+		Options: []confirm.Option{{Label: "Postgres", Description: "relational"}, {Label: "SQLite", Description: "a file"}}}
+	multi := choice
+	multi.MultiSelect = true
+	yesno := confirm.Question{Question: "Tests?", Header: "T", Type: confirm.QuestionYesNo}
+	text := confirm.Question{Question: "Name\x1b[2J?", Header: "N", Type: confirm.QuestionText, Placeholder: "my-app"}
+	tests := []struct {
+		name      string
+		questions []confirm.Question
+		in        string
+		want      map[string]string
+		wantErr   bool
+		shown     []string
+	}{
+		{name: "choice by number", questions: []confirm.Question{choice}, in: "2\n", want: map[string]string{"0": "SQLite"},
+			shown: []string{"[DB]: Which DB?", "[1] Postgres — relational", "[2] SQLite — a file"}},
+		{name: "choice in own words", questions: []confirm.Question{choice}, in: "MySQL\n", want: map[string]string{"0": "MySQL"}},
+		{name: "two numbers for one choice are words", questions: []confirm.Question{choice}, in: "1,2\n", want: map[string]string{"0": "1,2"}},
+		{name: "multi select", questions: []confirm.Question{multi}, in: "1, 2\n", want: map[string]string{"0": "Postgres, SQLite"}},
+		{name: "several questions, one unanswered", questions: []confirm.Question{yesno, text}, in: "y\n\n",
+			want: map[string]string{"0": "Yes"}, shown: []string{"(1 of 2)", "(2 of 2)", `Name\x1b[2J?`, "(my-app)"}},
+		{name: "text", questions: []confirm.Question{text}, in: "agentls\n", want: map[string]string{"0": "agentls"}},
+		{name: "input ends", questions: []confirm.Question{yesno, text}, in: "n\n", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			a := &terminalAsker{in: strings.NewReader(tt.in), out: &out}
+			ans, err := a.Ask(t.Context(), confirm.Request{ToolName: "ask_user", Details: confirm.Details{Type: confirm.TypeAsk, Questions: tt.questions}})
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("answers %v, want an error at the end of the input", ans)
+				}
+				return
+			}
+			if err != nil || ans.Outcome != confirm.ProceedOnce || !maps.Equal(ans.Answers, tt.want) {
+				t.Errorf("Ask = %+v, %v; want answers %v", ans, err, tt.want)
+			}
+			if strings.Contains(out.String(), "\x1b") {
+				t.Errorf("printed an escape: %q", out.String())
+			}
+			for _, s := range tt.shown {
+				if !strings.Contains(out.String(), s) {
+					t.Errorf("printed %q, want %q", out.String(), s)
+				}
+			}
+		})
 	}
 }

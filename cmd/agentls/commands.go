@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/web/redact"
@@ -75,6 +76,9 @@ func newToolbox(o toolbox.Options) (*toolbox.Toolbox, error) {
 		o.Roots = []string{wd}
 	}
 	o.Roots = workspaceRoots(o.Roots)
+	// The session core's invoke_agent is listed too; run outside a session it says why
+	// it cannot run.
+	o.Extra = session.ListedTools
 	return toolbox.New(o)
 }
 

@@ -56,6 +56,10 @@ const usage = `usage:
       gets its text from before the prompt, files it created are deleted; nothing is
       undone where a file changed since, unless --force (then only those stay);
       --diff shows the prompt's changes instead
+  agentls stats [--session ID] [--json] [--root DIR]
+      per tool, the calls, errors, cancellations and p50/p95 execution times of
+      the workspace's stored sessions (or of the session ID); a running editor
+      server reports its own with the command agentls.metrics
   agentls trust [DIR] [--parent | --distrust | --revoke]
       trust the folder DIR (default: the current directory), so that its settings
       files may set the approval mode and allow rules; --parent trusts DIR and every
@@ -111,6 +115,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdTrust(ctx, args[1:], stdout, stderr)
 	case "undo":
 		return cmdUndo(ctx, args[1:], stdout, stderr)
+	case "stats":
+		return cmdStats(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "agentls %s\n", version())
 		return exitOK

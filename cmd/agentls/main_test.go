@@ -190,7 +190,7 @@ func TestToolsJSON(t *testing.T) {
 	}
 	want := []string{"list_directory", "read_file", "write_file", "replace", "read_many_files", "glob",
 		"grep_search", "search_file_content", "run_shell_command", "list_background_processes",
-		"read_background_output", "save_memory", "write_todos"}
+		"read_background_output", "save_memory", "write_todos", "invoke_agent"}
 	have := map[string]tools.Info{}
 	for _, in := range infos {
 		have[in.Name] = in
@@ -202,6 +202,15 @@ func TestToolsJSON(t *testing.T) {
 		if _, ok := have[name]; !ok {
 			t.Errorf("tool %s missing from agentls tools --json", name)
 		}
+	}
+}
+
+// TestRunInvokeAgent: invoke_agent is listed by agentls tools, but a person's own call
+// has no session to run a sub-agent in, and says so.
+func TestRunInvokeAgent(t *testing.T) {
+	got := agentls(t, workspaceDir(t), "run", "invoke_agent", `{"agent_name": "codebase_investigator", "prompt": "look"}`)
+	if got.code == 0 || !strings.Contains(got.stdout+got.stderr, "runs only within a model session") {
+		t.Errorf("agentls run invoke_agent: %+v", got)
 	}
 }
 

@@ -97,7 +97,7 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	out.begin(sess.ID(), sess.Model())
 	res, err := sess.Prompt(ctx, pos[0], nil)
-	out.end(res, err)
+	out.end(res, err, sess.Metrics())
 	switch {
 	case err != nil:
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
@@ -151,6 +151,9 @@ type streamEvent struct {
 	Usage      *clients.Usage     `json:"usage,omitempty"`
 	Error      string             `json:"error,omitempty"`
 	Todos      []todo             `json:"todos,omitempty"`
+	Mode       confirm.Mode       `json:"mode,omitempty"`
+	// ToolMetrics are the session's tool metrics, with the result.
+	ToolMetrics []tools.ToolStats `json:"toolMetrics,omitempty"`
 }
 
 // todo is an entry of a plan event, in write_todos's terms.
@@ -204,6 +207,12 @@ func (o *promptOutput) update(u session.Update) {
 			fmt.Fprintf(o.stderr, "[%s]\n", u.Text)
 		}
 		o.emit(streamEvent{Type: "compression", Text: u.Text})
+	case session.UpdateMode:
+		// A call switched the approval mode, with the person's consent.
+		if o.format == "text" {
+			fmt.Fprintf(o.stderr, "[approval mode: %s]\n", u.Mode)
+		}
+		o.emit(streamEvent{Type: "mode", Mode: u.Mode})
 	}
 }
 
@@ -253,7 +262,9 @@ func (o *promptOutput) plan(plan []session.PlanEntry) {
 	o.emit(streamEvent{Type: "plan", Todos: items})
 }
 
-func (o *promptOutput) end(res session.Result, err error) {
+// end writes how the prompt ended, with the metrics of the session's tool calls (the
+// json and stream-json forms).
+func (o *promptOutput) end(res session.Result, err error, metrics []tools.ToolStats) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	msg := ""
@@ -274,9 +285,19 @@ func (o *promptOutput) end(res session.Result, err error) {
 			Response   string             `json:"response"`
 			Usage      clients.Usage      `json:"usage"`
 			ToolCalls  []tools.CallResult `json:"toolCalls"`
-			Error      string             `json:"error,omitempty"`
-		}{o.id, res.StopReason, res.Text, res.Usage, o.calls, msg})
+			// ToolMetrics are per tool: calls, errors, p50 and p95 durations.
+			ToolMetrics []tools.ToolStats `json:"toolMetrics"`
+			Error       string            `json:"error,omitempty"`
+		}{o.id, res.StopReason, res.Text, res.Usage, o.calls, nonNilStats(metrics), msg})
 	case "stream-json":
-		o.emit(streamEvent{Type: "result", StopReason: res.StopReason, Usage: &res.Usage, Error: msg})
+		o.emit(streamEvent{Type: "result", StopReason: res.StopReason, Usage: &res.Usage, Error: msg, ToolMetrics: metrics})
 	}
+}
+
+// nonNilStats returns stats, or an empty list for nil, which JSON must show as [].
+func nonNilStats(stats []tools.ToolStats) []tools.ToolStats {
+	if stats == nil {
+		return []tools.ToolStats{}
+	}
+	return stats
 }

@@ -48,11 +48,12 @@ func TestPromptJSON(t *testing.T) {
 			defer srv.Close()
 			got := agentlsPrompt(t, root, cfg, srv, "--output", "json", "--approval-mode", tt.mode, "What does hello.txt say?")
 			var res struct {
-				Session    string
-				StopReason session.StopReason
-				Response   string
-				Usage      clients.Usage
-				ToolCalls  []tools.CallResult
+				Session     string
+				StopReason  session.StopReason
+				Response    string
+				Usage       clients.Usage
+				ToolCalls   []tools.CallResult
+				ToolMetrics []tools.ToolStats
 			}
 			if err := json.Unmarshal([]byte(got.stdout), &res); err != nil {
 				t.Fatalf("stdout is not the JSON result: %v\n%s\nstderr: %s", err, got.stdout, got.stderr)
@@ -73,6 +74,15 @@ func TestPromptJSON(t *testing.T) {
 			if ran := err == nil; ran != tt.shellRuns || (shell.Status == tools.StatusSuccess) != tt.shellRuns {
 				t.Errorf("mode %s: shell ran %v, status %s", tt.mode, ran, shell.Status)
 			}
+			// The session's tool metrics count both calls; a refused shell call is an error.
+			shellErrors := 1
+			if tt.shellRuns {
+				shellErrors = 0
+			}
+			if m := res.ToolMetrics; len(m) != 2 || m[0].Name != "read_file" || m[0].Calls != 1 || m[0].Errors != 0 ||
+				m[1].Name != "run_shell_command" || m[1].Calls != 1 || m[1].Errors != shellErrors {
+				t.Errorf("mode %s: toolMetrics %+v", tt.mode, m)
+			}
 			// The model got both function responses, in order, with the calls' ids.
 			reqs, err := srv.GenerateRequests()
 			if err != nil || len(reqs) != 2 {
@@ -84,6 +94,30 @@ func TestPromptJSON(t *testing.T) {
 				t.Errorf("last content sent: %+v", last)
 			}
 		})
+	}
+	// agentls stats counts the calls of both prompts' sessions, from the store.
+	state := []string{"XDG_STATE_HOME=" + filepath.Join(cfg, "state")}
+	got := agentlsWith(t, root, cfg, state, "stats", "--json")
+	var st struct {
+		Sessions int
+		Tools    []tools.ToolStats
+	}
+	if err := json.Unmarshal([]byte(got.stdout), &st); err != nil || got.code != 0 {
+		t.Fatalf("stats --json: exit %d, %v\n%s%s", got.code, err, got.stdout, got.stderr)
+	}
+	if st.Sessions != 2 || len(st.Tools) != 2 || st.Tools[0].Name != "read_file" || st.Tools[0].Calls != 2 ||
+		st.Tools[1].Name != "run_shell_command" || st.Tools[1].Calls != 2 || st.Tools[1].Errors != 1 {
+		t.Errorf("stats --json: %+v", st)
+	}
+	if got := agentlsWith(t, root, cfg, state, "stats"); got.code != 0 || !strings.Contains(got.stdout, "tool calls of 2 sessions") ||
+		!strings.Contains(got.stdout, "run_shell_command") {
+		t.Errorf("stats: %+v", got)
+	}
+	if got := agentlsWith(t, root, cfg, state, "stats", "extra"); got.code != exitBadUsage {
+		t.Errorf("stats with an argument: %+v", got)
+	}
+	if got := agentlsWith(t, root, cfg, state, "stats", "--session", "no-such-session"); got.code != exitFailure || !strings.Contains(got.stderr, "no-such-session") {
+		t.Errorf("stats of an unknown session: %+v", got)
 	}
 }
 
@@ -193,5 +227,53 @@ func TestPromptOpenAI(t *testing.T) {
 	}
 	if toolMessages != 2 {
 		t.Errorf("second request has %d tool messages, want 2: %+v", toolMessages, reqs[1].Messages)
+	}
+}
+
+// TestPromptNobodyToAsk: agentls prompt without a terminal, in yolo mode: ask_user and
+// enter_plan_mode are refused with a message the model reads (nobody can be asked,
+// whatever the mode), the mode stays, and think's text streams as a thought.
+func TestPromptNobodyToAsk(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{
+			{ID: "a1", Name: "ask_user", Args: json.RawMessage(`{"questions":[{"question":"Name?","header":"N","type":"text"}]}`)},
+			{ID: "p1", Name: "enter_plan_mode", Args: json.RawMessage(`{}`)},
+			{ID: "t1", Name: "think", Args: json.RawMessage(`{"thought":"nobody here to ask"}`)},
+		}},
+		{Text: "I will assume."},
+	}})
+	defer srv.Close()
+	got := agentlsPrompt(t, root, cfg, srv, "--output", "stream-json", "--approval-mode", "yolo", "go")
+	if got.code != 0 {
+		t.Fatalf("exit %d\n%s", got.code, got.stderr)
+	}
+	results := map[string]string{}
+	var thoughts, modes []string
+	sc := bufio.NewScanner(strings.NewReader(got.stdout))
+	for sc.Scan() {
+		var ev struct {
+			Type, Name, Text, Mode string
+			Result                 *tools.CallResult
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		switch ev.Type {
+		case "tool_result":
+			results[ev.Name] = string(ev.Result.Status) + ": " + ev.Result.Output
+		case "thought":
+			thoughts = append(thoughts, ev.Text)
+		case "mode":
+			modes = append(modes, ev.Mode)
+		}
+	}
+	for _, name := range []string{"ask_user", "enter_plan_mode"} {
+		if r := results[name]; !strings.HasPrefix(r, "error: ") || !strings.Contains(r, "nobody can be asked") {
+			t.Errorf("%s: %q, want refused because nobody can be asked", name, r)
+		}
+	}
+	if strings.Join(thoughts, "") != "nobody here to ask" || len(modes) != 0 {
+		t.Errorf("thoughts %q, mode events %q", thoughts, modes)
 	}
 }

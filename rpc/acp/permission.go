@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -26,6 +27,12 @@ const (
 // asking. A cancelled prompt cancels the request, and no answer is never consent.
 func (st *sessionState) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
 	d := req.Details
+	if d.Type == confirm.TypeAsk {
+		// session/request_permission offers only allow and reject; the SDK's question
+		// request (elicitation) is unstable, and agentls does not use it yet.
+		return confirm.Answer{}, errors.New("this ACP client cannot be asked questions: the Agent Client Protocol's " +
+			"session/request_permission offers only allow and reject")
+	}
 	keys := rejectKeys(req)
 	st.mu.Lock()
 	for _, k := range keys {

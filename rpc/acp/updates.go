@@ -48,6 +48,8 @@ func (st *sessionState) observe(u session.Update) {
 		st.c.notify(id, sdk.UpdatePlan(entries...))
 	case session.UpdateToolCall:
 		st.toolCall(id, *u.Call)
+	case session.UpdateMode:
+		st.c.notify(id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(u.Mode)}})
 	}
 }
 

@@ -204,7 +204,8 @@ func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
 }
 
 func (tb *Toolbox) isBuiltin(name string) bool {
-	return slices.ContainsFunc(tb.Builtins.Tools(), func(t tools.Tool) bool { return t.Info().Name == name })
+	extra := tb.extraTools(tb.Config().Settings)
+	return slices.ContainsFunc(append(tb.Builtins.Tools(), extra...), func(t tools.Tool) bool { return t.Info().Name == name })
 }
 
 // external returns the tools added after the built-in set (google_web_search, the

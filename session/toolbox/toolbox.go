@@ -43,6 +43,11 @@ type Options struct {
 	// tool to register in its place (itself, or a wrapper of it), or nil to leave it
 	// out. A front end uses it to adapt a tool to itself.
 	Tool func(tools.Tool) tools.Tool
+	// Extra makes tools of the layer above (the session core's invoke_agent) for the
+	// settings of a new registry; they are registered with the built-in tools and
+	// adapted by Tool as they are. A change of the settings' agents makes a new
+	// registry.
+	Extra func(settings.Settings) []tools.Tool
 	// NoteUnsaved says that the front end's editor leaves the agent's edits in its
 	// buffers unsaved: run_shell_command's results then name those still unsaved.
 	NoteUnsaved bool
@@ -54,7 +59,11 @@ type Options struct {
 	// GeminiDir is Gemini CLI's user directory, whose settings are read for the keys
 	// both share; empty means ~/.gemini.
 	GeminiDir string
-	Logger    *slog.Logger
+	// Metrics, when set, receive the metrics of every call of the toolbox's
+	// schedulers: the process's, shared by its toolboxes. Nil gives the toolbox one of
+	// its own.
+	Metrics *tools.Metrics
+	Logger  *slog.Logger
 }
 
 // Toolbox is the tool system of one workspace: the workspace itself, the built-in
@@ -65,8 +74,11 @@ type Toolbox struct {
 	Builtins  *builtin.Set
 	ConfigDir string
 	Logger    *slog.Logger
+	// Metrics are the tool metrics of every scheduler built over the toolbox.
+	Metrics *tools.Metrics
 
 	tool      func(tools.Tool) tools.Tool
+	extra     func(settings.Settings) []tools.Tool
 	geminiDir string
 	onStatus  func(mcp.ServerStatus)
 
@@ -123,7 +135,11 @@ func New(o Options) (*Toolbox, error) {
 			return nil, err
 		}
 	}
-	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, tool: o.Tool,
+	metrics := o.Metrics
+	if metrics == nil {
+		metrics = tools.NewMetrics()
+	}
+	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool, extra: o.Extra,
 		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides}
 	s, decision, untrusted, err := tb.load(o.Overrides)
 	if err != nil {
@@ -190,7 +206,7 @@ func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.D
 // held or not yet needed.
 func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 	reg := tools.NewRegistry(tb.Logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
-	for _, t := range tb.Builtins.Tools() {
+	for _, t := range append(tb.Builtins.Tools(), tb.extraTools(s)...) {
 		if t.Info().Name == todos.Name {
 			t = &sessionTodos{Tool: t}
 		}
@@ -205,6 +221,14 @@ func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 		reg.Register(t)
 	}
 	return reg
+}
+
+// extraTools returns the tools of Options.Extra for s.
+func (tb *Toolbox) extraTools(s settings.Settings) []tools.Tool {
+	if tb.extra == nil {
+		return nil
+	}
+	return tb.extra(s)
 }
 
 func useRipgrep(s settings.Settings) bool { return s.Tools.Ripgrep == nil || *s.Tools.Ripgrep }
@@ -283,7 +307,8 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 	}
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) {
+	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) ||
+		!reflect.DeepEqual(prev.Agents, next.Agents) {
 		cfg.Registry, r.Registry = tb.newRegistry(next), true
 	}
 	tb.cfg.Store(cfg)
@@ -292,11 +317,12 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 }
 
 // Scheduler returns a scheduler over the toolbox that decides with policy (nil: the
-// toolbox's), asks through asker and reports to observe (either may be nil). Every
+// toolbox's), asks through asker and reports to observe (either may be nil). Its calls
+// are counted in the toolbox's Metrics and in metrics (a session's, say). Every
 // scheduler of the toolbox shares the workspace's path locks, so that edits of one file
 // by two sessions, or a session and the editor's runTool, follow one another instead of
 // losing one.
-func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe tools.Observer) *tools.Scheduler {
+func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe tools.Observer, metrics ...*tools.Metrics) *tools.Scheduler {
 	cfg := tb.Config()
 	if policy == nil {
 		policy = cfg.Policy
@@ -308,6 +334,7 @@ func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe t
 		Observe:  observe,
 		Logger:   tb.Logger,
 		Locks:    tb.Workspace,
+		Metrics:  append([]*tools.Metrics{tb.Metrics}, metrics...),
 	})
 }
 

@@ -1,5 +1,5 @@
 // Package builtin assembles agentls's built-in tools — files, search, shell, memory,
-// todos and the web — over one workspace, so that every front end registers the same set.
+// todos, the web, and think, ask_user and the plan mode switches — over one workspace, so that every front end registers the same set.
 package builtin
 
 import (
@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/files"
+	"github.com/agentls/agentls/tools/interact"
 	"github.com/agentls/agentls/tools/memory"
 	"github.com/agentls/agentls/tools/search"
 	"github.com/agentls/agentls/tools/shell"
@@ -52,6 +53,7 @@ func New(o Options) *Set {
 	s.tools = append(s.tools, s.Shell.Tools()...)
 	s.tools = append(s.tools, memory.New(o.Workspace, o.ConfigDir), s.Todos.Tool())
 	s.tools = append(s.tools, s.Web.Tools()...)
+	s.tools = append(s.tools, interact.Tools(o.Workspace)...)
 	return s
 }
 

@@ -28,6 +28,8 @@ func TestReadManyFiles(t *testing.T) {
 		".gitignore":          "*.gen.go\n",
 		".env":                "TOKEN=secret\n",
 		"temp/x.go":           "package temp\n",
+		".geminiignore":       "private/\n",
+		"private/p.md":        "# Private\n",
 	})
 	cases := []struct {
 		name   string
@@ -78,6 +80,16 @@ func TestReadManyFiles(t *testing.T) {
 			args:   `{"include": ["**/*"], "useDefaultExcludes": false, "file_filtering_options": {"respect_git_ignore": false}}`,
 			has:    []string{"--- dist/bundle.js ---", "--- node_modules/m/i.js ---", "--- .env ---", "--- ignored.gen.go ---", "- archive.zip: a binary file, not text"},
 			hasNot: []string{"default excludes"},
+		},
+		{
+			name:   "geminiignore honoured",
+			args:   `{"include": ["**/*.md"]}`,
+			output: "--- docs/deep/more.md ---\n# More\n\n--- docs/intro.md ---\n# Intro\n\n--- End of content ---",
+		},
+		{
+			name:   "geminiignore turned off",
+			args:   `{"include": ["**/*.md"], "file_filtering_options": {"respect_gemini_ignore": false}}`,
+			output: "--- docs/deep/more.md ---\n# More\n\n--- docs/intro.md ---\n# Intro\n\n--- private/p.md ---\n# Private\n\n--- End of content ---",
 		},
 		{
 			name:   "include reaching into an excluded directory",

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -52,6 +53,8 @@ type globParams struct {
 	DirPath          string `json:"dir_path,omitempty" jsonschema:"Optional: The absolute path to the directory to search within. If omitted, searches the root directory."`
 	CaseSensitive    bool   `json:"case_sensitive,omitempty" jsonschema:"Optional: Whether the search should be case-sensitive. Defaults to false."`
 	RespectGitIgnore *bool  `json:"respect_git_ignore,omitempty" jsonschema:"Optional: Whether to respect .gitignore patterns when finding files. Only available in git repositories. Defaults to true."`
+	// RespectGeminiIgnore is Gemini CLI's; .agentlsignore goes with it.
+	RespectGeminiIgnore *bool `json:"respect_gemini_ignore,omitempty" jsonschema:"Optional: Whether to respect .geminiignore patterns when finding files. Defaults to true."`
 }
 
 func (t *globTool) Build(args json.RawMessage) (tools.Invocation, error) {
@@ -71,7 +74,8 @@ func (t *globTool) Build(args json.RawMessage) (tools.Invocation, error) {
 		return nil, err
 	}
 	c := &globCall{t: t, p: p, dir: dir, pattern: pat}
-	c.walk = workspace.WalkOptions{GitIgnore: p.RespectGitIgnore == nil || *p.RespectGitIgnore, AgentIgnore: true, DefaultExcludes: true}
+	c.walk = workspace.WalkOptions{GitIgnore: p.RespectGitIgnore == nil || *p.RespectGitIgnore,
+		AgentIgnore: p.RespectGeminiIgnore == nil || *p.RespectGeminiIgnore, DefaultExcludes: true}
 	c.compile()
 	return c, nil
 }
@@ -129,6 +133,9 @@ type globCall struct {
 	dir     string
 	pattern string // relative to dir, slashes
 	walk    workspace.WalkOptions
+	// uncounted leaves out the count of what ignore rules left out; only the
+	// benchmark that measures what counting costs sets it.
+	uncounted bool
 
 	match string   // the pattern as matched: lower case unless case-sensitive
 	base  []string // the fixed leading directories of the pattern (escapes removed)
@@ -204,9 +211,29 @@ func (c *globCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, err
 	var (
 		mu   sync.Mutex
 		hits []globHit
+		// What the walk left out: files matching the pattern, and directories whose
+		// contents it never read that could hold matches. Counting what the walk skips
+		// anyway costs a pattern match per ignored file and nothing per file listed.
+		ignoredFiles, ignoredDirs atomic.Int64
 	)
+	walk := c.walk
+	count := func(p string, isDir bool) {
+		rel := relTo(c.dir, p)
+		if !c.p.CaseSensitive {
+			rel = strings.ToLower(rel)
+		}
+		switch {
+		case isDir && !c.prune(rel):
+			ignoredDirs.Add(1)
+		case !isDir && doublestar.MatchUnvalidated(c.match, rel):
+			ignoredFiles.Add(1)
+		}
+	}
+	if !c.uncounted {
+		walk.Skipped = count
+	}
 	for _, base := range c.bases() {
-		err := c.t.ws.Walk(ctx, base, c.walk, func(p string, d fs.DirEntry) error {
+		err := c.t.ws.Walk(ctx, base, walk, func(p string, d fs.DirEntry) error {
 			rel := relTo(c.dir, p)
 			if !c.p.CaseSensitive {
 				rel = strings.ToLower(rel)
@@ -238,10 +265,11 @@ func (c *globCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, err
 			return nil, tools.Errorf(tools.ErrExecutionFailed, "walking %s: %w", base, err)
 		}
 	}
+	ignored := ignoredNote(ignoredFiles.Load(), ignoredDirs.Load())
 	if len(hits) == 0 {
 		return &tools.Result{
 			Summary: "No files found",
-			Output:  fmt.Sprintf("No files found matching pattern \"%s\" within %s", c.p.Pattern, c.dir),
+			Output:  fmt.Sprintf("No files found matching pattern \"%s\" within %s%s", c.p.Pattern, c.dir, ignored),
 		}, nil
 	}
 	sortHits(hits, time.Now())
@@ -251,12 +279,29 @@ func (c *globCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, err
 		size += len(h.path) + 1
 	}
 	b.Grow(size)
-	fmt.Fprintf(&b, "Found %d file(s) matching \"%s\" within %s, sorted by modification time (newest first):", len(hits), c.p.Pattern, c.dir)
+	fmt.Fprintf(&b, "Found %d file(s) matching \"%s\" within %s%s, sorted by modification time (newest first):", len(hits), c.p.Pattern, c.dir, ignored)
 	for _, h := range hits {
 		b.WriteByte('\n')
 		b.WriteString(h.path)
 	}
 	return &tools.Result{Summary: fmt.Sprintf("Found %d matching file(s)", len(hits)), Output: b.String()}, nil
+}
+
+// ignoredNote says what ignore rules left out, as Gemini CLI's glob does ("(N
+// additional files were ignored)"), and, since agentls does not enter an ignored
+// directory, how many such directories could hold more; "" when nothing was left out.
+func ignoredNote(files, dirs int64) string {
+	var parts []string
+	if files > 0 {
+		parts = append(parts, fmt.Sprintf("%d matching %s", files, plural(int(files), "file was", "files were")))
+	}
+	if dirs > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s that could hold more %s", dirs, plural(int(dirs), "directory", "directories"), plural(int(dirs), "was", "were")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, " and ") + " left out by .gitignore, .geminiignore or .agentlsignore rules, or as dependency or version-control directories such as node_modules and .git)"
 }
 
 // sortHits orders files changed within recentWindow before now first, newest first,

@@ -26,7 +26,10 @@ func TestGlob(t *testing.T) {
 		"docs/readme.md":            "",
 		".hidden/h.txt":             "",
 		"notes.txt":                 "",
-		".gitignore":                "build/\n",
+		".gitignore":                "build/\n*.log\n!keep.log\n",
+		"a.log":                     "",
+		"src/b.log":                 "",
+		"keep.log":                  "",
 		"build/gen.go":              "",
 		".geminiignore":             "secret/\n",
 		"secret/s.go":               "",
@@ -72,28 +75,44 @@ func TestGlob(t *testing.T) {
 	found := func(pattern, dir string, names ...string) string {
 		return fmt.Sprintf("Found %d file(s) matching \"%s\" within %s, sorted by modification time (newest first):\n%s", len(names), pattern, dir, abs(names...))
 	}
+	// noted puts what ignore rules left out into an expected output.
+	noted := func(want string, files, dirs int64) string {
+		note := ignoredNote(files, dirs)
+		if before, after, ok := strings.Cut(want, ", sorted by"); ok {
+			return before + note + ", sorted by" + after
+		}
+		return want + note
+	}
 	tests := []struct{ name, args, want string }{
 		{"recent files first by time, then the rest by path", `{"pattern":"recent/*.txt"}`,
 			found("recent/*.txt", root, "recent/r3.txt", "recent/r1.txt", "recent/r2.txt", "recent/a_old.txt", "recent/b_old.txt", "recent/z_old.txt")},
 		{"doublestar, ignore rules, default excludes, links to files", `{"pattern":"**/*.go"}`,
-			found("**/*.go", root, "link.go", "real/target.go", "src/Util.GO", "src/main.go", "src/sub/deep.go")},
+			noted(found("**/*.go", root, "link.go", "real/target.go", "src/Util.GO", "src/main.go", "src/sub/deep.go"), 0, 3)},
 		{"case-sensitive", `{"pattern":"**/*.go","case_sensitive":true}`,
-			found("**/*.go", root, "link.go", "real/target.go", "src/main.go", "src/sub/deep.go")},
+			noted(found("**/*.go", root, "link.go", "real/target.go", "src/main.go", "src/sub/deep.go"), 0, 3)},
 		{"case-insensitive fixed directories", `{"pattern":"SRC/*.go"}`,
 			found("SRC/*.go", root, "src/Util.GO", "src/main.go")},
-		{"gitignore can be turned off, agent ignore cannot", `{"pattern":"**/*.go","respect_git_ignore":false,"case_sensitive":true}`,
-			found("**/*.go", root, "build/gen.go", "link.go", "real/target.go", "src/main.go", "src/sub/deep.go")},
+		{"gitignore can be turned off", `{"pattern":"**/*.go","respect_git_ignore":false,"case_sensitive":true}`,
+			noted(found("**/*.go", root, "build/gen.go", "link.go", "real/target.go", "src/main.go", "src/sub/deep.go"), 0, 2)},
+		{"geminiignore can be turned off", `{"pattern":"**/*.go","respect_gemini_ignore":false,"case_sensitive":true}`,
+			noted(found("**/*.go", root, "link.go", "real/target.go", "secret/s.go", "src/main.go", "src/sub/deep.go"), 0, 2)},
+		{"both off, default excludes stay", `{"pattern":"**/*.go","respect_gemini_ignore":false,"respect_git_ignore":false,"case_sensitive":true}`,
+			noted(found("**/*.go", root, "build/gen.go", "link.go", "real/target.go", "secret/s.go", "src/main.go", "src/sub/deep.go"), 0, 1)},
+		{"ignored files that match are counted", `{"pattern":"**/*.log"}`,
+			noted(found("**/*.log", root, "keep.log"), 2, 3)},
+		{"ignored files that do not match are not", `{"pattern":"keep.*"}`, found("keep.*", root, "keep.log")},
 		{"braces", `{"pattern":"web/*.{ts,tsx}"}`, found("web/*.{ts,tsx}", root, "web/a.ts", "web/b.tsx")},
 		{"a pattern naming an existing file is taken literally", `{"pattern":"src/app/[id]/page.tsx"}`,
 			found("src/app/[id]/page.tsx", root, "src/app/[id]/page.tsx")},
-		{"hidden files match", `{"pattern":"**/h.txt"}`, found("**/h.txt", root, ".hidden/h.txt")},
+		{"hidden files match", `{"pattern":"**/h.txt"}`, noted(found("**/h.txt", root, ".hidden/h.txt"), 0, 3)},
 		{"one level only", `{"pattern":"*.txt"}`, found("*.txt", root, "notes.txt")},
 		{"dir_path", `{"pattern":"*.go","dir_path":"src"}`, found("*.go", filepath.Join(root, "src"), "src/Util.GO", "src/main.go")},
 		{"absolute pattern inside the directory", fmt.Sprintf(`{"pattern":%q}`, root+"/src/**/deep.go"),
 			found(root+"/src/**/deep.go", root, "src/sub/deep.go")},
 		{"leading ./", `{"pattern":"./docs/*.md"}`, found("./docs/*.md", root, "docs/readme.md")},
 		{"wildcard directories", `{"pattern":"src/*/*/page.tsx"}`, found("src/*/*/page.tsx", root, "src/app/[id]/page.tsx", "src/app/x/page.tsx")},
-		{"nothing found is not an error", `{"pattern":"**/*.rs"}`, fmt.Sprintf("No files found matching pattern \"**/*.rs\" within %s", root)},
+		{"nothing found is not an error", `{"pattern":"**/*.rs"}`, noted(fmt.Sprintf("No files found matching pattern \"**/*.rs\" within %s", root), 0, 3)},
+		{"nothing found, and nothing left out", `{"pattern":"src/*.rs"}`, fmt.Sprintf("No files found matching pattern \"src/*.rs\" within %s", root)},
 		{"an ignored fixed directory finds nothing", `{"pattern":"node_modules/**/*.go"}`,
 			fmt.Sprintf("No files found matching pattern \"node_modules/**/*.go\" within %s", root)},
 	}

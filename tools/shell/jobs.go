@@ -59,8 +59,17 @@ func (j *job) status() string {
 	return "exited " + strconv.Itoa(j.state.ExitCode())
 }
 
-// startJob starts line in dir in the background, its output going to a file.
-func (s *Shell) startJob(line, dir string) (*tools.Result, error) {
+// defaultBackgroundDelay is how long a background command runs before the call
+// returns when delay_ms is not given: Gemini CLI's 200 ms, enough to catch a command
+// that fails at once.
+const defaultBackgroundDelay = 200 * time.Millisecond
+
+// startJob starts line in dir in the background, its output going to a file, and waits
+// up to delay (as Gemini CLI does) for its early output: a command that ends within
+// delay is reported as a finished one, with its output and exit code; one still
+// running is reported with the output it wrote so far. Either way it stays a job that
+// list_background_processes lists.
+func (s *Shell) startJob(ctx context.Context, line, dir string, delay time.Duration) (*tools.Result, error) {
 	if err := os.MkdirAll(s.outputDir, 0o700); err != nil {
 		return nil, tools.FileError(fmt.Errorf("creating the output directory: %w", err))
 	}
@@ -109,13 +118,79 @@ func (s *Shell) startJob(line, dir string) (*tools.Result, error) {
 		return nil, tools.Errorf(tools.ErrShellExecute, "background job %s (PID %d) started, but: %w", j.id, j.pgid, closeErr)
 	}
 
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-j.done:
+			t.Stop()
+			return s.finishedJob(j, delay)
+		case <-ctx.Done():
+			// The job runs on, as it would have without a delay.
+			t.Stop()
+		case <-t.C:
+		}
+	}
 	out := fmt.Sprintf("Command: %s\nDirectory: %s\nOutput: (running in the background)\nError: (none)\nExit Code: (none)\nSignal: (none)\nBackground PIDs: %d\nProcess Group PGID: %d\n\n"+
 		"The command is running in the background as job %s (PID %d). Use %s with pid %d to see its latest output and %s to see whether it is still running. Its output goes to %s.",
 		line, s.displayDir(dir), j.pgid, j.pgid, j.id, j.pgid, ReadToolName, j.pgid, ListToolName, j.file)
+	if delay > 0 {
+		if early, err := jobOutput(j); err == nil && early != "" {
+			out += fmt.Sprintf("\n\nOutput in its first %s:\n%s", delay, tools.MarkUntrusted(early))
+		}
+	}
 	return &tools.Result{
 		Summary: fmt.Sprintf("Started in the background as %s (PID %d)", j.id, j.pgid),
 		Output:  out,
 		Display: fmt.Sprintf("Running in the background as %s (PID %d); output in %s", j.id, j.pgid, j.file),
+	}, nil
+}
+
+// jobOutput returns the end of a job's output that fits the model's output budget,
+// cleaned for the model.
+func jobOutput(j *job) (string, error) {
+	data, cut, err := readEnd(j.file, tools.MaxOutputChars-backgroundHeaderRoom)
+	if err != nil {
+		return "", err
+	}
+	text := strings.TrimRight(cleanText(data), "\n")
+	if cut {
+		text = "[… earlier output left out; the whole is in " + j.file + "]\n" + text
+	}
+	return text, nil
+}
+
+// finishedJob is the result of a background command that ended within its delay.
+func (s *Shell) finishedJob(j *job, delay time.Duration) (*tools.Result, error) {
+	text, err := jobOutput(j)
+	if err != nil {
+		return nil, tools.FileError(fmt.Errorf("reading the output of %s: %w", j.id, err))
+	}
+	output, code, signal, errLine := "(empty)", "(none)", "(none)", "(none)"
+	if text != "" {
+		output = text
+	}
+	j.mu.Lock()
+	switch {
+	case j.err != nil:
+		errLine = j.err.Error()
+	case j.state != nil:
+		if ws, ok := j.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			signal = fmt.Sprintf("%d (%s)", int(ws.Signal()), signalName(ws.Signal()))
+		} else {
+			code = strconv.Itoa(j.state.ExitCode())
+		}
+	}
+	j.mu.Unlock()
+	// As for a foreground command, the block with the command's output is the
+	// world's, not agentls's or the user's.
+	block := fmt.Sprintf("Command: %s\nDirectory: %s\nOutput: %s\nError: %s\nExit Code: %s\nSignal: %s\nBackground PIDs: (none)\nProcess Group PGID: %d",
+		j.command, s.displayDir(j.dir), output, errLine, code, signal, j.pgid)
+	out := tools.MarkUntrusted(block) + fmt.Sprintf("\n\nThe command, started in the background as job %s (PID %d), finished within %s. Its output is also in %s.",
+		j.id, j.pgid, delay, j.file)
+	return &tools.Result{
+		Summary: fmt.Sprintf("Finished within %s: %s", delay, j.status()),
+		Output:  out,
+		Display: output,
 	}, nil
 }
 

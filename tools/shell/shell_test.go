@@ -597,7 +597,8 @@ func TestConfirmation(t *testing.T) {
 
 func TestInvalidArgs(t *testing.T) {
 	s, _ := newShell(t, Options{}, nil)
-	for _, a := range []string{`{}`, `{"command":""}`, `{"command":"  "}`, `{"command":"ls","directory":"x"}`, `{"command":"ls","is_background":"yes"}`} {
+	for _, a := range []string{`{}`, `{"command":""}`, `{"command":"  "}`, `{"command":"ls","directory":"x"}`, `{"command":"ls","is_background":"yes"}`,
+		`{"command":"ls","is_background":true,"delay_ms":-1}`, `{"command":"ls","delay_ms":100}`, `{"command":"ls","is_background":true,"delay_ms":"100"}`} {
 		if _, err := testutil.Build(t, tool(t, s, RunToolName), a); testutil.ErrorType(err) != tools.ErrInvalidParams {
 			t.Errorf("%s: error %v, want invalid_tool_params", a, err)
 		}

@@ -1,0 +1,287 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/settings"
+	"github.com/agentls/agentls/tools"
+)
+
+// AgentToolName is the name of the sub-agent tool, Gemini CLI's.
+const AgentToolName = "invoke_agent"
+
+// Investigator is the name of the built-in sub-agent, Gemini CLI's.
+const Investigator = "codebase_investigator"
+
+// defaultAgentTurns caps a sub-agent's model turns when its settings do not.
+const defaultAgentTurns = 30
+
+// readOnlyTools are the tools a sub-agent gets when its settings name none: the
+// built-in tools that look and change nothing.
+var readOnlyTools = []string{"read_file", "read_many_files", "list_directory", "glob", "grep_search"}
+
+// investigator is the built-in read-only codebase investigator.
+var investigator = settings.AgentSettings{
+	Description: "Investigates the codebase read-only (reads, lists, globs and searches files) " +
+		"and reports its findings: the files, symbols and relations that answer the question, " +
+		"with paths and line numbers. Use it for questions that need many files read.",
+	SystemPrompt: "# Your role\n\nYou are the codebase investigator, a sub-agent. Another agent gave you the " +
+		"task in the prompt. You can only read, list and search files: you change nothing. " +
+		"Investigate until you can answer, then reply with a report of your findings: the " +
+		"relevant files with paths and line numbers, what they do and how they relate, and " +
+		"what you could not find. Your final message is the whole of what the other agent " +
+		"receives, so make it complete.",
+}
+
+// agentArgs are the arguments of invoke_agent, Gemini CLI's.
+type agentArgs struct {
+	AgentName string `json:"agent_name" jsonschema:"Name of the subagent to invoke"`
+	Prompt    string `json:"prompt" jsonschema:"The COMPLETE query to send the subagent. MUST be comprehensive and detailed. Include all context, background, questions, and expected output format. Do NOT send brief or incomplete instructions."`
+}
+
+// agentTool is invoke_agent: it runs a sub-agent, a child session of the calling
+// session with its own history and a restricted tool set, and returns its final answer.
+// It lives in the session core because a child session needs the model client and the
+// parent's consent policy, which tools below do not have. The toolbox makes one per
+// registry, with the agents of its settings.
+type agentTool struct {
+	h      *Host
+	agents map[string]settings.AgentSettings
+}
+
+// ListedTools returns the tools of the session core for a toolbox that hosts no
+// sessions (toolbox.Options.Extra of `agentls tools` and `agentls run`): invoke_agent
+// is listed as a model sees it, and a call of it says that it runs only in a session.
+func ListedTools(s settings.Settings) []tools.Tool {
+	return []tools.Tool{newAgentTool(nil, s.Agents)}
+}
+
+// newAgentTool returns invoke_agent with the built-in investigator and the settings'
+// agents (an entry named codebase_investigator replaces the built-in one).
+func newAgentTool(h *Host, fromSettings map[string]settings.AgentSettings) *agentTool {
+	agents := map[string]settings.AgentSettings{Investigator: investigator}
+	maps.Copy(agents, fromSettings)
+	return &agentTool{h: h, agents: agents}
+}
+
+func (t *agentTool) Info() tools.Info {
+	var b strings.Builder
+	b.WriteString("Invoke a subagent to perform a specific task or investigation. The subagent works in a " +
+		"session of its own with its own tools, and its final answer is the result. Available agents:\n")
+	agents := t.agents
+	for _, name := range slices.Sorted(maps.Keys(agents)) {
+		fmt.Fprintf(&b, "- %s: %s\n", name, agents[name].Description)
+	}
+	return tools.Info{
+		Name:        AgentToolName,
+		DisplayName: "Invoke Subagent",
+		Description: strings.TrimSuffix(b.String(), "\n"),
+		// The call itself changes nothing: every call the sub-agent makes is decided by
+		// the parent's policy on its own, so plan mode refuses a writing sub-agent's
+		// writes while it may still investigate.
+		Kind:       tools.KindThink,
+		Source:     tools.SourceBuiltin,
+		Parameters: tools.Parameters[agentArgs](false),
+		Markdown:   true,
+		Streams:    true,
+	}
+}
+
+func (t *agentTool) Build(args json.RawMessage) (tools.Invocation, error) {
+	var a agentArgs
+	if err := tools.DecodeArgs(args, &a); err != nil {
+		return nil, err
+	}
+	agents := t.agents
+	def, ok := agents[a.AgentName]
+	if !ok {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "Subagent %q not found. The agents are: %s.",
+			a.AgentName, strings.Join(slices.Sorted(maps.Keys(agents)), ", "))
+	}
+	if strings.TrimSpace(a.Prompt) == "" {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "The prompt for %s is empty: give it the complete task.", a.AgentName)
+	}
+	return &agentCall{t: t, name: a.AgentName, def: def, prompt: a.Prompt}, nil
+}
+
+// agentCall is one invoke_agent call.
+type agentCall struct {
+	tools.NoCapabilities
+	t      *agentTool
+	name   string
+	def    settings.AgentSettings
+	prompt string
+}
+
+func (c *agentCall) Describe() string                                       { return fmt.Sprintf("Delegating to agent '%s'", c.name) }
+func (c *agentCall) Locations() []tools.Location                            { return nil }
+func (c *agentCall) Confirmation(context.Context) (*confirm.Details, error) { return nil, nil }
+
+// parentKey carries the Live session whose batch runs a call, for invoke_agent.
+type parentKey struct{}
+
+// childUsage is implemented by a Runner whose calls may spend model tokens of their
+// own (sub-agents); the agent loop adds them to the prompt's usage after each batch.
+type childUsage interface {
+	takeChildUsage() clients.Usage
+}
+
+func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, error) {
+	parent, _ := ctx.Value(parentKey{}).(*Live)
+	if parent == nil {
+		return nil, tools.Errorf(tools.ErrExecutionFailed,
+			"%s runs only within a model session: a sub-agent needs the session's model.", AgentToolName)
+	}
+	names := c.def.Tools
+	if len(names) == 0 {
+		names = readOnlyTools
+	}
+	h := parent.h
+	cfg := h.tb.Config()
+	reg := tools.NewRegistry(h.log, tools.Filter{})
+	var missing []string
+	for _, n := range names {
+		// A sub-agent starts no sub-agents of its own: the depth stays one.
+		if n == AgentToolName {
+			continue
+		}
+		if tool, ok := cfg.Registry.Get(n); ok {
+			reg.Register(tool)
+		} else {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) > 0 {
+		// A misspelt or excluded tool would leave the agent unable to do its task
+		// without saying why.
+		return nil, tools.Errorf(tools.ErrExecutionFailed,
+			"The agent %s cannot start: its settings name tools that are not available here: %s. Fix agents.%s.tools in the settings, or do the task without it.",
+			c.name, strings.Join(missing, ", "), c.name)
+	}
+	progress := &agentProgress{out: out, agent: c.name}
+	sched := tools.NewScheduler(tools.Options{
+		Registry: reg,
+		// The parent's policy in the parent's approval mode: a read-only child needs no
+		// consent, a writing one asks through the same Asker as its parent.
+		Policy: sessionPolicy{p: cfg.Policy, l: parent},
+		Asker:  h.o.Asker,
+		Observe: func(ev tools.Event) {
+			progress.event(ev)
+			parent.noteCall(ev)
+		},
+		Logger:  h.log,
+		Locks:   h.tb.Workspace,
+		Metrics: []*tools.Metrics{h.tb.Metrics, parent.metrics},
+	})
+	// The child's calls get ids of their own in the host's space, so that a front end
+	// never mistakes one for a call of the parent or of another sub-agent.
+	prefix := fmt.Sprintf("%s/%s-%d/", parent.id, c.name, parent.seq.Add(1))
+	child, err := New(ctx, Options{
+		Client:       parent.sess.client,
+		Declarations: reg.Declarations,
+		Runner:       prefixedRunner{sched: sched, prefix: prefix},
+		MaxTurns:     cmp.Or(c.def.MaxTurns, defaultAgentTurns),
+		Env:          parent.sess.env,
+		Instructions: c.def.SystemPrompt,
+		Observe:      progress.update,
+		Logger:       h.log.With("agent", c.name),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the sub-agent %s: %w", c.name, err)
+	}
+	res, err := child.Prompt(ctx, c.prompt, nil)
+	parent.addChildUsage(res.Usage)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, tools.Errorf(tools.ErrExecutionFailed, "The sub-agent %s failed: %v", c.name, err)
+	case res.StopReason != StopEndTurn:
+		msg := fmt.Sprintf("The sub-agent %s stopped before it finished (%s).", c.name, res.StopReason)
+		if res.Text != "" {
+			msg += " Its last answer:\n\n" + res.Text
+		}
+		return nil, tools.Errorf(tools.ErrExecutionFailed, "%s", msg)
+	case strings.TrimSpace(res.Text) == "":
+		return nil, tools.Errorf(tools.ErrExecutionFailed, "The sub-agent %s ended without an answer.", c.name)
+	}
+	return &tools.Result{
+		Summary: fmt.Sprintf("%s answered (%d tool calls)", c.name, progress.calls()),
+		Output:  fmt.Sprintf("Subagent '%s' finished.\nResult:\n%s", c.name, res.Text),
+	}, nil
+}
+
+// prefixedRunner runs a sub-agent's calls with prefix before their ids, and gives the
+// results back under the model's ids.
+type prefixedRunner struct {
+	sched  *tools.Scheduler
+	prefix string
+}
+
+func (r prefixedRunner) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult {
+	wire := make([]tools.Request, len(reqs))
+	for i, q := range reqs {
+		wire[i] = tools.Request{CallID: r.prefix + q.CallID, Name: q.Name, Args: q.Args}
+	}
+	res := r.sched.Run(ctx, wire)
+	for i := range res {
+		if i < len(reqs) {
+			res[i].CallID = reqs[i].CallID
+		}
+	}
+	return res
+}
+
+// agentProgress writes what a sub-agent does to its call's live output: its message
+// text as it streams, and a line for each tool call it starts and ends.
+type agentProgress struct {
+	out   io.Writer
+	agent string
+
+	mu sync.Mutex
+	n  int
+}
+
+func (p *agentProgress) update(u Update) {
+	if u.Kind == UpdateMessage && u.Text != "" {
+		p.write(u.Text)
+	}
+}
+
+func (p *agentProgress) event(ev tools.Event) {
+	switch {
+	case ev.Status == tools.StatusExecuting:
+		p.mu.Lock()
+		p.n++
+		p.mu.Unlock()
+		p.write(fmt.Sprintf("\n[%s] %s\n", p.agent, cmp.Or(ev.Title, ev.Name)))
+	case ev.Status.Terminal() && ev.Status != tools.StatusSuccess:
+		msg := ""
+		if ev.Result != nil && ev.Result.Error != nil {
+			msg = ": " + tools.Abbreviate(ev.Result.Error.Message, 200)
+		}
+		p.write(fmt.Sprintf("[%s] %s %s%s\n", p.agent, ev.Name, ev.Status, msg))
+	}
+}
+
+func (p *agentProgress) write(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	io.WriteString(p.out, s) // a closed sink drops late output; nothing to do about it
+}
+
+func (p *agentProgress) calls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.n
+}

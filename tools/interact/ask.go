@@ -1,0 +1,192 @@
+package interact
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+)
+
+// AskName is the name of the ask_user tool.
+const AskName = "ask_user"
+
+// askSchema is Gemini CLI's ask_user schema. It is written out rather than generated
+// because the generator has no maxItems and no defaults on nested fields.
+const askSchema = `{
+  "type": "object",
+  "required": ["questions"],
+  "properties": {
+    "questions": {
+      "type": "array",
+      "minItems": 1,
+      "maxItems": 4,
+      "items": {
+        "type": "object",
+        "required": ["question", "header", "type"],
+        "properties": {
+          "question": {"type": "string", "description": "The complete question to ask the user. Should be clear, specific, and end with a question mark."},
+          "header": {"type": "string", "description": "Very short label displayed as a chip/tag. Use abbreviations: \"Auth\" not \"Authentication\", \"Config\" not \"Configuration\". Examples: \"Auth method\", \"Library\", \"Approach\", \"Database\"."},
+          "type": {"type": "string", "enum": ["choice", "text", "yesno"], "default": "choice", "description": "Question type: 'choice' (default) for multiple-choice with options, 'text' for free-form input, 'yesno' for Yes/No confirmation with optional 'Other' feedback."},
+          "options": {
+            "type": "array",
+            "description": "The selectable choices for 'choice' type questions. Provide 2-4 options. An 'Other' option is automatically added for 'choice' and 'yesno' types. Not needed for 'text' or 'yesno'.",
+            "items": {
+              "type": "object",
+              "required": ["label", "description"],
+              "properties": {
+                "label": {"type": "string", "description": "The display text for this option (1-5 words). Example: \"OAuth 2.0\""},
+                "description": {"type": "string", "description": "Brief explanation of this option. Example: \"Industry standard, supports SSO\""}
+              }
+            }
+          },
+          "multiSelect": {"type": "boolean", "description": "Only applies when type='choice'. Set to true to allow selecting multiple options."},
+          "placeholder": {"type": "string", "description": "Hint text shown in the input field. For type='text', shown in the main input. For type='choice' and 'yesno', shown in the 'Other' custom input."}
+        }
+      }
+    }
+  }
+}`
+
+// askTool is ask_user: questions put to the person through the front end. The
+// questions travel as a confirm.TypeAsk confirmation, so every front end's Asker gets
+// them the way it gets every other question, and the policy decides as for any call
+// (the questions say NoAlways, so they are put in every approval mode).
+type askTool struct{}
+
+type askArgs struct {
+	Questions []confirm.Question `json:"questions"`
+}
+
+func (askTool) Info() tools.Info {
+	return tools.Info{
+		Name:        AskName,
+		DisplayName: "Ask User",
+		Description: "Ask the user one or more questions to gather preferences, clarify requirements, or make decisions. " +
+			"When using this tool, prefer providing multiple-choice options with detailed descriptions and enable multi-select " +
+			"where appropriate to provide maximum flexibility.",
+		// think: it changes nothing, so plan mode lets it run.
+		Kind:       tools.KindThink,
+		Source:     tools.SourceBuiltin,
+		Parameters: json.RawMessage(askSchema),
+		Markdown:   true,
+	}
+}
+
+func (askTool) Build(args json.RawMessage) (tools.Invocation, error) {
+	var a askArgs
+	if err := tools.DecodeArgs(args, &a); err != nil {
+		return nil, err
+	}
+	if len(a.Questions) == 0 {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "at least one question is required")
+	}
+	qs := make([]confirm.Question, len(a.Questions))
+	for i, q := range a.Questions {
+		if q.Type == "" {
+			q.Type = confirm.QuestionChoice
+		}
+		if strings.TrimSpace(q.Question) == "" {
+			return nil, tools.Errorf(tools.ErrInvalidParams, "question %d: 'question' must not be empty", i+1)
+		}
+		if q.Type == confirm.QuestionChoice && (len(q.Options) < 2 || len(q.Options) > 4) {
+			return nil, tools.Errorf(tools.ErrInvalidParams, "question %d: type='choice' requires an 'options' array with 2-4 items, not %d", i+1, len(q.Options))
+		}
+		// Models escape line breaks in these strings now and then, as Gemini CLI notes.
+		q.Question, q.Header, q.Placeholder = unescape(q.Question), unescape(q.Header), unescape(q.Placeholder)
+		opts := make([]confirm.Option, len(q.Options))
+		for j, o := range q.Options {
+			if strings.TrimSpace(o.Label) == "" {
+				return nil, tools.Errorf(tools.ErrInvalidParams, "question %d, option %d: 'label' must not be empty", i+1, j+1)
+			}
+			opts[j] = confirm.Option{Label: unescape(o.Label), Description: unescape(strings.TrimSpace(o.Description))}
+		}
+		q.Options = opts
+		if len(opts) == 0 {
+			q.Options = nil
+		}
+		qs[i] = q
+	}
+	return &askCall{questions: qs}, nil
+}
+
+func unescape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, `\r\n`, "\n"), `\n`, "\n")
+}
+
+type askCall struct {
+	questions []confirm.Question
+	// answered is set, with answers, once a person answered (Capabilities.Answered).
+	answered bool
+	answers  map[string]string
+}
+
+func (c *askCall) Describe() string {
+	qs := make([]string, len(c.questions))
+	for i, q := range c.questions {
+		qs[i] = q.Question
+	}
+	return "Asking user: " + strings.Join(qs, ", ")
+}
+
+func (c *askCall) Locations() []tools.Location { return nil }
+
+func (c *askCall) Confirmation(context.Context) (*confirm.Details, error) {
+	return &confirm.Details{Type: confirm.TypeAsk, Title: "Ask User", Questions: c.questions, NoAlways: true}, nil
+}
+
+func (c *askCall) Capabilities() tools.Capabilities {
+	return tools.Capabilities{Answered: func(a confirm.Answer) {
+		c.answered = true
+		c.answers = map[string]string{}
+		for k, v := range a.Answers {
+			// Only answers to questions that were asked.
+			if i, err := strconv.Atoi(k); err == nil && i >= 0 && i < len(c.questions) && strconv.Itoa(i) == k {
+				c.answers[k] = v
+			}
+		}
+	}}
+}
+
+func (c *askCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !c.answered {
+		// A rule allowed the call, so nobody was asked: there is nothing to report.
+		return nil, tools.Errorf(tools.ErrExecutionFailed,
+			"ask_user was allowed by a rule without being put to the user, so nobody answered; decide without asking, and say what you assumed")
+	}
+	out, err := json.Marshal(map[string]any{"answers": c.answers})
+	if err != nil {
+		return nil, fmt.Errorf("encode the answers: %w", err)
+	}
+	display := "User submitted without answering questions."
+	if len(c.answers) > 0 {
+		var b strings.Builder
+		b.WriteString("**User answered:**")
+		keys := slices.SortedFunc(maps.Keys(c.answers), func(a, b string) int {
+			x, _ := strconv.Atoi(a)
+			y, _ := strconv.Atoi(b)
+			return x - y
+		})
+		for _, k := range keys {
+			i, _ := strconv.Atoi(k)
+			label := c.questions[i].Header
+			if label == "" {
+				label = "Q" + k
+			}
+			prefix := "  " + label + " → "
+			fmt.Fprintf(&b, "\n%s%s", prefix, strings.ReplaceAll(c.answers[k], "\n", "\n"+strings.Repeat(" ", len([]rune(prefix)))))
+		}
+		display = b.String()
+	}
+	return &tools.Result{Summary: fmt.Sprintf("The user answered %d of %d questions", len(c.answers), len(c.questions)),
+		Output: string(out), Display: display}, nil
+}
