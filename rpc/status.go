@@ -13,18 +13,9 @@ import (
 // what it configured: a settings file, a trust decision or another command may change
 // the mode, and the model is the one the session's client was made for.
 
-// Update kinds of the server's state.
-const (
-	updateMode        = "mode"
-	updateSessionInfo = "session_info"
-)
-
-// modeNotice is a mode update: the approval mode of the workspace (session "") or of
-// one session.
-type modeNotice struct {
-	Kind string       `json:"kind"`
-	Mode confirm.Mode `json:"mode"`
-}
+// updateSessionInfo is the kind of a session_info update. The mode is announced as a
+// current_mode_update (updates.go), with session "" for the workspace's.
+const updateSessionInfo = "session_info"
 
 // sessionInfoNotice is a session_info update: the model a session's prompts go to.
 type sessionInfoNotice struct {

@@ -26,7 +26,7 @@ func modeUpdates(t *testing.T, c *lsptest.Client, session string) []string {
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			t.Fatal(err)
 		}
-		if p.Session == session && p.Update.Kind == "mode" {
+		if p.Session == session && p.Update.Kind == "current_mode_update" {
 			out = append(out, p.Update.Mode)
 		}
 	}

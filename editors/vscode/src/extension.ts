@@ -57,7 +57,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
 
   let serverState: ServerState = 'starting';
   let serverError: string | undefined;
-  // The approval mode: the server's (agentls/update kind mode) once it said it; what the
+  // The approval mode: the server's (agentls/update kind current_mode_update) once it said it; what the
   // settings ask for until then. A session may have a mode of its own.
   let mode: string = readSettings().approvalMode as string;
   const sessionModes = new Map<string, string>();

@@ -1,5 +1,5 @@
 // The status-bar item's text: the server's state, the approval mode and the model, as
-// the server reports them (agentls/update kinds mode and session_info). No vscode
+// the server reports them (agentls/update kinds current_mode_update and session_info). No vscode
 // import.
 
 export type ServerState = 'starting' | 'idle' | 'working' | 'waiting' | 'stopped' | 'error';
@@ -87,7 +87,7 @@ export function sessionInfo(update: Record<string, unknown>): { model: string; p
   return { model: update.model, provider: typeof update.provider === 'string' && update.provider !== '' ? update.provider : undefined };
 }
 
-/** The approval mode of a mode update; undefined when it is not one. */
+/** The approval mode of a current_mode_update; undefined when it is not one. */
 export function modeOf(update: Record<string, unknown>): string | undefined {
-  return update.kind === 'mode' && typeof update.mode === 'string' && update.mode !== '' ? update.mode : undefined;
+  return update.kind === 'current_mode_update' && typeof update.mode === 'string' && update.mode !== '' ? update.mode : undefined;
 }

@@ -221,9 +221,9 @@ test('the status bar shows the mode and model the server reports', () => {
   assert.deepEqual(status.sessionInfo({ kind: 'session_info', model: 'gemini-2.5-flash', provider: 'gemini' }), { model: 'gemini-2.5-flash', provider: 'gemini' });
   assert.deepEqual(status.sessionInfo({ kind: 'session_info', model: 'm' }), { model: 'm', provider: undefined });
   assert.equal(status.sessionInfo({ kind: 'session_info', model: '' }), undefined);
-  assert.equal(status.sessionInfo({ kind: 'mode', mode: 'yolo' }), undefined);
-  assert.equal(status.modeOf({ kind: 'mode', mode: 'yolo' }), 'yolo');
-  assert.equal(status.modeOf({ kind: 'mode' }), undefined);
+  assert.equal(status.sessionInfo({ kind: 'current_mode_update', mode: 'yolo' }), undefined);
+  assert.equal(status.modeOf({ kind: 'current_mode_update', mode: 'yolo' }), 'yolo');
+  assert.equal(status.modeOf({ kind: 'current_mode_update' }), undefined);
   assert.equal(status.modeOf({ kind: 'session_info', model: 'm' }), undefined);
   const base = { state: 'idle', mode: 'plan', model: 'gemini-2.5-flash', waiting: 0, running: 0 };
   const reported = status.statusView({ ...base, provider: 'gemini', modelReported: true });
