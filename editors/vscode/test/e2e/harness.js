@@ -253,6 +253,15 @@ class VSCode {
     }, 60000);
   }
 
+  /**
+   * Takes the keyboard focus back from a webview (the chat restored after a reload
+   * focuses its input once it has loaded), so that F1 reaches the workbench.
+   */
+  async focusWorkbench() {
+    await this.chat();
+    await this.page.evaluate(() => document.activeElement && document.activeElement.blur && document.activeElement.blur());
+  }
+
   /** The probe's latest snapshot (null before the first). */
   probe() {
     try {

@@ -72,6 +72,7 @@ scenario(
     await v.palette('agentls: New Chat');
     await waitFor('an empty chat', () => f.evaluate(() => document.querySelectorAll('.item').length === 0));
     await v.reload();
+    await v.focusWorkbench();
     await v.palette('agentls: Resume a Session…');
     await waitFor('the session in the list', () =>
       v.page.evaluate(() => {
