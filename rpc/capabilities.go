@@ -114,14 +114,6 @@ func (c ClientCapabilities) ShowDocument() bool { return c.Bool("window", "showD
 // agentls plugins.
 func (c ClientCapabilities) Rich() bool { return c.Object("experimental", "agentls") }
 
-// SavesEdits reports a client that saves the buffers the agent edits: a rich client,
-// unless it declares experimental.agentls.savesEdits false (a user who turned saving
-// off). Shell results name the agent's unsaved edits to the others.
-func (c ClientCapabilities) SavesEdits() bool {
-	saves, declared := c.Lookup("experimental", "agentls", "savesEdits").(bool)
-	return c.Rich() && (saves || !declared)
-}
-
 // RichConfirm reports a client that answers agentls/confirm.
 func (c ClientCapabilities) RichConfirm() bool { return c.Bool("experimental", "agentls", "confirm") }
 

@@ -215,38 +215,67 @@ func TestNoUpdatesForPlainClients(t *testing.T) {
 	}
 }
 
-// TestUnsavedFilesNote: for a client that does not save what the agent edits, a shell
-// command's result names the edited files still unsaved in the editor.
+// TestUnsavedFilesNote: a shell command never runs silently on files older than the
+// agent's own edits, for every kind of client. Helix, which no request can ask to
+// save, gets an edit of a buffer without other unsaved changes written to disk by the
+// server too, so the command sees it; a buffer holding the user's own unsaved change is
+// not written, and the command's result names it. Other plain clients (eglot, which
+// would then ask to discard its buffer) are not written behind: the result names the
+// file. A rich client saves after applying; where it did not (saving off, or failed),
+// the result names the file.
 func TestUnsavedFilesNote(t *testing.T) {
-	notSaving := withCaps(capsEditor, "experimental", map[string]any{"agentls": map[string]any{"confirm": true, "updates": true, "savesEdits": false}})
 	for _, tt := range []struct {
-		name string
-		caps map[string]any
+		name   string
+		caps   map[string]any
+		client string // clientInfo.name
+		// open is the buffer's text before the edit ("" leaves a.txt unopened); the
+		// disk holds "old\n".
+		open string
+		// save has the editor save a.txt after the edit, as a rich client does.
+		save bool
+		// seen is what `cat a.txt` prints; note whether the result names a.txt.
+		seen string
 		note bool
 	}{
-		{"plain", capsEditor, true},
-		{"rich", capsRich, false},
-		{"rich, not saving", notSaving, true},
+		{name: "helix, clean buffer", caps: capsEditor, client: "helix", open: "old\n", seen: "new\n"},
+		{name: "helix, file not open", caps: capsEditor, client: "helix", seen: "new\n"},
+		{name: "helix, buffer with the user's unsaved change", caps: capsEditor, client: "helix", open: "old\nmine\n", seen: "old\n", note: true},
+		{name: "helix, no documentChanges", caps: withCaps(capsEditor, "workspace", map[string]any{"applyEdit": true}), client: "helix", open: "old\n", seen: "new\n"},
+		{name: "other plain client", caps: capsEditor, client: "Eglot", open: "old\n", seen: "old\n", note: true},
+		{name: "rich, saved", caps: capsRich, client: "helix", open: "old\n", save: true, seen: "new\n"},
+		{name: "rich, not saved", caps: capsRich, open: "old\n", seen: "old\n", note: true},
 	} {
-		caps, rich := tt.caps, !tt.note
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := testContext(t)
 			root := workspaceDir(t, map[string]string{"a.txt": "old\n", "b.txt": "b\n"})
-			c := session(t, root, caps, map[string]any{"approvalMode": "yolo"})
+			c := sessionAs(t, tt.client, root, tt.caps, map[string]any{"approvalMode": "yolo"})
 			uri := lsptest.FileURI(filepath.Join(root, "a.txt"))
-			if err := c.Editor().Open(uri, "old\n"); err != nil {
-				t.Fatal(err)
+			if tt.open != "" {
+				if err := c.Editor().Open(uri, tt.open); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if res := runTool(ctx, t, c, "replace", replaceArgs("a.txt", "old", "new")); res.Status != tools.StatusSuccess {
 				t.Fatal(res)
 			}
-			res := runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "cat a.txt"})
-			hasNote := strings.Contains(res.Output, "a.txt are not saved") || strings.Contains(res.Output, "not saved in the editor")
-			if !strings.Contains(res.Output, "old") || hasNote == rich {
-				t.Errorf("result %q: the note must be there exactly for a plain client", res.Output)
+			if len(c.Editor().Applied()) != 1 {
+				t.Fatalf("the editor applied %d edits, want the edit through it", len(c.Editor().Applied()))
 			}
-			if !rich && !strings.Contains(res.Output, "a.txt") {
-				t.Errorf("the note does not name a.txt: %q", res.Output)
+			if doc, ok := c.Editor().Doc(uri); tt.open != "" && (!ok || !strings.HasPrefix(doc.Text, "new\n")) {
+				t.Fatalf("the editor's buffer is %+v, want the edit applied to it", doc)
+			}
+			if tt.save {
+				if err := c.Editor().Save(uri); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "cat a.txt"})
+			noted := strings.Contains(res.Output, "a.txt are not saved in the editor")
+			if commandOutput(res.Output) != strings.TrimSpace(tt.seen) || noted != tt.note {
+				t.Errorf("result %q: want the command to see %q, and a note naming a.txt: %v", res.Output, tt.seen, tt.note)
+			}
+			if !tt.note {
+				return
 			}
 			// Once the editor saved the file, there is nothing to say.
 			if err := c.Editor().Save(uri); err != nil {
@@ -258,6 +287,97 @@ func TestUnsavedFilesNote(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sessionAs is session for a client that names itself client in clientInfo ("" keeps
+// lsptest's name).
+func sessionAs(t *testing.T, client, root string, caps map[string]any, options any) *lsptest.Client {
+	t.Helper()
+	if client == "" {
+		return session(t, root, caps, options)
+	}
+	c := start(t, root)
+	params := initParams(root, caps, options)
+	params["clientInfo"] = map[string]any{"name": client, "version": "1"}
+	if _, err := c.Initialize(testContext(t), params); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return c
+}
+
+// TestPlainClientNewFile: a file the agent creates through Helix is on disk for the
+// next command.
+func TestPlainClientNewFile(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, nil)
+	c := sessionAs(t, "helix", root, capsEditor, map[string]any{"approvalMode": "yolo"})
+	if res := runTool(ctx, t, c, "write_file", map[string]any{"file_path": "c.txt", "content": "created\n"}); res.Status != tools.StatusSuccess {
+		t.Fatal(res)
+	}
+	if res := runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "cat c.txt"}); commandOutput(res.Output) != "created" {
+		t.Errorf("the command saw %q, want the created file", res.Output)
+	}
+}
+
+// TestPlainClientUndo: Helix's undo of an edit written to disk behind it leaves a
+// buffer Helix takes for saved, so the file gets its text back too, one edit at a
+// time; a change of the user's that is no undo, or anything after the editor saved, is
+// never written.
+func TestPlainClientUndo(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "b\n"})
+	c := sessionAs(t, "helix", root, capsEditor, map[string]any{"approvalMode": "yolo"})
+	path := filepath.Join(root, "a.txt")
+	uri := lsptest.FileURI(path)
+	if err := c.Editor().Open(uri, "one\ntwo\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]string{{"one", "ONE"}, {"two", "TWO"}} {
+		if res := runTool(ctx, t, c, "replace", replaceArgs("a.txt", r[0], r[1])); res.Status != tools.StatusSuccess {
+			t.Fatal(res)
+		}
+	}
+	// undo sets the buffer's text, then a request makes sure the server took it.
+	undo := func(text string) string {
+		t.Helper()
+		if err := c.Editor().Change(uri, lsptest.Change{Text: text}); err != nil {
+			t.Fatal(err)
+		}
+		runTool(ctx, t, c, "read_file", map[string]any{"file_path": "b.txt"})
+		return readFile(t, path)
+	}
+	if disk := readFile(t, path); disk != "ONE\nTWO\n" {
+		t.Fatalf("after both edits the disk holds %q", disk)
+	}
+	if disk := undo("ONE\ntwo\n"); disk != "ONE\ntwo\n" {
+		t.Errorf("after undoing the second edit the disk holds %q", disk)
+	}
+	if disk := undo("one\ntwo\n"); disk != "one\ntwo\n" {
+		t.Errorf("after undoing the first edit the disk holds %q", disk)
+	}
+	// Typing is not written, nor is a change back once the user has saved.
+	if disk := undo("one\ntwo\nmine\n"); disk != "one\ntwo\n" {
+		t.Errorf("the user's typing reached the disk: %q", disk)
+	}
+	if res := runTool(ctx, t, c, "replace", replaceArgs("a.txt", "mine", "theirs")); res.Status != tools.StatusSuccess {
+		t.Fatal(res)
+	}
+	if disk := readFile(t, path); disk != "one\ntwo\n" {
+		t.Errorf("an edit of a buffer with the user's unsaved change reached the disk: %q", disk)
+	}
+	if err := c.Editor().Save(uri); err != nil {
+		t.Fatal(err)
+	}
+	if disk := undo("one\ntwo\nmine\n"); disk != "one\ntwo\ntheirs\n" {
+		t.Errorf("after the user saved, an undo reached the disk: %q", disk)
+	}
+}
+
+// commandOutput is the output a run_shell_command result reports, trimmed.
+func commandOutput(result string) string {
+	_, out, _ := strings.Cut(result, "\nOutput: ")
+	out, _, _ = strings.Cut(out, "\nError: ")
+	return strings.TrimSpace(out)
 }
 
 // TestToolCallSummary: the last tool_call_update of a call carries its one-line

@@ -23,7 +23,7 @@ import (
 // buildToolbox builds the host of the sessions and tool system for roots.
 func (s *Server) buildToolbox(roots []string) error {
 	s.mu.Lock()
-	overrides, saves := s.initOptions, s.caps.SavesEdits()
+	overrides := s.initOptions
 	s.mu.Unlock()
 	store, stateDir, stateErr := s.sessionStore()
 	host, err := session.NewHost(session.HostOptions{
@@ -32,9 +32,12 @@ func (s *Server) buildToolbox(roots []string) error {
 			ConfigDir: s.opts.ConfigDir,
 			Overrides: overrides,
 			Tool:      s.adaptTool,
-			// Rich clients save the buffers the agent edits, unless told not to; for
-			// the others, shell results name the edited files still unsaved.
-			NoteUnsaved: !saves,
+			// Whatever the client, a shell result names the agent's edits that are
+			// not on disk when the command starts: it is a check of the disk, so
+			// edits saved (by a rich client, or written behind a plain one, see
+			// editwriter.go) give no note, and a save that failed or was turned
+			// off never lets a command run silently on the old text.
+			NoteUnsaved: true,
 			Logger:      s.log,
 		},
 		Store:     store,

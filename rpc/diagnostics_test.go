@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/lsptest"
+	"github.com/agentls/agentls/rpc"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -245,5 +247,57 @@ func TestNoDiagnosticsUnadvertised(t *testing.T) {
 	runTool(ctx, t, c, "replace", replaceArgs("a.go", "missing", "x"))
 	if got := c.Received("textDocument/publishDiagnostics"); got != nil {
 		t.Errorf("diagnostics sent to a client that did not advertise them: %v", got)
+	}
+}
+
+// TestCancelledSessionFailures: the failure diagnostics a prompt's calls leave for a
+// plain client go when that session is cancelled (agentls.cancel with its id), and a
+// file that was not open when they were made gets them once it is opened.
+func TestCancelledSessionFailures(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, map[string]string{"doc.txt": "alpha\n", "other.txt": "other\n"})
+	doc, other := filepath.Join(root, "doc.txt"), filepath.Join(root, "other.txt")
+	a := newAgent(t, root, "",
+		clients.Turn{Calls: []clients.ScriptCall{call("replace", map[string]any{"file_path": doc, "old_string": "gamma", "new_string": "GAMMA"}, "f1")}},
+		clients.Turn{Text: "Working", Hang: true})
+	c := a.serve(withDiagnostics(capsEditor), map[string]any{"approvalMode": "yolo"}, rpc.Options{})
+	uri := lsptest.FileURI(doc)
+	if err := c.Editor().Open(lsptest.FileURI(other), "other\n"); err != nil {
+		t.Fatal(err)
+	}
+	p := c.Go("workspace/executeCommand", map[string]any{"command": "agentls.prompt", "arguments": []any{map[string]any{"prompt": "edit doc.txt"}}})
+	diags, seen, err := c.WaitDiagnostics(ctx, uri, 0, func(d []lsptest.Diagnostic) bool {
+		return len(ofSource(d, "agentls", lsptest.SeverityError)) == 1
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := ofSource(diags, "agentls", lsptest.SeverityError)[0]; !contains(f.Message, "failed", "gamma") {
+		t.Errorf("failure message %q", f.Message)
+	}
+	// doc.txt was not open: opening it sends its diagnostics again.
+	if err := c.Editor().Open(uri, "alpha\n"); err != nil {
+		t.Fatal(err)
+	}
+	if _, seen, err = c.WaitDiagnostics(ctx, uri, seen, func(d []lsptest.Diagnostic) bool {
+		return len(ofSource(d, "agentls", lsptest.SeverityError)) == 1
+	}); err != nil {
+		t.Errorf("no diagnostics sent again when doc.txt was opened: %v", err)
+	}
+	var sessions []struct {
+		ID string `json:"id"`
+	}
+	if err := command(ctx, c, "agentls.listSessions", map[string]any{}, &sessions); err != nil || len(sessions) != 1 {
+		t.Fatalf("sessions %+v, %v", sessions, err)
+	}
+	if err := command(ctx, c, "agentls.cancel", map[string]any{"session": sessions[0].ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.WaitDiagnostics(ctx, uri, seen, func(d []lsptest.Diagnostic) bool { return len(d) == 0 }); err != nil {
+		t.Errorf("cancelling the session left its failure diagnostic: %v", err)
+	}
+	var res promptResult
+	if err := p.Wait(ctx, &res); err != nil || res.StopReason != "cancelled" {
+		t.Errorf("the prompt: %+v, %v", res, err)
 	}
 }

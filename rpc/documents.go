@@ -49,6 +49,10 @@ type documents struct {
 	// active is the path of the document last opened or changed: the one the user is
 	// most likely looking at.
 	active string
+	// behind are the edits written to disk behind a plain client (editwriter.go), by
+	// path, the latest last: taken back on disk too when the editor's undo takes them
+	// back in the buffer, and forgotten when the document is saved or closed.
+	behind map[string][]behindEdit
 	// opened counts the bytes of text opened since collect last ran (see didOpen).
 	opened  int
 	collect memoryReleaser
@@ -56,7 +60,37 @@ type documents struct {
 
 func newDocuments() *documents {
 	return &documents{byURI: map[string]*document{}, byPath: map[string]*document{}, held: map[string]string{},
-		collect: memoryReleaser{free: runtime.GC}}
+		behind: map[string][]behindEdit{}, collect: memoryReleaser{free: runtime.GC}}
+}
+
+// behindEdit is an edit the server wrote to disk behind a plain client: the file's
+// text before and after (LF), and its format.
+type behindEdit struct {
+	before, after string
+	format        workspace.Format
+}
+
+// wroteBehind records an edit written to disk behind the editor.
+func (d *documents) wroteBehind(path string, e behindEdit) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.behind[path] = append(d.behind[path], e)
+}
+
+// undoneBehind returns, and forgets, the edit written behind the editor that the
+// editor's text of path, now text, has taken back; d.mu is held.
+func (d *documents) undoneBehind(path, text string) (behindEdit, bool) {
+	stack := d.behind[path]
+	if len(stack) == 0 || stack[len(stack)-1].before != text {
+		return behindEdit{}, false
+	}
+	e := stack[len(stack)-1]
+	if len(stack) == 1 {
+		delete(d.behind, path)
+	} else {
+		d.behind[path] = stack[:len(stack)-1]
+	}
+	return e, true
 }
 
 // docState is what the edit writer needs of an open document.
@@ -244,6 +278,13 @@ func (s *Server) didChange(_ context.Context, params jsonrpc2.RawMessage) error 
 	_, enc, _ := s.state()
 	u := p.TextDocument.URI
 	d := s.docs
+	var undo *workspace.Change
+	defer func() {
+		// After the lock: the disk is no business of the documents' lock.
+		if undo != nil {
+			s.undoBehind(*undo)
+		}
+	}()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	doc, ok := d.byURI[u]
@@ -261,7 +302,26 @@ func (s *Server) didChange(_ context.Context, params jsonrpc2.RawMessage) error 
 	// rather than applied to text nobody has seen).
 	doc.unreported = false
 	d.active = doc.path
+	if len(d.behind[doc.path]) > 0 {
+		if now, ok := d.ws.Document(doc.path); ok {
+			if e, ok := d.undoneBehind(doc.path, now.Text); ok {
+				undo = &workspace.Change{Path: doc.path, Old: &workspace.File{Path: doc.path, Text: e.after, Format: e.format}, New: e.before}
+			}
+		}
+	}
 	return nil
+}
+
+// undoBehind writes back to disk the text from before an edit that was written behind
+// a plain client (editwriter.go) and that the editor's undo has just taken back: the
+// editor takes the buffer for saved again, as it was before the edit, and so must the
+// file be. Only if the file still holds what the server wrote.
+func (s *Server) undoBehind(c workspace.Change) {
+	if err := (workspace.DiskWriter{}).Write(s.ctx, c); err != nil {
+		s.log.Info("an undone edit was not taken back on disk", "path", c.Path, "err", err)
+		return
+	}
+	s.log.Debug("undone edit taken back on disk", "path", c.Path)
 }
 
 func (s *Server) didClose(_ context.Context, params jsonrpc2.RawMessage) error {
@@ -279,6 +339,7 @@ func (s *Server) didClose(_ context.Context, params jsonrpc2.RawMessage) error {
 	}
 	delete(d.byURI, u)
 	delete(d.byPath, doc.path)
+	delete(d.behind, doc.path)
 	if d.ws.Close(doc.path) >= largeDocument {
 		s.memory.release()
 	}
@@ -340,13 +401,20 @@ func (m *memoryReleaser) run() {
 	}
 }
 
-// didSave needs nothing: the workspace already has the text, and the disk now has it too.
+// didSave: the workspace already has the text, and the disk now has it too.
 func (s *Server) didSave(_ context.Context, params jsonrpc2.RawMessage) error {
 	var p documentParams
 	if err := decodeParams("textDocument/didSave", params, &p); err != nil {
 		return err
 	}
 	s.log.Debug("saved", "uri", p.TextDocument.URI)
+	// What the editor saved is its own: earlier edits are no longer taken back on disk.
+	d := s.docs
+	d.mu.Lock()
+	if doc, ok := d.byURI[p.TextDocument.URI]; ok {
+		delete(d.behind, doc.path)
+	}
+	d.mu.Unlock()
 	return nil
 }
 

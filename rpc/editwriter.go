@@ -31,6 +31,19 @@ import (
 //     operation.
 //   - Everything else is written to disk, atomically.
 //
+// A client that knows nothing of agentls (Helix, bare eglot, kak-lsp) applies an edit
+// to its buffer and leaves it unsaved, and no LSP request can ask it to save. So that
+// the agent's next shell command (a `go test`) runs on the edited file, the server
+// writes the approved text to disk itself, where the buffer held no other unsaved
+// change, for the clients known to take that (writesBehind): the buffer and the file
+// then hold the same text. Most editors do not: Emacs (eglot) asks whether to discard
+// the buffer's edits when the next edit arrives for a file changed on disk, and fails
+// that edit in batch; Vim and Kakoune warn of the change. Those get the note below. A buffer with changes of the user's own is not written behind the user's
+// back; the shell's result names it instead (workspace.Unsaved). The editor's undo of
+// such an edit leaves a buffer the editor takes for saved, as it was before the edit:
+// the file gets that text back too (documents.go, undoBehind). Rich clients save after
+// applying (or do not, by the user's choice): the server writes nothing for them.
+//
 // applied:false (a stale version, a refusal) fails the tool call with stale_content or
 // file_write_failure and the editor's reason, and nothing is written. applied:true is
 // taken only as "applied", never as consent: consent was given before the call ran.
@@ -92,6 +105,7 @@ func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docSt
 		v := st.version
 		version = &v
 	}
+	behind := w.cleanOnDisk(caps, c.Path, cur.Text, cur.Format)
 	edit := protocol.WorkspaceEdit{}
 	if caps.DocumentChanges() {
 		edit = w.textDocumentEdit(caps, st.uri, version, edits, c.Label)
@@ -107,6 +121,7 @@ func (w *editWriter) writeOpen(ctx context.Context, c workspace.Change, st docSt
 	if !st.held {
 		s.docs.applied(c.Path, st.version)
 	}
+	w.saveBehind(ctx, behind, c.New)
 	return nil
 }
 
@@ -124,10 +139,12 @@ func (w *editWriter) writeUnopened(ctx context.Context, c workspace.Change) erro
 		return nil
 	}
 	u := string(uri.File(c.Path))
+	behind := w.cleanOnDisk(caps, c.Path, c.Old.Text, c.Old.Format)
 	if err := w.apply(ctx, c, w.textDocumentEdit(caps, u, nil, edits, c.Label), nil); err != nil {
 		return err
 	}
 	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, withFormat(c.New, c.Old.Format)) })
+	w.saveBehind(ctx, behind, c.New)
 	return nil
 }
 
@@ -174,10 +191,16 @@ func (w *editWriter) applyAll(ctx context.Context, cs []workspace.Change) error 
 	caps, enc, tb := w.s.state()
 	var edit protocol.WorkspaceEdit
 	var after []func()
+	var behind []*workspace.File
 	for _, c := range cs {
 		st, cur, open := w.s.docs.snapshot(c.Path, enc, tb.Workspace)
 		if open && cur.Text != c.Old.Text {
 			return fmt.Errorf("%s changed in the editor since it was read: %w", c.Path, workspace.ErrStale)
+		}
+		if !c.Delete {
+			behind = append(behind, w.cleanOnDisk(caps, c.Path, c.Old.Text, c.Old.Format))
+		} else {
+			behind = append(behind, nil)
 		}
 		if !open {
 			if err := diskHolds(c); err != nil {
@@ -219,6 +242,9 @@ func (w *editWriter) applyAll(ctx context.Context, cs []workspace.Change) error 
 	for _, f := range after {
 		f()
 	}
+	for i, c := range cs {
+		w.saveBehind(ctx, behind[i], c.New)
+	}
 	return nil
 }
 
@@ -251,7 +277,68 @@ func (w *editWriter) writeNew(ctx context.Context, c workspace.Change) error {
 		return err
 	}
 	s.docs.holdOpen(c.Path, u, func() { tb.Workspace.Open(c.Path, 0, c.New) })
+	if w.s.writesBehind() {
+		// The editor made the file empty, or not at all (some create it on saving
+		// only): the new buffer holds nothing but the agent's text.
+		_, err := os.Lstat(c.Path)
+		w.writeBehind(ctx, &workspace.File{Path: c.Path, Format: workspace.DefaultFormat(), Open: errors.Is(err, fs.ErrNotExist)}, c.New, false)
+	}
 	return nil
+}
+
+// writesBehind reports whether applied edits are written to disk behind the client.
+func (s *Server) writesBehind() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writeBehind
+}
+
+// writesBehind reports whether a plain client of this name (initialize's clientInfo)
+// takes an applied edit being written to disk under its modified buffer: Helix keeps
+// the buffer as it is and, on :w, says the file was modified by another program.
+func writesBehind(clientName string) bool {
+	return strings.EqualFold(clientName, "helix")
+}
+
+// cleanOnDisk returns the file at path as the disk holds it, for saveBehind, when the
+// client takes writes behind it (writesBehind) and the disk holds text, the buffer's text before the edit:
+// a buffer with no unsaved change. Otherwise nil.
+func (w *editWriter) cleanOnDisk(_ ClientCapabilities, path, text string, format workspace.Format) *workspace.File {
+	if !w.s.writesBehind() {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	if disk, _, err := workspace.Decode(data); err != nil || disk != text {
+		return nil
+	}
+	return &workspace.File{Path: path, Text: text, Format: format}
+}
+
+// saveBehind writes text, an edit the editor applied to its buffer, to the file disk
+// describes as it was before (see cleanOnDisk and the comment at the top); nothing
+// when disk is nil. The edit stands whatever happens here: a file changed on disk
+// meanwhile is left alone, and the shell's note names it as unsaved.
+func (w *editWriter) saveBehind(ctx context.Context, disk *workspace.File, text string) {
+	w.writeBehind(ctx, disk, text, true)
+}
+
+// writeBehind is saveBehind; undoable records the edit for undoBehind, which a file
+// the edit created does not get (its undo leaves the editor an empty, unsaved buffer).
+func (w *editWriter) writeBehind(ctx context.Context, disk *workspace.File, text string, undoable bool) {
+	if disk == nil {
+		return
+	}
+	err := workspace.DiskWriter{}.Write(context.WithoutCancel(ctx), workspace.Change{Path: disk.Path, Old: disk, New: text})
+	if err != nil {
+		w.s.log.Info("an applied edit was not written to disk for the plain client", "path", disk.Path, "err", err)
+		return
+	}
+	if undoable {
+		w.s.docs.wroteBehind(disk.Path, behindEdit{before: disk.Text, after: text, format: disk.Format})
+	}
 }
 
 // textDocumentEdit is a workspace edit of one document, its edits annotated with the

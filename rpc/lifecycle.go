@@ -60,6 +60,7 @@ func (s *Server) initialize(_ context.Context, params jsonrpc2.RawMessage) (any,
 	enc := caps.PositionEncoding()
 	s.mu.Lock()
 	s.caps, s.enc, s.initOptions = caps, enc, overrides
+	s.writeBehind = !caps.Rich() && p.ClientInfo != nil && writesBehind(p.ClientInfo.Name)
 	s.mu.Unlock()
 	if err := s.buildToolbox(roots); err != nil {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "agentls cannot start: %v", err)

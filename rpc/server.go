@@ -144,11 +144,14 @@ type Server struct {
 	// changed afterwards.
 	observers []func(session string, ev tools.Event)
 
-	mu      sync.Mutex // guards the fields below
-	phase   phase
-	caps    ClientCapabilities
-	enc     workspace.PositionEncoding
-	toolbox *toolbox.Toolbox
+	mu    sync.Mutex // guards the fields below
+	phase phase
+	caps  ClientCapabilities
+	// writeBehind says that the client is a plain one known to take an applied edit
+	// being written to disk under its modified buffer (see editwriter.go).
+	writeBehind bool
+	enc         workspace.PositionEncoding
+	toolbox     *toolbox.Toolbox
 	// host hosts the sessions of prompts (prompt.go); set with the toolbox, which it
 	// owns. stateDir is where their transcripts go, stateErr why there is none.
 	host     *session.Host

@@ -1331,23 +1331,34 @@ KIND, when non-nil, names what it is (text, thought, heading, ...)."
     (agentls--shell-update conn u)
     (agentls--touch-update conn u)
     (when chat
-      (pcase kind
-        ("message_chunk"
-         (when (memq (buffer-local-value 'agentls--last-kind chat) '(thought tool plan))
-           (agentls--chat-separate conn))
-         (agentls--chat-insert conn (plist-get u :text) nil 'text))
-        ("thought_chunk"
-         (when (memq (buffer-local-value 'agentls--last-kind chat) '(text tool plan))
-           (agentls--chat-separate conn))
-         (agentls--chat-insert conn (plist-get u :text) 'agentls-thought 'thought))
-        ("tool_call" (agentls--chat-tool-call conn u))
-        ("tool_call_update" (agentls--chat-tool-update conn u))
-        ("plan" (agentls--chat-plan conn u))
-        ("compression" (agentls--chat-newline conn)
-         (agentls--chat-insert conn (format "_%s_\n" (plist-get u :text)) 'agentls-status))
-        ("turn_end" (agentls--chat-turn-end conn u))))
+      (agentls--chat-render conn u))
     (when (equal kind "turn_end")
       (agentls--clear-touched conn))))
+
+(defun agentls--chat-render (conn u)
+  "Show the update U in CONN's chat: a live one, or one of a resumed session."
+  (let ((kind (plist-get u :kind))
+        (chat (agentls--chat-buffer conn)))
+    (pcase kind
+      ("user_message"
+       (agentls--chat-newline conn)
+       (agentls--chat-insert conn "## You\n\n" 'agentls-heading)
+       (agentls--chat-insert conn (concat (plist-get u :text) "\n\n"))
+       (agentls--chat-insert conn "## agentls\n\n" 'agentls-heading 'heading))
+      ("message_chunk"
+       (when (memq (buffer-local-value 'agentls--last-kind chat) '(thought tool plan))
+         (agentls--chat-separate conn))
+       (agentls--chat-insert conn (plist-get u :text) nil 'text))
+      ("thought_chunk"
+       (when (memq (buffer-local-value 'agentls--last-kind chat) '(text tool plan))
+         (agentls--chat-separate conn))
+       (agentls--chat-insert conn (plist-get u :text) 'agentls-thought 'thought))
+      ("tool_call" (agentls--chat-tool-call conn u))
+      ("tool_call_update" (agentls--chat-tool-update conn u))
+      ("plan" (agentls--chat-plan conn u))
+      ("compression" (agentls--chat-newline conn)
+       (agentls--chat-insert conn (format "_%s_\n" (plist-get u :text)) 'agentls-status))
+      ("turn_end" (agentls--chat-turn-end conn u)))))
 
 (defun agentls--status-text (status)
   "The words for STATUS in the chat."
@@ -2016,7 +2027,19 @@ every prompt and tool call of the server."
         (with-current-buffer chat (setq agentls--session id))
         (agentls--chat-newline conn)
         (agentls--chat-insert conn (format "\n---\n_resumed session %s_\n\n" id) 'agentls-status)
-        (pop-to-buffer chat)))))
+        (pop-to-buffer chat)
+        ;; The conversation so far, as the server stored it.  A server
+        ;; without agentls.sessionHistory leaves the note alone.
+        (agentls--async
+         conn :workspace/executeCommand
+         (list :command "agentls.sessionHistory" :arguments (vector (list :session id)))
+         (lambda (result)
+           (when (equal (buffer-local-value 'agentls--session chat) id)
+             (seq-doseq (u (plist-get result :updates))
+               (agentls--chat-render conn u))
+             (agentls--chat-newline conn)
+             (agentls--chat-insert conn "_end of the resumed conversation_\n\n" 'agentls-status)))
+         #'ignore)))))
 
 (defconst agentls-approval-modes '("default" "auto_edit" "yolo" "plan")
   "The approval modes of agentls.")

@@ -48,7 +48,7 @@ type Options struct {
 	// adapted by Tool as they are. A change of the settings' agents makes a new
 	// registry.
 	Extra func(settings.Settings) []tools.Tool
-	// NoteUnsaved says that the front end's editor leaves the agent's edits in its
+	// NoteUnsaved says that the front end's editor may leave the agent's edits in its
 	// buffers unsaved: run_shell_command's results then name those still unsaved.
 	NoteUnsaved bool
 	// OnTodos is called whenever write_todos changes the workspace's own todo list: the

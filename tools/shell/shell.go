@@ -41,7 +41,7 @@ type Options struct {
 	// OutputDir is where the full output of long runs and the output of background
 	// jobs are kept; "" means os.TempDir()/agentls-output.
 	OutputDir string
-	// NoteUnsaved says that the front end's editor leaves the agent's edits in its
+	// NoteUnsaved says that the front end's editor may leave the agent's edits in its
 	// buffers unsaved: a command's result then names the edited files that are still
 	// unsaved (workspace.Unsaved), which the command saw without the edits.
 	NoteUnsaved bool

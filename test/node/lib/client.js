@@ -261,12 +261,12 @@ class Client {
   }
 
   /** Sends initialize (and initialized) and returns the result. */
-  async initialize({ capabilities = baseCapabilities(), initializationOptions, workspaceFolders, experimental } = {}) {
+  async initialize({ capabilities = baseCapabilities(), initializationOptions, workspaceFolders, experimental, clientInfo } = {}) {
     if (experimental) capabilities = { ...capabilities, experimental };
     const rootUri = pathToFileURL(this.root).href;
     const params = {
       processId: process.pid,
-      clientInfo: { name: 'agentls-node-tests', version: '1' },
+      clientInfo: clientInfo || { name: 'agentls-node-tests', version: '1' },
       rootUri,
       rootPath: this.root,
       workspaceFolders: workspaceFolders || [{ uri: rootUri, name: path.basename(this.root) }],
