@@ -42,6 +42,7 @@ fuzz:
 	$(call FUZZ,200000) -fuzz='^FuzzReplace$$' ./tools/files
 	$(call FUZZ,90000) -fuzz='^FuzzUnifiedDiff$$' ./workspace
 	$(call FUZZ,150000) -fuzz='^FuzzTextEdits$$' ./workspace
+	$(call FUZZ,30000) -fuzz='^FuzzApplyHunks$$' ./workspace
 	$(call FUZZ,2000) -fuzz='^FuzzServe$$' ./rpc
 
 # The front ends driven by real clients: an independent vscode-jsonrpc client under
@@ -51,6 +52,7 @@ fuzz:
 editors: build
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/node/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/acp/run.sh
+	AGENTLS_BIN=$(CURDIR)/bin/agentls test/mcp-conformance/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls editors/vscode/test/run.sh
 	AGENTLS_REQUIRE_NPM=1 editors/nvim/tests/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls editors/emacs/tests/run.sh

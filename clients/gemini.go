@@ -1,6 +1,7 @@
 package clients
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -438,7 +439,7 @@ func fromGenai(gp *genai.Part) Part {
 		p.Raw = raw
 	}
 	if fc := gp.FunctionCall; fc != nil {
-		args, err := json.Marshal(fc.Args)
+		args, err := marshalArgs(fc.Args)
 		if err != nil || fc.Args == nil {
 			args = []byte("{}")
 		}
@@ -460,4 +461,17 @@ func newCallID(name string) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return name + "-" + hex.EncodeToString(b[:])
+}
+
+// marshalArgs encodes a call's arguments as the model gave them, without the HTML
+// escaping of json.Marshal: policy rules' argsPattern match these bytes, as Gemini
+// CLI's match JSON.stringify's, so "a && b" must stay "a && b", not "a \u0026\u0026 b".
+func marshalArgs(args map[string]any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(args); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -9,6 +9,7 @@ package confirm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -37,6 +38,10 @@ type Details struct {
 	Diff            string  `json:"diff,omitempty"`
 	OriginalContent *string `json:"originalContent,omitempty"`
 	NewContent      string  `json:"newContent,omitempty"`
+	// Hunks are the hunks of Diff in order, for a front end that lets a person accept
+	// some of them (Answer.AcceptedHunks). Only set when the call can apply a part of
+	// its proposal.
+	Hunks []Hunk `json:"hunks,omitempty"`
 
 	// Execute: the command line, the commands it runs (see Analyze) and where it runs.
 	Command      string   `json:"command,omitempty"`
@@ -66,6 +71,30 @@ type Details struct {
 	// an "always" answer to it is not remembered. For calls whose effect reaches beyond
 	// the project, such as a fact saved to the user's own memory file.
 	NoAlways bool `json:"noAlways,omitempty"`
+	// PersonOnly lets the call run only on a person's answer to this very question: no
+	// allow rule (the user's, a workspace's, a wildcard), approval mode or earlier
+	// answer runs it, and where nobody can be asked it is refused; a deny rule still
+	// refuses it. It implies NoAlways. A call that changes what the person consented to
+	// (the session's approval mode) or that needs their words (ask_user) is one: a
+	// rule that would run it without them would let a model, or a repository's
+	// settings, decide in the person's place.
+	PersonOnly bool `json:"-"`
+}
+
+// Hunk is one hunk of an edit's diff, numbered as its @@ header numbers it: 1-based
+// start lines in the old and new text (0 for an empty side at the top) and the lines
+// it spans in each; Index is its 0-based position in the diff.
+type Hunk struct {
+	Index    int `json:"index"`
+	OldStart int `json:"oldStart"`
+	OldLines int `json:"oldLines"`
+	NewStart int `json:"newStart"`
+	NewLines int `json:"newLines"`
+}
+
+// Header returns the hunk's @@ line.
+func (h Hunk) Header() string {
+	return fmt.Sprintf("@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
 }
 
 // Question is one question of an ask_user call, as Gemini CLI's ask_user takes it.
@@ -91,6 +120,29 @@ const (
 	QuestionText   QuestionType = "text"
 	QuestionYesNo  QuestionType = "yesno"
 )
+
+// The answers of a QuestionYesNo, as Gemini CLI words them.
+const (
+	AnswerYes = "Yes"
+	AnswerNo  = "No"
+)
+
+// Choices returns the answers q offers to choose from: its options' labels, or
+// AnswerYes and AnswerNo; none for a question that wants free text. (A choice or yes/no
+// question also takes words of the person's own.)
+func (q Question) Choices() []string {
+	switch q.Type {
+	case QuestionYesNo:
+		return []string{AnswerYes, AnswerNo}
+	case QuestionChoice, "":
+		out := make([]string, len(q.Options))
+		for i, o := range q.Options {
+			out[i] = o.Label
+		}
+		return out
+	}
+	return nil
+}
 
 // Option is one choice offered for a Question.
 type Option struct {
@@ -129,6 +181,23 @@ func (o Outcome) Valid() bool {
 // Proceeds reports whether the outcome lets the call run.
 func (o Outcome) Proceeds() bool { return o.Valid() && o != Cancel }
 
+// Always reports whether the outcome allows calls like this one for the session.
+func (o Outcome) Always() bool {
+	return o == ProceedAlways || o == ProceedAlwaysServer || o == ProceedAlwaysTool
+}
+
+// Scope names the settings file an approval is saved in (Answer.Persist).
+type Scope string
+
+// The scopes of a saved approval.
+const (
+	// ScopeUser is the user's own settings file.
+	ScopeUser Scope = "user"
+	// ScopeWorkspace is the workspace's settings file; only a trusted workspace's is
+	// written.
+	ScopeWorkspace Scope = "workspace"
+)
+
 // Answer is an Outcome with, for ModifyWithEditor, the person's edited version of the
 // proposed file content, which replaces the proposal, and for TypeAsk the answers.
 type Answer struct {
@@ -139,6 +208,51 @@ type Answer struct {
 	// labels of several chosen options are joined with ", ". A question left
 	// unanswered has no entry.
 	Answers map[string]string `json:"answers,omitempty"`
+	// AcceptedHunks, with ProceedOnce, are the indices of the hunks of an edit's
+	// Details.Hunks that the person accepted: only those are applied. Nil means the
+	// whole proposal; empty, none of it (a refusal).
+	AcceptedHunks []int `json:"acceptedHunks,omitzero"`
+	// Persist, with an "always" outcome, also saves the rule the answer stands for
+	// in the settings file of that scope.
+	Persist Scope `json:"persist,omitempty"`
+}
+
+// Check reports what makes a an invalid answer to a question with details d: an
+// unknown outcome, accepted hunks with an outcome other than ProceedOnce, out of
+// range or repeated, or a Persist that is not a scope or comes with an outcome that
+// is not an "always" one.
+func (a Answer) Check(d Details) error {
+	if !a.Outcome.Valid() {
+		return fmt.Errorf("%q is not an outcome", a.Outcome)
+	}
+	if a.AcceptedHunks != nil {
+		if a.Outcome != ProceedOnce {
+			return fmt.Errorf("acceptedHunks come only with proceed_once, not %s", a.Outcome)
+		}
+		seen := make(map[int]bool, len(a.AcceptedHunks))
+		for _, i := range a.AcceptedHunks {
+			if i < 0 || i >= len(d.Hunks) {
+				return fmt.Errorf("acceptedHunks: hunk %d does not exist (the proposal has %d hunks)", i, len(d.Hunks))
+			}
+			if seen[i] {
+				return fmt.Errorf("acceptedHunks: hunk %d is given twice", i)
+			}
+			seen[i] = true
+		}
+	}
+	switch a.Persist {
+	case "":
+	case ScopeUser, ScopeWorkspace:
+		if !a.Outcome.Always() {
+			return fmt.Errorf("persist comes only with an \"always\" outcome, not %s", a.Outcome)
+		}
+		if d.NoAlways {
+			return errors.New("persist: this question is asked every time, and its answer cannot be saved")
+		}
+	default:
+		return fmt.Errorf("persist %q is not \"user\" or \"workspace\"", a.Persist)
+	}
+	return nil
 }
 
 // Request is one question put to an Asker.

@@ -1,6 +1,7 @@
 package confirm
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +24,8 @@ import (
 //     ask beating allow) refuses the call when it is a deny rule. A deny rule with a
 //     command condition also refuses, failing closed, a shell call whose line cannot
 //     be parsed or has an Opaque command, since what it hides could match.
-//  2. In plan mode a call that is not read-only is refused.
+//  2. In plan mode a call that is not read-only is refused. A call whose Details say
+//     PersonOnly is asked about: no rule, mode or earlier answer allows it.
 //  3. An edit of a sensitive file (see SensitivePath) or a shell command that writes
 //     one is asked about, unless the mode is yolo: no allow rule, "always" or auto_edit
 //     covers it.
@@ -331,6 +333,9 @@ func (p *Policy) DecideIn(c Call, mode Mode) Verdict {
 	if mode == ModePlan && !c.ReadOnly {
 		return Verdict{Decision: Deny, Reason: "plan mode runs only read-only tools"}
 	}
+	if c.Details != nil && c.Details.PersonOnly {
+		return ask(c, ex, "only the user's answer lets this call run")
+	}
 	if why := p.sensitive(c, ex); why != "" && mode != ModeYolo {
 		return ask(c, ex, why)
 	}
@@ -568,4 +573,46 @@ func serverToolKey(c Call) string {
 		tool = c.Details.Tool
 	}
 	return serverOf(c) + "\x00" + tool
+}
+
+// RuleFor returns the settings rule that saves an "always" answer o to c (see
+// Answer.Persist), allowing from then on what Remember allows for the session, or
+// narrower:
+//
+//   - a shell command: an allow rule for the tool with its Roots as commandPrefix, so
+//     that each command of a line must start with one of them (and a line with a
+//     substitution or a dangerous command is still asked about);
+//   - an MCP call: the tool, or for ProceedAlwaysServer every tool of the server (the
+//     registered names of its tools start with the server's name and "__");
+//   - an edit: the tool (not every edit, as the session's auto_edit switch does);
+//   - any other call: the tool.
+//
+// An answer that is not an "always" one, to a NoAlways question, or to a shell
+// command that Remember would not remember either, is an error saying why.
+func (p *Policy) RuleFor(c Call, o Outcome) (Rule, error) {
+	if !o.Always() {
+		return Rule{}, fmt.Errorf("%s is not an \"always\" answer", o)
+	}
+	if c.Details != nil && c.Details.NoAlways {
+		return Rule{}, errors.New("this question is asked every time; its answer is not saved")
+	}
+	r := Rule{ToolName: c.Tool, Decision: Allow}
+	switch {
+	case c.Details != nil && c.Details.Type == TypeExecute:
+		ex := p.analyze(c.Details)
+		if ex.unsafe() || ex.hidden() || len(ex.analysis.Roots) == 0 {
+			return Rule{}, errors.New("the command is asked about every time (it cannot be analysed, is dangerous, or runs code no rule can see); its answer is not saved")
+		}
+		r.CommandPrefix = slices.Clone(ex.analysis.Roots)
+	case o == ProceedAlwaysServer:
+		server := serverOf(c)
+		if server == "" {
+			return Rule{}, errors.New("the call names no MCP server")
+		}
+		r.ToolName = server + "__*"
+	}
+	if r.ToolName == "" {
+		return Rule{}, errors.New("the call names no tool")
+	}
+	return r, nil
 }

@@ -371,3 +371,50 @@ func BenchmarkDecideShell(b *testing.B) {
 		}
 	}
 }
+
+// TestPolicyPersonOnly: a call whose Details say PersonOnly (a switch of the approval
+// mode, ask_user) is asked about whatever allows other calls — an allow rule of the
+// user, of a workspace or by wildcard, yolo or auto_edit, an earlier "always" — and a
+// deny rule or plan mode's refusal still refuse it.
+func TestPolicyPersonOnly(t *testing.T) {
+	call := func(readOnly bool) Call {
+		return Call{Tool: "exit_plan_mode", ReadOnly: readOnly, Args: json.RawMessage(`{}`),
+			Details: &Details{Type: TypeInfo, Title: "Leave plan mode", NoAlways: true, PersonOnly: true}}
+	}
+	allow := func(tool string, src Source) Rule {
+		return Rule{ToolName: tool, Decision: Allow, Priority: 900, Source: src}
+	}
+	cases := []struct {
+		name     string
+		mode     Mode
+		rules    []Rule
+		readOnly bool
+		always   bool // the call was answered "always" before
+		want     Decision
+	}{
+		{name: "no rule", mode: ModeDefault, readOnly: true, want: Ask},
+		{name: "the user's allow rule", mode: ModePlan, rules: []Rule{allow("exit_plan_mode", SourceUser)}, readOnly: true, want: Ask},
+		{name: "a workspace's allow rule", mode: ModePlan, rules: []Rule{allow("exit_plan_mode", SourceWorkspace)}, readOnly: true, want: Ask},
+		{name: "a wildcard allow rule", mode: ModeDefault, rules: []Rule{allow("*", SourceUser)}, readOnly: true, want: Ask},
+		{name: "yolo", mode: ModeYolo, readOnly: true, want: Ask},
+		{name: "yolo and an allow rule", mode: ModeYolo, rules: []Rule{allow("*_plan_mode", SourceUser)}, readOnly: true, want: Ask},
+		{name: "auto_edit", mode: ModeAutoEdit, readOnly: true, want: Ask},
+		{name: "always before", mode: ModeDefault, readOnly: true, always: true, want: Ask},
+		{name: "a deny rule", mode: ModeYolo, rules: []Rule{{ToolName: "exit_plan_mode", Decision: Deny}}, readOnly: true, want: Deny},
+		{name: "plan mode, not read-only", mode: ModePlan, rules: []Rule{allow("*", SourceUser)}, want: Deny},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewPolicy(tc.mode, tc.rules, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.always {
+				p.Remember(call(tc.readOnly), ProceedAlways)
+			}
+			if got := p.Decide(call(tc.readOnly)); got.Decision != tc.want {
+				t.Errorf("Decide = %+v, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -64,6 +64,11 @@ func TestAskUser(t *testing.T) {
 			c.Handle("agentls/confirm", func(ctx context.Context, p json.RawMessage) (any, error) {
 				var d map[string]any
 				json.Unmarshal(p, &d)
+				// agentls.confirm answers with an outcome, not with the answers: it
+				// must not take the questions as answered (nor drop the answer silently).
+				if err := command(ctx, c, "agentls.confirm", map[string]any{"id": d["id"], "outcome": "proceed_once"}, nil); codeOf(err) != lsptest.CodeInvalidParams {
+					t.Errorf("agentls.confirm for the questions %v: %v, want InvalidParams", d["id"], err)
+				}
 				mu.Lock()
 				confirmParams = append(confirmParams, d)
 				mu.Unlock()

@@ -117,6 +117,9 @@ func (c ClientCapabilities) Rich() bool { return c.Object("experimental", "agent
 // RichConfirm reports a client that answers agentls/confirm.
 func (c ClientCapabilities) RichConfirm() bool { return c.Bool("experimental", "agentls", "confirm") }
 
+// RichElicit reports a client that answers agentls/elicit (MCP servers' questions).
+func (c ClientCapabilities) RichElicit() bool { return c.Bool("experimental", "agentls", "elicit") }
+
 // RichAsk reports a client that answers agentls/confirm of type ask_user (an optional
 // extension): it puts ask_user's questions to the person and answers with their
 // answers.
@@ -149,11 +152,14 @@ const (
 	cmdConfirm         = "agentls.confirm"
 	cmdListSessions    = "agentls.listSessions"
 	cmdMCPStatus       = "agentls.mcpStatus"
+	cmdMCPAuth         = "agentls.mcpAuth"
 	cmdListPrompts     = "agentls.listPrompts"
 	cmdRunPrompt       = "agentls.runPrompt"
 	cmdTrust           = "agentls.trust"
 	cmdUndoTurn        = "agentls.undoTurn"
 	cmdTurnDiff        = "agentls.turnDiff"
+	cmdListRules       = "agentls.listRules"
+	cmdRemoveRule      = "agentls.removeRule"
 	cmdSessionHistory  = "agentls.sessionHistory"
 	cmdMetrics         = "agentls.metrics"
 )

@@ -20,7 +20,8 @@ import (
 //     on the line of such a diagnostic, or for the diagnostic itself in the request's
 //     context, one quickfix per choice ("Allow once", "Allow always", "Reject"; MCP
 //     tools have "Always allow this tool" and "Always allow this server" instead of
-//     "Allow always"), each running agentls.confirm with the confirmation's id and the
+//     "Allow always", and a question asked every time only "Allow once" and
+//     "Reject"), each running agentls.confirm with the confirmation's id and the
 //     choice's outcome;
 //   - where the server has a model, "Ask agentls to fix this" (quickfix) for each
 //     diagnostic in the request's context, whoever published it, which runs
@@ -82,6 +83,7 @@ type command struct {
 type confirmArgs struct {
 	ID      string `json:"id"`
 	Outcome string `json:"outcome"`
+	Persist string `json:"persist,omitempty"`
 }
 
 // The titles of the code actions that prompt.
@@ -162,14 +164,14 @@ func (s *Server) confirmationActions(path string, r protocol.Range, diags []cont
 	}
 	var actions []codeAction
 	for _, c := range here {
-		titles, outcomes := messageChoices(c.details)
+		titles, answers := messageChoices(c.details)
 		for _, t := range titles {
 			title := t
 			if len(here) > 1 {
 				// Which question is which, when several wait on one line.
 				title += " — " + tools.Abbreviate(strings.TrimPrefix(c.mark.diag.Message, "agentls asks: "), 80)
 			}
-			cmd := command{Title: title, Command: cmdConfirm, Arguments: []any{confirmArgs{ID: c.id, Outcome: string(outcomes[t])}}}
+			cmd := command{Title: title, Command: cmdConfirm, Arguments: []any{confirmArgs{ID: c.id, Outcome: string(answers[t].Outcome), Persist: string(answers[t].Persist)}}}
 			actions = append(actions, codeAction{Title: title, Kind: string(protocol.CodeActionKindQuickFix),
 				Diagnostics: []any{c.mark.diag}, Command: cmd})
 		}

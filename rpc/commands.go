@@ -59,11 +59,14 @@ func (s *Server) commandTable() []editorCommand {
 		{name: cmdSessionHistory, run: s.sessionHistory},
 		{name: cmdDiscoverTools, run: s.discoverTools},
 		{name: cmdMCPStatus, run: s.mcpStatus},
+		{name: cmdMCPAuth, run: s.mcpAuth},
 		{name: cmdMetrics, run: s.metrics},
 		{name: cmdListPrompts, run: s.listPrompts},
 		{name: cmdTrust, run: s.trustCommand},
 		{name: cmdUndoTurn, run: s.undoTurn},
 		{name: cmdTurnDiff, run: s.turnDiff},
+		{name: cmdListRules, run: s.listRules},
+		{name: cmdRemoveRule, run: s.removeRule},
 		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: s.prompt},
 		{name: cmdRunPrompt, needsModel: true, run: s.runPrompt},
 	}
@@ -264,14 +267,16 @@ func (s *Server) setApprovalMode(_ context.Context, command string, arg json.Raw
 // answerConfirmation answers a pending confirmation by its id (agentls.confirm).
 func (s *Server) answerConfirmation(_ context.Context, command string, arg json.RawMessage) (any, error) {
 	var a struct {
-		ID      string  `json:"id"`
-		Outcome string  `json:"outcome"`
-		Content *string `json:"content"`
+		ID            string  `json:"id"`
+		Outcome       string  `json:"outcome"`
+		Content       *string `json:"content"`
+		AcceptedHunks []int   `json:"acceptedHunks"`
+		Persist       string  `json:"persist"`
 	}
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
 	}
-	ans, err := parseAnswer(a.Outcome, a.Content)
+	ans, err := parseAnswer(a.Outcome, a.Content, a.AcceptedHunks, a.Persist)
 	if err != nil {
 		return nil, invalidArgs(command, "%v", err)
 	}

@@ -37,8 +37,10 @@ func (s *Server) buildToolbox(roots []string) error {
 			// edits saved (by a rich client, or written behind a plain one, see
 			// editwriter.go) give no note, and a save that failed or was turned
 			// off never lets a command run silently on the old text.
-			NoteUnsaved: true,
-			Logger:      s.log,
+			NoteUnsaved:  true,
+			Logger:       s.log,
+			MCPAuthorize: s.authorize,
+			MCPElicit:    s,
 		},
 		Store:     store,
 		NewClient: s.opts.NewClient,

@@ -74,13 +74,15 @@ func (c *confirmations) answer(id string, a confirm.Answer) bool {
 	return ok
 }
 
-// parseAnswer validates an outcome (and the content modify_with_editor carries).
-func parseAnswer(outcome string, content *string) (confirm.Answer, error) {
+// parseAnswer validates an outcome (and the content modify_with_editor carries), with
+// the hunks accepted and the scope to save the approval in, either of which may be
+// absent (nil, "").
+func parseAnswer(outcome string, content *string, hunks []int, persist string) (confirm.Answer, error) {
 	o := confirm.Outcome(outcome)
 	if !o.Valid() {
 		return confirm.Answer{}, fmt.Errorf("%q is not an outcome (want proceed_once, proceed_always, proceed_always_server, proceed_always_tool, modify_with_editor or cancel)", outcome)
 	}
-	a := confirm.Answer{Outcome: o}
+	a := confirm.Answer{Outcome: o, AcceptedHunks: hunks, Persist: confirm.Scope(persist)}
 	if o == confirm.ModifyWithEditor {
 		if content == nil {
 			return confirm.Answer{}, errors.New(`modify_with_editor must carry "content", the edited version of the proposal`)
@@ -92,15 +94,18 @@ func parseAnswer(outcome string, content *string) (confirm.Answer, error) {
 
 // Ask implements confirm.Asker.
 func (s *Server) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
-	answered, unregister := s.confirms.add(req.ID)
-	defer unregister()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // takes down the editor's dialog when the answer came another way
 
 	caps := s.capabilities()
 	if req.Details.Type == confirm.TypeAsk {
+		// Questions are answered with the person's words, which agentls.confirm (an
+		// outcome) does not carry: it is not registered for them, so that it says no
+		// such confirmation is pending instead of accepting an answer it drops.
 		return s.askQuestions(ctx, caps, req)
 	}
+	answered, unregister := s.confirms.add(req.ID)
+	defer unregister()
 	type reply struct {
 		a   confirm.Answer
 		err error
@@ -125,15 +130,45 @@ func (s *Server) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, 
 		a, err := ask(ctx, req)
 		asked <- reply{a, err}
 	}()
+	var a confirm.Answer
 	select {
 	case r := <-asked:
-		return r.a, r.err
-	case a := <-answered:
+		if r.err != nil {
+			return r.a, r.err
+		}
+		a = r.a
+	case a = <-answered:
 		s.log.Info("confirmation answered with agentls.confirm", "id", req.ID, "outcome", a.Outcome)
-		return a, nil
 	case <-ctx.Done():
 		return confirm.Answer{}, ctx.Err()
 	}
+	if err := a.Check(req.Details); err != nil {
+		// The scheduler refuses the call; nothing of the answer is acted on.
+		s.log.Warn("invalid answer to a confirmation", "id", req.ID, "outcome", a.Outcome, "err", err)
+		return confirm.Answer{}, fmt.Errorf("the editor's answer is invalid: %w", err)
+	}
+	s.saveApproval(req, a)
+	return a, nil
+}
+
+// saveApproval saves the rule of an "always, and save" answer (toolbox.SaveApproval)
+// and tells the user where it went, or why it was not saved (the answer still holds
+// for the session).
+func (s *Server) saveApproval(req confirm.Request, a confirm.Answer) {
+	if a.Persist == "" {
+		return
+	}
+	_, _, tb := s.state()
+	if tb == nil {
+		return
+	}
+	msg, err := tb.SaveApproval(req, a)
+	if err != nil {
+		s.log.Warn("approval not saved", "id", req.ID, "err", err)
+		s.tell(protocol.MessageTypeWarning, "agentls: "+err.Error())
+		return
+	}
+	s.tell(protocol.MessageTypeInfo, "agentls: "+msg)
 }
 
 // confirmDetails are the params of agentls/confirm (ConfirmDetails in docs/protocol.md):
@@ -151,6 +186,7 @@ type confirmDetails struct {
 	Diff            *string         `json:"diff,omitzero"`
 	OriginalContent json.RawMessage `json:"originalContent,omitzero"`
 	NewContent      *string         `json:"newContent,omitzero"`
+	Hunks           []confirm.Hunk  `json:"hunks,omitzero"`
 
 	// execute
 	Command      *string  `json:"command,omitzero"`
@@ -179,6 +215,7 @@ func newConfirmDetails(req confirm.Request) confirmDetails {
 	switch d.Type {
 	case confirm.TypeEdit:
 		cd.URI, cd.Path, cd.Diff, cd.NewContent = string(uri.File(d.Path)), d.Path, &d.Diff, &d.NewContent
+		cd.Hunks = d.Hunks
 		cd.OriginalContent = json.RawMessage("null")
 		if d.OriginalContent != nil {
 			orig, err := json.Marshal(*d.OriginalContent)
@@ -204,8 +241,10 @@ func newConfirmDetails(req confirm.Request) confirmDetails {
 
 // confirmResult is the result of agentls/confirm.
 type confirmResult struct {
-	Outcome string  `json:"outcome"`
-	Content *string `json:"content"`
+	Outcome       string  `json:"outcome"`
+	Content       *string `json:"content"`
+	AcceptedHunks []int   `json:"acceptedHunks"`
+	Persist       string  `json:"persist"`
 	// Answers answer the questions of an ask_user confirmation.
 	Answers map[string]string `json:"answers"`
 }
@@ -219,7 +258,7 @@ func (s *Server) askRich(ctx context.Context, req confirm.Request) (confirm.Answ
 	if res == nil {
 		return confirm.Answer{}, errors.New("the editor answered agentls/confirm with null")
 	}
-	a, err := parseAnswer(res.Outcome, res.Content)
+	a, err := parseAnswer(res.Outcome, res.Content, res.AcceptedHunks, res.Persist)
 	if err != nil {
 		return confirm.Answer{}, fmt.Errorf("the editor's answer to agentls/confirm is invalid: %w", err)
 	}
@@ -239,7 +278,7 @@ func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req 
 		return confirm.Answer{}, errors.New("the editor cannot put questions to the user: it supports neither agentls/confirm with ask_user (experimental.agentls.askUser) nor window/showMessageRequest")
 	}
 	for i, q := range req.Details.Questions {
-		if len(questionChoices(q)) == 0 {
+		if len(q.Choices()) == 0 {
 			return confirm.Answer{}, fmt.Errorf("question %d asks for a free-form answer, which the editor cannot take: it supports only window/showMessageRequest, whose answers are choices; ask with options instead", i+1)
 		}
 	}
@@ -247,7 +286,7 @@ func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req 
 	defer cancel()
 	answers := map[string]string{}
 	for i, q := range req.Details.Questions {
-		choices := questionChoices(q)
+		choices := q.Choices()
 		actions := make([]protocol.MessageActionItem, len(choices))
 		for j, c := range choices {
 			actions[j] = protocol.MessageActionItem{Title: c}
@@ -270,22 +309,6 @@ func (s *Server) askQuestions(ctx context.Context, caps ClientCapabilities, req 
 		answers[strconv.Itoa(i)] = chosen.Title
 	}
 	return confirm.Answer{Outcome: confirm.ProceedOnce, Answers: answers}, nil
-}
-
-// questionChoices returns the answers a question offers as choices: its options' labels,
-// or Yes and No; none for a question that wants free text.
-func questionChoices(q confirm.Question) []string {
-	switch q.Type {
-	case confirm.QuestionYesNo:
-		return []string{"Yes", "No"}
-	case confirm.QuestionChoice, "":
-		out := make([]string, len(q.Options))
-		for i, o := range q.Options {
-			out[i] = o.Label
-		}
-		return out
-	}
-	return nil
 }
 
 // questionMessage is the text of one question put with window/showMessageRequest.
@@ -314,36 +337,44 @@ func questionMessage(i, n int, q confirm.Question) string {
 const (
 	choiceOnce         = "Allow once"
 	choiceAlways       = "Allow always"
+	choiceAlwaysSave   = "Allow always and save"
 	choiceAlwaysTool   = "Always allow this tool"
 	choiceAlwaysServer = "Always allow this server"
 	choiceReject       = "Reject"
 )
 
-// messageChoices returns the titles offered for a confirmation and the outcome of each:
-// the question's own choices when it has them.
-func messageChoices(d confirm.Details) ([]string, map[string]confirm.Outcome) {
+// messageChoices returns the titles offered for a confirmation and the answer of each:
+// the question's own choices when it has them. A question asked every time (NoAlways,
+// such as a switch of the approval mode) offers no "always": it would mean "once".
+// "Allow always and save" also saves the approval in the user's settings
+// (confirm.Answer.Persist).
+func messageChoices(d confirm.Details) ([]string, map[string]confirm.Answer) {
+	if d.NoAlways && len(d.Choices) == 0 {
+		return []string{choiceOnce, choiceReject}, map[string]confirm.Answer{choiceOnce: {Outcome: confirm.ProceedOnce}, choiceReject: {Outcome: confirm.Cancel}}
+	}
 	if len(d.Choices) > 0 {
 		titles := make([]string, len(d.Choices))
-		outcomes := make(map[string]confirm.Outcome, len(d.Choices))
+		answers := make(map[string]confirm.Answer, len(d.Choices))
 		for i, c := range d.Choices {
-			titles[i], outcomes[c.Label] = c.Label, c.Outcome
+			titles[i], answers[c.Label] = c.Label, confirm.Answer{Outcome: c.Outcome}
 		}
-		return titles, outcomes
+		return titles, answers
 	}
 	if d.Type == confirm.TypeMCP {
-		return []string{choiceOnce, choiceAlwaysTool, choiceAlwaysServer, choiceReject}, map[string]confirm.Outcome{
-			choiceOnce: confirm.ProceedOnce, choiceAlwaysTool: confirm.ProceedAlwaysTool,
-			choiceAlwaysServer: confirm.ProceedAlwaysServer, choiceReject: confirm.Cancel,
+		return []string{choiceOnce, choiceAlwaysTool, choiceAlwaysServer, choiceReject}, map[string]confirm.Answer{
+			choiceOnce: {Outcome: confirm.ProceedOnce}, choiceAlwaysTool: {Outcome: confirm.ProceedAlwaysTool},
+			choiceAlwaysServer: {Outcome: confirm.ProceedAlwaysServer}, choiceReject: {Outcome: confirm.Cancel},
 		}
 	}
-	return []string{choiceOnce, choiceAlways, choiceReject}, map[string]confirm.Outcome{
-		choiceOnce: confirm.ProceedOnce, choiceAlways: confirm.ProceedAlways, choiceReject: confirm.Cancel,
+	return []string{choiceOnce, choiceAlways, choiceAlwaysSave, choiceReject}, map[string]confirm.Answer{
+		choiceOnce: {Outcome: confirm.ProceedOnce}, choiceAlways: {Outcome: confirm.ProceedAlways},
+		choiceAlwaysSave: {Outcome: confirm.ProceedAlways, Persist: confirm.ScopeUser}, choiceReject: {Outcome: confirm.Cancel},
 	}
 }
 
 // askMessage puts the confirmation with window/showMessageRequest.
 func (s *Server) askMessage(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
-	titles, outcomes := messageChoices(req.Details)
+	titles, answers := messageChoices(req.Details)
 	actions := make([]protocol.MessageActionItem, len(titles))
 	for i, t := range titles {
 		actions[i] = protocol.MessageActionItem{Title: t}
@@ -362,11 +393,11 @@ func (s *Server) askMessage(ctx context.Context, req confirm.Request) (confirm.A
 	case chosen == nil:
 		return confirm.Answer{}, errors.New("the confirmation was dismissed without a choice")
 	}
-	o, ok := outcomes[chosen.Title]
+	a, ok := answers[chosen.Title]
 	if !ok {
 		return confirm.Answer{}, fmt.Errorf("the editor answered %q, which is not one of the choices offered (%s)", chosen.Title, strings.Join(titles, ", "))
 	}
-	return confirm.Answer{Outcome: o}, nil
+	return a, nil
 }
 
 // confirmMessage is the text of a showMessageRequest confirmation.

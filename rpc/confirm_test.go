@@ -162,7 +162,7 @@ func TestMessageRequestConfirmation(t *testing.T) {
 				Actions []struct{ Title string }
 			}
 			json.Unmarshal(asked[0].Params, &p)
-			if !strings.Contains(p.Message, "touch ran") || len(p.Actions) != 3 || p.Actions[0].Title != "Allow once" {
+			if !strings.Contains(p.Message, "touch ran") || len(p.Actions) != 4 || p.Actions[0].Title != "Allow once" || p.Actions[2].Title != "Allow always and save" {
 				t.Errorf("showMessageRequest = %s", asked[0].Params)
 			}
 			if tt.name == "no answer in time" {
@@ -277,6 +277,7 @@ func codeActions(ctx context.Context, t *testing.T, c *lsptest.Client, uri strin
 type confirmArg struct {
 	ID      string `json:"id"`
 	Outcome string `json:"outcome"`
+	Persist string `json:"persist,omitempty"`
 }
 
 type codeActionResult struct {
@@ -302,6 +303,7 @@ func TestConfirmationAsDiagnostic(t *testing.T) {
 	}{
 		{choose: "Allow once", want: tools.StatusSuccess, text: "one\nTWO\n"},
 		{choose: "Allow always", want: tools.StatusSuccess, text: "one\nTWO\n"},
+		{choose: "Allow always and save", want: tools.StatusSuccess, text: "one\nTWO\n"},
 		{choose: "Reject", want: tools.StatusCancelled, text: "one\ntwo\n"},
 		{choose: "", want: tools.StatusCancelled, text: "one\ntwo\n"},
 	} {
@@ -337,10 +339,10 @@ func TestConfirmationAsDiagnostic(t *testing.T) {
 			}
 			// At the cursor on the diagnostic's line, with or without it in the context.
 			actions := codeActions(ctx, t, c, uri, lsptest.Range{Start: lsptest.Position{Character: 2}, End: lsptest.Position{Character: 2}}, nil)
-			if len(actions) != 3 {
-				t.Fatalf("code actions %+v, want Allow once, Allow always and Reject", actions)
+			if len(actions) != 4 {
+				t.Fatalf("code actions %+v, want Allow once, Allow always, Allow always and save, and Reject", actions)
 			}
-			if with := codeActions(ctx, t, c, uri, q.Range, []lsptest.Diagnostic{q}); len(with) != 3 {
+			if with := codeActions(ctx, t, c, uri, q.Range, []lsptest.Diagnostic{q}); len(with) != 4 {
 				t.Errorf("code actions for the diagnostic in context: %+v", with)
 			}
 			for _, a := range actions {
@@ -368,6 +370,13 @@ func TestConfirmationAsDiagnostic(t *testing.T) {
 			}
 			if doc, _ := c.Editor().Doc(uri); doc.Text != tt.text {
 				t.Errorf("editor text %q, want %q", doc.Text, tt.text)
+			}
+			if tt.choose == "Allow always and save" {
+				if _, err := c.WaitFor(ctx, "window/showMessage", func(m lsptest.Message) bool {
+					return strings.Contains(string(m.Params), "Saved in") && strings.Contains(string(m.Params), "allow replace")
+				}); err != nil {
+					t.Errorf("the saved approval was not told: %v", err)
+				}
 			}
 			if _, _, err := c.WaitDiagnostics(ctx, uri, seen, func(d []lsptest.Diagnostic) bool { return len(ofSource(d, "agentls", 0)) == 0 }); err != nil {
 				t.Errorf("the question was not taken down: %v", err)
@@ -428,8 +437,8 @@ func TestConfirmationAsDiagnosticPlacement(t *testing.T) {
 		"range": questions(diags)[0].Range, "context": map[string]any{"diagnostics": []any{}}}, &commands); err != nil {
 		t.Fatal(err)
 	}
-	if len(commands) != 3 || commands[0].Command != "agentls.confirm" || commands[0].Title != "Allow once" {
-		t.Fatalf("commands %+v, want the three answers as commands", commands)
+	if len(commands) != 4 || commands[0].Command != "agentls.confirm" || commands[0].Title != "Allow once" {
+		t.Fatalf("commands %+v, want the four answers as commands", commands)
 	}
 	if err := command(ctx, c, "agentls.confirm", commands[0].Arguments[0], nil); err != nil {
 		t.Fatal(err)

@@ -64,8 +64,11 @@ func TestPromptPlanModeSwitch(t *testing.T) {
 				}
 				return
 			}
-			if n := len(c.Received("window/showMessageRequest")); n != 1 {
-				t.Errorf("%d showMessageRequest, want the mode switch asked once", n)
+			if reqs := c.Received("window/showMessageRequest"); len(reqs) != 1 {
+				t.Errorf("%d showMessageRequest, want the mode switch asked once", len(reqs))
+			} else if p := string(reqs[0].Params); strings.Contains(p, "lways") || !strings.Contains(p, `"Allow once"`) {
+				// Asked every time: an "always" would mean once.
+				t.Errorf("the mode switch offered %s, want Allow once and Reject only", p)
 			}
 			shown := false
 			for _, m := range c.Received("window/showMessage") {

@@ -3,6 +3,9 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -144,6 +147,98 @@ func TestInteractTools(t *testing.T) {
 					got = append(got, respText(r))
 				}
 				t.Errorf("responses %q, want one containing %q", got, tc.resp)
+			}
+		})
+	}
+}
+
+// TestModeSwitchTakesThePersonsAnswer: no policy rule (the user's, a trusted
+// workspace's, a wildcard), no remembered answer and no front end without a person lets
+// a model switch the session's approval mode or answer ask_user: only a person's answer
+// does. A refused exit_plan_mode leaves the session in plan mode, where the write the
+// model tries next is refused and its marker file never appears.
+func TestModeSwitchTakesThePersonsAnswer(t *testing.T) {
+	cancel := &confirm.Answer{Outcome: confirm.Cancel}
+	exit := clients.ScriptCall{ID: "c1", Name: "exit_plan_mode", Args: json.RawMessage(`{}`)}
+	enter := clients.ScriptCall{ID: "c1", Name: "enter_plan_mode", Args: json.RawMessage(`{}`)}
+	ask := clients.ScriptCall{ID: "c1", Name: "ask_user",
+		Args: json.RawMessage(`{"questions":[{"question":"Name?","header":"Name","type":"text"}]}`)}
+	user := func(tool string) []confirm.Rule {
+		return []confirm.Rule{{ToolName: tool, Decision: confirm.Allow, Priority: 100, Source: confirm.SourceUser}}
+	}
+	workspace := func(tool string) []confirm.Rule {
+		return []confirm.Rule{{ToolName: tool, Decision: confirm.Allow, Priority: 100, Source: confirm.SourceWorkspace}}
+	}
+	cases := []struct {
+		name     string
+		mode     string
+		rules    []confirm.Rule
+		call     clients.ScriptCall
+		noAsker  bool
+		answer   *confirm.Answer
+		wantMode confirm.Mode
+		asked    int
+		resp     string
+	}{
+		{name: "exit, the user's allow rule", mode: "plan", rules: user("exit_plan_mode"), call: exit, answer: cancel,
+			wantMode: confirm.ModePlan, asked: 1, resp: "The user declined"},
+		{name: "exit, a workspace's allow rule", mode: "plan", rules: workspace("exit_plan_mode"), call: exit, answer: cancel,
+			wantMode: confirm.ModePlan, asked: 1, resp: "The user declined"},
+		{name: "exit, a wildcard allow rule", mode: "plan", rules: user("*"), call: exit, answer: cancel,
+			wantMode: confirm.ModePlan, asked: 1, resp: "The user declined"},
+		{name: "exit, an allow rule, nobody to ask", mode: "plan", rules: user("*_plan_mode"), call: exit, noAsker: true,
+			wantMode: confirm.ModePlan, resp: "only the user's answer"},
+		{name: "exit, modify_with_editor is no answer", mode: "plan", call: exit,
+			answer:   &confirm.Answer{Outcome: confirm.ModifyWithEditor, Content: "yolo"},
+			wantMode: confirm.ModePlan, asked: 1, resp: "not an answer to this question"},
+		{name: "enter, an allow rule in yolo", mode: "yolo", rules: user("enter_plan_mode"), call: enter, answer: cancel,
+			wantMode: confirm.ModeYolo, asked: 1, resp: "The user declined"},
+		{name: "ask_user, an allow rule", mode: "default", rules: workspace("ask_user"), call: ask, answer: cancel,
+			wantMode: confirm.ModeDefault, asked: 1, resp: "dismissed the questions"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			asker := &recordingAsker{answer: tc.answer}
+			hh := newHostHarness(t, tc.mode, clients.Script{Turns: []clients.Turn{
+				{Calls: []clients.ScriptCall{tc.call}},
+				{Calls: []clients.ScriptCall{{ID: "c2", Name: "write_file",
+					Args: json.RawMessage(`{"file_path":"ROOT/marker.txt","content":"ran"}`)}}},
+				{Text: "done"},
+			}}, func(o *HostOptions) {
+				o.Toolbox.Overrides.Policy.Rules = tc.rules
+				if !tc.noAsker {
+					o.Asker = asker
+				}
+			})
+			l, _ := hh.prompt("", "go")
+			if m, _ := hh.host.Mode(l.ID()); m != tc.wantMode {
+				t.Errorf("mode %q, want %q", m, tc.wantMode)
+			}
+			if n := len(hh.of(UpdateMode)); n != 0 {
+				t.Errorf("%d mode updates, want none", n)
+			}
+			asker.mu.Lock()
+			asked := 0
+			for _, r := range asker.asked {
+				if r.ToolName == tc.call.Name {
+					asked++
+				}
+			}
+			asker.mu.Unlock()
+			if asked != tc.asked {
+				t.Errorf("asked %d times, want %d", asked, tc.asked)
+			}
+			reqs := hh.model.requests()
+			if len(reqs) < 2 {
+				t.Fatalf("%d requests to the model", len(reqs))
+			}
+			if rs := responses(t, reqs[1]); len(rs) != 1 || !strings.Contains(respText(rs[0]), tc.resp) {
+				t.Errorf("response %q, want one containing %q", respText(rs[0]), tc.resp)
+			}
+			if tc.wantMode == confirm.ModePlan {
+				if _, err := os.Stat(filepath.Join(hh.root, "marker.txt")); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the write the model tried after the refused switch ran (stat: %v)", err)
+				}
 			}
 		})
 	}

@@ -99,6 +99,33 @@ type MCPServer struct {
 	IncludeTools []string `json:"includeTools,omitempty"`
 	ExcludeTools []string `json:"excludeTools,omitempty"`
 	Description  string   `json:"description,omitempty"`
+	// OAuth configures OAuth for an HTTP or SSE server.
+	OAuth *MCPOAuth `json:"oauth,omitempty"`
+}
+
+// MCPOAuth is the oauth block of an MCP server's settings, in Gemini CLI's format where
+// it has one. Without it, OAuth is still tried for an HTTP or SSE server that answers 401,
+// with the discovery and dynamic client registration of the MCP authorization spec.
+type MCPOAuth struct {
+	// Enabled false turns OAuth off for the server; nil or true leaves it on.
+	Enabled *bool `json:"enabled,omitempty"`
+	// ClientID and ClientSecret are a client registered beforehand with the server's
+	// authorization server; the secret may name an environment variable as $VAR.
+	ClientID     string `json:"clientId,omitempty"`
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes replace the scopes discovered from the server when not empty.
+	Scopes []string `json:"scopes,omitempty"`
+	// RedirectURI is the loopback address the authorization server sends the browser
+	// back to (default: http://127.0.0.1:<a free port>/callback). It must be an http
+	// URL on 127.0.0.1, [::1] or localhost.
+	RedirectURI string `json:"redirectUri,omitempty"`
+	// ClientMetadataURL is the HTTPS URL of a client ID metadata document, used as the
+	// client ID where the authorization server supports them.
+	ClientMetadataURL string `json:"clientMetadataUrl,omitempty"`
+	// GrantType "client_credentials" authenticates agentls itself with ClientID and
+	// ClientSecret, with no browser (the MCP client-credentials extension); empty means
+	// the authorization code flow.
+	GrantType string `json:"grantType,omitempty"`
 }
 
 // ModelSettings name the model. In a file, "model" may also be just the model's name

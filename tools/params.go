@@ -136,6 +136,10 @@ func keywords(p *jsonschema.Schema, tag string) error {
 			var n float64
 			n, err = strconv.ParseFloat(v, 64)
 			p.Minimum = &n
+		case "maximum":
+			var n float64
+			n, err = strconv.ParseFloat(v, 64)
+			p.Maximum = &n
 		case "default":
 			if !json.Valid([]byte(v)) {
 				return fmt.Errorf("default %q is not JSON", v)

@@ -60,14 +60,14 @@ func TestParameters(t *testing.T) {
 			B    *bool    `json:"b,omitempty" schema:"default=true"`
 			E    string   `json:"e,omitempty" schema:"enum=x|y"`
 			Inc  []string `json:"inc" schema:"minItems=1,itemMinLength=1"`
-			Zero int      `json:"zero,omitempty" schema:"minimum=0"`
+			Zero int      `json:"zero,omitempty" schema:"minimum=0,maximum=9"`
 		}{},
 		want: `{"type":"object","required":["inc"],"properties":{` +
 			`"n":{"type":"integer","minimum":1},` +
 			`"b":{"type":"boolean","default":true},` +
 			`"e":{"type":"string","enum":["x","y"]},` +
 			`"inc":{"type":"array","items":{"type":"string","minLength":1},"minItems":1},` +
-			`"zero":{"type":"integer","minimum":0}` +
+			`"zero":{"type":"integer","minimum":0,"maximum":9}` +
 			`},"additionalProperties":false}`,
 	}, {
 		name: "items of a slice of structs",
@@ -114,8 +114,8 @@ func TestParametersErrors(t *testing.T) {
 	}{
 		{"not an object", "", "not an object"},
 		{"unknown keyword", struct {
-			A string `json:"a" schema:"maximum=3"`
-		}{}, `unknown schema keyword "maximum"`},
+			A string `json:"a" schema:"exclusiveMaximum=3"`
+		}{}, `unknown schema keyword "exclusiveMaximum"`},
 		{"keyword without value", struct {
 			A string `json:"a" schema:"minimum"`
 		}{}, "has no value"},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -166,6 +167,9 @@ type call struct {
 	// waitPrevious is the call's wait_for_previous: it is proposed and run only after
 	// every earlier call of its batch has ended.
 	waitPrevious bool
+	// note is told the model after the call's own output: which hunks of its proposal
+	// the person accepted.
+	note string
 	// scheduled is set once Title, Kind, Locations and Args are known.
 	scheduled bool
 	// writes are the cleaned, sorted paths a writing call writes, as its Locations said
@@ -380,12 +384,14 @@ func (s *Scheduler) build(ctx context.Context, c *call) bool {
 	if !s.guard(c, "Info", func() { c.info = tool.Info() }) {
 		return false
 	}
-	args, wait, err := splitWaitForPrevious(c.req.Args)
-	if err != nil {
-		s.finishError(c, AsError(err, ErrInvalidParams))
-		return false
+	if !declaresOwnWaitForPrevious(c.info.Parameters) {
+		args, wait, err := splitWaitForPrevious(c.req.Args)
+		if err != nil {
+			s.finishError(c, AsError(err, ErrInvalidParams))
+			return false
+		}
+		c.req.Args, c.waitPrevious = args, wait
 	}
-	c.req.Args, c.waitPrevious = args, wait
 	v, err := s.validator(c.info)
 	if err != nil {
 		s.finishError(c, Errorf(ErrExecutionFailed, "tool %s has an unusable parameter schema: %w", c.info.Name, err))
@@ -532,10 +538,14 @@ func (s *Scheduler) propose(ctx context.Context, c *call) {
 	c.pcall = confirm.Call{Tool: c.info.Name, ReadOnly: c.info.Kind.ReadOnly(), Server: c.info.Server,
 		Args: c.req.Args, Details: c.details}
 	verdict := s.decide(c.pcall)
-	switch verdict.Decision {
-	case confirm.Allow:
+	switch {
+	case verdict.Decision == confirm.Allow && c.details != nil && c.details.PersonOnly:
+		// Whatever the policy says, only the person's answer runs it (see
+		// confirm.Details.PersonOnly).
+		c.needsAsk = true
+	case verdict.Decision == confirm.Allow:
 		c.allowed = true
-	case confirm.Ask:
+	case verdict.Decision == confirm.Ask:
 		if c.details == nil {
 			c.details = &confirm.Details{Type: confirm.TypeInfo, Title: c.title,
 				Prompt: fmt.Sprintf("Allow %s: %s?", c.info.Name, c.title)}
@@ -587,10 +597,22 @@ func (s *Scheduler) validator(info Info) (*Validator, error) {
 // ask puts c's confirmation to the person and reports whether c may run; if not, c
 // has ended.
 func (s *Scheduler) ask(ctx context.Context, c *call) bool {
+	if len(c.details.Hunks) > 0 && c.caps.Modify == nil {
+		// The call cannot apply a part of its proposal: nobody is offered the choice.
+		d := *c.details
+		d.Hunks = nil
+		c.details = &d
+	}
 	s.emit(c, Event{Status: StatusAwaitingApproval, Details: c.details})
 	if s.asker == nil && c.details.Type == confirm.TypeAsk {
 		s.finishError(c, Errorf(ErrPolicyViolation,
 			"%s puts questions to the user, but nobody can be asked in this session; decide without asking, and say what you assumed.", c.info.Name))
+		return false
+	}
+	if s.asker == nil && c.details.PersonOnly {
+		s.finishError(c, Errorf(ErrPolicyViolation,
+			"%s runs only on the user's answer, and nobody can be asked in this session, so it was not run; "+
+				"only the user's answer lets it run: no policy rule or approval mode does.", c.info.Name))
 		return false
 	}
 	if s.asker == nil && c.details.NoAlways {
@@ -643,6 +665,21 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 		s.finishError(c, &Error{Type: ErrCancelled,
 			Message: fmt.Sprintf("The user did not approve the call (unknown answer %q), so it was not run.", ans.Outcome)})
 		return false
+	case ans.Outcome == confirm.ModifyWithEditor && c.details.PersonOnly && c.caps.Modify == nil:
+		// No content to modify was offered: the answer is not one to this question.
+		s.finishError(c, &Error{Type: ErrCancelled,
+			Message: "The front end answered modify_with_editor, which is not an answer to this question, so the call was not run."})
+		return false
+	}
+	if err := ans.Check(*c.details); err != nil {
+		s.logger.Warn("invalid answer to a confirmation", "tool", c.req.Name, "call", c.req.CallID, "err", err)
+		s.finishError(c, &Error{Type: ErrCancelled,
+			Message: fmt.Sprintf("The user did not approve the call (invalid answer: %v), so it was not run.", err)})
+		return false
+	}
+	switch {
+	case ans.AcceptedHunks != nil:
+		return s.acceptHunks(c, ans.AcceptedHunks)
 	case ans.Outcome == confirm.ModifyWithEditor:
 		return s.modify(c, ans.Content)
 	case ans.Outcome != confirm.ProceedOnce && s.policy != nil:
@@ -652,6 +689,58 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 		return s.guard(c, "Answered", func() { answered(ans) })
 	}
 	return true
+}
+
+// acceptHunks applies the hunks of c's proposal the person accepted (valid indices
+// into its Details.Hunks, see confirm.Answer.Check) as their modified version of it,
+// and notes for the model which were taken. None is a refusal; all, the proposal.
+func (s *Scheduler) acceptHunks(c *call, accepted []int) bool {
+	d := c.details
+	total := len(d.Hunks)
+	if len(accepted) == 0 {
+		s.finishError(c, &Error{Type: ErrCancelled, Message: fmt.Sprintf(
+			"The user rejected all %d %s of the proposed change, so nothing was written.", total, plural(total, "hunk", "hunks"))})
+		return false
+	}
+	if len(accepted) == total {
+		return true
+	}
+	orig := ""
+	if d.OriginalContent != nil {
+		orig = *d.OriginalContent
+	}
+	content, err := workspace.ApplyHunks(orig, d.NewContent, accepted)
+	if err != nil {
+		s.finishError(c, &Error{Type: ErrCancelled, Err: err,
+			Message: fmt.Sprintf("The user's choice of hunks could not be applied (%v), so nothing was written.", err)})
+		return false
+	}
+	taken := make(map[int]bool, len(accepted))
+	for _, i := range accepted {
+		taken[i] = true
+	}
+	var yes, no []string
+	var headers []string
+	for i, h := range d.Hunks {
+		if taken[i] {
+			yes = append(yes, strconv.Itoa(i+1))
+		} else {
+			no = append(no, strconv.Itoa(i+1))
+			headers = append(headers, h.Header())
+		}
+	}
+	c.note = fmt.Sprintf("The user accepted %s %s of %d; %s %s %s not applied: %s. The file now has only the accepted hunks; read it before changing it further.",
+		plural(len(yes), "hunk", "hunks"), listing(yes), total, plural(len(no), "hunk", "hunks"), listing(no),
+		plural(len(no), "was", "were"), strings.Join(headers, ", "))
+	return s.modify(c, content)
+}
+
+// listing joins numbers as "1", "1 and 3", "1, 2 and 4".
+func listing(ns []string) string {
+	if len(ns) <= 1 {
+		return strings.Join(ns, "")
+	}
+	return strings.Join(ns[:len(ns)-1], ", ") + " and " + ns[len(ns)-1]
 }
 
 // modify hands the person's edited content to the call, which then runs as modified.
@@ -832,6 +921,9 @@ func (s *Scheduler) finishSuccess(c *call, res *Result) {
 	}
 	r := CallResult{Status: StatusSuccess, Summary: res.Summary, Output: res.Output, Display: res.Display,
 		Diff: res.Diff, Parts: res.Parts, OutputFile: res.OutputFile, Problems: res.Problems}
+	if c.note != "" {
+		r.Output = strings.TrimRight(r.Output, "\n") + "\n" + c.note
+	}
 	if c.info.Source == SourceMCP {
 		// An MCP server's answer is not agentls's or the user's word: the model gets it
 		// marked as untrusted context; people see it as it is.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/confirm"
 )
 
 // TestSchedulerWaitForPrevious checks wait_for_previous as Gemini CLI's scheduler
@@ -172,5 +174,92 @@ func TestDeclarationsWaitForPrevious(t *testing.T) {
 		if slices.Contains(s.Required, WaitForPrevious) {
 			t.Errorf("%s: %s is required", d.Name, WaitForPrevious)
 		}
+	}
+}
+
+// TestWaitForPreviousOwnedByTheTool checks a tool (an MCP server's, say) whose schema
+// declares a wait_for_previous of its own: its declaration keeps the tool's property,
+// and the argument reaches the tool rather than being taken as the scheduler's (the
+// closed schema requires it, so a call stripped of it would be refused). Every other
+// tool's value is the scheduler's and is taken out.
+func TestWaitForPreviousOwnedByTheTool(t *testing.T) {
+	const own = `{"type":"object","properties":{"wait_for_previous":{"type":"string"}},"required":["wait_for_previous"],"additionalProperties":false}`
+	cases := []struct {
+		name, schema, args string
+		wantType           string // of wait_for_previous in the declaration
+		status             Status
+		errType            ErrorType
+	}{
+		{name: "the tool's own", schema: own, args: `{"wait_for_previous":"after lunch"}`, wantType: "string", status: StatusSuccess},
+		{name: "the tool's own, missing", schema: own, args: `{}`, wantType: "string", status: StatusError, errType: ErrInvalidParams},
+		{name: "the scheduler's, on a closed schema", schema: `{"type":"object","properties":{"id":{"type":"string"}},"additionalProperties":false}`,
+			args: `{"id":"a","wait_for_previous":true}`, wantType: "boolean", status: StatusSuccess},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newEnv(t, nil, &fakeTool{name: "mcp_tool", kind: KindRead, schema: tc.schema})
+			var decl struct {
+				Properties map[string]struct {
+					Type string `json:"type"`
+				} `json:"properties"`
+			}
+			ds := env.s.reg.Declarations()
+			if len(ds) != 1 || json.Unmarshal(ds[0].Parameters, &decl) != nil {
+				t.Fatalf("declarations %+v", ds)
+			}
+			if got := decl.Properties[WaitForPrevious].Type; got != tc.wantType {
+				t.Errorf("declared %s of type %q, want %q", WaitForPrevious, got, tc.wantType)
+			}
+			results := env.s.Run(t.Context(), []Request{req("a", "mcp_tool", tc.args)})
+			wantStatus(t, results[0], tc.status, tc.errType)
+		})
+	}
+}
+
+// TestSplitWaitForPrevious checks that taking wait_for_previous out leaves the other
+// members as the model wrote them — their order, spacing within a member and escapes —
+// since the policy's argsPattern rules match those bytes: re-encoding them escaped &, <
+// and > and sorted the keys, so that adding wait_for_previous to a call slipped it
+// past a deny rule.
+func TestSplitWaitForPrevious(t *testing.T) {
+	cases := []struct {
+		in, want string
+		wait     bool
+	}{
+		{`{"command":"a && b <c>","wait_for_previous":false}`, `{"command":"a && b <c>"}`, false},
+		{`{"wait_for_previous":true,"z":1,"a":"x&y"}`, `{"z":1,"a":"x&y"}`, true},
+		{`{ "z" : 1 , "wait_for_previous" : true , "a" : "\u0026" }`, `{"z" : 1,"a" : "\u0026"}`, true},
+		{`{"wait_for_previous":true}`, `{}`, true},
+		{`{"wait_for_previous":true,"k":{"wait_for_previous":"inner"},"wait_for_previous":false}`, `{"k":{"wait_for_previous":"inner"}}`, false},
+		{`{"wait_for_previous":null,"a":1}`, `{"a":1}`, false},
+		{`{"a":1}`, `{"a":1}`, false},
+		{`[1]`, `[1]`, false},
+		{`{"a":`, `{"a":`, false},
+	}
+	for _, tc := range cases {
+		got, wait, err := splitWaitForPrevious(json.RawMessage(tc.in))
+		if err != nil || string(got) != tc.want || wait != tc.wait {
+			t.Errorf("splitWaitForPrevious(%s) = %s, %v, %v; want %s, %v", tc.in, got, wait, err, tc.want, tc.wait)
+		}
+	}
+}
+
+// TestWaitForPreviousKeepsDenyRules: a deny rule's argsPattern still matches a call
+// that sets wait_for_previous, whatever its value, and the tool never runs.
+func TestWaitForPreviousKeepsDenyRules(t *testing.T) {
+	for _, extra := range []string{``, `,"wait_for_previous":false`, `,"wait_for_previous":true`} {
+		t.Run(extra, func(t *testing.T) {
+			p, err := confirm.NewPolicy(confirm.ModeYolo, []confirm.Rule{{ToolName: "step", Decision: confirm.Deny, ArgsPattern: `a && b <c>`}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			step := &fakeTool{name: "step", kind: KindRead}
+			env := newEnv(t, func(o *Options) { o.Policy = p }, step)
+			results := env.s.Run(t.Context(), []Request{req("a", "step", `{"id":"a && b <c>"`+extra+`}`)})
+			wantStatus(t, results[0], StatusError, ErrPolicyViolation)
+			if n := step.attempts.Load(); n != 0 {
+				t.Errorf("the denied call ran %d times", n)
+			}
+		})
 	}
 }

@@ -28,8 +28,16 @@ const diffContext = udiff.DefaultContextLines
 // wrong after a hunk that joins two changes. In a run of repeated lines ("}", blank
 // lines) a change may be shown on another line of the run, as git may show it too.
 func UnifiedDiff(path, old, new string, isNew bool) string {
+	diff, _ := DiffHunks(path, old, new, isNew)
+	return diff
+}
+
+// DiffHunks returns UnifiedDiff(path, old, new, isNew) and its hunks in order, as its
+// @@ headers number them, computed once with the diff so that a person's choice among
+// the hunks shown (see ApplyHunks) names the hunks of that very diff.
+func DiffHunks(path, old, new string, isNew bool) (string, []Hunk) {
 	if old == new && !isNew {
-		return ""
+		return "", nil
 	}
 	from := "a/" + strings.TrimPrefix(path, "/")
 	if isNew {
@@ -51,7 +59,7 @@ func UnifiedDiff(path, old, new string, isNew bool) string {
 		}
 	}
 	if len(diffs) == 0 {
-		return ""
+		return "", nil
 	}
 	// offset returns the byte offset in old of line l of a. Diffs come in order, so
 	// it only ever counts forward.
@@ -95,8 +103,8 @@ func UnifiedDiff(path, old, new string, isNew bool) string {
 	u, err := udiff.ToUnifiedDiff(from, to, old[w0:w1], edits, diffContext)
 	if err != nil {
 		// Edits from lcs always fit their text; should that ever fail, udiff.Unified
-		// of the whole texts still gives a diff.
-		return udiff.Unified(from, to, old, new)
+		// of the whole texts still gives a diff, though not one of hunks to choose from.
+		return udiff.Unified(from, to, old, new), nil
 	}
 	// Both texts have the same lines before the window. A hunk starts in new where it
 	// starts in old, moved by the lines the hunks before it added and removed. (udiff's
@@ -104,19 +112,37 @@ func UnifiedDiff(path, old, new string, isNew bool) string {
 	// hunk, golang/go#81453, so every later hunk would name the wrong new line.)
 	skipped := strings.Count(old[:w0], "\n")
 	delta := 0
-	for _, h := range u.Hunks {
+	hunks := make([]Hunk, len(u.Hunks))
+	for i, h := range u.Hunks {
 		h.FromLine += skipped
 		h.ToLine = h.FromLine + delta
+		oldLines, newLines := 0, 0
 		for _, l := range h.Lines {
 			switch l.Kind {
 			case udiff.Insert:
 				delta++
+				newLines++
 			case udiff.Delete:
 				delta--
+				oldLines++
+			default:
+				oldLines++
+				newLines++
 			}
 		}
+		hunks[i] = Hunk{Index: i, OldStart: headerStart(h.FromLine, oldLines), OldLines: oldLines,
+			NewStart: headerStart(h.ToLine, newLines), NewLines: newLines}
 	}
-	return u.String()
+	return u.String(), hunks
+}
+
+// headerStart is the start line of one side of a hunk as udiff writes it in the @@
+// header: an empty side at the top of its text is line 0, as in GNU diff.
+func headerStart(line, count int) int {
+	if line == 1 && count == 0 {
+		return 0
+	}
+	return line
 }
 
 // lcsSearchLimit is the number of changed lines below which lcs.DiffLines always finds

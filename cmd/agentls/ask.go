@@ -22,6 +22,10 @@ import (
 type terminalAsker struct {
 	in  io.Reader
 	out io.Writer
+	// save, when set, saves the rule of an "always, and save" answer
+	// (toolbox.SaveApproval) and says where it went; without it that answer is not
+	// offered.
+	save func(confirm.Request, confirm.Answer) (string, error)
 
 	once  sync.Once
 	turn  chan struct{} // holds a token while a question is on the terminal
@@ -91,7 +95,11 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	case confirm.TypeMCP:
 		fmt.Fprintf(&b, "  server: %s  tool: %s\n  arguments: %s\n", visible(d.Server), visible(d.Tool), visible(string(d.Arguments)))
 	case confirm.TypeInfo:
-		fmt.Fprintf(&b, "  %s\n", visible(d.Prompt))
+		// A prompt may hold a plan of many lines (exit_plan_mode): each is escaped on
+		// its own and indented, so none can pass for the question below it.
+		for line := range strings.SplitSeq(strings.TrimSuffix(d.Prompt, "\n"), "\n") {
+			fmt.Fprintf(&b, "  %s\n", visible(line))
+		}
 		for _, u := range d.URLs {
 			fmt.Fprintf(&b, "  %s\n", visible(u))
 		}
@@ -103,10 +111,18 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 			fmt.Fprintf(&b, "  [%d] %s\n", i+1, visible(c.Label))
 		}
 		b.WriteString("Answer: ")
-	case d.NoAlways:
-		b.WriteString("Allow? [y] yes, once  [n] no: ")
 	default:
-		fmt.Fprintf(&b, "Allow? [y] yes, once  [a] always allow %s  [n] no: ", alwaysScope(d))
+		b.WriteString("Allow? [y] yes, once  ")
+		if !d.NoAlways {
+			fmt.Fprintf(&b, "[a] always allow %s  ", alwaysScope(d))
+			if a.save != nil {
+				b.WriteString("[s] always, and save in your settings  ")
+			}
+		}
+		if a.perHunk(d) {
+			fmt.Fprintf(&b, "[p] choose among the %d hunks  ", len(d.Hunks))
+		}
+		b.WriteString("[n] no: ")
 	}
 	io.WriteString(a.out, b.String())
 
@@ -125,17 +141,87 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	switch s {
 	case "y", "yes":
 		return confirm.Answer{Outcome: confirm.ProceedOnce}, nil
-	case "a", "always":
-		if d.NoAlways {
+	case "a", "always", "s", "save":
+		if d.NoAlways || (s == "s" || s == "save") && a.save == nil {
 			break
 		}
 		o := confirm.ProceedAlways
 		if d.Type == confirm.TypeMCP {
 			o = confirm.ProceedAlwaysTool
 		}
-		return confirm.Answer{Outcome: o}, nil
+		ans := confirm.Answer{Outcome: o}
+		if s == "s" || s == "save" {
+			ans.Persist = confirm.ScopeUser
+			msg, err := a.save(req, ans)
+			if err != nil {
+				msg = err.Error()
+			}
+			fmt.Fprintf(a.out, "agentls: %s\n", visible(msg))
+		}
+		return ans, nil
+	case "p":
+		if a.perHunk(d) {
+			return a.askHunks(ctx, d)
+		}
 	}
 	return confirm.Answer{Outcome: confirm.Cancel}, nil
+}
+
+// perHunk reports whether an edit's hunks can be chosen one by one.
+func (a *terminalAsker) perHunk(d confirm.Details) bool {
+	return d.Type == confirm.TypeEdit && len(d.Hunks) > 1 && len(hunkTexts(d.Diff)) == len(d.Hunks)
+}
+
+// askHunks asks about each hunk of an edit in turn, as git add -p does: y applies it,
+// n leaves it out, a applies it and all after it, d leaves out it and all after it;
+// anything else (or the end of the input) leaves it out.
+func (a *terminalAsker) askHunks(ctx context.Context, d confirm.Details) (confirm.Answer, error) {
+	texts := hunkTexts(d.Diff)
+	accepted := []int{}
+	rest := ""
+	for i := range d.Hunks {
+		if rest == "" {
+			var b strings.Builder
+			for line := range strings.SplitSeq(strings.TrimSuffix(texts[i], "\n"), "\n") {
+				b.WriteString(visible(line) + "\n")
+			}
+			fmt.Fprintf(&b, "Apply hunk %d of %d? [y] yes  [n] no  [a] this and the rest  [d] none of the rest: ", i+1, len(d.Hunks))
+			io.WriteString(a.out, b.String())
+			s, err := a.readLine(ctx)
+			if err != nil {
+				fmt.Fprintln(a.out)
+				return confirm.Answer{}, err
+			}
+			switch s = strings.ToLower(strings.TrimSpace(s)); s {
+			case "a", "d":
+				rest = s
+			case "y", "yes":
+				accepted = append(accepted, i)
+				continue
+			default:
+				continue
+			}
+		}
+		if rest == "a" {
+			accepted = append(accepted, i)
+		}
+	}
+	return confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: accepted}, nil
+}
+
+// hunkTexts splits a unified diff into its hunks, each from its @@ line on. Lines of
+// the texts are prefixed with " ", "-" or "+", so only a header starts with "@@".
+func hunkTexts(diff string) []string {
+	var out []string
+	for line := range strings.SplitAfterSeq(diff, "\n") {
+		switch {
+		case strings.HasPrefix(line, "@@"):
+			out = append(out, line)
+		case len(out) > 0:
+			out[len(out)-1] += line
+		}
+	}
+	return out
 }
 
 // askQuestions puts ask_user's questions one after another: a choice is answered by its
@@ -202,9 +288,9 @@ func questionAnswer(q confirm.Question, typed string) string {
 	if q.Type == confirm.QuestionYesNo {
 		switch strings.ToLower(typed) {
 		case "y", "yes":
-			return "Yes"
+			return confirm.AnswerYes
 		case "n", "no":
-			return "No"
+			return confirm.AnswerNo
 		}
 		return typed
 	}

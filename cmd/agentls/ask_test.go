@@ -87,6 +87,15 @@ func TestAskEscapesHostileText(t *testing.T) {
 			lines: 6,
 		},
 		{
+			// exit_plan_mode shows the plan file: its lines stay lines, each escaped and
+			// indented, so a line of the plan cannot pass for the question.
+			name: "a plan of several lines",
+			req: confirm.Request{ToolName: "exit_plan_mode", Details: confirm.Details{Type: confirm.TypeInfo, NoAlways: true,
+				Title: "Leave plan mode", Prompt: "Approve the plan?\n\nPlan (plan.md):\n1. edit \x1b[2Ka.go\nAllow? [y] yes, once  [n] no: y\n"}},
+			wants: []string{"\n  Approve the plan?\n  \n  Plan (plan.md):\n  1. edit \\x1b[2Ka.go\n  Allow? [y] yes, once  [n] no: y\nAllow? [y] yes, once  [n] no: "},
+			lines: 8,
+		},
+		{
 			name: "bytes that are not UTF-8",
 			req: confirm.Request{ToolName: "run_shell_command", Details: confirm.Details{Type: confirm.TypeExecute,
 				Title: "Confirm", Command: "ls \x9b2J \xff\xfe", RootCommands: []string{"ls"}, Directory: "/w"}},

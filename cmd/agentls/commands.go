@@ -16,6 +16,7 @@ import (
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
 	"github.com/agentls/agentls/tools/web/redact"
 	"golang.org/x/term"
 )
@@ -165,7 +166,18 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return exitBadUsage
 	}
 	logger := newLogger(stderr)
-	tb, err := newToolbox(toolbox.Options{Roots: []string{*root}, Mode: *mode, Logger: logger})
+	// Without a terminal there is nobody to ask: a nil Asker makes the scheduler refuse
+	// a call that needs consent, saying how to allow it, and MCP servers' questions are
+	// declined.
+	var asker confirm.Asker
+	var elicit mcp.Elicitor
+	var ta *terminalAsker
+	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
+		ta = &terminalAsker{in: in, out: stderr}
+		asker, elicit = ta, ta
+	}
+	tb, err := newToolbox(toolbox.Options{Roots: []string{*root}, Mode: *mode, Logger: logger,
+		MCPAuthorize: terminalAuthorize(stderr), MCPElicit: elicit})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
@@ -174,12 +186,8 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err := tb.StartExternal(ctx); err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 	}
-
-	// Without a terminal there is nobody to ask: a nil Asker makes the scheduler refuse
-	// a call that needs consent, saying how to allow it.
-	var asker confirm.Asker
-	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
-		asker = &terminalAsker{in: in, out: stderr}
+	if ta != nil {
+		ta.save = tb.SaveApproval
 	}
 	liveOutput := false
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {

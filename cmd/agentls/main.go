@@ -9,8 +9,10 @@
 //	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
 //	agentls prompt "…" [--model M] [--approval-mode MODE] [--session ID] [--output text|json|stream-json] [--root DIR]
 //	agentls undo [--session ID] [--turn N] [--force] [--diff] [--root DIR]
+//	agentls rules [remove N] [--root DIR]
 //	agentls trust [DIR] [--parent | --distrust | --revoke]
 //	agentls trust --list
+//	agentls mcp auth|logout SERVER
 //	agentls version
 package main
 
@@ -56,6 +58,10 @@ const usage = `usage:
       gets its text from before the prompt, files it created are deleted; nothing is
       undone where a file changed since, unless --force (then only those stay);
       --diff shows the prompt's changes instead
+  agentls rules [remove N] [--root DIR]
+      list the policy rules of the user's settings file and the workspace's, with
+      their files and numbers ("always, and save" answers add them there); remove N
+      removes rule N of the list
   agentls stats [--session ID] [--json] [--root DIR]
       per tool, the calls, errors, cancellations and p50/p95 execution times of
       the workspace's stored sessions (or of the session ID); a running editor
@@ -67,6 +73,11 @@ const usage = `usage:
       not be trusted, --revoke removes the entry for DIR
   agentls trust --list
       show the trusted folders
+  agentls mcp auth SERVER
+      authorize agentls with the MCP server SERVER of the settings by OAuth: the
+      authorization page's URL is printed, and opened with $BROWSER when set
+  agentls mcp logout SERVER
+      forget the OAuth token of SERVER (kept in $XDG_STATE_HOME/agentls/mcp-tokens)
   agentls version
       print the version
 
@@ -115,6 +126,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdTrust(ctx, args[1:], stdout, stderr)
 	case "undo":
 		return cmdUndo(ctx, args[1:], stdout, stderr)
+	case "mcp":
+		return cmdMCP(ctx, args[1:], stdin, stdout, stderr)
+	case "rules":
+		return cmdRules(ctx, args[1:], stdout, stderr)
 	case "stats":
 		return cmdStats(ctx, args[1:], stdout, stderr)
 	case "version", "--version":

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,6 +27,16 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	if os.Getenv("AGENTLS_TEST_BROWSER") == "1" {
+		// This test binary is the $BROWSER of agentls mcp auth: it follows the
+		// authorization URL's redirects, as a person's browser does once they consent.
+		resp, err := http.Get(os.Args[len(os.Args)-1])
+		if err != nil {
+			os.Exit(1)
+		}
+		resp.Body.Close()
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "agentls-cmd-test")
 	if err != nil {
 		panic(err)

@@ -18,6 +18,7 @@ import (
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
 )
 
 // cmdPrompt runs one prompt through the agent loop and streams the answer to stdout.
@@ -51,8 +52,11 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	// Without a terminal there is nobody to ask: a nil asker makes a call that needs
 	// consent fail with how to allow it.
 	var asker confirm.Asker
+	var ta *terminalAsker
+	var elicit mcp.Elicitor
 	if in, ok := stdin.(*os.File); ok && term.IsTerminal(int(in.Fd())) {
-		asker = &terminalAsker{in: in, out: stderr}
+		ta = &terminalAsker{in: in, out: stderr}
+		asker, elicit = ta, ta
 	}
 	stateDir, err := session.StateDir()
 	if err != nil {
@@ -63,7 +67,8 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	// without a model there is nothing to start them for.
 	var client clients.Client
 	host, err := session.NewHost(session.HostOptions{
-		Toolbox:   toolbox.Options{Roots: workspaceRoots([]string{*root}), Mode: *mode, Logger: logger},
+		Toolbox: toolbox.Options{Roots: workspaceRoots([]string{*root}), Mode: *mode, Logger: logger,
+			MCPAuthorize: terminalAuthorize(stderr), MCPElicit: elicit},
 		Store:     session.NewStore(stateDir),
 		NewClient: func(context.Context, settings.Settings) (clients.Client, error) { return client, nil },
 		Asker:     asker,
@@ -76,6 +81,9 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer host.Close()
 	tb := host.Toolbox()
+	if ta != nil {
+		ta.save = tb.SaveApproval
+	}
 	s := tb.Config().Settings
 	if *model != "" {
 		s.Model.Name = *model

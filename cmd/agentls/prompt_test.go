@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,5 +276,41 @@ func TestPromptNobodyToAsk(t *testing.T) {
 	}
 	if strings.Join(thoughts, "") != "nobody here to ask" || len(modes) != 0 {
 		t.Errorf("thoughts %q, mode events %q", thoughts, modes)
+	}
+}
+
+// TestPromptRuleCannotSwitchMode: agentls prompt without a terminal, in plan mode,
+// with the user's rule allowing every tool: exit_plan_mode is still refused (only the
+// person's answer switches modes, and nobody can be asked), so the write the model
+// tries next is refused by plan mode and its marker file never appears.
+func TestPromptRuleCannotSwitchMode(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"),
+		[]byte(`{"policy": {"rules": [{"toolName": "*", "decision": "allow"}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(root, "marker.txt")
+	writeArgs, _ := json.Marshal(map[string]string{"file_path": marker, "content": "ran"})
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{{ID: "x1", Name: "exit_plan_mode", Args: json.RawMessage(`{}`)}}},
+		{Calls: []clients.ScriptCall{{ID: "w1", Name: "write_file", Args: writeArgs}}},
+		{Text: "done"},
+	}})
+	defer srv.Close()
+	got := agentlsPrompt(t, root, cfg, srv, "--output", "stream-json", "--approval-mode", "plan", "go")
+	if got.code != 0 {
+		t.Fatalf("exit %d\n%s", got.code, got.stderr)
+	}
+	if strings.Contains(got.stdout, `"type":"mode"`) {
+		t.Errorf("the mode switched:\n%s", got.stdout)
+	}
+	if !strings.Contains(got.stdout, "only the user's answer") {
+		t.Errorf("exit_plan_mode was not refused as the user's to answer:\n%s", got.stdout)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the write after the refused switch ran (stat: %v)", err)
 	}
 }

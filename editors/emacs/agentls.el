@@ -37,8 +37,9 @@
 ;;   context); the answer streams into a chat buffer with the tool
 ;;   calls, their status and clickable locations, and the plan.
 ;; - Proposed edits are shown as a diff (`agentls-diff-mode'): accept
-;;   (a), accept always (A), edit the proposal (e) and accept your
-;;   version, ediff (E), reject (r).  An accepted edit is one undo step
+;;   (a), accept always (A) and save that (S), reject the hunk at point
+;;   (t) and accept the others (s), edit the proposal (e) and accept
+;;   your version, ediff (E), reject (r).  An accepted edit is one undo step
 ;;   in its buffer and is saved (`agentls-save-after-edit').
 ;; - Shell commands are asked with `read-multiple-choice'; their output
 ;;   streams into a `compilation-mode' buffer, progress shows in the
@@ -890,17 +891,19 @@ as its answer."
            (agentls--answer entry "cancel")))))
     (force-mode-line-update t)))
 
-(defun agentls--answer (entry outcome &optional content)
-  "Answer the confirmation ENTRY with OUTCOME (and CONTENT)."
+(defun agentls--answer (entry outcome &optional content extra)
+  "Answer the confirmation ENTRY with OUTCOME (and CONTENT).
+EXTRA is a plist of more fields of the answer, such as
+:acceptedHunks or :persist."
   (unless (agentls--confirmation-done entry)
     (setf (agentls--confirmation-done entry) t)
     (let ((conn (agentls--confirmation-conn entry))
           (id (agentls--confirmation-request-id entry)))
       (remhash id (agentls--confirmations conn))
       (agentls--flush-all conn)
-      (agentls--reply conn id (if content
-                                  (list :outcome outcome :content content)
-                                (list :outcome outcome))))
+      (agentls--reply conn id (append (list :outcome outcome)
+                                      (and content (list :content content))
+                                      extra)))
     (agentls--close-confirmation entry)
     (force-mode-line-update t)))
 
@@ -940,10 +943,16 @@ as its answer."
 (defvar-local agentls--entry nil
   "The confirmation this buffer shows.")
 
+(defvar-local agentls--rejected-hunks nil
+  "The indices of the hunks of this diff buffer's edit marked rejected.")
+
 (defvar agentls-diff-mode-map
   (let ((map (make-sparse-keymap)))
     (define-key map "a" #'agentls-diff-accept)
     (define-key map "A" #'agentls-diff-accept-always)
+    (define-key map "S" #'agentls-diff-accept-always-save)
+    (define-key map "t" #'agentls-diff-toggle-hunk)
+    (define-key map "s" #'agentls-diff-submit-hunks)
     (define-key map "e" #'agentls-diff-edit)
     (define-key map "E" #'agentls-diff-ediff)
     (define-key map "r" #'agentls-diff-reject)
@@ -957,6 +966,10 @@ as its answer."
   "A proposed edit of the agent, waiting for your answer.
 \\<agentls-diff-mode-map>\\[agentls-diff-accept] accepts it,
 \\[agentls-diff-accept-always] accepts it and stops asking about edits,
+\\[agentls-diff-accept-always-save] does that and saves the approval in
+your settings,
+\\[agentls-diff-toggle-hunk] marks the hunk at point rejected (or accepted
+again) and \\[agentls-diff-submit-hunks] accepts only the hunks not marked,
 \\[agentls-diff-edit] opens the proposal to edit (then
 \\[agentls-diff-accept] accepts your version),
 \\[agentls-diff-ediff] compares in ediff,
@@ -968,8 +981,9 @@ as its answer."
   (setq header-line-format
         (substitute-command-keys
          "agentls: \\<agentls-diff-mode-map>\\[agentls-diff-accept] accept  \
-\\[agentls-diff-accept-always] always  \\[agentls-diff-edit] edit  \
-\\[agentls-diff-ediff] ediff  \\[agentls-diff-reject] reject")))
+\\[agentls-diff-accept-always] always  \\[agentls-diff-accept-always-save] always+save  \
+\\[agentls-diff-toggle-hunk] toggle hunk  \\[agentls-diff-submit-hunks] submit hunks  \
+\\[agentls-diff-edit] edit  \\[agentls-diff-ediff] ediff  \\[agentls-diff-reject] reject")))
 
 (defvar agentls-proposal-mode-map
   (let ((map (make-sparse-keymap)))
@@ -1053,13 +1067,15 @@ accept this version  \\[agentls-diff-reject] reject"))))
         (unless (equal text orig) text)))))
 
 (defun agentls-diff-accept ()
-  "Accept the proposed edit (your version, if you edited the proposal)."
+  "Accept the proposed edit (your version, if you edited the proposal).
+With hunks marked rejected, accept only the others."
   (interactive)
   (let* ((entry (agentls--diff-entry))
          (mine (agentls--proposal-text entry)))
-    (if mine
-        (agentls--answer entry "modify_with_editor" mine)
-      (agentls--answer entry "proceed_once"))))
+    (cond (mine (agentls--answer entry "modify_with_editor" mine))
+          ((and agentls--rejected-hunks (eq agentls--entry entry))
+           (agentls-diff-submit-hunks))
+          (t (agentls--answer entry "proceed_once")))))
 
 (defun agentls-diff-accept-always ()
   "Accept the proposed edit and stop asking about edits this session."
@@ -1068,6 +1084,87 @@ accept this version  \\[agentls-diff-reject] reject"))))
     (when (agentls--proposal-text entry)
       (user-error "You edited the proposal: accept your version with `agentls-diff-accept'"))
     (agentls--answer entry "proceed_always")))
+
+(defun agentls-diff-accept-always-save ()
+  "Accept the proposed edit, stop asking about edits like it, and save that.
+The server writes the rule into your settings file; `agentls rules'
+on the command line lists and removes saved rules."
+  (interactive)
+  (let ((entry (agentls--diff-entry)))
+    (when (agentls--proposal-text entry)
+      (user-error "You edited the proposal: accept your version with `agentls-diff-accept'"))
+    (agentls--answer entry "proceed_always" nil (list :persist "user"))))
+
+;;;;; Choosing hunks
+
+(defun agentls--diff-hunks (entry)
+  "The hunks of ENTRY's edit that may be chosen one by one, or nil.
+The server sends them only for edits that can apply a part of the
+proposal."
+  (let ((hunks (plist-get (agentls--confirmation-details entry) :hunks)))
+    (and (vectorp hunks) (> (length hunks) 0) hunks)))
+
+(defun agentls--hunk-index-at-point ()
+  "The index of the diff hunk at point, counted from 0, or nil before the first."
+  (save-excursion
+    (end-of-line)
+    (let ((n -1))
+      (while (re-search-backward "^@@ " nil t)
+        (setq n (1+ n)))
+      (and (>= n 0) n))))
+
+(defun agentls--mark-hunks ()
+  "Show on each hunk header of this diff buffer whether it is rejected."
+  (remove-overlays (point-min) (point-max) 'agentls-hunk t)
+  (save-excursion
+    (goto-char (point-min))
+    (let ((i 0))
+      (while (re-search-forward "^@@ .*$" nil t)
+        (when (memq i agentls--rejected-hunks)
+          (let ((ov (make-overlay (match-beginning 0) (match-end 0))))
+            (overlay-put ov 'agentls-hunk t)
+            (overlay-put ov 'face 'shadow)
+            (overlay-put ov 'after-string (propertize "  [rejected]" 'face 'error))))
+        (setq i (1+ i))))))
+
+(defun agentls-diff-toggle-hunk ()
+  "Mark the hunk at point rejected, or accepted again.
+Then \\<agentls-diff-mode-map>\\[agentls-diff-submit-hunks] accepts the hunks not marked."
+  (interactive)
+  (unless (derived-mode-p 'agentls-diff-mode)
+    (user-error "Not in an agentls diff buffer"))
+  (let* ((entry (agentls--diff-entry))
+         (hunks (or (agentls--diff-hunks entry)
+                    (user-error "This edit can only be accepted or rejected whole")))
+         (i (agentls--hunk-index-at-point)))
+    (unless (and i (< i (length hunks)))
+      (user-error "Point is not on a hunk"))
+    (setq agentls--rejected-hunks
+          (if (memq i agentls--rejected-hunks)
+              (delq i agentls--rejected-hunks)
+            (cons i agentls--rejected-hunks)))
+    (agentls--mark-hunks)
+    (message "agentls: hunk %d of %d %s; %d of %d accepted" (1+ i) (length hunks)
+             (if (memq i agentls--rejected-hunks) "rejected" "accepted")
+             (- (length hunks) (length agentls--rejected-hunks)) (length hunks))))
+
+(defun agentls-diff-submit-hunks ()
+  "Accept only the hunks of the edit not marked rejected.
+The server applies those to the file and tells the model which were
+taken.  With every hunk rejected, this rejects the edit."
+  (interactive)
+  (unless (derived-mode-p 'agentls-diff-mode)
+    (user-error "Not in an agentls diff buffer"))
+  (let* ((entry (agentls--diff-entry))
+         (hunks (or (agentls--diff-hunks entry)
+                    (user-error "This edit can only be accepted or rejected whole"))))
+    (when (agentls--proposal-text entry)
+      (user-error "You edited the proposal: accept your version with `agentls-diff-accept'"))
+    (agentls--answer entry "proceed_once" nil
+                     (list :acceptedHunks
+                           (vconcat (cl-loop for i below (length hunks)
+                                             unless (memq i agentls--rejected-hunks)
+                                             collect i))))))
 
 (defun agentls-diff-reject ()
   "Reject the proposed edit."
@@ -1137,7 +1234,9 @@ After quitting ediff, accept or reject in the diff buffer."
 ;;;;; Other questions, in the minibuffer
 
 (defun agentls--choices (d)
-  "The choices of the confirmation details D: a list of (KEY LABEL OUTCOME)."
+  "The choices of the confirmation details D.
+A list of (KEY LABEL OUTCOME [PERSIST]), where PERSIST, when there,
+is where the answer is saved: \"user\" for the user's settings."
   (let ((own (plist-get d :choices)))
     (if (and own (> (length own) 0))
         (cl-loop for c across own
@@ -1152,12 +1251,14 @@ After quitting ediff, accept or reject in the diff buffer."
             (let ((roots (mapconcat #'identity (plist-get d :rootCommands) " and ")))
               (list (list ?a (if (string-empty-p roots) "always allow this command"
                                (format "always allow %s" roots))
-                          "proceed_always"))))
+                          "proceed_always")
+                    (list ?S "always, and save in your settings" "proceed_always" "user"))))
            ("mcp"
             (list (list ?t (format "always allow tool %s" (plist-get d :tool)) "proceed_always_tool")
                   (list ?s (format "always allow server %s" (plist-get d :server))
                         "proceed_always_server")))
-           (_ (list (list ?a "always" "proceed_always")))))
+           (_ (list (list ?a "always" "proceed_always")
+                    (list ?S "always, and save in your settings" "proceed_always" "user")))))
        (list (list ?n "no" "cancel"))))))
 
 (defun agentls--question (d &optional conn)
@@ -1199,7 +1300,7 @@ While the minibuffer is in use, wait for it to be free."
 
 (defun agentls--ask (entry)
   "Ask the question of ENTRY in the minibuffer and answer it."
-  (let ((outcome "cancel"))
+  (let ((outcome "cancel") persist)
     (unwind-protect
         (unless (agentls--confirmation-done entry)
           (let* ((d (agentls--confirmation-details entry))
@@ -1213,9 +1314,11 @@ While the minibuffer is in use, wait for it to be free."
                                 (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices)))
                            (quit nil))))
             (when choice
-              (setq outcome (nth 2 (assq (car choice) choices))))))
+              (let ((c (assq (car choice) choices)))
+                (setq outcome (nth 2 c)
+                      persist (nth 3 c))))))
       (setq agentls--modal-busy nil)
-      (agentls--answer entry outcome)
+      (agentls--answer entry outcome nil (and persist (list :persist persist)))
       (agentls--next-modal))))
 
 ;;;; Updates: chat, shell output, touched places

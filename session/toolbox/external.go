@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/discovered"
 	"github.com/agentls/agentls/tools/mcp"
@@ -52,10 +53,7 @@ func (tb *Toolbox) Untrusted() *Untrusted {
 // goroutine; the tools appear in the registry as each source loads.
 func (tb *Toolbox) StartExternal(ctx context.Context) error {
 	configured := tb.Config().Settings.MCPServers
-	servers := make(map[string]mcp.ServerConfig, len(configured))
-	for name, c := range configured {
-		servers[name] = mcp.ServerConfig(c)
-	}
+	servers := mcpServers(configured)
 	errc := make(chan error, 1)
 	go func() {
 		_, err := tb.Discover(ctx)
@@ -72,13 +70,10 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 	tb.mcp = nil
 	tb.Config().Registry.RemoveSource(tools.SourceMCP, "")
 	if len(servers) > 0 {
-		tb.mcp = mcp.NewManager(mcp.Options{
-			Servers:  servers,
-			Dir:      tb.Workspace.Roots()[0],
-			Logger:   tb.Logger,
-			OnTools:  tb.setMCPTools,
-			OnStatus: tb.onMCPStatus,
-		})
+		opts := tb.mcpOpts
+		opts.Servers, opts.Dir, opts.Logger = servers, tb.Workspace.Roots()[0], tb.Logger
+		opts.OnTools, opts.OnStatus = tb.setMCPTools, tb.onMCPStatus
+		tb.mcp = mcp.NewManager(opts)
 	}
 	m := tb.mcp
 	tb.mu.Unlock()
@@ -161,6 +156,39 @@ func (tb *Toolbox) RenderMCPPrompt(ctx context.Context, server, name string, arg
 		return "", errors.New("no MCP servers are configured")
 	}
 	return m.GetPrompt(ctx, server, name, args)
+}
+
+// mcpServers converts the servers of the settings.
+func mcpServers(configured map[string]settings.MCPServer) map[string]mcp.ServerConfig {
+	servers := make(map[string]mcp.ServerConfig, len(configured))
+	for name, c := range configured {
+		servers[name] = mcp.ServerConfig(c)
+	}
+	return servers
+}
+
+// AuthorizeMCP runs the OAuth flow of the MCP server called name, as the person asked
+// (agentls.mcpAuth): its browser step goes through Options.MCPAuthorize.
+func (tb *Toolbox) AuthorizeMCP(ctx context.Context, name string) error {
+	m := tb.mcpManager()
+	if m == nil {
+		return errors.New("no MCP servers are configured")
+	}
+	return m.Authorize(ctx, name)
+}
+
+// NewMCPManager returns a manager of the one MCP server of the settings called name,
+// not started, whose OAuth flow may start by itself: for `agentls mcp auth` and
+// `agentls mcp logout`. The caller closes it.
+func (tb *Toolbox) NewMCPManager(name string) (*mcp.Manager, error) {
+	c, ok := tb.Config().Settings.MCPServers[name]
+	if !ok {
+		return nil, fmt.Errorf("no MCP server is called %q in the settings", name)
+	}
+	opts := tb.mcpOpts
+	opts.Servers = mcpServers(map[string]settings.MCPServer{name: c})
+	opts.Dir, opts.Logger, opts.AutoAuthorize = tb.Workspace.Roots()[0], tb.Logger, true
+	return mcp.NewManager(opts), nil
 }
 
 // mcpManager returns the manager of the MCP servers, or nil when the settings name none.

@@ -8,8 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -56,6 +59,13 @@ type Options struct {
 	OnTodos func([]todos.Item)
 	// OnMCPStatus is called whenever an MCP server's status changes.
 	OnMCPStatus func(mcp.ServerStatus)
+	// MCPAuthorize shows a person an MCP server's OAuth authorization page (see
+	// mcp.Options.Authorize); nil means nobody can be asked.
+	MCPAuthorize mcp.AuthorizeFunc
+	// MCPElicit asks the person an MCP server's questions; nil declines them.
+	MCPElicit mcp.Elicitor
+	// MCPTokenDir is where MCP OAuth tokens are kept; empty means mcp.DefaultTokenDir.
+	MCPTokenDir string
 	// GeminiDir is Gemini CLI's user directory, whose settings are read for the keys
 	// both share; empty means ~/.gemini.
 	GeminiDir string
@@ -81,6 +91,7 @@ type Toolbox struct {
 	extra     func(settings.Settings) []tools.Tool
 	geminiDir string
 	onStatus  func(mcp.ServerStatus)
+	mcpOpts   mcp.Options // Authorize, Elicit and TokenDir of every MCP manager
 
 	// cfg is the configuration in force. It is swapped whole, under mu, so that the
 	// external tools registered meanwhile reach the new registry.
@@ -97,6 +108,10 @@ type Toolbox struct {
 	search     tools.Tool
 	mcp        *mcp.Manager
 	logged     map[string]bool
+
+	// saving serialises SaveApproval, so that two answers saved at once both land in
+	// the file rather than one overwriting the other.
+	saving sync.Mutex
 }
 
 // Config is the toolbox's configuration at one time: the merged settings, the user's
@@ -140,7 +155,12 @@ func New(o Options) (*Toolbox, error) {
 		metrics = tools.NewMetrics()
 	}
 	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool, extra: o.Extra,
-		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides}
+		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides,
+		mcpOpts: mcp.Options{Authorize: o.MCPAuthorize, Elicit: o.MCPElicit, TokenDir: o.MCPTokenDir}}
+	if tb.mcpOpts.TokenDir == "" {
+		// Without a home the tokens live in memory only.
+		tb.mcpOpts.TokenDir, _ = mcp.DefaultTokenDir()
+	}
 	s, decision, untrusted, err := tb.load(o.Overrides)
 	if err != nil {
 		return nil, err
@@ -350,4 +370,120 @@ func (tb *Toolbox) Close() error {
 		err = errors.Join(err, m.Close())
 	}
 	return err
+}
+
+// SaveApproval saves the rule that the "always" answer a to req stands for (see
+// confirm.Policy.RuleFor) in the settings file a.Persist names: the user's, or the
+// workspace's when the user trusts it. It returns what to tell the person: where the
+// rule went, or, as an error, why nothing was written (an untrusted workspace, an
+// answer that cannot be saved, a settings file that cannot be edited). The answer
+// holds for the session either way. An answer without Persist saves nothing.
+func (tb *Toolbox) SaveApproval(req confirm.Request, a confirm.Answer) (string, error) {
+	if a.Persist == "" {
+		return "", nil
+	}
+	if err := a.Check(req.Details); err != nil {
+		return "", fmt.Errorf("the approval was not saved: %w", err)
+	}
+	cfg := tb.Config()
+	d := req.Details
+	rule, err := cfg.Policy.RuleFor(confirm.Call{Tool: req.ToolName, Server: d.Server, Details: &d}, a.Outcome)
+	if err != nil {
+		return "", fmt.Errorf("the approval was not saved: %w", err)
+	}
+	var file string
+	switch a.Persist {
+	case confirm.ScopeUser:
+		for _, prefix := range rule.CommandPrefix {
+			if commandByPath(prefix) {
+				// ./build.sh in this repository is not ./build.sh in the next one: a
+				// rule of the user's, which holds in every workspace, would run the
+				// next one's unseen.
+				return "", fmt.Errorf("the approval was not saved in your settings: %q is run by its path, which means another program in every other workspace; it holds for this session (a trusted workspace's settings can keep it)", prefix)
+			}
+		}
+		file = settings.UserFile(tb.ConfigDir)
+	case confirm.ScopeWorkspace:
+		root := tb.Workspace.Roots()[0]
+		if !cfg.Trust.Trusted {
+			// An untrusted workspace's allow rules are never read, and its files are
+			// the repository's, not the user's: nothing is written.
+			return "", fmt.Errorf("the approval was not saved: the workspace %s is not trusted, and its settings could not allow anything (to trust it, run: agentls trust %s); it holds for this session", root, root)
+		}
+		file = settings.WorkspaceFile(root)
+		if err := insideRoot(root, file); err != nil {
+			return "", fmt.Errorf("the approval was not saved: %w; it holds for this session", err)
+		}
+	}
+	tb.saving.Lock()
+	err = settings.AddRule(file, rule)
+	tb.saving.Unlock()
+	if err != nil {
+		return "", fmt.Errorf("the approval was not saved: %w", err)
+	}
+	tb.Logger.Info("approval saved", "file", file, "tool", rule.ToolName, "commandPrefix", rule.CommandPrefix)
+	return fmt.Sprintf("Saved in %s: %s. `agentls rules` lists saved rules.", file, DescribeRule(rule)), nil
+}
+
+// insideRoot returns an error unless file, with every symbolic link on its way
+// resolved, is inside root: a repository's settings file linked to one outside it (the
+// user's own, or any other) must not be written as the workspace's.
+func insideRoot(root, file string) error {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	// The deepest of file and its folders that exists decides where a write goes.
+	p := file
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			break
+		}
+		p = parent
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	if !within(realRoot, real) {
+		return fmt.Errorf("%s leads outside the workspace (to %s)", p, real)
+	}
+	return nil
+}
+
+// commandByPath reports whether a command prefix runs its program by a path ("./x",
+// "bin/x") rather than by a name looked up in PATH, after any assignments.
+func commandByPath(prefix string) bool {
+	for _, w := range strings.Fields(prefix) {
+		if strings.Contains(w, "=") && !strings.HasPrefix(w, "=") {
+			continue // NAME=value before the program
+		}
+		return strings.ContainsRune(w, '/')
+	}
+	return false
+}
+
+// DescribeRule says in one line what a policy rule does.
+func DescribeRule(r confirm.Rule) string {
+	s := fmt.Sprintf("%s %s", r.Decision, r.ToolName)
+	if r.ToolName == "" {
+		s = fmt.Sprintf("%s every tool", r.Decision)
+	}
+	if len(r.CommandPrefix) > 0 {
+		s += fmt.Sprintf(" for commands starting with %q", r.CommandPrefix)
+	}
+	if r.CommandRegex != "" {
+		s += fmt.Sprintf(" for commands matching %q", r.CommandRegex)
+	}
+	if r.ArgsPattern != "" {
+		s += fmt.Sprintf(" with arguments matching %q", r.ArgsPattern)
+	}
+	if r.Priority != 0 {
+		s += fmt.Sprintf(" (priority %d)", r.Priority)
+	}
+	return s
 }

@@ -103,19 +103,22 @@ type change struct {
 	new string
 }
 
-// diff returns the change as a unified diff and, for an existing file, the text it had.
-func (c change) diff() (string, *string) {
+// diff returns the change as a unified diff and its hunks and, for an existing file,
+// the text it had.
+func (c change) diff() (string, []workspace.Hunk, *string) {
 	if c.old == nil {
-		return workspace.UnifiedDiff(c.rel, "", c.new, true), nil
+		diff, hunks := workspace.DiffHunks(c.rel, "", c.new, true)
+		return diff, hunks, nil
 	}
 	orig := c.old.Text
-	return workspace.UnifiedDiff(c.rel, orig, c.new, false), &orig
+	diff, hunks := workspace.DiffHunks(c.rel, orig, c.new, false)
+	return diff, hunks, &orig
 }
 
-// details is what a person approves.
+// details is what a person approves, with the hunks they may choose among.
 func (c change) details(title string) *confirm.Details {
-	diff, orig := c.diff()
-	return &confirm.Details{
+	diff, hunks, orig := c.diff()
+	d := &confirm.Details{
 		Type:            confirm.TypeEdit,
 		Title:           title + ": " + c.rel,
 		Path:            c.abs,
@@ -123,6 +126,10 @@ func (c change) details(title string) *confirm.Details {
 		OriginalContent: orig,
 		NewContent:      c.new,
 	}
+	for _, h := range hunks {
+		d.Hunks = append(d.Hunks, confirm.Hunk(h))
+	}
+	return d
 }
 
 // commit writes the change through the workspace's writer and returns its display form.
@@ -140,6 +147,6 @@ func (c change) commit(ctx context.Context, ws *workspace.Workspace, label strin
 		}
 		return nil, fileError(ws, c.abs, err)
 	}
-	diff, orig := c.diff()
+	diff, _, orig := c.diff()
 	return &tools.FileDiff{Path: c.abs, Diff: diff, OriginalContent: orig, NewContent: c.new}, nil
 }

@@ -57,7 +57,8 @@ const askSchema = `{
 // askTool is ask_user: questions put to the person through the front end. The
 // questions travel as a confirm.TypeAsk confirmation, so every front end's Asker gets
 // them the way it gets every other question, and the policy decides as for any call
-// (the questions say NoAlways, so they are put in every approval mode).
+// (the questions say PersonOnly, so they are put in every approval mode, whatever the
+// rules say).
 type askTool struct{}
 
 type askArgs struct {
@@ -138,7 +139,7 @@ func (c *askCall) Describe() string {
 func (c *askCall) Locations() []tools.Location { return nil }
 
 func (c *askCall) Confirmation(context.Context) (*confirm.Details, error) {
-	return &confirm.Details{Type: confirm.TypeAsk, Title: "Ask User", Questions: c.questions, NoAlways: true}, nil
+	return &confirm.Details{Type: confirm.TypeAsk, Title: "Ask User", Questions: c.questions, NoAlways: true, PersonOnly: true}, nil
 }
 
 func (c *askCall) Capabilities() tools.Capabilities {
@@ -159,9 +160,10 @@ func (c *askCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, erro
 		return nil, err
 	}
 	if !c.answered {
-		// A rule allowed the call, so nobody was asked: there is nothing to report.
+		// Nobody was asked (the scheduler asks whatever the rules say, so this is a
+		// runner that does not): there is nothing to report.
 		return nil, tools.Errorf(tools.ErrExecutionFailed,
-			"ask_user was allowed by a rule without being put to the user, so nobody answered; decide without asking, and say what you assumed")
+			"ask_user's questions were not put to the user, so nobody answered; decide without asking, and say what you assumed")
 	}
 	out, err := json.Marshal(map[string]any{"answers": c.answers})
 	if err != nil {

@@ -99,8 +99,10 @@ func (t exitPlanTool) Build(args json.RawMessage) (tools.Invocation, error) {
 
 // modeCall switches the session's approval mode to `to`, once the person agreed.
 type modeCall struct {
-	tools.NoCapabilities
-	to       confirm.Mode
+	to confirm.Mode
+	// answered is set once a person agreed (Capabilities.Answered): Execute switches
+	// nothing without it, whatever ran the call.
+	answered bool
 	reason   string
 	planFile string
 	ws       *workspace.Workspace
@@ -120,8 +122,13 @@ func (c *modeCall) Locations() []tools.Location {
 	return nil
 }
 
+// Capabilities records the person's answer, without which Execute switches nothing.
+func (c *modeCall) Capabilities() tools.Capabilities {
+	return tools.Capabilities{Answered: func(confirm.Answer) { c.answered = true }}
+}
+
 // Confirmation is the question put to the person: switching modes is theirs to decide,
-// in every approval mode (NoAlways).
+// in every approval mode, and no rule decides it for them (PersonOnly).
 func (c *modeCall) Confirmation(ctx context.Context) (*confirm.Details, error) {
 	s := sessionOf(ctx)
 	if s == nil {
@@ -134,7 +141,7 @@ func (c *modeCall) Confirmation(ctx context.Context) (*confirm.Details, error) {
 	case c.to != confirm.ModePlan && cur != confirm.ModePlan:
 		return nil, tools.Errorf(tools.ErrExecutionFailed, "the session is not in plan mode (it is in %s mode)", cur)
 	}
-	d := &confirm.Details{Type: confirm.TypeInfo, Title: c.Describe(), NoAlways: true}
+	d := &confirm.Details{Type: confirm.TypeInfo, Title: c.Describe(), NoAlways: true, PersonOnly: true}
 	if c.to == confirm.ModePlan {
 		d.Prompt = "The agent asks to switch this session to plan mode, where it runs only read-only tools until you approve its plan."
 		if c.reason != "" {
@@ -170,6 +177,9 @@ func (c *modeCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, err
 	s := sessionOf(ctx)
 	if s == nil {
 		return nil, tools.Errorf(tools.ErrExecutionFailed, "%s switches the approval mode of a model's session; this call belongs to none", c.name())
+	}
+	if !c.answered {
+		return nil, tools.Errorf(tools.ErrPolicyViolation, "%s switches the approval mode only on the user's answer, and nobody answered", c.name())
 	}
 	s.SetMode(c.to)
 	if c.to == confirm.ModePlan {

@@ -36,6 +36,8 @@ type ServerConfig struct {
 	IncludeTools []string `json:"includeTools,omitempty"`
 	ExcludeTools []string `json:"excludeTools,omitempty"`
 	Description  string   `json:"description,omitempty"`
+	// OAuth configures OAuth for an HTTP or SSE server (see OAuthConfig).
+	OAuth *OAuthConfig `json:"oauth,omitempty"`
 }
 
 // The transports a ServerConfig can name.
@@ -90,7 +92,7 @@ func (c ServerConfig) Validate() error {
 	if c.Timeout < 0 {
 		return fmt.Errorf(`"timeout" is %d; want a number of milliseconds, or 0 for the default`, c.Timeout)
 	}
-	return nil
+	return validateOAuth(c.OAuth)
 }
 
 // RequestTimeout is the time one request to the server may take.

@@ -7,6 +7,10 @@
 // that fails to start or dies takes nothing else down: its tools stay registered and
 // fail with an execution_failed error naming the server and the reason, and the next
 // call tries to reconnect, with backoff between failed attempts.
+//
+// HTTP and SSE servers that answer 401 are authorized by OAuth (oauth.go, over the SDK's
+// auth package), with tokens kept per server and user (tokens.go); servers' questions
+// (elicitation) go to the front end's Elicitor (elicit.go).
 package mcp
 
 import (
@@ -82,6 +86,20 @@ type Options struct {
 	// configuration describes: for embedding a server in the same process (benchmarks,
 	// tests). It is called once per connection attempt.
 	Transport func(ctx context.Context, name string, cfg ServerConfig) (sdk.Transport, error)
+
+	// TokenDir is where OAuth tokens are kept (see DefaultTokenDir); empty keeps them in
+	// memory only.
+	TokenDir string
+	// Authorize shows a person a server's authorization page, for the browser step of
+	// OAuth; nil means nobody can be asked, and a server that needs authorization says
+	// so in its status.
+	Authorize AuthorizeFunc
+	// AutoAuthorize lets a server's 401 start the browser step by itself, as on the
+	// command line; otherwise it starts only with Manager.Authorize.
+	AutoAuthorize bool
+	// Elicit asks the person a server's question (elicitation/create); nil declines
+	// every question.
+	Elicit Elicitor
 }
 
 // Manager owns the connections to the configured MCP servers. It is safe for
@@ -92,6 +110,7 @@ type Manager struct {
 	dir      string
 	getenv   func(string) string
 	servers  map[string]*server
+	tokens   *tokenStore
 	order    []string // server names, sorted
 	resTools []tools.Tool
 	closed   atomic.Bool
@@ -113,6 +132,7 @@ func NewManager(opts Options) *Manager {
 		getenv:  opts.Getenv,
 		servers: map[string]*server{},
 		names:   map[string]*server{},
+		tokens:  &tokenStore{dir: opts.TokenDir},
 	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	if m.logger == nil {
@@ -165,6 +185,52 @@ func (m *Manager) Reconnect(ctx context.Context, name string) error {
 	s.drop("restart requested", true)
 	_, err := s.session(ctx)
 	return err
+}
+
+// Authorize runs the OAuth flow of the server called name, as a person asked: its
+// browser step goes through Options.Authorize. It reconnects the server and returns
+// once it is connected, or why not.
+func (m *Manager) Authorize(ctx context.Context, name string) error {
+	s, ok := m.servers[name]
+	if !ok {
+		return fmt.Errorf("no MCP server is called %q", name)
+	}
+	if s.oauth == nil {
+		if s.invalid != nil {
+			return s.invalid
+		}
+		return fmt.Errorf("MCP server %q does not use OAuth (a stdio server, \"oauth\": {\"enabled\": false}, or an Authorization header in its settings)", name)
+	}
+	s.oauth.interactive.Store(true)
+	s.drop("authorization requested", true)
+	_, err := s.session(ctx)
+	return err
+}
+
+// Logout forgets the OAuth token of the server called name, on disk and in memory, and
+// disconnects it. It reports whether a token was stored.
+func (m *Manager) Logout(name string) (bool, error) {
+	s, ok := m.servers[name]
+	if !ok {
+		return false, fmt.Errorf("no MCP server is called %q", name)
+	}
+	if s.oauth == nil {
+		return false, fmt.Errorf("MCP server %q does not use OAuth", name)
+	}
+	had, err := m.tokens.remove(name, s.oauth.resource.String())
+	if err != nil {
+		return had, err
+	}
+	s.drop("logged out", true)
+	// A fresh handler holds no token.
+	o, err := newOAuth(s)
+	if err != nil {
+		return had, err
+	}
+	s.mu.Lock()
+	s.oauth = o
+	s.mu.Unlock()
+	return had, nil
 }
 
 // Statuses returns every server's status, by name.

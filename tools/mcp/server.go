@@ -89,7 +89,8 @@ type server struct {
 	connecting chan struct{} // closed when the running connection attempt ends
 	failures   int           // failed attempts since the last success
 	retryAt    time.Time
-	invalid    error // the configuration cannot work; no attempt is made
+	invalid    error  // the configuration cannot work; no attempt is made
+	oauth      *oauth // nil for a server without OAuth
 	tools      []tools.Tool
 	toolNames  map[string]string // the server's tool name → registered name
 	prompts    bool
@@ -104,6 +105,14 @@ func newServer(m *Manager, name string, cfg ServerConfig) *server {
 			s.invalid = fmt.Errorf("invalid configuration: %w", err)
 			s.state, s.reason = StateError, s.invalid.Error()
 		}
+	}
+	if s.invalid == nil && m.opts.Transport == nil {
+		o, err := newOAuth(s)
+		if err != nil {
+			s.invalid = fmt.Errorf("invalid configuration: %w", err)
+			s.state, s.reason = StateError, s.invalid.Error()
+		}
+		s.oauth = o
 	}
 	return s
 }
@@ -224,12 +233,17 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		if kind, _ := s.cfg.Transport(); kind != TransportStdio {
 			reason = fmt.Sprintf("MCP server %q could not be reached: %v", s.name, err)
 		}
+		if needs := s.currentOAuth().needsAuth(); needs != "" {
+			reason = fmt.Sprintf("MCP server %q %s", s.name, needs)
+		}
+		attempt := 0
 		s.transition(func() {
 			s.failures++
+			attempt = s.failures // read under s.mu: Reconnect and Authorize reset it
 			s.retryAt = time.Now().Add(min(backoffBase<<(s.failures-1), backoffMax))
 			s.state, s.reason = StateError, reason
 		})
-		log.Warn("MCP server failed to connect", "err", err, "attempt", s.failures)
+		log.Warn("MCP server failed to connect", "err", err, "attempt", attempt)
 		return nil, errors.New(reason)
 	}
 
@@ -265,6 +279,11 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 // dial connects and initialises a session, bounded by the connect timeout.
 func (s *server) dial(ctx context.Context) (*conn, error) {
 	timeout := s.cfg.ConnectTimeout()
+	s.reloadOAuth(ctx)
+	if o := s.currentOAuth(); o != nil && o.interactive.Load() {
+		// The attempt may wait for a person in the browser.
+		timeout = max(timeout, oauthFlowTimeout)
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	defer context.AfterFunc(s.m.ctx, cancel)()
@@ -296,15 +315,19 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	default:
 		t = &countingTransport{inner: t, s: s}
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: clientVersion}, &sdk.ClientOptions{
+	opts := &sdk.ClientOptions{
 		Logger: s.m.logger.With("server", s.name),
-		// agentls offers no roots, sampling or elicitation to servers.
-		Capabilities: &sdk.ClientCapabilities{},
+		// agentls offers no roots or sampling to servers. It takes their questions
+		// (form elicitation) and puts them to the person through the front end, or
+		// declines them when there is nobody to ask (see server.elicit).
+		Capabilities:       &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}},
+		ElicitationHandler: s.elicit,
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			go s.listChanged(req.Session)
 		},
 		ProgressNotificationHandler: s.progress,
-	})
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "agentls", Version: clientVersion}, opts)
 	sess, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		cancelLife()
@@ -428,6 +451,13 @@ func (s *server) close() error {
 		return fmt.Errorf("closing MCP server %q: %w", s.name, err)
 	}
 	return nil
+}
+
+// currentOAuth returns the server's OAuth state, nil without OAuth.
+func (s *server) currentOAuth() *oauth {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.oauth
 }
 
 // currentTools returns the server's registered tools.

@@ -85,6 +85,9 @@ func (m *Manager) httpClient(s *server) *http.Client {
 		}
 		rt = &headerTransport{base: rt, headers: h}
 	}
+	if o := s.currentOAuth(); o != nil {
+		rt = &authTransport{o: o, base: rt}
+	}
 	return &http.Client{Transport: &sseCounter{base: rt, s: s}}
 }
 

@@ -293,15 +293,17 @@ func (c *globCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, err
 func ignoredNote(files, dirs int64) string {
 	var parts []string
 	if files > 0 {
-		parts = append(parts, fmt.Sprintf("%d matching %s", files, plural(int(files), "file was", "files were")))
+		parts = append(parts, fmt.Sprintf("%d matching %s", files, plural(int(files), "file", "files")))
 	}
 	if dirs > 0 {
-		parts = append(parts, fmt.Sprintf("%d %s that could hold more %s", dirs, plural(int(dirs), "directory", "directories"), plural(int(dirs), "was", "were")))
+		parts = append(parts, fmt.Sprintf("%d %s that could hold more", dirs, plural(int(dirs), "directory", "directories")))
 	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return " (" + strings.Join(parts, " and ") + " left out by .gitignore, .geminiignore or .agentlsignore rules, or as dependency or version-control directories such as node_modules and .git)"
+	// One verb for the whole subject: "1 file and 2 directories were left out".
+	verb := plural(int(files+dirs), "was", "were")
+	return " (" + strings.Join(parts, " and ") + " " + verb + " left out by .gitignore, .geminiignore or .agentlsignore rules, or as dependency or version-control directories such as node_modules and .git)"
 }
 
 // sortHits orders files changed within recentWindow before now first, newest first,

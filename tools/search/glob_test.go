@@ -188,3 +188,26 @@ func TestGlobCancelled(t *testing.T) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
 }
+
+// TestGlobIgnoredNote checks the wording of glob's note of what ignore rules left out
+// (TestGlob builds its expected outputs with ignoredNote, so it cannot see the words).
+func TestGlobIgnoredNote(t *testing.T) {
+	const why = " left out by .gitignore, .geminiignore or .agentlsignore rules, or as dependency or version-control directories such as node_modules and .git)"
+	cases := []struct {
+		files, dirs int64
+		want        string
+	}{
+		{0, 0, ""},
+		{1, 0, " (1 matching file was" + why},
+		{3, 0, " (3 matching files were" + why},
+		{0, 1, " (1 directory that could hold more was" + why},
+		{0, 2, " (2 directories that could hold more were" + why},
+		{1, 1, " (1 matching file and 1 directory that could hold more were" + why},
+		{3, 2, " (3 matching files and 2 directories that could hold more were" + why},
+	}
+	for _, tc := range cases {
+		if got := ignoredNote(tc.files, tc.dirs); got != tc.want {
+			t.Errorf("ignoredNote(%d, %d) = %q, want %q", tc.files, tc.dirs, got, tc.want)
+		}
+	}
+}

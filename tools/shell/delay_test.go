@@ -1,9 +1,16 @@
 package shell
 
 import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentls/agentls/internal/testutil"
+	"github.com/agentls/agentls/tools"
 )
 
 // TestBackgroundDelay checks delay_ms of a background command as Gemini CLI defines
@@ -48,6 +55,32 @@ func TestBackgroundDelay(t *testing.T) {
 			}
 			if jobs := s.snapshot(); len(jobs) != 1 {
 				t.Errorf("%d jobs, want the command listed as one", len(jobs))
+			}
+		})
+	}
+}
+
+// TestDelayOutOfRange checks that a delay_ms out of range — negative, beyond ten
+// minutes, so large that it would overflow a time.Duration into a negative one (which
+// ran the command and returned at once), or not an integer — is refused as an invalid
+// parameter of run_shell_command and read_background_output, saying the range, and the
+// command never starts: its marker file is never made.
+func TestDelayOutOfRange(t *testing.T) {
+	for _, delay := range []any{-1, 600_001, 10_000_000_000_000, 1.5, "10"} {
+		t.Run(fmt.Sprint(delay), func(t *testing.T) {
+			s, root := newShell(t, Options{}, nil)
+			t.Cleanup(func() { s.Close() })
+			marker := filepath.Join(root, "marker")
+			_, err := run(t.Context(), t, s, "touch "+marker, map[string]any{"is_background": true, "delay_ms": delay}, nil)
+			if te := tools.AsError(err, ""); err == nil || te.Type != tools.ErrInvalidParams {
+				t.Errorf("run_shell_command: error %v, want invalid parameters", err)
+			}
+			if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the command ran (stat %s: %v)", marker, err)
+			}
+			_, err = testutil.Call(t.Context(), t, tool(t, s, ReadToolName), args(t, map[string]any{"pid": 1, "delay_ms": delay}), nil)
+			if te := tools.AsError(err, ""); err == nil || te.Type != tools.ErrInvalidParams {
+				t.Errorf("read_background_output: error %v, want invalid parameters", err)
 			}
 		})
 	}

@@ -64,6 +64,20 @@ func (j *job) status() string {
 // that fails at once.
 const defaultBackgroundDelay = 200 * time.Millisecond
 
+// maxDelayMS bounds the delay_ms of run_shell_command and read_background_output (ten
+// minutes): a call that waits longer holds up its turn for nothing that
+// read_background_output cannot show later, and a larger value would overflow a
+// time.Duration into a negative one.
+const maxDelayMS = 600_000
+
+// delayArg turns a delay_ms argument into a duration, refusing one out of range.
+func delayArg(ms int) (time.Duration, error) {
+	if ms < 0 || ms > maxDelayMS {
+		return 0, tools.Errorf(tools.ErrInvalidParams, "delay_ms must be between 0 and %d (ten minutes), not %d; to look at a command's output later, call read_background_output", maxDelayMS, ms)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
 // startJob starts line in dir in the background, its output going to a file, and waits
 // up to delay (as Gemini CLI does) for its early output: a command that ends within
 // delay is reported as a finished one, with its output and exit code; one still
@@ -134,7 +148,12 @@ func (s *Shell) startJob(ctx context.Context, line, dir string, delay time.Durat
 		"The command is running in the background as job %s (PID %d). Use %s with pid %d to see its latest output and %s to see whether it is still running. Its output goes to %s.",
 		line, s.displayDir(dir), j.pgid, j.pgid, j.id, j.pgid, ReadToolName, j.pgid, ListToolName, j.file)
 	if delay > 0 {
-		if early, err := jobOutput(j); err == nil && early != "" {
+		// The job runs whether or not its early output can be read, so a failure to
+		// read it is told, not made the call's error.
+		switch early, err := jobOutput(j); {
+		case err != nil:
+			out += fmt.Sprintf("\n\nIts output in its first %s could not be read: %v", delay, err)
+		case early != "":
 			out += fmt.Sprintf("\n\nOutput in its first %s:\n%s", delay, tools.MarkUntrusted(early))
 		}
 	}
@@ -304,7 +323,7 @@ type readArgs struct {
 	PID     *int   `json:"pid,omitempty" jsonschema:"The process ID (PID) of the background process to inspect."`
 	ID      string `json:"id,omitempty" jsonschema:"The job id of the background process (as list_background_processes shows it), instead of pid."`
 	Lines   *int   `json:"lines,omitempty" jsonschema:"Optional. Number of lines to read from the end of the output. Defaults to 100." schema:"minimum=1"`
-	DelayMS int    `json:"delay_ms,omitempty" jsonschema:"Optional. Delay in milliseconds to wait before reading the output. Useful to allow the process to start and generate initial output." schema:"minimum=0"`
+	DelayMS int    `json:"delay_ms,omitempty" jsonschema:"Optional. Delay in milliseconds to wait before reading the output. Useful to allow the process to start and generate initial output." schema:"minimum=0,maximum=600000"`
 }
 
 func (t readTool) Build(args json.RawMessage) (tools.Invocation, error) {
@@ -322,13 +341,14 @@ func (t readTool) Build(args json.RawMessage) (tools.Invocation, error) {
 		}
 		lines = *a.Lines
 	}
-	if a.DelayMS < 0 {
-		return nil, tools.Errorf(tools.ErrInvalidParams, "delay_ms must not be negative")
+	delay, err := delayArg(a.DelayMS)
+	if err != nil {
+		return nil, err
 	}
 	jobs := t.s.snapshot()
 	for _, j := range jobs {
 		if (a.PID == nil || *a.PID == j.pgid) && (a.ID == "" || a.ID == j.id) {
-			return &readInvocation{j: j, lines: lines, delay: time.Duration(a.DelayMS) * time.Millisecond}, nil
+			return &readInvocation{j: j, lines: lines, delay: delay}, nil
 		}
 	}
 	var which string

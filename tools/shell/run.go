@@ -61,7 +61,7 @@ type runArgs struct {
 	Description  string `json:"description,omitempty" jsonschema:"Brief description of the command for the user. Be specific and concise. Ideally a single sentence. Can be up to 3 sentences for clarity. No line breaks."`
 	DirPath      string `json:"dir_path,omitempty" jsonschema:"(OPTIONAL) The path of the directory to run the command in. If not provided, the project root directory is used. Must be a directory within the workspace and must already exist."`
 	IsBackground bool   `json:"is_background,omitempty" jsonschema:"Set to true if this command should be run in the background (e.g. for long-running servers or watchers). The command is started, allowed to run for a brief moment (delay_ms) to check for immediate errors, and then left running in the background; use read_background_output to see its later output."`
-	DelayMS      *int   `json:"delay_ms,omitempty" jsonschema:"Optional. Delay in milliseconds to wait after starting the process in the background. Useful to allow the process to start and generate initial output before returning." schema:"minimum=0"`
+	DelayMS      *int   `json:"delay_ms,omitempty" jsonschema:"Optional. Delay in milliseconds to wait after starting the process in the background. Useful to allow the process to start and generate initial output before returning." schema:"minimum=0,maximum=600000"`
 }
 
 func (t runTool) Build(args json.RawMessage) (tools.Invocation, error) {
@@ -75,17 +75,21 @@ func (t runTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	if strings.ContainsRune(a.Command, 0) {
 		return nil, tools.Errorf(tools.ErrInvalidParams, "command must not contain a NUL byte")
 	}
-	if a.DelayMS != nil && *a.DelayMS < 0 {
-		return nil, tools.Errorf(tools.ErrInvalidParams, "delay_ms must not be negative")
-	}
-	if a.DelayMS != nil && !a.IsBackground {
-		return nil, tools.Errorf(tools.ErrInvalidParams, "delay_ms applies only to a command run with is_background: true")
+	delay := defaultBackgroundDelay
+	if a.DelayMS != nil {
+		if !a.IsBackground {
+			return nil, tools.Errorf(tools.ErrInvalidParams, "delay_ms applies only to a command run with is_background: true")
+		}
+		var err error
+		if delay, err = delayArg(*a.DelayMS); err != nil {
+			return nil, err
+		}
 	}
 	dir, err := t.s.dir(a.DirPath)
 	if err != nil {
 		return nil, err
 	}
-	return &runInvocation{s: t.s, args: a, dir: dir}, nil
+	return &runInvocation{s: t.s, args: a, dir: dir, delay: delay}, nil
 }
 
 // dir resolves the dir_path of a call: inside the workspace, an existing directory.
@@ -124,6 +128,8 @@ type runInvocation struct {
 	s    *Shell
 	args runArgs
 	dir  string
+	// delay is how long a background command may run before the call returns.
+	delay time.Duration
 }
 
 func (inv *runInvocation) Describe() string {
@@ -162,11 +168,7 @@ func (inv *runInvocation) Confirmation(ctx context.Context) (*confirm.Details, e
 
 func (inv *runInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Result, error) {
 	if inv.args.IsBackground {
-		delay := defaultBackgroundDelay
-		if inv.args.DelayMS != nil {
-			delay = time.Duration(*inv.args.DelayMS) * time.Millisecond
-		}
-		return inv.s.startJob(ctx, inv.args.Command, inv.dir, delay)
+		return inv.s.startJob(ctx, inv.args.Command, inv.dir, inv.delay)
 	}
 	// The note says what the command saw, so it is taken before the command runs.
 	note := inv.s.unsavedNote()

@@ -1067,5 +1067,100 @@ REPORT-FN gets it."
       (should-error (agentls-run-tool "read_file" "[1, 2]") :type 'user-error)
       (should-error (agentls-run-tool "read_file" "{not json") :type 'user-error))))
 
+(ert-deftest agentls-test-edit-hunks ()
+  "Hunks of a proposed edit toggled in the diff buffer: only the others are applied, and the model is told."
+  (agentls-test--with
+    (let* ((old (mapconcat (lambda (i) (format "line %d\n" i)) (number-sequence 1 30) ""))
+           (new (replace-regexp-in-string
+                 "^line \\(2\\|15\\|29\\)$" (lambda (m) (upcase m)) old t))
+           (root (agentls-test--workspace `(("f.txt" . ,old))))
+           (path (expand-file-name "f.txt" root))
+           (buf (agentls-test--start root "f.txt" nil)))
+      (with-current-buffer buf
+        (agentls-run-tool "write_file" (list :file_path "f.txt" :content new)))
+      (let ((diff (agentls-test--diff-buffer)))
+        (with-current-buffer diff
+          (should (= 3 (length (agentls--diff-hunks agentls--entry))))
+          ;; Before the first hunk, nothing to toggle.
+          (goto-char (point-min))
+          (should-error (agentls-diff-toggle-hunk) :type 'user-error)
+          ;; Reject the second hunk, toggle the third twice (accepted again).
+          (goto-char (point-min))
+          (re-search-forward "^\\+LINE 15$")
+          (agentls-diff-toggle-hunk)
+          (should (equal agentls--rejected-hunks '(1)))
+          (should (cl-some (lambda (ov) (overlay-get ov 'agentls-hunk)) (overlays-in (point-min) (point-max))))
+          (re-search-forward "^\\+LINE 29$")
+          (agentls-diff-toggle-hunk)
+          (agentls-diff-toggle-hunk)
+          (should (equal agentls--rejected-hunks '(1)))
+          (agentls-diff-submit-hunks))
+        (should-not (buffer-live-p diff)))
+      (let ((want (replace-regexp-in-string "^line \\(2\\|29\\)$" (lambda (m) (upcase m)) old t)))
+        (agentls-test--wait (lambda () (equal (agentls-test--text buf) want)) "the accepted hunks in the buffer")
+        (agentls-test--wait-chat "The user accepted hunks 1 and 3 of 3; hunk 2 was not applied" "the note to the model")
+        (should (equal (agentls-test--disk path) want))))))
+
+(ert-deftest agentls-test-accept-always-save ()
+  "Accept always and save: the rule lands in the user's settings file, and later edits are not asked."
+  (let* ((config (make-temp-file "agentls-el-config-" t))
+         (settings (expand-file-name "agentls/settings.json" config))
+         (process-environment (cons (concat "XDG_CONFIG_HOME=" config) process-environment)))
+    (agentls-test--with
+      (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+             (buf (agentls-test--start root "greek.txt" nil))
+             (diffs 0))
+        (with-current-buffer buf
+          (agentls-run-tool "replace" '(:file_path "greek.txt" :old_string "beta" :new_string "BETA")))
+        (with-current-buffer (agentls-test--diff-buffer) (agentls-diff-accept-always-save))
+        (agentls-test--wait (lambda () (equal (agentls-test--text buf) "alpha\nBETA\ngamma\n")) "the edit")
+        (agentls-test--wait (lambda () (file-exists-p settings)) "the user's settings file")
+        (let ((rules (plist-get (plist-get (json-parse-string (agentls-test--disk settings) :object-type 'plist)
+                                           :policy)
+                                :rules)))
+          (should (= 1 (length rules)))
+          (should (equal (plist-get (aref rules 0) :toolName) "replace"))
+          (should (equal (plist-get (aref rules 0) :decision) "allow")))
+        (advice-add 'agentls--show-edit :before (lambda (&rest _) (cl-incf diffs)) '((name . agentls-test)))
+        (unwind-protect
+            (progn
+              (with-current-buffer buf
+                (agentls-run-tool "replace" '(:file_path "greek.txt" :old_string "gamma" :new_string "GAMMA")))
+              (agentls-test--wait (lambda () (equal (agentls-test--text buf) "alpha\nBETA\nGAMMA\n")) "the second edit"))
+          (advice-remove 'agentls--show-edit 'agentls-test))
+        (should (= diffs 0))))))
+
+(ert-deftest agentls-test-shell-always-save ()
+  "A shell command answered \"always, and save\": the rule lands in the user's settings file."
+  (let* ((config (make-temp-file "agentls-el-config-" t))
+         (settings (expand-file-name "agentls/settings.json" config))
+         (process-environment (cons (concat "XDG_CONFIG_HOME=" config) process-environment)))
+    (agentls-test--with
+      (let* ((root (agentls-test--workspace '(("a.txt" . "one\n"))))
+             (url (agentls-test--fake-gemini
+                   '(:turns [(:calls [(:name "run_shell_command" :args (:command "touch created-by-shell"))])
+                             (:text "Ran.")])))
+             (buf (agentls-test--start root "a.txt" url))
+             (labels nil))
+        (advice-add 'read-multiple-choice :before
+                    (lambda (_prompt choices &rest _)
+                      (setq labels (mapcar #'cadr choices))
+                      (setq unread-command-events (list ?S)))
+                    '((name . agentls-test)))
+        (unwind-protect
+            (progn
+              (with-current-buffer buf (agentls "touch it"))
+              (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+              (should (member "always, and save in your settings" labels))
+              (should (file-exists-p (expand-file-name "created-by-shell" root)))
+              (agentls-test--wait (lambda () (file-exists-p settings)) "the user's settings file")
+              (let ((rule (aref (plist-get (plist-get (json-parse-string (agentls-test--disk settings) :object-type 'plist)
+                                                      :policy)
+                                           :rules)
+                                0)))
+                (should (equal (plist-get rule :toolName) "run_shell_command"))
+                (should (equal (plist-get rule :commandPrefix) ["touch"]))))
+          (advice-remove 'read-multiple-choice 'agentls-test))))))
+
 (provide 'agentls-test)
 ;;; agentls-test.el ends here

@@ -103,6 +103,10 @@ end, {
   end,
 })
 
+api.nvim_create_user_command('AgentlsMcpAuth', function(cmd)
+  require('agentls').mcp_auth(vim.trim(cmd.args))
+end, { nargs = 1, desc = 'agentls: authorize an MCP server of the settings by OAuth (in the browser)' })
+
 api.nvim_create_user_command('AgentlsOutput', function()
   require('agentls').open_output()
 end, { nargs = 0, desc = 'agentls: show the live output of tool calls' })

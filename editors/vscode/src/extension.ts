@@ -404,6 +404,42 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       void vscode.window.showErrorMessage(`agentls: trust failed: ${errText(err)}`);
     }
   });
+  cmd('agentls.authorizeMcpServer', async (name?: string) => {
+    let chosen = typeof name === 'string' ? name : undefined;
+    if (!chosen) {
+      let servers: { name: string; state: string; transport?: string; error?: string }[] = [];
+      try {
+        servers = await server.request('workspace/executeCommand', { command: 'agentls.mcpStatus', arguments: [{}] });
+      } catch (err) {
+        void vscode.window.showErrorMessage(`agentls: ${errText(err)}`);
+        return;
+      }
+      const remote = servers.filter((s) => s.transport === 'http' || s.transport === 'sse');
+      if (remote.length === 0) {
+        void vscode.window.showInformationMessage('agentls: no HTTP or SSE MCP server is configured');
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        remote.map((s) => ({ label: s.name, description: s.state, detail: s.error })),
+        { title: 'agentls: authorize which MCP server? The authorization page opens in the browser.' },
+      );
+      chosen = pick?.label;
+    }
+    if (!chosen) {
+      return;
+    }
+    const target = chosen;
+    try {
+      const st = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `agentls: authorizing ${target} in the browser…`, cancellable: true },
+        (_progress, token) =>
+          server.request<{ state: string }>('workspace/executeCommand', { command: 'agentls.mcpAuth', arguments: [{ server: target }] }, token),
+      );
+      void vscode.window.showInformationMessage(`agentls: MCP server ${target} is ${st?.state ?? 'authorized'}`);
+    } catch (err) {
+      void vscode.window.showErrorMessage(`agentls: authorizing ${target} failed: ${errText(err)}`);
+    }
+  });
   cmd('agentls.showTools', async () => {
     try {
       const res = await server.request<{ tools: ToolInfo[]; mcpServers?: { name: string; state: string; tools: number; error?: string }[] }>(

@@ -433,6 +433,34 @@ function M.sessions(callback)
 end
 
 --- The trust scopes of agentls.trust.
+--- Authorizes agentls with the MCP server called server by OAuth (agentls.mcpAuth): the
+--- server opens the authorization page in the browser (window/showDocument) or shows
+--- its link, and answers once the person has granted access; the outcome is notified.
+---@param server string
+---@param callback fun(err: table|nil, result: table|nil)|nil
+function M.mcp_auth(server, callback)
+  config.check('server', server, 'string')
+  config.check('callback', callback, 'function', true)
+  local function done(err, result)
+    if callback then
+      callback(err, result)
+    end
+  end
+  local client = need_client()
+  if not client then
+    return done({ message = 'agentls is not running' })
+  end
+  notify(('authorizing MCP server %s: grant access in the browser'):format(server))
+  rpc.call(client, nil, 'agentls.mcpAuth', { server = server }, function(err, result)
+    if err then
+      notify('MCP authorization failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
+    elseif type(result) == 'table' then
+      notify(('MCP server %s is %s'):format(server, tostring(result.state)))
+    end
+    done(err, result)
+  end)
+end
+
 M.trust_scopes = { 'folder', 'parent', 'revoke' }
 
 --- Trusts the workspace folder ('folder'), its parent and everything under it

@@ -1,0 +1,490 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+
+	"github.com/agentls/agentls/settings"
+)
+
+// OAuthConfig is the oauth block of a server's settings (see settings.MCPOAuth).
+type OAuthConfig = settings.MCPOAuth
+
+// oauthEnabled reports whether OAuth may be used for a server with the oauth block c.
+func oauthEnabled(c *OAuthConfig) bool { return c == nil || c.Enabled == nil || *c.Enabled }
+
+// validateOAuth reports what is wrong with the oauth block c.
+func validateOAuth(c *OAuthConfig) error {
+	if c == nil {
+		return nil
+	}
+	if c.RedirectURI != "" {
+		if _, err := loopbackRedirect(c.RedirectURI); err != nil {
+			return err
+		}
+	}
+	switch c.GrantType {
+	case "", "authorization_code":
+	case "client_credentials":
+		if c.ClientID == "" || c.ClientSecret == "" {
+			return errors.New(`oauth "grantType" "client_credentials" needs "clientId" and "clientSecret"`)
+		}
+	default:
+		return fmt.Errorf(`oauth "grantType" is %q; want "authorization_code" or "client_credentials"`, c.GrantType)
+	}
+	if c.ClientMetadataURL != "" {
+		u, err := url.Parse(c.ClientMetadataURL)
+		if err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
+			return fmt.Errorf(`oauth "clientMetadataUrl" is %q; want an https URL with a path`, c.ClientMetadataURL)
+		}
+	}
+	return nil
+}
+
+// loopbackRedirect parses a redirect URI and checks that it points at this machine, so
+// that no authorization code is ever sent elsewhere.
+func loopbackRedirect(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, fmt.Errorf(`oauth "redirectUri" %q: %w`, s, err)
+	}
+	host := u.Hostname()
+	ip := net.ParseIP(host)
+	if u.Scheme != "http" || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return nil, fmt.Errorf(`oauth "redirectUri" is %q; want an http URL on 127.0.0.1, [::1] or localhost`, s)
+	}
+	return u, nil
+}
+
+// AuthorizeFunc shows a person the authorization URL of a server, for the browser step
+// of OAuth: an editor opens it (window/showDocument) or shows it as a link, a terminal
+// prints it and runs $BROWSER. It returns once the URL is shown, not when the person is
+// done; the redirect comes back to a loopback listener of the Manager.
+type AuthorizeFunc func(ctx context.Context, server, authURL string) error
+
+// oauthFlowTimeout bounds a connection attempt that may include the browser step: the
+// time a person has to authorize.
+const oauthFlowTimeout = 5 * time.Minute
+
+// errNeedsAuth is returned by an OAuth flow that may not start by itself.
+var errNeedsAuth = errors.New("needs authorization")
+
+// oauth is the OAuth state of one HTTP or SSE server: its handler (the SDK's, which does
+// the discovery, registration, PKCE and token requests) and whether the browser step may
+// start. It lives as long as the Manager, across connections.
+type oauth struct {
+	s        *server
+	resource *url.URL // the server's URL: tokens go to its origin only
+	store    *tokenStore
+	handler  auth.OAuthHandler
+	redirect *url.URL
+
+	// interactive is set once a person asked to authorize the server (Manager.Authorize,
+	// or Options.AutoAuthorize): from then on a 401 or an insufficient_scope starts the
+	// browser step.
+	interactive atomic.Bool
+	// needs is why the server wants authorization, for its status, while it does.
+	needs atomic.Pointer[string]
+	// lastResource is the resource parameter of the last authorization request.
+	lastResource atomic.Pointer[string]
+
+	mu sync.Mutex // serialises flows
+}
+
+// newOAuth returns the OAuth state of s, or nil when the server does not use OAuth (a
+// stdio server, OAuth disabled, or an Authorization header set in its settings).
+func newOAuth(s *server) (*oauth, error) {
+	cfg := s.cfg
+	kind, err := cfg.Transport()
+	if err != nil || kind == TransportStdio || !oauthEnabled(cfg.OAuth) {
+		return nil, nil
+	}
+	for k := range cfg.Headers {
+		if strings.EqualFold(k, "Authorization") {
+			return nil, nil
+		}
+	}
+	endpoint := cfg.URL
+	if endpoint == "" {
+		endpoint = cfg.HTTPURL
+	}
+	resource, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("the server's URL: %w", err)
+	}
+	o := &oauth{s: s, resource: resource, store: s.m.tokens}
+	if s.m.opts.AutoAuthorize {
+		o.interactive.Store(true)
+	}
+	oc := cfg.OAuth
+	if oc == nil {
+		oc = &OAuthConfig{}
+	}
+	// Discovery, registration and token requests go to the authorization server
+	// without the server's token or headers.
+	plain := &http.Client{Transport: http.DefaultTransport}
+	secret := expand(oc.ClientSecret, s.m.getenv)
+	if oc.GrantType == "client_credentials" {
+		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+			Credentials: &oauthex.ClientCredentials{ClientID: oc.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: secret}},
+			HTTPClient:  plain,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("oauth: %w", err)
+		}
+		o.handler = h
+		// No person is involved: the flow may always run.
+		o.interactive.Store(true)
+		return o, nil
+	}
+	redirect := "http://127.0.0.1:0/callback"
+	if oc.RedirectURI != "" {
+		redirect = oc.RedirectURI
+	}
+	ru, err := loopbackRedirect(redirect)
+	if err != nil {
+		return nil, err
+	}
+	if ru.Port() == "0" || ru.Port() == "" {
+		// The redirect URI is fixed for the handler's life (dynamic registration sends
+		// it), so the port is chosen now and listened on again for each flow.
+		l, err := net.Listen("tcp", net.JoinHostPort(ru.Hostname(), "0"))
+		if err != nil {
+			return nil, fmt.Errorf("oauth: choosing a loopback port for the redirect: %w", err)
+		}
+		ru.Host = l.Addr().String()
+		_ = l.Close()
+	}
+	o.redirect = ru
+	hc := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:              ru.String(),
+		AuthorizationCodeFetcher: o.fetchCode,
+		RequestRefreshToken:      true,
+		Client:                   plain,
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{
+				RedirectURIs:            []string{ru.String()},
+				ClientName:              "agentls",
+				GrantTypes:              []string{"authorization_code", "refresh_token"},
+				TokenEndpointAuthMethod: "none",
+			},
+		},
+		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
+			rec := storedToken{Server: endpoint, Resource: o.resourceParam(), ClientID: c.ClientID, ClientSecret: c.ClientSecret,
+				TokenURL: c.Endpoint.TokenURL, AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, Token: t}
+			return o.persisting(ctx, c, rec)
+		},
+	}
+	if len(oc.Scopes) > 0 {
+		scopes := oc.Scopes
+		hc.ScopeFilter = func([]string) []string { return scopes }
+	}
+	if oc.ClientID != "" {
+		pre := &oauthex.ClientCredentials{ClientID: oc.ClientID}
+		if secret != "" {
+			pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
+		}
+		hc.PreregisteredClient = pre
+	}
+	if oc.ClientMetadataURL != "" {
+		hc.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: oc.ClientMetadataURL}
+	}
+	// A token stored by an earlier run for this very server URL is used first.
+	if rec, err := o.store.load(s.name, endpoint); err != nil {
+		s.m.logger.Warn("stored MCP OAuth token unreadable; authorization will be asked again", "server", s.name, "err", err)
+	} else if rec != nil {
+		c := &oauth2.Config{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, Scopes: rec.Scopes,
+			Endpoint: oauth2.Endpoint{TokenURL: rec.TokenURL, AuthStyle: oauth2.AuthStyle(rec.AuthStyle)}}
+		ts, err := o.persisting(context.WithValue(context.Background(), oauth2.HTTPClient, plain), c, *rec)
+		if err != nil {
+			return nil, err
+		}
+		hc.InitialTokenSource = ts
+	}
+	h, err := auth.NewAuthorizationCodeHandler(hc)
+	if err != nil {
+		return nil, fmt.Errorf("oauth: %w", err)
+	}
+	o.handler = h
+	return o, nil
+}
+
+// persisting returns a token source over rec's token that refreshes it through c before
+// it expires and stores each new token.
+func (o *oauth) persisting(ctx context.Context, c *oauth2.Config, rec storedToken) (oauth2.TokenSource, error) {
+	if err := o.store.save(o.s.name, rec); err != nil {
+		return nil, err
+	}
+	client, _ := ctx.Value(oauth2.HTTPClient).(*http.Client)
+	if client == nil {
+		client = http.DefaultClient
+	}
+	ref := &refresher{cfg: c, resource: rec.Resource, client: client, refresh: rec.Token.RefreshToken}
+	return &savingSource{o: o, rec: rec, inner: oauth2.ReuseTokenSource(rec.Token, ref)}, nil
+}
+
+// resourceParam is the resource parameter of token requests: the one of the last
+// authorization request (the resource of the server's protected resource metadata),
+// else the server's URL.
+func (o *oauth) resourceParam() string {
+	if p := o.lastResource.Load(); p != nil {
+		return *p
+	}
+	return o.resource.String()
+}
+
+// savingSource stores each token its inner source returns that differs from the last.
+type savingSource struct {
+	o     *oauth
+	inner oauth2.TokenSource
+
+	mu  sync.Mutex
+	rec storedToken
+}
+
+func (t *savingSource) Token() (*oauth2.Token, error) {
+	tok, err := t.inner.Token()
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.rec.Token == nil || tok.AccessToken != t.rec.Token.AccessToken {
+		t.rec.Token = tok
+		if err := t.o.store.save(t.o.s.name, t.rec); err != nil {
+			t.o.s.m.logger.Warn("MCP OAuth token could not be stored", "server", t.o.s.name, "err", err)
+		}
+	}
+	return tok, nil
+}
+
+// fetchCode is the browser step: it listens on the loopback redirect address, has the
+// front end show the authorization URL, and waits for the redirect.
+func (o *oauth) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	if !o.interactive.Load() {
+		return nil, errNeedsAuth
+	}
+	show := o.s.m.opts.Authorize
+	if show == nil {
+		return nil, fmt.Errorf("%w: no one to show the authorization page to", errNeedsAuth)
+	}
+	if u, err := url.Parse(args.URL); err == nil {
+		if r := u.Query().Get("resource"); r != "" {
+			o.lastResource.Store(&r)
+		}
+	}
+	l, err := net.Listen("tcp", o.redirect.Host)
+	if err != nil {
+		return nil, fmt.Errorf("listening for the OAuth redirect on %s: %w", o.redirect.Host, err)
+	}
+	type result struct {
+		res *auth.AuthorizationResult
+		err error
+	}
+	done := make(chan result, 1)
+	path := o.redirect.Path
+	if path == "" {
+		path = "/"
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		res := result{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}}
+		if e := q.Get("error"); e != "" {
+			res = result{err: fmt.Errorf("the authorization server refused: %s %s", e, q.Get("error_description"))}
+		} else if res.res.Code == "" {
+			res = result{err: errors.New("the redirect carried no authorization code")}
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		msg := "agentls is authorized to use " + o.s.name + ". You may close this tab."
+		if res.err != nil {
+			msg = "agentls was not authorized: " + res.err.Error()
+		}
+		fmt.Fprintf(w, "<!doctype html><title>agentls</title><p>%s</p>", html.EscapeString(msg))
+		select {
+		case done <- res:
+		default:
+		}
+	})
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(l) }()
+	defer srv.Close()
+	if err := show(ctx, o.s.name, args.URL); err != nil {
+		return nil, fmt.Errorf("showing the authorization page: %w", err)
+	}
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for the authorization in the browser: %w", ctx.Err())
+	}
+}
+
+// sameOrigin reports whether u is on the server's origin: scheme, host and port.
+func (o *oauth) sameOrigin(u *url.URL) bool {
+	return strings.EqualFold(u.Scheme, o.resource.Scheme) && strings.EqualFold(hostPort(u), hostPort(o.resource))
+}
+
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// authTransport adds the server's OAuth token to requests to the server's origin, and
+// none to any other, and runs the OAuth flow on a 401, or a 403 insufficient_scope,
+// retrying the request once after it.
+type authTransport struct {
+	o    *oauth
+	base http.RoundTripper
+}
+
+func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.o.sameOrigin(req.URL) {
+		// An SSE endpoint event, or a redirect, naming another origin gets no token.
+		return t.base.RoundTrip(req)
+	}
+	resp, err := t.send(req)
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return resp, err
+	}
+	if resp.StatusCode == http.StatusForbidden && !insufficientScope(resp) {
+		return resp, nil
+	}
+	if req.Body != nil && req.GetBody == nil {
+		return resp, nil
+	}
+	if aerr := t.o.authorize(req, resp); aerr != nil {
+		// The SDK sees the status, and the status of the server says why.
+		t.o.s.m.logger.Info("MCP server needs authorization", "server", t.o.s.name, "err", aerr)
+		return &http.Response{StatusCode: resp.StatusCode, Status: resp.Status, Header: resp.Header,
+			Body: http.NoBody, Request: req, Proto: resp.Proto, ProtoMajor: resp.ProtoMajor, ProtoMinor: resp.ProtoMinor}, nil
+	}
+	retry := req.Clone(req.Context())
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		retry.Body = body
+	}
+	return t.send(retry)
+}
+
+// send sends req with the current token, if any.
+func (t *authTransport) send(req *http.Request) (*http.Response, error) {
+	ts, err := t.o.handler.TokenSource(req.Context())
+	if err != nil {
+		return nil, err
+	}
+	if ts != nil {
+		tok, err := ts.Token()
+		if err != nil {
+			// An expired token that cannot be refreshed: the server's 401 starts over.
+			t.o.s.m.logger.Info("MCP OAuth token could not be refreshed", "server", t.o.s.name, "err", err)
+		} else {
+			req = req.Clone(req.Context())
+			req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
+	}
+	return t.base.RoundTrip(req)
+}
+
+func insufficientScope(resp *http.Response) bool {
+	cs, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if c.Scheme == "bearer" && c.Params["error"] == "insufficient_scope" {
+			return true
+		}
+	}
+	return false
+}
+
+// authorize runs the flow for the failed request; it records, when the flow may not
+// start by itself, that the server needs authorization.
+func (o *oauth) authorize(req *http.Request, resp *http.Response) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	hint := fmt.Sprintf("needs authorization: run `agentls mcp auth %s` (or the editor command agentls.mcpAuth)", o.s.name)
+	if !o.interactive.Load() {
+		_ = resp.Body.Close()
+		o.needs.Store(&hint)
+		return errNeedsAuth
+	}
+	err := o.handler.Authorize(req.Context(), req, resp)
+	if err != nil {
+		msg := fmt.Sprintf("needs authorization: %v", err)
+		if errors.Is(err, errNeedsAuth) {
+			msg = hint
+		}
+		o.needs.Store(&msg)
+		return err
+	}
+	o.needs.Store(nil)
+	return nil
+}
+
+// hasToken reports whether the handler holds a token.
+func (o *oauth) hasToken(ctx context.Context) bool {
+	ts, err := o.handler.TokenSource(ctx)
+	return err == nil && ts != nil
+}
+
+// reloadOAuth takes up a token stored since the server's OAuth state was made (by
+// `agentls mcp auth` in another process) when it holds none itself.
+func (s *server) reloadOAuth(ctx context.Context) {
+	o := s.currentOAuth()
+	if o == nil || o.hasToken(ctx) {
+		return
+	}
+	if rec, err := o.store.load(s.name, o.resource.String()); err != nil || rec == nil {
+		return
+	}
+	fresh, err := newOAuth(s)
+	if err != nil || fresh == nil {
+		return
+	}
+	if o.interactive.Load() {
+		fresh.interactive.Store(true)
+	}
+	s.mu.Lock()
+	if s.oauth == o {
+		s.oauth = fresh
+	}
+	s.mu.Unlock()
+}
+
+// needsAuth returns why the server needs authorization, or "".
+func (o *oauth) needsAuth() string {
+	if o == nil {
+		return ""
+	}
+	if p := o.needs.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
