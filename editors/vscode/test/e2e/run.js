@@ -342,6 +342,9 @@ scenario('edit_accept_always_then_stale', alwaysThenStale, async (v) => {
     const p = v.probe().documents.find((d) => d.scheme === 'agentls-proposal');
     return p && p.text === 'hello there\nworld!!\n';
   });
+  // (Escape, which quick open starts with, cancels the prompt when the chat's input has
+  // the focus: the workbench gets it first.)
+  await v.focusWorkbench();
   await v.open('greet.txt');
   await v.page.keyboard.down('Control');
   await v.page.keyboard.press('Home');
