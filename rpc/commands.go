@@ -254,10 +254,14 @@ func (s *Server) setApprovalMode(_ context.Context, command string, arg json.Raw
 			return nil, invalidArgs(command, "session %q is not running here: a session's own approval mode is set while it is open", a.Session)
 		}
 		s.log.Info("approval mode", "mode", m, "session", a.Session)
+		if s.capabilities().RichUpdates() {
+			s.notifier(a.Session)(modeNotice{Kind: updateMode, Mode: m})
+		}
 		return nil, nil
 	}
 	s.policy().SetMode(m)
 	s.log.Info("approval mode", "mode", m)
+	s.announceMode()
 	return nil, nil
 }
 

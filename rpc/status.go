@@ -4,9 +4,57 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"sync"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentls/agentls/confirm"
 )
+
+// What a rich client shows of the server's state besides the tool calls: the approval
+// mode in force and the model serving a session. Both are agentls/update kinds (see
+// docs/protocol.md), so that a client shows what the server decides with rather than
+// what it configured: a settings file, a trust decision or another command may change
+// the mode, and the model is the one the session's client was made for.
+
+// updateSessionInfo is the kind of a session_info update. The mode is announced as a
+// current_mode_update (updates.go), with session "" for the workspace's.
+const updateSessionInfo = "session_info"
+
+// sessionInfoNotice is a session_info update: the model a session's prompts go to.
+type sessionInfoNotice struct {
+	Kind     string `json:"kind"`
+	Model    string `json:"model"`
+	Provider string `json:"provider"`
+}
+
+// modeAnnouncer remembers the workspace mode last sent, so that each change is sent
+// once and in order.
+type modeAnnouncer struct {
+	mu   sync.Mutex // held while sending
+	sent confirm.Mode
+}
+
+// announceMode sends the workspace's approval mode to a rich client when it differs
+// from the one last sent (at first: after initialized).
+func (s *Server) announceMode() {
+	if !s.capabilities().RichUpdates() {
+		return
+	}
+	p := s.policy()
+	if p == nil {
+		return
+	}
+	a := &s.modes
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m := cmp.Or(p.Mode(), confirm.ModeDefault)
+	if m == a.sent {
+		return
+	}
+	a.sent = m
+	s.send("agentls/update", updateParams{Session: "", Update: modeNotice{Kind: updateMode, Mode: m}})
+}
 
 // statusResult is the result of agentls.status: what an editor's health check shows
 // of the server's configuration. The model fields come from making the model client
