@@ -161,6 +161,7 @@ const (
 	cmdListRules       = "agentls.listRules"
 	cmdRemoveRule      = "agentls.removeRule"
 	cmdSessionHistory  = "agentls.sessionHistory"
+	cmdStatus          = "agentls.status"
 	cmdMetrics         = "agentls.metrics"
 )
 

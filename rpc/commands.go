@@ -67,6 +67,7 @@ func (s *Server) commandTable() []editorCommand {
 		{name: cmdTurnDiff, run: s.turnDiff},
 		{name: cmdListRules, run: s.listRules},
 		{name: cmdRemoveRule, run: s.removeRule},
+		{name: cmdStatus, run: s.status},
 		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: s.prompt},
 		{name: cmdRunPrompt, needsModel: true, run: s.runPrompt},
 	}
@@ -253,10 +254,14 @@ func (s *Server) setApprovalMode(_ context.Context, command string, arg json.Raw
 			return nil, invalidArgs(command, "session %q is not running here: a session's own approval mode is set while it is open", a.Session)
 		}
 		s.log.Info("approval mode", "mode", m, "session", a.Session)
+		if s.capabilities().RichUpdates() {
+			s.notifier(a.Session)(modeNotice{Kind: updateMode, Mode: m})
+		}
 		return nil, nil
 	}
 	s.policy().SetMode(m)
 	s.log.Info("approval mode", "mode", m)
+	s.announceMode()
 	return nil, nil
 }
 

@@ -68,9 +68,19 @@ func (s *Server) adaptTool(t tools.Tool) tools.Tool {
 	return t
 }
 
-// reconfigure re-reads the settings files and applies them with the editor's overrides.
-// Nothing changes when they are invalid.
+// reconfigure re-reads the settings files and applies them with the editor's overrides,
+// and tells a rich client when the approval mode changed with them. Nothing changes
+// when they are invalid.
 func (s *Server) reconfigure() error {
+	if err := s.applySettings(); err != nil {
+		return err
+	}
+	s.announceMode()
+	return nil
+}
+
+// applySettings is reconfigure under s.mu.
+func (s *Server) applySettings() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.host.Reconfigure(settings.Merge(s.initOptions, s.config))

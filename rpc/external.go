@@ -148,6 +148,8 @@ func (s *Server) setTrust(scope toolbox.TrustScope) (toolbox.TrustChange, error)
 	if err != nil {
 		return res, err
 	}
+	// The workspace's settings, now read or now ignored, may set another mode.
+	s.announceMode()
 	if r.External {
 		s.loadExternal()
 	}

@@ -182,6 +182,7 @@ func decodeSettings(raw jsontext.Value) (settings.Settings, error) {
 // initialized starts loading the external tools; agentls registers no capabilities
 // dynamically.
 func (s *Server) initialized(context.Context, jsonrpc2.RawMessage) error {
+	s.announceMode()
 	// The external tools load only now: loading them may ask the user whether to trust
 	// the folder, and nothing may be asked before the client has the initialize result.
 	s.loadExternal()

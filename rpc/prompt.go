@@ -106,6 +106,7 @@ func (s *Server) prompt(ctx context.Context, command string, arg json.RawMessage
 	}
 	s.newTurn(ls.ID())
 	s.log.Info("prompt", "session", ls.ID(), "chars", len(a.Prompt))
+	v.updates.send(sessionInfoNotice{Kind: updateSessionInfo, Model: ls.Model(), Provider: v.provider})
 	if v.transcript != nil {
 		v.transcript.prompt(time.Now(), a.Prompt, ec, s.relPath)
 	}
@@ -253,7 +254,10 @@ func (v *sessionViews) get(s *Server, id string) *sessionView {
 		v.m = map[string]*sessionView{}
 	}
 	rich := s.capabilities().RichUpdates()
-	sv := &sessionView{updates: &updateStream{s: s, session: id, rich: rich}}
+	sv := &sessionView{updates: &updateStream{s: s, session: id, rich: rich}, provider: "gemini"}
+	if _, _, tb := s.state(); tb != nil {
+		sv.provider = cmp.Or(tb.Config().Settings.Provider.Type, sv.provider)
+	}
 	if !rich {
 		sv.transcript = newTranscript(filepath.Join(s.stateDir, "transcripts", fileName(id)+".md"), id, s.log)
 	}
@@ -280,6 +284,8 @@ func (v *sessionViews) lookup(id string) *sessionView {
 type sessionView struct {
 	updates    *updateStream
 	transcript *transcript
+	// provider is the model provider of the settings the session was opened with.
+	provider string
 
 	mu    sync.Mutex
 	shown bool // the transcript was shown with window/showDocument

@@ -805,7 +805,7 @@ func TestPromptBinary(t *testing.T) {
 		}
 		kinds = append(kinds, u.Kind+":"+u.Name+u.Status)
 	}
-	want := []string{"message_chunk:", "tool_call:read_filepending", "tool_call_update:completed",
+	want := []string{"session_info:", "message_chunk:", "tool_call:read_filepending", "tool_call_update:completed",
 		"tool_call:run_shell_commandpending", "tool_call_update:completed", "message_chunk:", "turn_end:"}
 	if !slices.Equal(kinds, want) {
 		t.Errorf("updates %v, want %v", kinds, want)

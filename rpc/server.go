@@ -170,6 +170,7 @@ type Server struct {
 	diags     diagnosticSet // agentls's diagnostics (diagnostics.go)
 	streams   outputStreams // live output of running calls (progress.go)
 	views     sessionViews  // the sessions of prompts as the client sees them (prompt.go)
+	modes     modeAnnouncer // the approval mode last sent to a rich client (status.go)
 	seq       atomic.Uint64
 }
 

@@ -165,6 +165,9 @@ func (s *Server) sendUpdate(session string, ev tools.Event) {
 		update.Status = statusAwaitingApproval
 	case tools.StatusExecuting:
 		update.Status = statusInProgress
+		// An "always" answer to the call's question may have changed the mode (an
+		// edit's switches default to auto_edit).
+		defer s.announceMode()
 	case tools.StatusSuccess, tools.StatusError, tools.StatusCancelled:
 		update = finalUpdate(ev)
 		if s.announced.first(ev.CallID) {

@@ -337,9 +337,13 @@ func (s *Scheduler) guard(c *call, method string, f func()) bool {
 // the policy about it; on return either c has ended, or c.allowed or c.needsAsk is set.
 func (s *Scheduler) prepare(ctx context.Context, c *call, b *batch, earlier []*call) {
 	built := false
+	var prev *call
+	if len(earlier) > 0 {
+		prev = earlier[len(earlier)-1]
+	}
 	func() {
 		defer close(c.located)
-		s.protect(c, "preparing", func() { built = s.build(ctx, c) })
+		s.protect(c, "preparing", func() { built = s.build(ctx, c, prev) })
 	}()
 	if built && len(c.writes) > 0 {
 		// Nobody else may write c's files between its proposal and its write.
@@ -362,8 +366,11 @@ func (s *Scheduler) prepare(ctx context.Context, c *call, b *batch, earlier []*c
 	}
 }
 
-// build validates and builds c and describes it; it reports false if c has ended.
-func (s *Scheduler) build(ctx context.Context, c *call) bool {
+// build validates and builds c and describes it; it reports false if c has ended. The
+// calls of a batch are built concurrently, but announced (StatusScheduled) in request
+// order: c's announcement waits until prev, the call before it, has been built, so that
+// editors list a model turn's calls in the order the model asked for them.
+func (s *Scheduler) build(ctx context.Context, c *call, prev *call) bool {
 	s.emit(c, Event{Status: StatusValidating})
 	if ctx.Err() != nil {
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The call was cancelled before it started.", Err: ctx.Err()})
@@ -421,6 +428,12 @@ func (s *Scheduler) build(ctx context.Context, c *call) bool {
 	}
 	if c.info.Kind.Writes() {
 		c.writes = lockPaths(c.locs)
+	}
+	if prev != nil {
+		select {
+		case <-prev.located:
+		case <-ctx.Done(): // the order no longer matters
+		}
 	}
 	c.scheduled = true
 	s.emit(c, Event{Status: StatusScheduled})

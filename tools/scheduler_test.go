@@ -60,7 +60,9 @@ type fakeTool struct {
 	panicIn string
 	// proposed, if set, is told of every Confirmation.
 	proposed func(inv *fakeInv)
-	exec     func(ctx context.Context, inv *fakeInv, out io.Writer) (*Result, error)
+	// described, if set, runs in every Describe (while the call is being built).
+	described func(inv *fakeInv)
+	exec      func(ctx context.Context, inv *fakeInv, out io.Writer) (*Result, error)
 	// attempts counts Execute calls.
 	attempts atomic.Int32
 }
@@ -110,6 +112,9 @@ func (i *fakeInv) Capabilities() Capabilities { return Capabilities{} }
 func (i *fakeInv) Describe() string {
 	if i.t.panicIn == "Describe" {
 		panic("boom in Describe")
+	}
+	if i.t.described != nil {
+		i.t.described(i)
 	}
 	return fmt.Sprintf("%s %s", i.t.name, i.args.ID)
 }
@@ -1321,5 +1326,41 @@ func TestSchedulerMarksMCPOutput(t *testing.T) {
 		if r.Output != c.output || r.Display != c.shown {
 			t.Errorf("%s: output %q, display %q; want %q, %q", c.tool, r.Output, r.Display, c.output, c.shown)
 		}
+	}
+}
+
+// TestSchedulerAnnouncesInRequestOrder: the calls of a batch are built concurrently, but
+// announced (StatusScheduled) in request order, also when a later call is built first;
+// editors list a model turn's calls in that order.
+func TestSchedulerAnnouncesInRequestOrder(t *testing.T) {
+	lastBuilt := make(chan struct{})
+	tool := &fakeTool{name: "slow", described: func(inv *fakeInv) {
+		switch inv.args.ID {
+		case "c0":
+			// The first call is built only after the last one has been.
+			select {
+			case <-lastBuilt:
+			case <-time.After(patience):
+			}
+		case "c2":
+			close(lastBuilt)
+		}
+	}}
+	env := newEnv(t, nil, tool)
+	var reqs []Request
+	for i := range 3 {
+		reqs = append(reqs, req(fmt.Sprint("c", i), "slow", fmt.Sprintf(`{"id":"c%d"}`, i)))
+	}
+	for _, r := range env.s.Run(t.Context(), reqs) {
+		wantStatus(t, r, StatusSuccess, "")
+	}
+	var order []string
+	for _, ev := range env.rec.all() {
+		if ev.Status == StatusScheduled {
+			order = append(order, ev.CallID)
+		}
+	}
+	if want := []string{"c0", "c1", "c2"}; !slices.Equal(order, want) {
+		t.Errorf("announced %v, want %v", order, want)
 	}
 }

@@ -38,6 +38,7 @@ test('agentls/prompt runs a turn that reads and edits a file, with agentls/updat
         .map((u) => (u.kind === 'tool_call' ? `tool_call ${u.name}` : u.kind === 'tool_call_update' ? `${u.toolCallId} ${u.status}` : u.kind));
       const squashed = seq.filter((k, i) => !(k === 'message_chunk' && seq[i - 1] === 'message_chunk'));
       assert.deepEqual(squashed, [
+        'session_info',
         'message_chunk',
         'tool_call read_file', `${res.session}/c1 completed`,
         'tool_call replace', `${res.session}/c2 completed`,

@@ -78,6 +78,32 @@ end, {
   end,
 })
 
+local function turn_args(cmd)
+  local session, turn
+  for _, a in ipairs(cmd.fargs) do
+    if a:match('^%d+$') then
+      turn = tonumber(a)
+    else
+      session = a
+    end
+  end
+  return session, turn
+end
+
+api.nvim_create_user_command('AgentlsUndoTurn', function(cmd)
+  local session, turn = turn_args(cmd)
+  require('agentls').undo_turn({ session = session, turn = turn, force = cmd.bang or nil })
+end, {
+  nargs = '*',
+  bang = true,
+  desc = "agentls: undo what the chat's last prompt changed ([session] [turn]; ! even where files changed since)",
+})
+
+api.nvim_create_user_command('AgentlsDiff', function(cmd)
+  local session, turn = turn_args(cmd)
+  require('agentls').turn_diff({ session = session, turn = turn })
+end, { nargs = '*', desc = "agentls: show what the chat's last prompt changed, as a diff ([session] [turn])" })
+
 api.nvim_create_user_command('AgentlsSessions', function()
   require('agentls').sessions()
 end, { nargs = 0, desc = 'agentls: resume a stored session in the chat' })

@@ -163,17 +163,18 @@ tests[#tests + 1] = {
     local questions = {}
     H.input_value = function(opts)
       questions[#questions + 1] = opts.prompt
-      if #questions == 1 then
-        return '/everything:args-prompt state=Texas'
-      end
       return 'Austin'
     end
+    -- The prompt buffer takes the command.
     H.press('i')
+    H.contains(api.nvim_buf_get_name(0), 'agentls://prompt/', 'the prompt buffer')
+    api.nvim_buf_set_lines(0, 0, -1, false, { '/everything:args-prompt state=Texas' })
+    H.press('<C-s>')
     H.wait('the first answer', function()
       return turns_ended() == 1
     end, 30000)
-    H.eq(#questions, 2, 'two questions: the prompt and the city')
-    H.contains(questions[2], '/everything:args-prompt city (Name of the city)', 'the city was asked for')
+    H.eq(#questions, 1, 'one question: the city')
+    H.contains(questions[1], '/everything:args-prompt city (Name of the city)', 'the city was asked for')
     H.contains(chat_text(), '/everything:args-prompt city=Austin state=Texas', 'the command with the asked argument')
     H.contains(chat_text(), 'Hot in Austin.', 'the answer')
     model_got(tap, 'weather in Austin, Texas?', 0, 'the rendered prompt')

@@ -197,12 +197,11 @@ tests[#tests + 1] = {
     H.eq(results[2].result.stopReason, 'cancelled', 'second stopReason')
     H.eq(results[2].result.session, session, 'the same session continued')
 
-    -- A third prompt from the chat with `i` and vim.ui.input.
-    H.input_value = function(opts)
-      H.contains(opts.prompt, 'agentls', 'input prompt')
-      return 'finish'
-    end
+    -- A third prompt from the chat with `i` and the prompt buffer.
     H.press('i')
+    H.contains(api.nvim_buf_get_name(0), 'agentls://prompt/', 'the prompt buffer')
+    api.nvim_buf_set_lines(0, 0, -1, false, { 'finish' })
+    H.press('<C-s>')
     H.wait('the third answer', function()
       local _, n = chat_text():gsub('_turn ended: ', '')
       return n == 3

@@ -86,8 +86,12 @@ H.main(function()
       status = 'failed',
       error = { type = 'shell_execute_error', message = 'exit 2' },
     })
-    H.eq(H.lines(buf)[head + 2], '- run_shell_command: make · failed: exit 2', 'failed with its error')
-    H.eq(api.nvim_buf_line_count(buf), count, 'status updates change no line count')
+    -- The output of each call follows it, folded: c1's result (4 lines with the fences)
+    -- and c2's streamed output (3 lines).
+    H.eq(vim.list_slice(H.lines(buf), head + 2, head + 5), { '  ```', '  one', '  two', '  ```' }, 'c1 output')
+    H.eq(H.lines(buf)[head + 6], '- run_shell_command: make · failed: exit 2', 'failed with its error')
+    H.eq(vim.list_slice(H.lines(buf), head + 7, head + 9), { '  ```', '  building', '  ```' }, 'c2 output')
+    H.eq(api.nvim_buf_line_count(buf), count + 7, 'status updates add only the output lines')
 
     send({ kind = 'plan', entries = { { content = 'read', status = 'completed' }, { content = 'edit', status = 'in_progress' } } })
     send({
@@ -139,7 +143,9 @@ H.main(function()
     H.eq(api.nvim_win_get_height(win), 8, 'chat.size lines at the bottom')
     sender(client, 'render-2')({ kind = 'thought_chunk', text = 'hmm' })
     local t = H.truthy(find_line(chat.buf, '> hmm'), 'thought line')
-    H.eq(vim.wo[win].foldenable, false, 'no folds')
+    H.eq(api.nvim_win_call(win, function()
+      return vim.fn.foldlevel(t)
+    end), 0, 'the thought is not in a fold')
     local marks = api.nvim_buf_get_extmarks(chat.buf, -1, { t - 1, 0 }, { t - 1, -1 }, { details = true })
     local dimmed = false
     for _, m in ipairs(marks) do
@@ -154,16 +160,15 @@ H.main(function()
     H.eq(#api.nvim_tabpage_list_wins(0), 2, 'no second window')
   end)
 
-  H.test(':Agentls without a prompt asks for one; a server without a model key says so in the chat', function()
+  H.test(':Agentls without a prompt opens the prompt buffer; a server without a model key says so in the chat', function()
     local root = H.workspace({ ['n.txt'] = 'n\n' })
     H.open(root, 'n.txt')
-    H.input_value = function(opts)
-      H.contains(opts.prompt, 'agentls', 'the input prompt')
-      return 'hello there'
-    end
     vim.cmd('Agentls')
     local chat = H.truthy(require('agentls.chat').current(), 'the chat')
-    H.eq(#H.input_calls, 1, 'asked once')
+    H.eq(#H.input_calls, 0, 'nothing asked before the chat opens')
+    H.contains(api.nvim_buf_get_name(0), 'agentls://prompt/', 'the prompt buffer')
+    api.nvim_buf_set_lines(0, 0, -1, false, { 'hello there' })
+    H.press('<C-s>')
     H.wait('the end of the failed prompt', function()
       return require('agentls.chat').text(chat):find('_turn ended: error', 1, true)
     end)
@@ -171,11 +176,10 @@ H.main(function()
     H.contains(text, 'hello there', 'the prompt is shown')
     H.contains(text, '**error:**', 'the error is shown')
     H.eq(chat.turn.ended, true, 'no prompt is left running')
-    -- An empty answer sends nothing.
-    H.input_value = function()
-      return ''
-    end
+    -- An empty prompt sends nothing.
     vim.cmd('Agentls')
+    H.press('<C-s>')
+    H.contains(H.notes[#H.notes].msg, 'the prompt is empty', 'told')
     H.eq(require('agentls.chat').text(chat), text, 'nothing sent')
   end)
 

@@ -21,14 +21,30 @@ H.main(function()
     H.contains(text, H.bin, 'binary path')
     H.contains(text, 'running for main.go', 'server state')
     H.contains(text, 'protocol 1', 'protocol version')
-    H.contains(text, 'model key present in GEMINI_API_KEY', 'model key')
-    H.contains(text, 'the server has a model client', 'model client')
+    -- Asked of the server (agentls.status): model, provider, mode and trust.
+    H.contains(text, 'model: gemini-2.5-flash (provider gemini): prompts (:Agentls) are available', 'model')
+    H.contains(text, 'approval mode: default', 'approval mode')
+    H.contains(text, ('workspace %s is not trusted'):format(root), 'trust state')
+    H.not_contains(text, 'no model', 'no contradiction')
     H.not_contains(text, secret, 'the key itself')
     H.not_contains(text, secret:sub(1, 12), 'a prefix of the key')
     if vim.fn.executable('rg') == 1 then
       H.contains(text, 'ripgrep', 'ripgrep line')
     end
     vim.env.GEMINI_API_KEY = nil
+  end)
+
+  H.test(':checkhealth agentls without a model key warns once, and says which mode and trust', function()
+    vim.env.GEMINI_API_KEY = nil
+    vim.env.GOOGLE_API_KEY = nil
+    local root = H.workspace({ ['main.go'] = 'package main\n' })
+    H.open(root, 'main.go', { settings = { approvalMode = 'auto_edit' } })
+    local text = health_text()
+    H.contains(text, 'no model: ', 'the warning')
+    H.contains(text, 'GEMINI_API_KEY', 'the warning names the key variable')
+    H.not_contains(text, 'prompts (:Agentls) are available', 'no "OK" about the model beside the warning')
+    H.contains(text, 'approval mode: auto_edit', 'approval mode')
+    H.contains(text, 'is not trusted', 'trust state')
   end)
 
   H.test(':checkhealth agentls without a binary reports an error, not a crash', function()
@@ -75,7 +91,7 @@ H.main(function()
     vim.fn.writefile(vim.fn.readfile(H.plugin .. '/doc/agentls.txt', 'b'), dir .. '/doc/agentls.txt', 'b')
     vim.cmd('helptags ' .. vim.fn.fnameescape(dir .. '/doc'))
     local tags = table.concat(vim.fn.readfile(dir .. '/doc/tags'), '\n')
-    for _, tag in ipairs({ 'agentls.txt', 'agentls-options', ':AgentlsTool', ':AgentlsMode', ':AgentlsCancel', ':AgentlsOutput', 'agentls-confirm', ':Agentls', ':AgentlsSessions', ':AgentlsTrust', 'agentls-chat', 'agentls-chat-keys', 'agentls-trust', 'agentls.prompt()' }) do
+    for _, tag in ipairs({ 'agentls.txt', 'agentls-options', ':AgentlsTool', ':AgentlsMode', ':AgentlsCancel', ':AgentlsOutput', 'agentls-confirm', ':Agentls', ':AgentlsSessions', ':AgentlsTrust', 'agentls-chat', 'agentls-chat-keys', 'agentls-trust', 'agentls.prompt()', 'agentls-code-actions', 'agentls-prompt-buffer', ':AgentlsDiff', ':AgentlsUndoTurn', 'agentls.undo_turn()', 'agentls.turn_diff()' }) do
       H.contains(tags, tag .. '\t', 'tags')
     end
   end)

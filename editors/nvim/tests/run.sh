@@ -3,12 +3,14 @@
 #
 # usage: editors/nvim/tests/run.sh [TEST_FILE...]   (default: every tests/*_test.lua)
 #
-# Builds agentls from the repository, gets Neovim 0.10.4 through
-# scripts/build-nvim.sh (cached; about two minutes the first time), runs each test
-# file in its own `nvim --headless -n -u NONE -i NONE`, and prints "N passed, M failed".
+# Builds agentls from the repository, gets Neovim 0.10.4 and 0.12.4 through
+# scripts/build-nvim.sh (cached; about two minutes each the first time), runs each test
+# file in its own `nvim --headless -n -u NONE -i NONE` on each version, and prints
+# "N passed, M failed".
 # Exits nonzero if any test failed, a file did not finish, or nothing ran.
 # Builds internal/fakegemini/cmd/fakegemini too, for the prompt tests (which report SKIP
-# without it). Environment: NVIM (use this nvim instead of building one), AGENTLS_BIN and
+# without it). Environment: NVIM (use only this nvim instead of building them),
+# AGENTLS_NVIM_VERSIONS (the versions to build and run, default "0.10.4 0.12.4"), AGENTLS_BIN and
 # FAKEGEMINI_BIN (use these binaries instead of building them), AGENTLS_TEST_VERBOSE=1
 # (print notifications), AGENTLS_TEST_FILE_TIMEOUT (seconds per file, default 180).
 set -euo pipefail
@@ -20,13 +22,20 @@ export PATH="$PATH:/usr/local/go/bin"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/agentls-nvim-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 
-if [ -z "${NVIM:-}" ]; then
+NVIMS=()
+if [ -n "${NVIM:-}" ]; then
+  NVIMS=("$NVIM")
+else
   BUILD="$REPO/scripts/build-nvim.sh"
   [ -x "$BUILD" ] || { echo "run.sh: $BUILD not found; set NVIM to a Neovim 0.10+ binary" >&2; exit 2; }
-  NVIM=$("$BUILD" 0.10.4 | tail -n 1)
+  for v in ${AGENTLS_NVIM_VERSIONS:-0.10.4 0.12.4}; do
+    NVIMS+=("$("$BUILD" "$v" | tail -n 1)")
+  done
 fi
-"$NVIM" --headless -u NONE -c 'if !has("nvim-0.10") | cquit 1 | endif' -c 'qall!' \
-  || { echo "run.sh: $NVIM is not Neovim 0.10 or later" >&2; exit 2; }
+for n in "${NVIMS[@]}"; do
+  "$n" --headless -u NONE -c 'if !has("nvim-0.10") | cquit 1 | endif' -c 'qall!' \
+    || { echo "run.sh: $n is not Neovim 0.10 or later" >&2; exit 2; }
+done
 
 if [ -n "${AGENTLS_BIN:-}" ]; then
   cp "$AGENTLS_BIN" "$TMP/agentls"
@@ -52,9 +61,12 @@ export TMPDIR="$TMP"
 
 if [ $# -gt 0 ]; then files=("$@"); else files=("$HERE"/*_test.lua); fi
 passed=0 failed=0 skipped=0
+for NVIM in "${NVIMS[@]}"; do
+ver=$("$NVIM" --version | head -n 1)
+echo "=== $ver ($NVIM)"
 for f in "${files[@]}"; do
   f=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")
-  echo "== $(basename "$f")"
+  echo "== $(basename "$f") on $ver"
   log="$TMP/$(basename "$f").log"
   set +e
   timeout "${AGENTLS_TEST_FILE_TIMEOUT:-180}" "$NVIM" --headless -n -u NONE -i NONE \
@@ -75,6 +87,7 @@ for f in "${files[@]}"; do
   if [ "$rc" -ne 0 ] && [ -s "$log.err" ]; then
     echo "-- stderr of $(basename "$f"):"; tail -n 40 "$log.err"
   fi
+done
 done
 [ "$skipped" -eq 0 ] || echo "$skipped skipped (see SKIP above)"
 echo "$passed passed, $failed failed"

@@ -97,12 +97,12 @@ H.main(function()
       vim.tbl_map(function(i)
         return i.outcome
       end, confirm.choices({ type = 'info', title = 'Allow web_fetch?' })),
-      { 'proceed_once', 'proceed_always', 'cancel' },
+      { 'proceed_once', 'proceed_always', 'proceed_always', 'cancel' }, -- the second "always" also saves
       'the usual answers without choices'
     )
     H.eq(
       #confirm.choices({ type = 'info', choices = { { outcome = 'bogus', label = 'x' } } }),
-      3,
+      4,
       'invalid choices fall back to the usual answers'
     )
   end)

@@ -169,7 +169,9 @@
       d.appendChild(el('summary', '', 'Diff'));
       d.appendChild(renderDiff(item.diff));
       box.appendChild(d);
-    } else if (item.text && item.final && !item.output && item.toolKind !== 'read') {
+    } else if (item.text && item.final && !item.output && !(item.toolKind === 'read' && item.locations.length > 0)) {
+      // (A read of a file leaves its text out: the file is a click away. Other reads,
+      // such as an MCP server's tools, show what they returned.)
       const d = el('details', 'result');
       d.appendChild(el('summary', '', 'Result'));
       d.appendChild(el('pre', 'out', item.text));

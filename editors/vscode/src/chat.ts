@@ -157,8 +157,11 @@ export class Chat implements vscode.WebviewViewProvider, vscode.Disposable {
     this.changed.fire();
   }
 
-  /** Binds the chat to a stored session: the next prompt continues it. */
-  resume(session: string, title?: string): void {
+  /**
+   * Binds the chat to a stored session: the next prompt continues it. A session this
+   * window did not show comes with its conversation (agentls.sessionHistory).
+   */
+  async resume(session: string, title?: string): Promise<void> {
     if (this.running) {
       void vscode.window.showWarningMessage('agentls: a prompt is running; cancel it first.');
       return;
@@ -167,11 +170,33 @@ export class Chat implements vscode.WebviewViewProvider, vscode.Disposable {
     if (known) {
       this.transcript = known;
     } else {
-      this.transcript = new Transcript();
-      this.transcript.session = session;
-      this.transcript.title = title;
-      this.transcript.addNote(`Resumed session ${title ? `“${title}” ` : ''}(${session}). The next prompt continues it.`);
-      this.bySession.set(session, this.transcript);
+      const t = new Transcript();
+      let history: { updates?: unknown[] } | undefined;
+      let failure: string | undefined;
+      try {
+        history = await this.server.request<{ updates?: unknown[] }>('workspace/executeCommand', {
+          command: 'agentls.sessionHistory',
+          arguments: [{ session }],
+        });
+      } catch (err) {
+        failure = err instanceof Error ? err.message : String(err);
+        this.log(`history of ${session}: ${failure}`);
+      }
+      if (this.running || this.bySession.has(session)) {
+        // A prompt started, or the session came in, while the history loaded.
+        return this.resume(session, title);
+      }
+      const prompts = Array.isArray(history?.updates) ? t.replay(history.updates) : 0;
+      t.session = session;
+      t.title = title ?? t.title;
+      const name = `${t.title ? `“${t.title}” ` : ''}(${session})`;
+      if (failure !== undefined) {
+        t.addNote(`Resumed session ${name}; its conversation could not be shown: ${failure}. The next prompt continues it.`, 'warning');
+      } else {
+        t.addNote(`Resumed session ${name}: ${prompts} earlier prompt${prompts === 1 ? '' : 's'}. The next prompt continues it.`);
+      }
+      this.transcript = t;
+      this.bySession.set(session, t);
     }
     this.postAll();
     this.changed.fire();

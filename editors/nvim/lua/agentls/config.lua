@@ -20,8 +20,12 @@ M.defaults = {
   keys = {
     accept = 'ga',
     accept_always = 'gA',
+    accept_always_save = 'gS',
     accept_modified = 'gm',
     reject = 'gx',
+    accept_hunk = 'gy',
+    reject_hunk = 'gn',
+    submit_hunks = 'gs',
   },
   output = {
     height = 12,

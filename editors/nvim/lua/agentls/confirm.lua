@@ -16,6 +16,10 @@ local M = {}
 -- Confirmations waiting for the user, by confirmation id.
 local pending = {}
 
+-- The tool calls the user rejected (by toolCallId), so the chat can say "rejected"
+-- where the server's status is "cancelled".
+local rejected = {}
+
 local function notify(msg, level)
   vim.notify('agentls: ' .. msg, level or vim.log.levels.INFO)
 end
@@ -67,7 +71,8 @@ local function register(params, client_id, resolve)
     client_id = client_id,
     details = params,
   }
-  function entry.answer(outcome, content)
+  --- Answers once; extra holds the optional fields acceptedHunks and persist.
+  function entry.answer(outcome, content, extra)
     if entry.done then
       return false
     end
@@ -78,7 +83,7 @@ local function register(params, client_id, resolve)
     if entry.close then
       pcall(entry.close)
     end
-    local result = { outcome = outcome }
+    local result = vim.tbl_extend('force', extra or {}, { outcome = outcome })
     if content ~= nil then
       result.content = content
     end
@@ -86,10 +91,24 @@ local function register(params, client_id, resolve)
     pcall(vim.cmd, 'redrawstatus')
     return true
   end
+  --- The user's refusal (a key, a choice, closing the diff): the call is "rejected".
+  function entry.reject()
+    if not entry.done and entry.tool_call_id then
+      rejected[entry.tool_call_id] = true
+    end
+    return entry.answer('cancel')
+  end
   if entry.id ~= nil then
     pending[entry.id] = entry
   end
   return entry
+end
+
+--- Whether the user rejected the tool call (answered its confirmation with a refusal).
+---@param tool_call_id string
+---@return boolean
+function M.was_rejected(tool_call_id)
+  return rejected[tool_call_id] == true
 end
 
 local function set_keys(entry, buf, actions)
@@ -97,8 +116,12 @@ local function set_keys(entry, buf, actions)
   local descs = {
     accept = 'agentls: accept the edit once',
     accept_always = 'agentls: accept, and stop asking about edits',
+    accept_always_save = 'agentls: accept, stop asking about edits, and save that rule in your settings',
     accept_modified = 'agentls: accept my edited version of the proposal',
     reject = 'agentls: reject the edit',
+    accept_hunk = 'agentls: accept the hunk under the cursor',
+    reject_hunk = 'agentls: reject the hunk under the cursor',
+    submit_hunks = 'agentls: apply the accepted hunks only',
   }
   for name, fn in pairs(actions) do
     local lhs = keys[name]
@@ -127,8 +150,20 @@ local function open_edit(entry)
   local orig = api.nvim_create_buf(false, true)
   local prop = api.nvim_create_buf(false, true)
   local tag = tostring(entry.id or vim.uv.hrtime())
-  pcall(api.nvim_buf_set_name, orig, ('agentls://confirm/%s/original/%s'):format(tag, shown))
-  pcall(api.nvim_buf_set_name, prop, ('agentls://confirm/%s/proposal/%s'):format(tag, shown))
+  -- Short names (they show in the tab line and the buffer list); a second confirmation
+  -- of the same file gets a number.
+  local base = vim.fn.fnamemodify(shown, ':t')
+  local function name(buf, what)
+    local n = 1
+    while not pcall(api.nvim_buf_set_name, buf, ('agentls://%s/%s%s'):format(what, base, n > 1 and ('~' .. n) or '')) do
+      n = n + 1
+      if n > 50 then
+        break
+      end
+    end
+  end
+  name(orig, 'current')
+  name(prop, 'proposal')
   api.nvim_buf_set_lines(orig, 0, -1, false, orig_lines)
   for _, b in ipairs({ orig, prop }) do
     vim.bo[b].swapfile = false
@@ -172,11 +207,16 @@ local function open_edit(entry)
   end
   local keys = config.options.keys
   local hints = {}
+  local hunks = type(d.hunks) == 'table' and #d.hunks > 0 and d.hunks or nil
   for _, k in ipairs({
     { 'accept', 'accept' },
     { 'accept_always', 'always' },
+    { 'accept_always_save', 'always+save' },
     { 'accept_modified', 'accept my version' },
     { 'reject', 'reject' },
+    hunks and #hunks > 1 and { 'accept_hunk', 'hunk ok' } or nil,
+    hunks and #hunks > 1 and { 'reject_hunk', 'hunk no' } or nil,
+    hunks and #hunks > 1 and { 'submit_hunks', 'apply hunks' } or nil,
   }) do
     if keys[k[1]] then
       hints[#hints + 1] = keys[k[1]] .. ' ' .. k[2]
@@ -210,6 +250,67 @@ local function open_edit(entry)
     end
   end
 
+  -- Per-hunk answers: the hunk under the cursor (by the line numbers of its @@ header,
+  -- on either side) is marked accepted or rejected; submitting sends acceptedHunks.
+  entry.hunk_choice = {}
+  local hns = api.nvim_create_namespace('agentls.confirm.hunks')
+  local function hunk_at(buf, lnum)
+    for i, h in ipairs(hunks or {}) do
+      local start, count = h.newStart, h.newLines
+      if buf == orig then
+        start, count = h.oldStart, h.oldLines
+      end
+      if type(start) == 'number' and type(count) == 'number' then
+        local last = start + math.max(count, 1) - 1
+        if count == 0 then
+          -- A hunk with no lines on this side sits between start and start + 1.
+          last = start + 1
+        end
+        if lnum >= start and lnum <= last then
+          return i
+        end
+      end
+    end
+    return nil
+  end
+  local function mark_hunks()
+    if not api.nvim_buf_is_valid(prop) then
+      return
+    end
+    api.nvim_buf_clear_namespace(prop, hns, 0, -1)
+    local n = api.nvim_buf_line_count(prop)
+    for i, h in ipairs(hunks or {}) do
+      local choice = entry.hunk_choice[i]
+      if choice ~= nil then
+        local row = math.min(math.max((h.newStart or 1) - 1, 0), n - 1)
+        api.nvim_buf_set_extmark(prop, hns, row, 0, {
+          virt_text = { { choice and '  ✓ hunk accepted' or '  ✗ hunk rejected', choice and 'DiagnosticOk' or 'DiagnosticError' } },
+          virt_text_pos = 'eol',
+        })
+      end
+    end
+  end
+  local function decide_hunk(choice)
+    if not hunks then
+      notify('this confirmation offers no hunks to decide one by one', vim.log.levels.WARN)
+      return
+    end
+    local buf = api.nvim_get_current_buf()
+    local i = hunk_at(buf, api.nvim_win_get_cursor(0)[1])
+    if not i then
+      notify('no hunk under the cursor', vim.log.levels.WARN)
+      return
+    end
+    entry.hunk_choice[i] = choice
+    mark_hunks()
+    -- On to the next hunk, as ]c would.
+    local nxt = hunks[i + 1]
+    if nxt then
+      local target = buf == orig and nxt.oldStart or nxt.newStart
+      pcall(api.nvim_win_set_cursor, 0, { math.max(target, 1), 0 })
+    end
+  end
+
   local actions = {
     accept = function()
       if modified() then
@@ -230,11 +331,58 @@ local function open_edit(entry)
       end
       entry.answer('proceed_always')
     end,
+    accept_always_save = function()
+      if modified() then
+        notify('you edited the proposal: accept your version, or undo your changes first', vim.log.levels.WARN)
+        return
+      end
+      entry.answer('proceed_always', nil, { persist = 'user' })
+    end,
     accept_modified = function()
       entry.answer('modify_with_editor', proposal())
     end,
     reject = function()
-      entry.answer('cancel')
+      entry.reject()
+    end,
+    accept_hunk = function()
+      decide_hunk(true)
+    end,
+    reject_hunk = function()
+      decide_hunk(false)
+    end,
+    submit_hunks = function()
+      if not hunks then
+        notify('this confirmation offers no hunks to decide one by one', vim.log.levels.WARN)
+        return
+      end
+      if modified() then
+        notify('you edited the proposal: accept your version, or undo your changes to answer by hunk', vim.log.levels.WARN)
+        return
+      end
+      local accepted = {}
+      for i, h in ipairs(hunks) do
+        if entry.hunk_choice[i] then
+          accepted[#accepted + 1] = type(h.index) == 'number' and h.index or (i - 1)
+        end
+      end
+      if next(entry.hunk_choice) == nil then
+        notify(
+          ('no hunk decided yet: %s accepts, %s rejects the hunk under the cursor'):format(
+            keys.accept_hunk or '?',
+            keys.reject_hunk or '?'
+          ),
+          vim.log.levels.WARN
+        )
+        return
+      end
+      if #accepted == 0 then
+        entry.reject()
+      elseif #accepted == #hunks then
+        entry.answer('proceed_once')
+      else
+        -- Undecided hunks are not applied.
+        entry.answer('proceed_once', nil, { acceptedHunks = accepted })
+      end
     end,
   }
   set_keys(entry, orig, actions)
@@ -253,7 +401,7 @@ local function open_edit(entry)
   -- answer (which closes the rest of the tab) waits until the closing command is done.
   local function refuse_later()
     vim.schedule(function()
-      entry.answer('cancel')
+      entry.reject()
     end)
   end
   api.nvim_create_autocmd('BufWipeout', {
@@ -307,6 +455,10 @@ function M.choices(d)
     return own
   end
   local items = { { label = 'Allow once', outcome = 'proceed_once' } }
+  if d.noAlways == true then
+    items[#items + 1] = { label = 'Reject', outcome = 'cancel' }
+    return items
+  end
   if d.type == 'execute' then
     local roots = type(d.rootCommands) == 'table' and table.concat(d.rootCommands, ', ') or ''
     items[#items + 1] = {
@@ -324,6 +476,15 @@ function M.choices(d)
     }
   else
     items[#items + 1] = { label = 'Always allow', outcome = 'proceed_always' }
+  end
+  -- Each "always" once more, written into the user's settings as well (persist).
+  local n = #items
+  for i = 2, n do
+    items[#items + 1] = {
+      label = items[i].label .. ', and save the rule in my settings',
+      outcome = items[i].outcome,
+      persist = 'user',
+    }
   end
   items[#items + 1] = { label = 'Reject', outcome = 'cancel' }
   return items
@@ -357,7 +518,11 @@ local function open_select(entry)
       return item.label
     end,
   }, function(choice)
-    entry.answer(type(choice) == 'table' and choice.outcome or 'cancel')
+    if type(choice) ~= 'table' or choice.outcome == 'cancel' then
+      entry.reject()
+    else
+      entry.answer(choice.outcome, nil, choice.persist and { persist = choice.persist } or nil)
+    end
   end)
 end
 
@@ -418,13 +583,14 @@ end
 ---@param id string
 ---@param outcome string
 ---@param content string|nil for modify_with_editor
+---@param extra table|nil { acceptedHunks?: integer[], persist?: 'user'|'workspace' }
 ---@return boolean
-function M.answer(id, outcome, content)
+function M.answer(id, outcome, content, extra)
   local e = pending[id]
   if not e then
     return false
   end
-  return e.answer(outcome, content)
+  return e.answer(outcome, content, extra)
 end
 
 --- Refuses and closes every pending confirmation of the client (e.g. when it exits).

@@ -132,12 +132,25 @@ local function fix_appends(text_edits, uri, offset_encoding)
   return out
 end
 
--- Returns a copy of the edit with fix_appends applied to every text edit.
+-- Returns a copy of the edit with fix_appends applied to every text edit, and without
+-- change annotations: Neovim 0.11+ reports the labels of an annotated edit it applies
+-- with a multi-line "Applied changes:" message, which stops at "Press ENTER" after every
+-- edit (and at each edit of an auto_edit run). Every agentls edit was approved before it
+-- was sent, so the annotations tell the user nothing the chat does not show.
 local function normalize(edit, offset_encoding)
   edit = vim.deepcopy(edit)
+  edit.changeAnnotations = nil
   for _, change in ipairs(edit.documentChanges or {}) do
-    if type(change) == 'table' and change.kind == nil and change.textDocument and change.edits then
-      change.edits = fix_appends(change.edits, change.textDocument.uri, offset_encoding)
+    if type(change) == 'table' then
+      change.annotationId = nil
+      if change.kind == nil and change.textDocument and change.edits then
+        for _, e in ipairs(change.edits) do
+          if type(e) == 'table' then
+            e.annotationId = nil
+          end
+        end
+        change.edits = fix_appends(change.edits, change.textDocument.uri, offset_encoding)
+      end
     end
   end
   for uri, edits in pairs(edit.changes or {}) do
@@ -172,12 +185,26 @@ local function touched_files(edit)
   return out
 end
 
--- Writes the modified buffers of the given files. Returns the messages of failures.
-local function save(client, files)
+-- The files among files whose buffer holds changes of the user's that are not saved.
+local function unsaved(files)
+  local out = {}
+  for _, fname in ipairs(files) do
+    local bufnr = find_buf(fname)
+    if bufnr and vim.bo[bufnr].modified then
+      out[fname] = true
+    end
+  end
+  return out
+end
+
+-- Writes the modified buffers of the given files, except those in skip (which held
+-- unsaved changes of the user's before the edit: writing them would save those too).
+-- Returns the messages of failures.
+local function save(client, files, skip)
   local failures = {}
   for _, fname in ipairs(files) do
     local bufnr = find_buf(fname)
-    if bufnr and vim.bo[bufnr].modified and vim.bo[bufnr].buftype == '' then
+    if bufnr and not skip[fname] and vim.bo[bufnr].modified and vim.bo[bufnr].buftype == '' then
       -- The server must see the edit's didChange before the didSave.
       rpc.flush_changes(client, bufnr)
       local ok, err = pcall(api.nvim_buf_call, bufnr, function()
@@ -209,6 +236,8 @@ function M.handler(_, params, ctx)
     vim.notify('agentls: edit refused: ' .. stale, vim.log.levels.WARN)
     return { applied = false, failureReason = stale }
   end
+  local files = touched_files(edit)
+  local dirty = unsaved(files)
   local ok, err = pcall(function()
     vim.lsp.util.apply_workspace_edit(normalize(edit, client.offset_encoding), client.offset_encoding)
   end)
@@ -218,19 +247,31 @@ function M.handler(_, params, ctx)
     return { applied = false, failureReason = reason }
   end
   if config.options.save_after_edit then
-    local failures = save(client, touched_files(edit))
+    local failures = save(client, files, dirty)
     if #failures > 0 then
       vim.notify(
         'agentls: the edit was applied but could not be saved:\n' .. table.concat(failures, '\n'),
         vim.log.levels.WARN
       )
     end
+    local kept = {}
+    for _, fname in ipairs(files) do
+      if dirty[fname] then
+        kept[#kept + 1] = vim.fn.fnamemodify(fname, ':~:.')
+      end
+    end
+    if #kept > 0 then
+      -- One line, so that an auto_edit run does not stop at "Press ENTER".
+      vim.notify(
+        ('agentls: edit applied but not saved: %s had unsaved changes of yours (:w saves both)'):format(
+          table.concat(kept, ', ')
+        ),
+        vim.log.levels.WARN
+      )
+    end
   end
-  -- Neovim 0.11+ reports annotated changes itself ("Applied changes: …").
-  local annotated = type(edit.changeAnnotations) == 'table' and next(edit.changeAnnotations) ~= nil
-  if not annotated and type(params.label) == 'string' and params.label ~= '' then
-    vim.notify('agentls: ' .. params.label, vim.log.levels.INFO)
-  end
+  -- The edit's label is not echoed: the chat and :AgentlsOutput show every call, and a
+  -- message per edit would pile up into "Press ENTER" during an auto_edit run.
   return { applied = true }
 end
 

@@ -106,33 +106,55 @@ function M.check()
     })
   end
 
-  health.start('agentls: model')
-  local found = {}
-  for _, name in ipairs({ 'GEMINI_API_KEY', 'GOOGLE_API_KEY' }) do
-    local v = vim.env[name]
-    if type(v) == 'string' and v ~= '' then
-      found[#found + 1] = name
+  health.start('agentls: model and consent')
+  local c = attached[1] or all[1]
+  if not c then
+    -- No server to ask: what the environment of this Neovim says (the server may get
+    -- another one through cmd_env or a settings file).
+    local found = {}
+    for _, name in ipairs({ 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'OPENAI_API_KEY' }) do
+      local v = vim.env[name]
+      if type(v) == 'string' and v ~= '' then
+        found[#found + 1] = name
+      end
     end
+    health.info(
+      #found > 0 and ('model key in the environment: %s (only its name is shown)'):format(table.concat(found, ', '))
+        or 'no model key in this environment (GEMINI_API_KEY, GOOGLE_API_KEY, OPENAI_API_KEY); the server is not running to say more'
+    )
+    return
   end
-  if #found > 0 then
-    -- Only the variable's name: the key itself is never shown.
-    health.ok(('model key present in %s'):format(table.concat(found, ', ')))
+  -- The server's own view (agentls.status): the settings and environment it runs with.
+  local res = rpc.request_sync(c, 'workspace/executeCommand', {
+    command = 'agentls.status',
+    arguments = { vim.empty_dict() },
+  }, 5000)
+  local st = res and not res.err and type(res.result) == 'table' and res.result or nil
+  if not st then
+    health.warn(
+      ('the server did not report its status: %s'):format(
+        res and res.err and rpc.error_message(res.err) or 'no answer within 5 s'
+      ),
+      { 'Update agentls: agentls.status came with the Neovim plugin of the same version' }
+    )
+    return
+  end
+  if st.modelReady then
+    health.ok(('model: %s (provider %s): prompts (:Agentls) are available'):format(tostring(st.model), tostring(st.provider)))
   else
-    health.warn('no model key in the environment (GEMINI_API_KEY or GOOGLE_API_KEY)', {
-      'Tools work without a model; prompts need a key',
+    health.warn(('no model: %s (provider %s)'):format(tostring(st.modelError or '?'), tostring(st.provider)), {
+      'Tools work without a model; prompts need one',
+      'Set the key in the environment Neovim starts agentls with (or setup({ cmd_env = ... })), or provider settings',
     })
   end
-  -- The server lists agentls.prompt among its commands only when it has a model client.
-  local c = attached[1] or all[1]
-  if c then
-    local cmds = vim.tbl_get(c.server_capabilities or {}, 'executeCommandProvider', 'commands') or {}
-    if vim.tbl_contains(cmds, 'agentls.prompt') then
-      health.ok('the server has a model client: prompts (:Agentls) are available')
-    else
-      health.warn('the server has no model client: :Agentls prompts will fail', {
-        'Update agentls, or check its log for why the model could not be set up',
-      })
-    end
+  health.info(('approval mode: %s (:AgentlsMode changes it)'):format(tostring(st.approvalMode)))
+  if st.trusted then
+    health.ok(('workspace %s is trusted%s'):format(
+      tostring(st.root),
+      type(st.trustSource) == 'string' and st.trustSource ~= '' and (' (' .. st.trustSource .. ')') or ''
+    ))
+  else
+    health.info(('workspace %s is not trusted: its settings cannot loosen consent (:AgentlsTrust)'):format(tostring(st.root)))
   end
 end
 

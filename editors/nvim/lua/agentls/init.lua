@@ -8,6 +8,7 @@ local confirm = require('agentls.confirm')
 local edit = require('agentls.edit')
 local chat = require('agentls.chat')
 local prompts = require('agentls.prompts')
+local status = require('agentls.status')
 
 local api = vim.api
 local M = {}
@@ -122,11 +123,13 @@ local function lsp_config(root)
         )
       end
       fetch_tools(client)
+      status.refresh(client)
     end,
     on_attach = opts.on_attach,
     on_exit = function(_, _, client_id)
       vim.schedule(function()
         state.server_info[client_id] = nil
+        status.forget(client_id)
         confirm.cancel_all(client_id)
         output.forget_client(client_id)
         chat.forget_client(client_id)
@@ -301,6 +304,10 @@ function M.set_mode(mode, callback)
       notify('setting the approval mode failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
     else
       notify('approval mode: ' .. mode)
+      status.set_mode(client.id, mode)
+      for _, c in ipairs({ chat.current() }) do
+        chat.update_winbar(c)
+      end
     end
     if callback then
       callback(err)
@@ -545,6 +552,10 @@ end
 ---@return string
 function M.statusline()
   local parts = {}
+  local spin = chat.spinner()
+  if spin then
+    parts[#parts + 1] = spin .. ' working'
+  end
   local waiting = #confirm.pending()
   if waiting > 0 then
     parts[#parts + 1] = ('%d awaiting approval'):format(waiting)
@@ -563,6 +574,133 @@ function M.statusline()
     return ''
   end
   return 'agentls: ' .. table.concat(parts, '; ')
+end
+
+-- The session :AgentlsUndoTurn and :AgentlsDiff work on: the given one, else the
+-- current chat's; nil after saying why there is none.
+local function turn_session(session)
+  if session and session ~= '' then
+    return session
+  end
+  local c = chat.get() or chat.current()
+  if c and c.session then
+    return c.session
+  end
+  notify('no chat session yet: run a prompt (:Agentls) or resume one (:AgentlsSessions)', vim.log.levels.WARN)
+  return nil
+end
+
+--- Shows what a prompt of a session changed (agentls.turnDiff) in a new tab, as a diff
+--- buffer. Default: the current chat's session, its last prompt that changed files.
+---@param opts table|nil { session?, turn?, callback? }
+function M.turn_diff(opts)
+  opts = opts or {}
+  config.check('opts', opts, 'table')
+  config.check('opts.session', opts.session, 'string', true)
+  config.check('opts.turn', opts.turn, 'number', true)
+  config.check('opts.callback', opts.callback, 'function', true)
+  local function done(err, result)
+    if opts.callback then
+      opts.callback(err, result)
+    end
+  end
+  local session = turn_session(opts.session)
+  local client = session and need_client()
+  if not client then
+    return done({ message = 'no session or no server' })
+  end
+  local params = { session = session, turn = opts.turn }
+  call(client, nil, 'agentls.turnDiff', params, nil, function(err, result)
+    if err then
+      notify('the turn diff failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
+      return done(err)
+    end
+    if type(result) ~= 'table' or type(result.diff) ~= 'string' or result.diff == '' then
+      notify('that prompt changed no file')
+      return done(nil, result)
+    end
+    vim.cmd('tabnew')
+    local buf = api.nvim_get_current_buf()
+    vim.bo[buf].buftype = 'nofile'
+    vim.bo[buf].bufhidden = 'wipe'
+    vim.bo[buf].swapfile = false
+    pcall(api.nvim_buf_set_name, buf, ('agentls://diff/turn-%s'):format(tostring(result.turn)))
+    api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(result.diff:gsub('\n$', ''), '\n', { plain = true }))
+    vim.bo[buf].modifiable = false
+    vim.bo[buf].filetype = 'diff'
+    vim.b[buf].agentls_session = session
+    vim.keymap.set('n', 'q', '<Cmd>tabclose<CR>', { buffer = buf, nowait = true, desc = 'agentls: close the diff' })
+    done(nil, result)
+  end)
+end
+
+--- Takes back what a prompt of a session changed (agentls.undoTurn), in one undo step.
+--- Where the user changed a file since, nothing is undone unless force: then the files
+--- are listed and, asked with vim.ui.select, the others can be undone anyway.
+---@param opts table|nil { session?, turn?, force?, callback? }
+function M.undo_turn(opts)
+  opts = opts or {}
+  config.check('opts', opts, 'table')
+  config.check('opts.session', opts.session, 'string', true)
+  config.check('opts.turn', opts.turn, 'number', true)
+  config.check('opts.force', opts.force, 'boolean', true)
+  config.check('opts.callback', opts.callback, 'function', true)
+  local function done(err, result)
+    if opts.callback then
+      opts.callback(err, result)
+    end
+  end
+  local session = turn_session(opts.session)
+  local client = session and need_client()
+  if not client then
+    return done({ message = 'no session or no server' })
+  end
+  local function names(list)
+    local out = {}
+    for _, f in ipairs(type(list) == 'table' and list or {}) do
+      out[#out + 1] = vim.fn.fnamemodify(f, ':~:.')
+    end
+    return table.concat(out, ', ')
+  end
+  local params = { session = session, turn = opts.turn, force = opts.force or nil }
+  -- The server compares the files with the editor's text: it must have the latest.
+  for _, b in ipairs(vim.lsp.get_buffers_by_client_id(client.id)) do
+    rpc.flush_changes(client, b)
+  end
+  call(client, nil, 'agentls.undoTurn', params, nil, function(err, result)
+    if err then
+      notify('undo failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
+      return done(err)
+    end
+    result = type(result) == 'table' and result or {}
+    local changed = type(result.changed) == 'table' and result.changed or {}
+    local reverted = type(result.reverted) == 'table' and result.reverted or {}
+    local deleted = type(result.deleted) == 'table' and result.deleted or {}
+    if #changed > 0 and #reverted == 0 and #deleted == 0 and not opts.force then
+      local items = { 'Undo the other files anyway', 'Leave everything as it is' }
+      return vim.ui.select(items, {
+        prompt = ('agentls: changed since prompt %s, so nothing was undone: %s'):format(tostring(result.turn), names(changed)),
+        kind = 'agentls.undo',
+      }, function(choice)
+        if choice == items[1] then
+          M.undo_turn(vim.tbl_extend('force', opts, { session = session, turn = result.turn, force = true }))
+        else
+          done(nil, result)
+        end
+      end)
+    end
+    local msg = ('undid prompt %s: %d file%s reverted, %d deleted'):format(
+      tostring(result.turn),
+      #reverted,
+      #reverted == 1 and '' or 's',
+      #deleted
+    )
+    if #changed > 0 then
+      msg = msg .. '; left as they are (changed since): ' .. names(changed)
+    end
+    notify(msg, #changed > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
+    done(nil, result)
+  end)
 end
 
 --- Parses the argument line of :AgentlsTool: a tool name and optional JSON arguments.

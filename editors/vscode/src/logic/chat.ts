@@ -122,6 +122,25 @@ export class Transcript {
     return [...this.tools.values()].map((i) => this.items[i] as ToolItem).filter((t) => !isFinal(t.status));
   }
 
+  /**
+   * Fills the transcript from a session's history (agentls.sessionHistory's updates):
+   * the prompts, answers and tool calls as they were shown. Returns how many prompts
+   * it held.
+   */
+  replay(updates: unknown[]): number {
+    let prompts = 0;
+    for (const u of updates) {
+      if (u && typeof u === 'object' && !Array.isArray(u)) {
+        const rec = u as Record<string, unknown>;
+        if (rec.kind === 'user_message') {
+          prompts++;
+        }
+        this.apply(rec);
+      }
+    }
+    return prompts;
+  }
+
   apply(update: Record<string, unknown>): number[] {
     switch (update.kind) {
       case 'message_chunk':
@@ -212,6 +231,9 @@ export class Transcript {
         }
         return [this.push({ kind: 'plan', entries })];
       }
+      case 'user_message':
+        // A prompt of a resumed session's history (agentls.sessionHistory).
+        return this.addUser(str(update.text) ?? '');
       case 'compression':
         return this.addNote(str(update.text) ?? 'The older part of the conversation was summarised.');
       case 'turn_end':

@@ -1,5 +1,6 @@
-// The status-bar item's text: the server's state, the approval mode and the model. No
-// vscode import.
+// The status-bar item's text: the server's state, the approval mode and the model, as
+// the server reports them (agentls/update kinds current_mode_update and session_info). No vscode
+// import.
 
 export type ServerState = 'starting' | 'idle' | 'working' | 'waiting' | 'stopped' | 'error';
 
@@ -7,6 +8,10 @@ export interface StatusInput {
   state: ServerState;
   mode: string;
   model: string;
+  /** The model's provider, when the server named the model (session_info). */
+  provider?: string;
+  /** Whether the server named the model; otherwise model is what the settings ask for. */
+  modelReported?: boolean;
   /** Confirmations waiting for the user. */
   waiting: number;
   /** Prompts and tool calls running. */
@@ -57,7 +62,10 @@ export function statusView(s: StatusInput): StatusView {
   const state = effectiveState(s);
   const word = state === 'waiting' && s.waiting > 1 ? `${s.waiting} waiting for approval` : words[state];
   const text = `${icons[state]} agentls: ${word} · ${s.mode} · ${s.model}`;
-  const lines = [`agentls is ${word}`, `Approval mode: ${s.mode}`, `Model: ${s.model}`];
+  const model = s.modelReported
+    ? `Model: ${s.model}${s.provider ? ` (${s.provider})` : ''}`
+    : `Model: ${s.model} (the settings; the server names the model it uses with the first prompt)`;
+  const lines = [`agentls is ${word}`, `Approval mode: ${s.mode}`, model];
   if (s.error) {
     lines.push('', s.error);
   }
@@ -69,4 +77,17 @@ export function statusView(s: StatusInput): StatusView {
     view.background = 'statusBarItem.errorBackground';
   }
   return view;
+}
+
+/** The model and provider of a session_info update; undefined when it is not one. */
+export function sessionInfo(update: Record<string, unknown>): { model: string; provider?: string } | undefined {
+  if (update.kind !== 'session_info' || typeof update.model !== 'string' || update.model === '') {
+    return undefined;
+  }
+  return { model: update.model, provider: typeof update.provider === 'string' && update.provider !== '' ? update.provider : undefined };
+}
+
+/** The approval mode of a current_mode_update; undefined when it is not one. */
+export function modeOf(update: Record<string, unknown>): string | undefined {
+  return update.kind === 'current_mode_update' && typeof update.mode === 'string' && update.mode !== '' ? update.mode : undefined;
 }

@@ -241,6 +241,27 @@ class VSCode {
     debug(`${name}: ready in ${Date.now() - v.started} ms on port ${v.port}`);
   }
 
+  /** Reloads the window: a new extension host, agentls activated and started anew. */
+  async reload() {
+    const before = this.probe().pid;
+    await this.page.keyboard.press('Escape');
+    await this.page.reload({ waitUntil: 'domcontentloaded', timeout: 60000 });
+    await this.page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+    await waitFor('the new extension host to start agentls', () => {
+      const s = this.probe();
+      return s && s.pid !== before && s.agentls && s.agentls.server === 'idle';
+    }, 60000);
+  }
+
+  /**
+   * Takes the keyboard focus back from a webview (the chat restored after a reload
+   * focuses its input once it has loaded), so that F1 reaches the workbench.
+   */
+  async focusWorkbench() {
+    await this.chat();
+    await this.page.evaluate(() => document.activeElement && document.activeElement.blur && document.activeElement.blur());
+  }
+
   /** The probe's latest snapshot (null before the first). */
   probe() {
     try {
@@ -291,7 +312,7 @@ class VSCode {
     30000);
   }
 
-  /** Opens a workspace file in an editor (quick open). */
+  /** Opens a workspace file in a text editor (quick open; never a diff of it). */
   async open(rel) {
     await this.page.keyboard.press('Escape');
     await this.page.keyboard.down('Control');
@@ -299,16 +320,21 @@ class VSCode {
     await this.page.keyboard.up('Control');
     await this.page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 10000 });
     await this.page.keyboard.type(rel);
+    // The file's row, not an open diff's ("greet.txt (current ↔ agentls proposal)").
     await waitFor(`quick open to offer ${rel}`, () =>
       this.page.evaluate((name) => {
         const rows = [...document.querySelectorAll('.quick-input-list .monaco-list-row')];
-        return rows.length > 0 && rows[0].textContent.includes(name);
+        const row = rows.find((r) => r.querySelector('.label-name')?.textContent.trim() === name && !r.textContent.includes('↔'));
+        if (row) {
+          row.click();
+          return true;
+        }
+        return false;
       }, path.basename(rel)),
     10000);
-    await this.page.keyboard.press('Enter');
     await waitFor(`${rel} to be the active editor`, () => {
       const s = this.probe();
-      return s && s.activeEditor && s.activeEditor.endsWith('/' + rel);
+      return s && s.activeEditor && s.activeEditor.startsWith('file:') && s.activeEditor.endsWith('/' + rel);
     });
   }
 
@@ -474,4 +500,4 @@ function processesWith(marker) {
   return out;
 }
 
-module.exports = { VSCode, waitFor, sleep, processesWith, debug };
+module.exports = { VSCode, waitFor, sleep, processesWith, debug, need };

@@ -5,7 +5,7 @@
 
 const assert = require('node:assert/strict');
 const path = require('node:path');
-const { VSCode, waitFor, sleep, processesWith, debug } = require('./harness');
+const { VSCode, waitFor, sleep, processesWith, debug, need } = require('./harness');
 
 const scenarios = [];
 function scenario(name, opts, fn, explicit = false) {
@@ -33,7 +33,8 @@ scenario(
     },
   }),
   async (v) => {
-    const f = await v.ask('what is in notes.txt?');
+    assert.match(await v.statusBar(), /agentls: idle · default · default model/, 'before any prompt: the settings (none)');
+    let f = await v.ask('what is in notes.txt?');
     // The answer streams in as Markdown, after a tool card for the read.
     await waitFor('the answer in the chat', () =>
       f.evaluate(() => {
@@ -59,13 +60,19 @@ scenario(
     await waitFor('notes.txt to open from the tool card', () => (v.probe().activeEditor || '').endsWith('/notes.txt'));
     await waitFor('the turn to end with a note', () => f.evaluate(() => /done/.test(document.querySelector('.item.note:last-child')?.textContent || '')));
     assert.equal(v.fake.turns(), 2, 'the model was asked twice (the prompt, then the read result)');
-    assert.match(await v.statusBar(), /agentls: idle · default · default model/);
+    // The status bar shows the model the server named for the session, not the settings'.
+    assert.match(await v.statusBar(), /agentls: idle · default · gemini-2\.5-flash/);
+    assert.deepEqual(v.probe().agentls.model, { model: 'gemini-2.5-flash', provider: 'gemini' });
     // (The probe writes every 100 ms: what the webview shows may be newer; wait for it.)
     const session = await waitFor('the chat to know its session', () => v.probe().agentls.chat.session);
 
-    // A new chat, then the stored session resumed from the list.
+    // A new chat; then the window is reloaded (a new extension host that never showed
+    // the session) and the stored session is resumed from the list: its conversation
+    // comes from the server (agentls.sessionHistory).
     await v.palette('agentls: New Chat');
     await waitFor('an empty chat', () => f.evaluate(() => document.querySelectorAll('.item').length === 0));
+    await v.reload();
+    await v.focusWorkbench();
     await v.palette('agentls: Resume a Session…');
     await waitFor('the session in the list', () =>
       v.page.evaluate(() => {
@@ -77,8 +84,17 @@ scenario(
         return false;
       }),
     );
-    // A session this window ran comes back with its conversation.
-    await waitFor('the resumed conversation', () => f.evaluate(() => /what is in notes\.txt\?/.test(document.querySelector('.item.user')?.textContent || '')));
+    f = await v.chat();
+    await waitFor('the resumed conversation', () =>
+      f.evaluate(() => {
+        const user = document.querySelector('.item.user')?.textContent || '';
+        const md = [...document.querySelectorAll('.item.message .markdown')].map((e) => e.innerHTML).join('\n');
+        const card = [...document.querySelectorAll('.item.tool')].find((e) => /Read/.test(e.textContent));
+        const note = [...document.querySelectorAll('.item.note')].map((e) => e.textContent).join('\n');
+        return /what is in notes\.txt\?/.test(user) && md.includes('<strong>hello</strong>') && card && card.dataset.status === 'completed' &&
+          /Resumed session .*1 earlier prompt/.test(note);
+      }),
+    );
     await waitFor('the chat to be bound to the session', () => v.probe().agentls.chat.session === session);
 
     // A #file mention picked from the list the input offers.
@@ -275,6 +291,157 @@ scenario('edit_modified_proposal', editSetup('Your version is in.'), async (v) =
   const dialogs = await v.page.$$('.monaco-dialog-box');
   assert.equal(dialogs.length, 0, 'no "save changes?" dialog');
 });
+
+function alwaysThenStale(ws) {
+  const file = path.join(ws, 'greet.txt');
+  return {
+    files: { 'greet.txt': greet },
+    script: {
+      turns: [
+        { text: 'I will change the greeting.', calls: [{ name: 'replace', args: { file_path: file, old_string: 'hello', new_string: 'hello there' }, id: 'e1' }] },
+        { calls: [{ name: 'replace', args: { file_path: file, old_string: 'world', new_string: 'world!' }, id: 'e2' }] },
+        { text: 'Both edits are in.' },
+        { calls: [{ name: 'replace', args: { file_path: file, old_string: 'world!', new_string: 'world!!' }, id: 'e3' }] },
+        { text: 'The file changed while you reviewed; I left it as you have it.' },
+      ],
+    },
+  };
+}
+
+scenario('edit_accept_always_then_stale', alwaysThenStale, async (v) => {
+  const f = await askForEdit(v);
+  // "Accept always" from the diff editor's title: the server switches to auto_edit,
+  // the status bar shows the server's mode, and the change is announced.
+  await v.clickEditorAction('Accept Edit, and Stop Asking About Edits');
+  await waitFor('the second edit to apply without a question', () => {
+    const d = v.doc('greet.txt');
+    return d && d.text === 'hello there\nworld!\n' && !d.dirty;
+  });
+  await waitFor('the answer', () => f.evaluate(() => /Both edits are in\./.test(document.body.textContent)));
+  assert.equal(v.probe().agentls.asked, 1, 'asked once: the second edit ran without a question');
+  assert.ok(!v.probe().tabs.some((t) => t.kind === 'diff'), 'no diff is open');
+  assert.equal(v.read('greet.txt'), 'hello there\nworld!\n');
+  await waitFor('the status bar to show the server\'s auto_edit', async () => /agentls: idle · auto_edit ·/.test(await v.statusBar()));
+  await waitFor('the mode change announced', () =>
+    v.page.evaluate(() => [...document.querySelectorAll('.notification-toast')].some((t) => t.textContent.includes('approval mode is now auto_edit'))),
+  );
+
+  // Back to default; the next edit asks, and while its diff is open the user types in
+  // the file. The accepted edit no longer fits the buffer: it is refused as stale, and
+  // the user's typing stays.
+  await v.palette('agentls: Set Approval Mode…');
+  await waitFor('the mode list', () =>
+    v.page.evaluate(() => {
+      const row = [...document.querySelectorAll('.quick-input-list .monaco-list-row')].find((r) => r.querySelector('.label-name')?.textContent.trim() === 'default');
+      if (row) {
+        row.click();
+        return true;
+      }
+      return false;
+    }),
+  );
+  await waitFor('the status bar to show default', async () => /agentls: idle · default ·/.test(await v.statusBar()));
+  await v.ask('one more exclamation mark');
+  await waitFor('the diff of the third edit', () => {
+    const p = v.probe().documents.find((d) => d.scheme === 'agentls-proposal');
+    return p && p.text === 'hello there\nworld!!\n';
+  });
+  // (Escape, which quick open starts with, cancels the prompt when the chat's input has
+  // the focus: the workbench gets it first.)
+  await v.focusWorkbench();
+  await v.open('greet.txt');
+  await v.page.keyboard.down('Control');
+  await v.page.keyboard.press('Home');
+  await v.page.keyboard.up('Control');
+  await v.page.keyboard.type('typed by me ');
+  const mine = 'typed by me hello there\nworld!\n';
+  await waitFor('the user\'s typing in the buffer', () => {
+    const d = v.doc('greet.txt');
+    return d && d.text === mine && d.dirty;
+  });
+  assert.ok(v.probe().tabs.some((t) => t.kind === 'diff'), 'the proposal is still open');
+  // Accepted from the tool card.
+  await waitFor('the Accept button on the tool card', () =>
+    f.evaluate(() => {
+      const b = document.querySelector('.item.tool[data-status="awaiting_approval"] button[data-outcome="proceed_once"]');
+      if (b) b.click();
+      return !!b;
+    }),
+  );
+  await waitFor('the answer', () => f.evaluate(() => /I left it as you have it\./.test(document.body.textContent)));
+  const card = await f.evaluate(() => {
+    const cards = [...document.querySelectorAll('.item.tool')];
+    const c = cards[cards.length - 1];
+    return { status: c.dataset.status, text: c.textContent };
+  });
+  assert.equal(card.status, 'failed', `the stale edit fails: ${card.text}`);
+  assert.match(card.text, /changed/, 'the card says why');
+  const d = v.doc('greet.txt');
+  assert.equal(d.text, mine, 'the buffer keeps the user\'s typing, without the agent\'s edit');
+  assert.equal(v.read('greet.txt'), 'hello there\nworld!\n', 'nothing was written');
+  await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
+  assert.equal(v.probe().agentls.asked, 2);
+});
+
+// --- folder trust and an MCP server ---------------------------------------------------
+
+scenario(
+  'untrusted_folder_trust_then_mcp',
+  () => ({
+    files: {
+      // The workspace names an MCP server: agentls starts none of it until the folder is trusted.
+      '.agentls/settings.json': JSON.stringify({ mcpServers: { everything: { command: 'node', args: [need('MCP_EVERYTHING'), 'stdio'] } } }),
+    },
+    script: {
+      turns: [
+        { calls: [{ name: 'everything__echo', args: { message: 'hello from VS Code' }, id: 'm1' }] },
+        { text: 'The MCP server echoed it.' },
+      ],
+    },
+  }),
+  async (v) => {
+    // What the user sees: the server's question, naming what it ignores.
+    await waitFor('the trust question', () =>
+      v.page.evaluate(() =>
+        [...document.querySelectorAll('.notification-toast')].some((t) => /trust/i.test(t.textContent) && t.textContent.includes('mcpServers.everything')),
+      ),
+    );
+    await v.clickNotification('mcpServers.everything', 'Not now');
+    await waitFor('the question to go', () =>
+      v.page.evaluate(() => ![...document.querySelectorAll('.notification-toast')].some((t) => t.textContent.includes('mcpServers.everything'))),
+    );
+    assert.equal(processesWith(need('MCP_EVERYTHING')).length, 0, 'no MCP server runs in an untrusted folder');
+    assert.deepEqual(v.probe().agentls.mcp, [], 'none announced');
+    // Trusting it later, from the palette.
+    await v.palette('agentls: Trust This Folder…');
+    await waitFor('the trust choices', () =>
+      v.page.evaluate(() => {
+        const row = [...document.querySelectorAll('.quick-input-list .monaco-list-row')].find((r) => r.querySelector('.label-name')?.textContent.trim() === 'Trust this folder');
+        if (row) {
+          row.click();
+          return true;
+        }
+        return false;
+      }),
+    );
+    await waitFor('the MCP server connected, with its tools', () =>
+      v.probe().agentls.mcp.some((m) => m.name === 'everything' && m.state === 'connected' && m.tools > 0),
+    30000);
+    assert.ok(processesWith(need('MCP_EVERYTHING')).length > 0, 'the MCP server runs');
+
+    // The model calls the server's tool; the call asks (type mcp) and its result shows
+    // in the chat.
+    const f = await v.ask('echo something through MCP');
+    await v.clickNotification('echo', 'Allow once');
+    await waitFor('the MCP result in the tool card', () =>
+      f.evaluate(() => {
+        const c = [...document.querySelectorAll('.item.tool')].find((e) => /echo/.test(e.textContent));
+        return c && c.dataset.status === 'completed' && c.textContent.includes('Echo: hello from VS Code');
+      }),
+    );
+    await waitFor('the answer', () => f.evaluate(() => /The MCP server echoed it\./.test(document.body.textContent)));
+  },
+);
 
 // --- shell commands -------------------------------------------------------------------
 

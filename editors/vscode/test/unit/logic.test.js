@@ -194,10 +194,48 @@ test('statusView: waiting for approval beats working beats idle', () => {
   assert.equal(status.statusView({ ...base, state: 'starting', running: 1 }).text.startsWith('$(loading~spin) agentls: starting'), true);
 });
 
+test('Transcript.replay shows a resumed session as it ran: prompts, answers, tool cards', () => {
+  const t = new chat.Transcript();
+  const n = t.replay([
+    { kind: 'user_message', text: 'what is in notes.txt?' },
+    { kind: 'message_chunk', text: 'Let me ' },
+    { kind: 'message_chunk', text: 'read it.' },
+    { kind: 'tool_call', toolCallId: 's/r1', name: 'read_file', title: 'Read notes.txt', toolKind: 'read', status: 'pending', locations: [{ uri: 'file:///w/notes.txt' }] },
+    { kind: 'tool_call_update', toolCallId: 's/r1', status: 'completed', content: { text: 'hello' } },
+    { kind: 'message_chunk', text: 'It says hello.' },
+    { kind: 'user_message', text: 'thanks' },
+    'not an update',
+    null,
+    { kind: 'message_chunk', text: 'You are welcome.' },
+  ]);
+  assert.equal(n, 2);
+  assert.deepEqual(
+    t.items.map((i) => `${i.kind}:${i.kind === 'tool' ? i.status : i.text}`),
+    ['user:what is in notes.txt?', 'message:Let me read it.', 'tool:completed', 'message:It says hello.', 'user:thanks', 'message:You are welcome.'],
+  );
+  assert.equal(t.title, 'what is in notes.txt?');
+  assert.equal(t.tool('s/r1').text, 'hello');
+});
+
+test('the status bar shows the mode and model the server reports', () => {
+  assert.deepEqual(status.sessionInfo({ kind: 'session_info', model: 'gemini-2.5-flash', provider: 'gemini' }), { model: 'gemini-2.5-flash', provider: 'gemini' });
+  assert.deepEqual(status.sessionInfo({ kind: 'session_info', model: 'm' }), { model: 'm', provider: undefined });
+  assert.equal(status.sessionInfo({ kind: 'session_info', model: '' }), undefined);
+  assert.equal(status.sessionInfo({ kind: 'current_mode_update', mode: 'yolo' }), undefined);
+  assert.equal(status.modeOf({ kind: 'current_mode_update', mode: 'yolo' }), 'yolo');
+  assert.equal(status.modeOf({ kind: 'current_mode_update' }), undefined);
+  assert.equal(status.modeOf({ kind: 'session_info', model: 'm' }), undefined);
+  const base = { state: 'idle', mode: 'plan', model: 'gemini-2.5-flash', waiting: 0, running: 0 };
+  const reported = status.statusView({ ...base, provider: 'gemini', modelReported: true });
+  assert.equal(reported.text, '$(hubot) agentls: idle · plan · gemini-2.5-flash');
+  assert.match(reported.tooltip, /Model: gemini-2\.5-flash \(gemini\)\n/);
+  assert.match(status.statusView(base).tooltip, /Model: gemini-2\.5-flash \(the settings; the server names the model it uses with the first prompt\)/);
+});
+
 test('package.json: no command of the extension has the name of a server command', () => {
   // vscode-languageclient registers the server's executeCommandProvider commands under
   // their own names; an extension command of the same name fails the client's start.
-  const server = ['runTool', 'listTools', 'prompt', 'cancel', 'setApprovalMode', 'discoverTools', 'confirm', 'mcpStatus', 'mcpAuth', 'listPrompts', 'runPrompt', 'trust', 'listSessions', 'sessionHistory', 'undoTurn', 'turnDiff', 'metrics', 'listRules', 'removeRule'].map(
+  const server = ['runTool', 'listTools', 'prompt', 'cancel', 'setApprovalMode', 'discoverTools', 'confirm', 'mcpStatus', 'mcpAuth', 'listPrompts', 'runPrompt', 'trust', 'listSessions', 'sessionHistory', 'undoTurn', 'turnDiff', 'metrics', 'listRules', 'removeRule', 'status'].map(
     (c) => `agentls.${c}`,
   );
   const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));

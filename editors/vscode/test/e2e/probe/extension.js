@@ -36,6 +36,8 @@ function snapshot() {
   }
   return {
     time: Date.now(),
+    // The extension host's: a reloaded window has a new one.
+    pid: process.pid,
     documents: vscode.workspace.textDocuments
       .filter((d) => d.uri.scheme === 'file' || d.uri.scheme === 'agentls-proposal')
       .map((d) => ({ uri: d.uri.toString(), path: d.uri.fsPath, scheme: d.uri.scheme, text: d.getText(), version: d.version, dirty: d.isDirty })),
