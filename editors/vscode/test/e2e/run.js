@@ -298,7 +298,9 @@ function alwaysThenStale(ws) {
     files: { 'greet.txt': greet },
     script: {
       turns: [
-        { text: 'I will change the greeting.', calls: [{ name: 'replace', args: { file_path: file, old_string: 'hello', new_string: 'hello there' }, id: 'e1' }] },
+        // The model reads the file first: agentls refuses a model's edit of a file it has not read.
+        { text: 'I will change the greeting.', calls: [{ name: 'read_file', args: { file_path: file }, id: 'r1' }] },
+        { calls: [{ name: 'replace', args: { file_path: file, old_string: 'hello', new_string: 'hello there' }, id: 'e1' }] },
         { calls: [{ name: 'replace', args: { file_path: file, old_string: 'world', new_string: 'world!' }, id: 'e2' }] },
         { text: 'Both edits are in.' },
         { calls: [{ name: 'replace', args: { file_path: file, old_string: 'world!', new_string: 'world!!' }, id: 'e3' }] },
