@@ -130,6 +130,8 @@ tests[#tests + 1] = {
             { name = 'read_file', args = { file_path = root .. '/a.txt' } },
             { name = 'read_file', args = { file_path = root .. '/b.txt' } },
             { name = 'read_file', args = { file_path = root .. '/c.txt' } },
+            -- Read before edit: the session must have read the file it edits.
+            { name = 'read_file', args = { file_path = root .. '/greek.txt' } },
           },
         },
         { calls = { { name = 'replace', args = { file_path = root .. '/greek.txt', old_string = 'beta', new_string = 'BETA' } } } },
@@ -269,8 +271,12 @@ tests[#tests + 1] = {
     local path = root .. '/greek.txt'
     local url = H.fake_gemini({
       turns = {
+        -- Each prompt reads the file before editing it (read before edit; the undo
+        -- between them changed it).
+        { calls = { { name = 'read_file', args = { file_path = path } } } },
         { calls = { { name = 'replace', args = { file_path = path, old_string = 'beta', new_string = 'BETA' } } } },
         { text = 'Done.' },
+        { calls = { { name = 'read_file', args = { file_path = path } } } },
         { calls = { { name = 'replace', args = { file_path = path, old_string = 'gamma', new_string = 'GAMMA' } } } },
         { text = 'Done again.' },
       },
