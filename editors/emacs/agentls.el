@@ -298,7 +298,7 @@ Start one unless NO-START.  Return nil when there is none."
                             :publishDiagnostics (list :relatedInformation :json-false))
         :window (list :workDoneProgress t)
         :general (list :positionEncodings ["utf-32"])
-        :experimental (list :agentls (list :confirm t :updates t))))
+        :experimental (list :agentls (list :confirm t :updates t :askUser t))))
 
 (defun agentls--start (root)
   "Start agentls for ROOT and return the connection."
@@ -1298,8 +1298,61 @@ While the minibuffer is in use, wait for it to be free."
         (setq agentls--modal-busy t)
         (run-at-time 0 nil #'agentls--ask entry))))))
 
+(defun agentls--ask-user (questions)
+  "Ask QUESTIONS, the model's ask_user (or an MCP server's form), in turn.
+A single choice and yes/no are read with `completing-read', free
+text and several choices (labels separated by commas) with
+`read-string'; an empty text leaves a question unanswered.  Return
+a hash table of the answers by question index (as strings), or nil
+when the user quits any question, which dismisses them all."
+  (let ((answers (make-hash-table :test #'equal))
+        (i 0))
+    (condition-case nil
+        (progn
+          (dolist (q (append questions nil))
+            (let* ((header (plist-get q :header))
+                   (prompt (format "agentls: %s%s"
+                                   (if (and (stringp header) (> (length header) 0))
+                                       (concat header ": ")
+                                     "")
+                                   (plist-get q :question)))
+                   (labels (cond ((equal (plist-get q :type) "yesno") (list "Yes" "No"))
+                                 ((equal (plist-get q :type) "text") nil)
+                                 (t (delq nil (mapcar (lambda (o) (plist-get o :label))
+                                                      (append (plist-get q :options) nil))))))
+                   (value
+                    (if (and labels (not (eq (plist-get q :multiSelect) t)))
+                        (completing-read (concat prompt " ") labels nil t)
+                      (read-string
+                       (cond (labels (format "%s (one or more of: %s; separated by commas) "
+                                             prompt (string-join labels ", ")))
+                             ((stringp (plist-get q :placeholder))
+                              (format "%s (%s) " prompt (plist-get q :placeholder)))
+                             (t (concat prompt " ")))))))
+              (unless (equal value "")
+                (puthash (number-to-string i) value answers))
+              (setq i (1+ i))))
+          answers)
+      (quit nil))))
+
 (defun agentls--ask (entry)
   "Ask the question of ENTRY in the minibuffer and answer it."
+  (if (equal (plist-get (agentls--confirmation-details entry) :type) "ask_user")
+      (let (answers)
+        (unwind-protect
+            (unless (agentls--confirmation-done entry)
+              (discard-input)
+              (setq answers (agentls--ask-user
+                             (plist-get (agentls--confirmation-details entry) :questions))))
+          (setq agentls--modal-busy nil)
+          (if answers
+              (agentls--answer entry "proceed_once" nil (list :answers answers))
+            (agentls--answer entry "cancel"))
+          (agentls--next-modal)))
+    (agentls--ask-choice entry)))
+
+(defun agentls--ask-choice (entry)
+  "Ask the question of ENTRY with `read-multiple-choice' and answer it."
   (let ((outcome "cancel") persist)
     (unwind-protect
         (unless (agentls--confirmation-done entry)

@@ -1108,6 +1108,52 @@ REPORT-FN gets it."
         (agentls-test--wait-chat "The user accepted hunks 1 and 3 of 3; hunk 2 was not applied" "the note to the model")
         (should (equal (agentls-test--disk path) want))))))
 
+(ert-deftest agentls-test-ask-user ()
+  "The model's ask_user: each kind of question is asked in the minibuffer, the answers return; quitting dismisses all."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
+           (buf (agentls-test--start root "a.txt" nil))
+           (questions (vector (list :question "Which database?" :header "DB" :type "choice"
+                                    :options (vector (list :label "Postgres" :description "the server")
+                                                     (list :label "SQLite" :description "a file")))
+                              (list :question "Name the table" :header "Table" :type "text" :placeholder "e.g. users")
+                              (list :question "Add an index?" :header "Index" :type "yesno")
+                              (list :question "Which columns?" :header "Cols" :type "choice" :multiSelect t
+                                    :options (vector (list :label "id" :description "")
+                                                     (list :label "name" :description "")))))
+           (asked nil))
+      (cl-letf (((symbol-function 'completing-read)
+                 (lambda (prompt collection &rest _)
+                   (push prompt asked)
+                   (if (member "SQLite" collection) "SQLite"
+                     (should (equal collection '("Yes" "No")))
+                     "Yes")))
+                ((symbol-function 'read-string)
+                 (lambda (prompt &rest _)
+                   (push prompt asked)
+                   (if (string-search "Which columns" prompt)
+                       (progn (should (string-search "one or more of: id, name" prompt)) "id, name")
+                     (should (string-search "e.g. users" prompt))
+                     "accounts"))))
+        (with-current-buffer buf
+          (agentls-run-tool "ask_user" (list :questions questions)))
+        (agentls-test--wait-chat "id, name" "the answers in the call's result")
+        (let ((text (agentls-test--chat-text)))
+          (dolist (want '("SQLite" "accounts" "Yes"))
+            (should (string-search want text))))
+        (should (= 4 (length asked)))
+        (should (string-search "DB: Which database?" (car (last asked)))))
+      ;; Quitting the first question dismisses them all: nothing is answered.
+      (setq asked nil)
+      (cl-letf (((symbol-function 'completing-read)
+                 (lambda (prompt &rest _) (push prompt asked) (signal 'quit nil)))
+                ((symbol-function 'read-string)
+                 (lambda (&rest _) (error "No question after a dismissed one"))))
+        (with-current-buffer buf
+          (agentls-run-tool "ask_user" (list :questions questions)))
+        (agentls-test--wait-chat "dismissed" "the dismissed questions")
+        (should (= 1 (length asked)))))))
+
 (ert-deftest agentls-test-accept-always-save ()
   "Accept always and save: the rule lands in the user's settings file, and later edits are not asked."
   (let* ((config (make-temp-file "agentls-el-config-" t))

@@ -526,6 +526,61 @@ local function open_select(entry)
   end)
 end
 
+--- Asks the questions of an ask_user confirmation (the model's ask_user, or an MCP
+--- server's form) one after another: vim.ui.select for a single choice and yes/no,
+--- vim.ui.input for free text and for several choices (labels separated by commas, as
+--- the server joins them). An empty text leaves the question unanswered; dismissing any
+--- of them dismisses them all.
+local function open_questions(entry)
+  local qs = type(entry.details.questions) == 'table' and entry.details.questions or {}
+  local answers = {}
+  local function ask(i)
+    if entry.done then
+      return
+    end
+    local q = qs[i]
+    if q == nil then
+      entry.answer('proceed_once', nil, { answers = answers })
+      return
+    end
+    local header = type(q.header) == 'string' and q.header ~= '' and (q.header .. ': ') or ''
+    local prompt = ('agentls: %s%s'):format(header, tostring(q.question))
+    local function take(value)
+      if value == nil then
+        entry.answer('cancel')
+        return
+      end
+      if value ~= '' then
+        answers[tostring(i - 1)] = value
+      end
+      ask(i + 1)
+    end
+    local labels = {}
+    if q.type == 'yesno' then
+      labels = { 'Yes', 'No' }
+    elseif q.type ~= 'text' then
+      for _, o in ipairs(type(q.options) == 'table' and q.options or {}) do
+        if type(o) == 'table' and type(o.label) == 'string' then
+          labels[#labels + 1] = o.label
+        end
+      end
+    end
+    if #labels == 0 or q.multiSelect == true then
+      if #labels > 0 then
+        prompt = ('%s\n(one or more of: %s; separated by commas) '):format(prompt, table.concat(labels, ', '))
+      elseif type(q.placeholder) == 'string' and q.placeholder ~= '' then
+        prompt = ('%s (%s) '):format(prompt, q.placeholder)
+      else
+        prompt = prompt .. ' '
+      end
+      vim.ui.input({ prompt = prompt }, take)
+      return
+    end
+    vim.ui.select(labels, { prompt = prompt, kind = 'agentls.ask_user' }, take)
+  end
+  ask(1)
+end
+
 --- Handler of the agentls/confirm request (a vim.lsp handler).
 ---@param params table ConfirmDetails
 ---@param ctx table handler context
@@ -553,6 +608,8 @@ function M.handler(_, params, ctx)
   local ok, err = pcall(function()
     if params.type == 'edit' then
       open_edit(entry)
+    elseif params.type == 'ask_user' then
+      open_questions(entry)
     else
       open_select(entry)
     end

@@ -38,7 +38,7 @@ function M.capabilities()
     -- an edit computed for an older buffer (0.10 does not advertise it).
     workspace = { workspaceEdit = { documentChanges = true } },
   }, config.options.capabilities or {}, {
-    experimental = { agentls = { confirm = true, updates = true } },
+    experimental = { agentls = { confirm = true, updates = true, askUser = true } },
   })
   return caps
 end
