@@ -95,6 +95,36 @@ func (b *basis) check(ws *workspace.Workspace, abs string, cur *workspace.File) 
 	}
 }
 
+// readToPropose reads the file an edit call changes, with read, for its Confirmation:
+// the proposal is made only against text the session has read (checkRead).
+func readToPropose(ctx context.Context, ws *workspace.Workspace, read func() (string, *workspace.File, error)) (string, *workspace.File, error) {
+	abs, cur, err := read()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := checkRead(ctx, ws, abs, cur); err != nil {
+		return "", nil, err
+	}
+	return abs, cur, nil
+}
+
+// readToApply reads the file an edit call changes, with read, for its Execute: held
+// first to the text the proposal shown was computed from (b), then to what the session
+// has read (checkRead).
+func (b *basis) readToApply(ctx context.Context, ws *workspace.Workspace, read func() (string, *workspace.File, error)) (string, *workspace.File, error) {
+	abs, cur, err := read()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := b.check(ws, abs, cur); err != nil {
+		return "", nil, err
+	}
+	if err := checkRead(ctx, ws, abs, cur); err != nil {
+		return "", nil, err
+	}
+	return abs, cur, nil
+}
+
 // change is a proposed new text for one file.
 type change struct {
 	abs string

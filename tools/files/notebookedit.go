@@ -272,11 +272,8 @@ func idNote(id string) string {
 // Confirmation proposes the edit as a diff of the notebook's JSON, and holds Execute to
 // the text it was computed from.
 func (c *notebookEditCall) Confirmation(ctx context.Context) (*confirm.Details, error) {
-	abs, cur, err := c.read()
+	abs, cur, err := readToPropose(ctx, c.ws, c.read)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	ch, err := c.plan(abs, cur)
@@ -292,14 +289,8 @@ func (c *notebookEditCall) Execute(ctx context.Context, _ io.Writer) (*tools.Res
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	abs, cur, err := c.read()
+	abs, cur, err := c.basis.readToApply(ctx, c.ws, c.read)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.basis.check(c.ws, abs, cur); err != nil {
-		return nil, err
-	}
-	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	ch, err := c.plan(abs, cur)

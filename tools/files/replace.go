@@ -273,11 +273,8 @@ func (c *replaceCall) matchError(rel string, err error, fm *fuzzyMatch) error {
 // Confirmation proposes the edit of the file as it is now, and holds Execute to that
 // text.
 func (c *replaceCall) Confirmation(ctx context.Context) (*confirm.Details, error) {
-	abs, cur, err := c.read()
+	abs, cur, err := readToPropose(ctx, c.ws, c.read)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	p, err := c.plan(abs, cur)
@@ -295,14 +292,8 @@ func (c *replaceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	abs, cur, err := c.read()
+	abs, cur, err := c.basis.readToApply(ctx, c.ws, c.read)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.basis.check(c.ws, abs, cur); err != nil {
-		return nil, err
-	}
-	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	p, err := c.plan(abs, cur)

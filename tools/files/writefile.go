@@ -128,11 +128,8 @@ func (c *writeFileCall) change(abs string, cur *workspace.File) (change, bool, e
 // Confirmation proposes the write over the file as it is now, and holds Execute to
 // that text.
 func (c *writeFileCall) Confirmation(ctx context.Context) (*confirm.Details, error) {
-	abs, cur, err := c.read()
+	abs, cur, err := readToPropose(ctx, c.ws, c.read)
 	if err != nil {
-		return nil, err
-	}
-	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	ch, _, err := c.change(abs, cur)
@@ -150,14 +147,8 @@ func (c *writeFileCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	abs, cur, err := c.read()
+	abs, cur, err := c.basis.readToApply(ctx, c.ws, c.read)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.basis.check(c.ws, abs, cur); err != nil {
-		return nil, err
-	}
-	if err := checkRead(ctx, c.ws, abs, cur); err != nil {
 		return nil, err
 	}
 	ch, modified, err := c.change(abs, cur)
