@@ -261,8 +261,11 @@ scenario('edit_reject_by_closing_then_new_file', rejectThenNewFile, async (v) =>
   });
   await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
   await waitFor('the answer', () => f.evaluate(() => /Created new\.txt\./.test(document.body.textContent)));
-  const doc = v.doc('new.txt');
-  assert.ok(!doc || !doc.dirty, 'nothing left unsaved');
+  // The probe's snapshot may predate the save by up to 100 ms: wait, bounded.
+  await waitFor('nothing left unsaved', () => {
+    const doc = v.doc('new.txt');
+    return !doc || !doc.dirty;
+  }, 5000);
 });
 
 scenario('edit_modified_proposal', editSetup('Your version is in.'), async (v) => {
