@@ -696,7 +696,12 @@ lands within a second."
             (should (string-search "Trust this folder?" (car (car asked))))
             (should (equal (cdr (car asked)) '("Trust this folder" "Trust the parent folder" "Not now")))
             ;; Trusted: the folder's yolo applies, the command runs without asking.
-            (accept-process-output nil 0.5)
+            ;; The server says so once it has re-read the settings; not before.
+            (agentls-test--wait (lambda () (with-current-buffer (messages-buffer)
+                                             (save-excursion
+                                               (goto-char (point-min))
+                                               (search-forward "is trusted: its settings apply" nil t))))
+                                "the server to apply the trusted folder's settings")
             (with-current-buffer buf (agentls "touch it"))
             (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
             (should (file-exists-p (expand-file-name "ran-without-asking" root)))
