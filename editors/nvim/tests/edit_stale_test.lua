@@ -21,8 +21,9 @@ local function stale_case(flush, opts)
   H.press('A by the user<Esc>')
   H.eq(H.lines(buf), { 'first by the user', 'second', 'third' }, 'user edit')
   if flush then
+    -- Sent now, it reaches the server before the answer to the confirmation (one pipe,
+    -- read in order, notifications handled on the read loop): no need to wait.
     require('agentls.rpc').flush_changes(client, buf)
-    vim.wait(300)
   end
 
   vim.cmd('tabnext')
@@ -34,15 +35,18 @@ local function stale_case(flush, opts)
   H.eq(#api.nvim_list_tabpages(), 1, 'the diff tab is closed')
   H.eq(result.status, 'error', 'result status (' .. vim.inspect(result) .. ')')
   H.truthy(type(result.error) == 'table' and type(result.error.message) == 'string', 'the error says why')
-  if not flush then
-    -- The server sent the edit for the version it knew; the plugin refused it.
-    local refused = false
-    for _, n in ipairs(H.notes) do
-      refused = refused or n.msg:find('edit refused: notes.md changed in the editor', 1, true) ~= nil
-    end
-    H.truthy(refused, 'the plugin refused the edit as stale')
-    H.eq(result.error.type, 'stale_content', 'error type')
+  local refused = false
+  for _, n in ipairs(H.notes) do
+    refused = refused or n.msg:find('edit refused: notes.md changed in the editor', 1, true) ~= nil
   end
+  if flush then
+    -- The server knew of the change: it refused the edit itself and sent none.
+    H.truthy(not refused, 'the server, not the plugin, refused the edit')
+  else
+    -- The server sent the edit for the version it knew; the plugin refused it.
+    H.truthy(refused, 'the plugin refused the edit as stale')
+  end
+  H.eq(result.error.type, 'stale_content', 'error type')
 end
 
 H.main(function()
