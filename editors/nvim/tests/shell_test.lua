@@ -36,7 +36,9 @@ H.main(function()
     })
 
     H.select_choice = choose('proceed_always')
-    local command = 'for i in 1 2 3; do echo out-$i; sleep 0.4; done; echo finished-marker'
+    -- The command waits after its first line until the test has looked (it creates
+    -- "release"): "still running" must not depend on how fast a loaded machine is.
+    local command = 'echo out-1; until test -e release; do sleep 0.05; done; for i in 2 3; do echo out-$i; sleep 0.4; done; echo finished-marker'
     run = H.run_tool('run_shell_command', { command = command, description = 'count to three' })
 
     -- Live: the first line is in the output buffer while the command still runs.
@@ -45,6 +47,8 @@ H.main(function()
     end)
     H.eq(run.done, false, 'the command still runs when its first line is shown')
     H.truthy(require('agentls').statusline():find('running run_shell_command', 1, true), 'statusline while running')
+    local f = assert(io.open(root .. '/release', 'wb'))
+    f:close()
     local result = H.result(run)
     H.eq(result.status, 'success', 'result status (' .. vim.inspect(result) .. ')')
     H.contains(result.output, 'finished-marker', 'result output')
