@@ -464,7 +464,9 @@ scenario(
   () => ({
     script: {
       turns: [
-        { calls: [{ name: 'run_shell_command', args: { command: "printf 'line-1\\n'; sleep 1.5; printf 'line-2\\n'; sleep 1.5; printf 'line-3\\n'", description: 'count to three' }, id: 's1' }] },
+        // The command waits after its first line until the test has looked (it creates
+        // "release"): "while it runs" must not depend on how fast a loaded machine is.
+        { calls: [{ name: 'run_shell_command', args: { command: "printf 'line-1\\n'; until test -e release; do sleep 0.1; done; printf 'line-2\\n'; sleep 1.5; printf 'line-3\\n'", description: 'count to three' }, id: 's1' }] },
         { text: 'Counted to three.' },
       ],
     },
@@ -475,7 +477,7 @@ scenario(
     await waitFor('the shell question', () =>
       v.page.evaluate(() =>
         [...document.querySelectorAll('.notification-toast')].some(
-          (t) => t.textContent.includes("Run `printf 'line-1") && [...t.querySelectorAll('.monaco-button')].some((b) => b.textContent.trim() === 'Always allow printf, sleep'),
+          (t) => t.textContent.includes("Run `printf 'line-1") && [...t.querySelectorAll('.monaco-button')].some((b) => b.textContent.trim() === 'Always allow printf, test, sleep'),
         ),
       ),
     );
@@ -494,6 +496,7 @@ scenario(
       /agentls: working/.test(await v.statusBar()) &&
       (await f.evaluate(() => document.querySelector('.item.tool')?.dataset.status === 'in_progress')),
     );
+    require('node:fs').writeFileSync(path.join(v.ws, 'release'), '');
     await waitFor('the command to finish with all its output', () =>
       f.evaluate(() => {
         const c = document.querySelector('.item.tool');
