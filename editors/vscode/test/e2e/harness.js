@@ -15,7 +15,6 @@
 
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const http = require('node:http');
@@ -56,15 +55,21 @@ async function waitFor(what, fn, timeoutMs = 20000, everyMs = 100) {
   }
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
+/**
+ * The port code-server listens on, from its log ("HTTP server listening on
+ * http://127.0.0.1:PORT/"): it is started on port 0, so that no other process can take
+ * the port between a free one being picked and code-server binding it (other test
+ * suites on the machine, or any outgoing connection, may).
+ */
+function listeningPort(logFile) {
+  let text = '';
+  try {
+    text = fs.readFileSync(logFile, 'utf8');
+  } catch {
+    return null;
+  }
+  const m = /HTTP server listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(text);
+  return m ? Number(m[1]) : null;
 }
 
 function get(url) {
@@ -182,9 +187,8 @@ class VSCode {
     fs.writeFileSync(path.join(v.tmp, 'user-data/User/settings.json'), userSettings);
     fs.writeFileSync(path.join(v.tmp, 'user-data/Machine/settings.json'), userSettings);
     v.fake = await startFake(v.tmp, script || { turns: [] });
-    v.port = await freePort();
     const cfg = path.join(v.tmp, 'code-server.yaml');
-    fs.writeFileSync(cfg, `bind-addr: 127.0.0.1:${v.port}\nauth: none\ncert: false\n`);
+    fs.writeFileSync(cfg, 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n');
     v.probeFile = path.join(v.tmp, 'probe.json');
     const env = {
       PATH: process.env.PATH,
@@ -215,6 +219,10 @@ class VSCode {
       { env, stdio: ['ignore', v.log, v.log], detached: true },
     );
     v.proc.detachedGroup = true;
+    v.port = await waitFor('code-server to say its port', () => {
+      if (v.proc.exitCode !== null) throw new Error(`code-server exited ${v.proc.exitCode}`);
+      return listeningPort(path.join(v.tmp, 'code-server.log'));
+    }, 30000, 200);
     await waitFor('code-server /healthz', async () => {
       if (v.proc.exitCode !== null) throw new Error(`code-server exited ${v.proc.exitCode}`);
       const r = await get(`http://127.0.0.1:${v.port}/healthz`);
