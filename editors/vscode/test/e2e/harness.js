@@ -344,6 +344,18 @@ class VSCode {
       const s = this.probe();
       return s && s.activeEditor && s.activeEditor.startsWith('file:') && s.activeEditor.endsWith('/' + rel);
     });
+    await waitFor(`${rel} to have the keyboard focus`, () => this.editorFocused());
+  }
+
+  /**
+   * Whether the keyboard focus is in a text editor of the editor area (not in a
+   * webview, the palette or a notification): where typed keys edit the file.
+   */
+  editorFocused() {
+    return this.page.evaluate(() => {
+      const a = document.activeElement;
+      return !!(a && a.closest('.part.editor .monaco-editor') && !a.closest('.quick-input-widget'));
+    });
   }
 
   /** The chat webview's frame (the one with the prompt box). */

@@ -193,6 +193,8 @@ scenario('edit_accept_undo_then_auto_edit', editThenAutoEdit, async (v) => {
   // One Ctrl+Z in the editor reverts the whole edit.
   await v.palette('View: Focus Active Editor Group');
   await waitFor('greet.txt to be the active editor', () => (v.probe().activeEditor || '').endsWith('/greet.txt'));
+  // The command runs after the palette closes: Ctrl+Z must not reach the chat first.
+  await waitFor('the editor to have the keyboard focus', () => v.editorFocused());
   await v.page.keyboard.down('Control');
   await v.page.keyboard.press('z');
   await v.page.keyboard.up('Control');
@@ -580,6 +582,8 @@ scenario(
     );
     const first = await waitFor('the chat to know its session', () => v.probe().agentls.chat.session);
     await v.palette('View: Focus Active Editor Group');
+    // The command runs after the palette closes: Ctrl+. must not reach the chat first.
+    await waitFor('the editor to have the keyboard focus', () => v.editorFocused());
     await v.page.keyboard.down('Control');
     await v.page.keyboard.press('Home');
     await v.page.keyboard.press('.');
