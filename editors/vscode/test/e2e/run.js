@@ -109,7 +109,17 @@ scenario(
     await f.type('#prompt', 'compare with #note');
     await waitFor('the file list', () => f.evaluate(() => [...document.querySelectorAll('#files .file')].some((e) => e.textContent.includes('notes.txt'))));
     await v.page.keyboard.press('Enter');
-    assert.equal(await f.evaluate(() => document.getElementById('prompt').value), 'compare with #file:notes.txt ');
+    // (Read from the webview, an iframe of its own: polled, not read once after the key.)
+    let typed = '';
+    try {
+      await waitFor('the mention completed in the prompt box', async () => {
+        typed = await f.evaluate(() => document.getElementById('prompt').value);
+        return typed === 'compare with #file:notes.txt ';
+      }, 5000);
+    } catch (err) {
+      err.message += `; the prompt box holds ${JSON.stringify(typed)}`;
+      throw err;
+    }
     await v.page.keyboard.press('Enter');
     await waitFor('the answer in the resumed session', () => f.evaluate(() => /Still the same two lines\./.test(document.body.textContent)));
     assert.equal(v.probe().agentls.chat.session, session, 'the prompt continued the session');
