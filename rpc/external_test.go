@@ -84,11 +84,14 @@ func TestTrustQuestion(t *testing.T) {
 			var list struct {
 				Tools []struct{ Name string }
 			}
-			for range 100 { // the discovery runs on its own goroutine after the answer
+			// The discovery runs on its own goroutine after the answer: poll until it has
+			// listed the tool, within the test's context (a command run on a loaded
+			// machine may take a while).
+			for {
 				if err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": "agentls.listTools", "arguments": []any{map[string]any{"details": true}}}, &list); err != nil {
 					t.Fatal(err)
 				}
-				if tt.wantKind == "" || strings.Contains(toolNames(list.Tools), "project_lint") {
+				if tt.wantKind == "" || strings.Contains(toolNames(list.Tools), "project_lint") || ctx.Err() != nil {
 					break
 				}
 				waitALittle(ctx)
