@@ -381,7 +381,10 @@ and arrive in one read."
   "A shell command is asked with its text; its output streams into a compilation buffer."
   (agentls-test--with
     (let* ((root (agentls-test--workspace '(("a.txt" . "one\ntwo\n") ("b.txt" . "bee\n"))))
-           (command "for i in 1 2 3; do echo out-$i; sleep 0.5; done; echo 'a.txt:2: error: two is wrong'; echo 'b.txt:1: warning: bee'; echo finished-marker; exit 3")
+           ;; The command waits after its first line until the test has looked
+           ;; (it creates "release"): "still running" must not depend on how
+           ;; fast a loaded machine is.
+           (command "echo out-1; until test -e release; do sleep 0.05; done; for i in 2 3; do echo out-$i; sleep 0.5; done; echo 'a.txt:2: error: two is wrong'; echo 'b.txt:1: warning: bee'; echo finished-marker; exit 3")
            (url (agentls-test--fake-gemini
                  `(:turns [(:calls [(:name "run_shell_command" :args (:command ,command :description "count"))])
                            (:text "The command ran.")])))
@@ -420,6 +423,7 @@ and arrive in one read."
               ;; conditional and the mode line shows *invalid*).
               (should (stringp (car global-mode-string)))
               (should (memq 'agentls--mode-line-construct global-mode-string))
+              (with-temp-file (expand-file-name "release" root))
               (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
               (let ((text (agentls-test--text shell)))
                 (should (string-search (concat "$ " command) text))
