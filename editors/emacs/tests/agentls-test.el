@@ -326,7 +326,7 @@ and arrive in one read."
         (with-current-buffer diff (agentls-diff-accept))
         (should-not (buffer-live-p diff)))
       (agentls-test--wait (lambda () (equal (agentls-test--text buf) "alpha\nBETA\ngamma\n"))
-                          "the edit in the buffer" 2)
+                          "the edit in the buffer")
       (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
       (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\n"))
       (should-not (buffer-modified-p buf))
@@ -373,7 +373,7 @@ and arrive in one read."
         (agentls-proposal-accept)
         (should-not (buffer-live-p proposal)))
       (agentls-test--wait (lambda () (equal (agentls-test--text buf) "alpha\nBETA\ngamma\ndelta (mine)\n"))
-                          "the user's version in the buffer" 2)
+                          "the user's version in the buffer")
       (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
       (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\ndelta (mine)\n")))))
 
@@ -758,7 +758,7 @@ while agentls.el's edit lands through its own connection."
                 (should (memq 'agentls-flymake-backend flymake-diagnostic-functions)))
               (with-current-buffer diff (agentls-diff-accept)))
             (agentls-test--wait (lambda () (equal (agentls-test--text buf) "alpha\nBETA\ngamma\n"))
-                                "the edit in the buffer" 2)
+                                "the edit in the buffer")
             (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
             (should (equal (agentls-test--disk path) "alpha\nBETA\ngamma\n"))
             (with-current-buffer buf
