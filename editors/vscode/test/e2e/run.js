@@ -533,12 +533,16 @@ scenario(
   },
 );
 
+// The long command of shell_cancel, told apart from the same scenario's in another
+// run on the machine (another checkout's suite): the test looks for it by its command line.
+const longSleep = `sleep 47.${process.pid}${Date.now() % 1000}`;
+
 scenario(
   'shell_cancel',
   () => ({
     script: {
       turns: [
-        { calls: [{ name: 'run_shell_command', args: { command: 'echo started; sleep 47.31', description: 'wait a long time' }, id: 'c1' }] },
+        { calls: [{ name: 'run_shell_command', args: { command: `echo started; ${longSleep}`, description: 'wait a long time' }, id: 'c1' }] },
         { text: 'This turn must not be reached.' },
       ],
     },
@@ -552,7 +556,7 @@ scenario(
         return c && c.dataset.status === 'in_progress' && /started/.test(c.textContent);
       }),
     );
-    assert.ok(processesWith('47.31').length > 0, 'the sleep runs');
+    assert.ok(processesWith(longSleep).length > 0, 'the sleep runs');
     await f.click('#cancel');
     await waitFor('the tool card to say cancelled', () => f.evaluate(() => document.querySelector('.item.tool')?.dataset.status === 'cancelled'));
     await waitFor('the prompt to end cancelled', () =>
@@ -561,7 +565,7 @@ scenario(
         return notes.length > 0 && /cancelled/.test(notes[notes.length - 1].textContent) && !document.body.classList.contains('running');
       }),
     );
-    await waitFor('no process left', () => processesWith('47.31').length === 0, 5000);
+    await waitFor('no process left', () => processesWith(longSleep).length === 0, 5000);
     await waitFor('the status bar to be idle', async () => /agentls: idle/.test(await v.statusBar()));
     assert.equal(v.fake.turns(), 1, 'the model was not asked again');
   },
