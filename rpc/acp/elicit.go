@@ -48,7 +48,7 @@ func (st *sessionState) askQuestions(ctx context.Context, req confirm.Request) (
 	}
 	answers, err := form.Answers(a.Values)
 	if err != nil {
-		return confirm.Answer{}, fmt.Errorf("the ACP client's answer to the questions does not fit them (%w), so nobody's answer is known", err)
+		return confirm.Answer{}, fmt.Errorf("the ACP client's answer does not fit the questions: %w", err)
 	}
 	return confirm.Answer{Outcome: confirm.ProceedOnce, Answers: answers}, nil
 }
@@ -95,6 +95,9 @@ func (st *sessionState) elicit(ctx context.Context, callID string, q *mcp.Questi
 		return nil, fmt.Errorf("the question was withdrawn: %w", context.Cause(ctx))
 	case err != nil:
 		return nil, fmt.Errorf("elicitation/create: %w", err)
+	case resp.Accept != nil && resp.Accept.Action != mcp.ActionAccept:
+		// The SDK takes an answer whose action it does not know for an accept.
+		return nil, fmt.Errorf("elicitation/create: the client answered with action %q; want accept, decline or cancel", resp.Accept.Action)
 	case resp.Accept != nil:
 		return &mcp.Answer{Action: mcp.ActionAccept, Values: resp.Accept.Content}, nil
 	case resp.Decline != nil:
