@@ -228,6 +228,8 @@ func TestAskUserElicitationCancel(t *testing.T) {
 	}()
 	select {
 	case <-asked:
+	case res := <-done:
+		t.Fatalf("the prompt ended (%s) without putting the questions", res.StopReason)
 	case <-ctx.Done():
 		t.Fatal("the questions were never put")
 	}
