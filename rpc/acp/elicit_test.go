@@ -166,7 +166,9 @@ func TestAskUserElicitation(t *testing.T) {
 				Properties map[string]struct {
 					Type, Title, Description string
 					OneOf                    []struct{ Const, Title string }
-					Items                    struct{ AnyOf []struct{ Const, Title string } }
+					Items                    struct {
+						AnyOf []struct{ Const, Title string }
+					}
 				}
 			}
 			if err := json.Unmarshal(schema, &s); err != nil {
