@@ -326,3 +326,56 @@ func TestMCPElicitationOverACP(t *testing.T) {
 		})
 	}
 }
+
+// TestMCPElicitationCancel: session/cancel while an MCP server's form is open withdraws
+// it, and the prompt ends cancelled.
+func TestMCPElicitationCancel(t *testing.T) {
+	entry := testutil.NPMServer(t, "server-everything")
+	ctx := testContext(t)
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	_, model := fakeModel(t,
+		clients.Turn{Calls: []clients.ScriptCall{call("m1", "everything__trigger-elicitation-request", map[string]any{})}},
+		clients.Turn{Text: "done"},
+	)
+	a := start(t, env(t.TempDir(), t.TempDir(), model...), func(sdk.RequestPermissionRequest) sdk.PermissionOptionId { return "allow_once" })
+	asked, withdrawn := make(chan struct{}), make(chan struct{})
+	a.client.elicit = func(ctx context.Context, _ sdk.UnstableCreateElicitationRequest) (sdk.UnstableCreateElicitationResponse, error) {
+		close(asked)
+		<-ctx.Done()
+		close(withdrawn)
+		return sdk.NewUnstableCreateElicitationResponseCancel(), nil
+	}
+	a.initializeWith(ctx, formCaps)
+	sess, err := a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{
+		{Stdio: &sdk.McpServerStdio{Name: "everything", Command: "node", Args: []string{entry}, Env: []sdk.EnvVariable{}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan sdk.PromptResponse, 1)
+	go func() {
+		res, err := a.prompt(ctx, sess.SessionId, "fill the form")
+		if err != nil {
+			t.Errorf("prompt: %v", err)
+		}
+		done <- res
+	}()
+	select {
+	case <-asked:
+	case res := <-done:
+		t.Fatalf("the prompt ended (%s) without putting the form", res.StopReason)
+	case <-ctx.Done():
+		t.Fatal("the form was never put")
+	}
+	if err := a.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-withdrawn:
+	case <-ctx.Done():
+		t.Fatal("the form was not withdrawn")
+	}
+	if res := <-done; res.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("stopReason %q, want cancelled", res.StopReason)
+	}
+}
