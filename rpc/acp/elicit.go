@@ -69,8 +69,9 @@ func (st *sessionState) Elicit(ctx context.Context, q *mcp.Question) (*mcp.Answe
 func (st *sessionState) elicit(ctx context.Context, callID string, q *mcp.Question) (*mcp.Answer, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	key := new(int)
 	st.mu.Lock()
+	st.elicitSeq++
+	key := st.elicitSeq
 	st.elicits[key] = cancel
 	st.mu.Unlock()
 	defer func() {

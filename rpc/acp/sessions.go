@@ -51,8 +51,10 @@ type sessionState struct {
 	// executing are the ids of the run_shell_command calls starting to execute, by
 	// their arguments (terminal.go).
 	executing map[string][]string
-	// elicits cancel the questions put to the client and not yet answered (elicit.go).
-	elicits map[*int]context.CancelFunc
+	// elicits cancel the questions put to the client and not yet answered, by their
+	// number in the session (elicitSeq counts them; elicit.go).
+	elicits   map[int]context.CancelFunc
+	elicitSeq int
 }
 
 // close closes the session's host, cancelling what runs.
@@ -97,7 +99,7 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 	caps := c.caps
 	c.mu.Unlock()
 	st := &sessionState{c: c, cwd: cwd, caps: caps, rejected: map[string]bool{}, calls: map[string]*callView{}, held: map[string]int{},
-		executing: map[string][]string{}, elicits: map[*int]context.CancelFunc{}}
+		executing: map[string][]string{}, elicits: map[int]context.CancelFunc{}}
 	o := c.srv.o
 	// MCP servers' questions go to a client that takes forms; else they are declined.
 	var elicit mcp.Elicitor
