@@ -48,8 +48,10 @@ func TestOAuthLegacyMetadataIssuer(t *testing.T) {
 		{name: "issuer on another origin", opts: testutil.OAuthOptions{LegacyPrefix: "/oauth", Issuer: "http://127.0.0.1:1/oauth"},
 			want: "does not match issuer URL"},
 		{name: "issuer on another scheme", opts: testutil.OAuthOptions{LegacyPrefix: "/oauth"},
-			issuer: func(o *testutil.OAuthServers) string { return strings.Replace(o.RS.URL, "http:", "https:", 1) + "/oauth" },
-			want:   "does not match issuer URL"},
+			issuer: func(o *testutil.OAuthServers) string {
+				return strings.Replace(o.RS.URL, "http:", "https:", 1) + "/oauth"
+			},
+			want: "does not match issuer URL"},
 		{name: "resource metadata names the authorization server", issuer: func(o *testutil.OAuthServers) string { return o.AS.URL + "/oauth" },
 			want: "does not match issuer URL"},
 	} {
