@@ -70,6 +70,27 @@ func challengeParam(cs []oauthex.Challenge, name string) string {
 // the SDK's handlers do, over client. On the legacy path a metadata document whose
 // issuer differs from the server's origin is taken when legacyMetadata allows it.
 func discover(ctx context.Context, client *http.Client, req *http.Request, resp *http.Response) (*discovery, error) {
+	d, err := discoverLegacy(ctx, client, req, resp)
+	if err != nil || d.relaxed {
+		return d, err
+	}
+	asm, err := auth.GetAuthServerMetadata(ctx, d.prm.AuthorizationServers[0], client)
+	if err != nil {
+		return nil, fmt.Errorf("the authorization server's metadata: %w", err)
+	}
+	if asm == nil {
+		// No metadata: the 2025-03-26 spec's default endpoints.
+		base := strings.TrimSuffix(d.prm.AuthorizationServers[0], "/")
+		asm = &oauthex.AuthServerMeta{Issuer: d.prm.AuthorizationServers[0], AuthorizationEndpoint: base + "/authorize",
+			TokenEndpoint: base + "/token", RegistrationEndpoint: base + "/register"}
+	}
+	d.asm = asm
+	return d, nil
+}
+
+// discoverLegacy is the first part of discover: the protected resource metadata, or
+// on the legacy path the metadata legacyMetadata takes (then d.relaxed is set).
+func discoverLegacy(ctx context.Context, client *http.Client, req *http.Request, resp *http.Response) (*discovery, error) {
 	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	if err != nil {
 		return nil, fmt.Errorf("the server's WWW-Authenticate header: %w", err)
@@ -92,35 +113,21 @@ func discover(ctx context.Context, client *http.Client, req *http.Request, resp 
 			return nil, errors.New("the server's protected resource metadata names no authorization server")
 		}
 		d.prm = prm
-		break
+		return d, nil
 	}
-	if d.prm == nil {
-		origin := *req.URL
-		origin.Path, origin.RawPath, origin.RawQuery, origin.Fragment = "", "", "", ""
-		d.legacy = true
-		d.prm = &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{origin.String()}, Resource: serverURL}
-		if absent {
-			asm, err := legacyMetadata(ctx, client, &origin)
-			if err != nil {
-				return nil, err
-			}
-			if asm != nil {
-				d.asm, d.relaxed = asm, true
-				return d, nil
-			}
+	origin := *req.URL
+	origin.Path, origin.RawPath, origin.RawQuery, origin.Fragment = "", "", "", ""
+	d.legacy = true
+	d.prm = &oauthex.ProtectedResourceMetadata{AuthorizationServers: []string{origin.String()}, Resource: serverURL}
+	if absent {
+		asm, err := legacyMetadata(ctx, client, &origin)
+		if err != nil {
+			return nil, err
+		}
+		if asm != nil {
+			d.asm, d.relaxed = asm, true
 		}
 	}
-	asm, err := auth.GetAuthServerMetadata(ctx, d.prm.AuthorizationServers[0], client)
-	if err != nil {
-		return nil, fmt.Errorf("the authorization server's metadata: %w", err)
-	}
-	if asm == nil {
-		// No metadata: the 2025-03-26 spec's default endpoints.
-		base := strings.TrimSuffix(d.prm.AuthorizationServers[0], "/")
-		asm = &oauthex.AuthServerMeta{Issuer: d.prm.AuthorizationServers[0], AuthorizationEndpoint: base + "/authorize",
-			TokenEndpoint: base + "/token", RegistrationEndpoint: base + "/register"}
-	}
-	d.asm = asm
 	return d, nil
 }
 

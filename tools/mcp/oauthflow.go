@@ -58,7 +58,7 @@ func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *ht
 	if h.fixed != nil {
 		return h.runOwn(ctx, resp, h.fixed, h.o.resource.String(), nil)
 	}
-	if d, err := discover(ctx, h.client, req, resp); err == nil && d.relaxed {
+	if d, err := discoverLegacy(ctx, h.client, req, resp); err == nil && d.relaxed {
 		h.o.s.m.logger.Info("MCP OAuth: the server has no resource metadata; taking the authorization server metadata its origin serves",
 			"server", h.o.s.name, "issuer", d.asm.Issuer)
 		return h.runOwn(ctx, resp, d.asm, d.prm.Resource, d.prm.ScopesSupported)
