@@ -42,6 +42,7 @@ type OAuthServers struct {
 	audiences    []string
 	assertions   []string // ID-JAGs issued, client assertions' jti seen
 	kids         []string
+	idpLogins    int
 	idp          *httptest.Server
 	wrongState   bool
 	expiresIn    int
@@ -147,12 +148,43 @@ func (o *OAuthServers) IdPURL() string { return o.idp.URL }
 func (o *OAuthServers) serveIdP(w http.ResponseWriter, r *http.Request) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if r.URL.Path != "/token" {
+	switch r.URL.Path {
+	case "/.well-known/oauth-authorization-server":
+		writeJSON(w, map[string]any{"issuer": o.idp.URL, "authorization_endpoint": o.idp.URL + "/authorize",
+			"token_endpoint": o.idp.URL + "/token", "response_types_supported": []string{"code"},
+			"code_challenge_methods_supported": []string{"S256"}})
+		return
+	case "/authorize":
+		// The person logs in: the OpenID Connect login of agentls's client.
+		q := r.URL.Query()
+		redirect, err := url.Parse(q.Get("redirect_uri"))
+		if err != nil || q.Get("client_id") != o.opts.IdPClientID || q.Get("code_challenge") == "" ||
+			!slices.Contains(strings.Fields(q.Get("scope")), "openid") {
+			o.refuse(w, "IdP login: %s", r.URL.RawQuery)
+			return
+		}
+		o.idpLogins++
+		v := redirect.Query()
+		v.Set("code", "idp-code")
+		v.Set("state", q.Get("state"))
+		redirect.RawQuery = v.Encode()
+		http.Redirect(w, r, redirect.String(), http.StatusFound)
+		return
+	case "/token":
+	default:
 		http.NotFound(w, r)
 		return
 	}
 	_ = r.ParseForm()
 	f := r.PostForm
+	if f.Get("grant_type") == "authorization_code" {
+		if f.Get("code") != "idp-code" || f.Get("code_verifier") == "" {
+			o.refuse(w, "IdP login: code %q", f.Get("code"))
+			return
+		}
+		writeJSON(w, map[string]any{"access_token": "idp-access", "token_type": "Bearer", "id_token": o.opts.IDToken})
+		return
+	}
 	switch {
 	case f.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange":
 		o.refuse(w, "IdP: grant_type %q", f.Get("grant_type"))
@@ -446,6 +478,13 @@ func (o *OAuthServers) checkAssertion(f url.Values) error {
 	o.assertions = append(o.assertions, claims.Jti)
 	o.kids = append(o.kids, header.Kid)
 	return nil
+}
+
+// IdPLogins counts the logins at the identity provider.
+func (o *OAuthServers) IdPLogins() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.idpLogins
 }
 
 // Kids returns the kid headers of the client assertions the token endpoint took.

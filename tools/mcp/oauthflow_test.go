@@ -186,10 +186,14 @@ func TestOAuthEnterprise(t *testing.T) {
 		tokenURL bool // the identity provider's token endpoint in the settings
 		idToken  string
 		want     string
+		login    bool // no EnterpriseIDToken: an OpenID Connect login in the browser
+		noMeta   bool // an issuer without metadata
 	}{
 		{name: "exchange and grant", tokenURL: true, idToken: "id-token-of-ann"},
-		{name: "no metadata at the identity provider", idToken: "id-token-of-ann", want: `has no metadata; set its "tokenUrl"`},
+		{name: "token endpoint from the identity provider's metadata", idToken: "id-token-of-ann"},
+		{name: "no metadata at the identity provider", idToken: "id-token-of-ann", noMeta: true, want: `has no metadata; set its "tokenUrl"`},
 		{name: "refused ID token", tokenURL: true, idToken: "id-token-of-bob", want: "the token exchange at the identity provider"},
+		{name: "login at the identity provider", login: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newOAuthServersWith(t, testutil.OAuthOptions{IDToken: "id-token-of-ann", IdPClientID: "agentls-at-idp",
@@ -198,9 +202,13 @@ func TestOAuthEnterprise(t *testing.T) {
 			if tc.tokenURL {
 				e.TokenURL = o.IdPURL() + "/token"
 			}
+			if tc.noMeta {
+				e.Issuer = o.IdPURL() + "/nothing"
+			}
 			var asked []string
 			var mu sync.Mutex
-			m := startManager(t, Options{TokenDir: t.TempDir(), AutoAuthorize: true,
+			b := &testutil.Browser{}
+			opts := Options{TokenDir: t.TempDir(), AutoAuthorize: true, Authorize: b.Open,
 				Servers: map[string]ServerConfig{"corp": {URL: o.Endpoint,
 					OAuth: &OAuthConfig{ClientID: "agentls", ClientSecret: "$CORP_SECRET", Enterprise: e}}},
 				EnterpriseIDToken: func(_ context.Context, server string) (string, error) {
@@ -209,7 +217,12 @@ func TestOAuthEnterprise(t *testing.T) {
 					mu.Unlock()
 					return tc.idToken, nil
 				},
-				Getenv: func(k string) string { return map[string]string{"CORP_SECRET": "s3cret"}[k] }})
+				Getenv: func(k string) string { return map[string]string{"CORP_SECRET": "s3cret"}[k] }}
+			if tc.login {
+				opts.EnterpriseIDToken = nil
+				asked = []string{"corp"}
+			}
+			m := startManager(t, opts)
 			if tc.want != "" {
 				if st := requireState(t, m, "corp", StateError); !strings.Contains(st.Error, tc.want) {
 					t.Errorf("status = %q, want %q", st.Error, tc.want)
@@ -225,6 +238,9 @@ func TestOAuthEnterprise(t *testing.T) {
 			defer mu.Unlock()
 			if !slices.Equal(asked, []string{"corp"}) {
 				t.Errorf("ID token asked for %q", asked)
+			}
+			if logins := map[bool]int{true: 1}[tc.login]; o.IdPLogins() != logins || b.Opened() != logins {
+				t.Errorf("logins at the identity provider %d, browser opened %d; want %d", o.IdPLogins(), b.Opened(), logins)
 			}
 		})
 	}
