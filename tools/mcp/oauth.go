@@ -264,13 +264,26 @@ func newOAuth(s *server) (*oauth, error) {
 		_ = l.Close()
 	}
 	o.redirect = ru
+	// A token stored by an earlier run for this very server URL is used first.
+	var stored oauth2.TokenSource
+	if rec, err := o.store.load(s.name, endpoint); err != nil {
+		s.m.logger.Warn("stored MCP OAuth token unreadable; authorization will be asked again", "server", s.name, "err", err)
+	} else if rec != nil {
+		c := &oauth2.Config{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, Scopes: rec.Scopes,
+			Endpoint: oauth2.Endpoint{TokenURL: rec.TokenURL, AuthStyle: oauth2.AuthStyle(rec.AuthStyle)}}
+		stored, err = o.persisting(context.WithValue(context.Background(), oauth2.HTTPClient, plain), c, *rec)
+		if err != nil {
+			return nil, err
+		}
+	}
 	if e := oc.Enterprise; e != nil {
 		idp := &oauthex.ClientCredentials{ClientID: e.ClientID}
 		if sec := expand(e.ClientSecret, s.m.getenv); sec != "" {
 			idp.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: sec}
 		}
 		o.handler = &enterpriseHandler{o: o, client: plain, idpIssuer: e.Issuer, idpTokenURL: e.TokenURL, idpClient: idp,
-			idpScopes: e.Scopes, clientID: oc.ClientID, secret: secret, scopes: oc.Scopes, idToken: s.m.opts.EnterpriseIDToken}
+			idpScopes: e.Scopes, clientID: oc.ClientID, secret: secret, scopes: oc.Scopes, idToken: s.m.opts.EnterpriseIDToken,
+			ts: stored}
 		return o, nil
 	}
 	newTS := func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
@@ -285,7 +298,7 @@ func newOAuth(s *server) (*oauth, error) {
 		TokenEndpointAuthMethod: "none",
 		ApplicationType:         "native", // a loopback redirect
 	}
-	ch := &codeHandler{o: o, client: plain, redirect: ru.String(), dcr: dcr, scopes: oc.Scopes, newTS: newTS}
+	ch := &codeHandler{o: o, client: plain, redirect: ru.String(), dcr: dcr, scopes: oc.Scopes, newTS: newTS, own: stored}
 	if oc.ClientID != "" {
 		pre := &oauthex.ClientCredentials{ClientID: oc.ClientID}
 		if secret != "" {
@@ -295,18 +308,6 @@ func newOAuth(s *server) (*oauth, error) {
 	}
 	if oc.ClientMetadataURL != "" {
 		ch.cimd = oc.ClientMetadataURL
-	}
-	// A token stored by an earlier run for this very server URL is used first.
-	if rec, err := o.store.load(s.name, endpoint); err != nil {
-		s.m.logger.Warn("stored MCP OAuth token unreadable; authorization will be asked again", "server", s.name, "err", err)
-	} else if rec != nil {
-		c := &oauth2.Config{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, Scopes: rec.Scopes,
-			Endpoint: oauth2.Endpoint{TokenURL: rec.TokenURL, AuthStyle: oauth2.AuthStyle(rec.AuthStyle)}}
-		ts, err := o.persisting(context.WithValue(context.Background(), oauth2.HTTPClient, plain), c, *rec)
-		if err != nil {
-			return nil, err
-		}
-		ch.own = ts
 	}
 	if oc.AuthorizationURL != "" {
 		// Gemini CLI's endpoints of the settings: no discovery.

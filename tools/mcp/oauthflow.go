@@ -368,8 +368,18 @@ func (h *enterpriseHandler) Authorize(ctx context.Context, req *http.Request, re
 	if err != nil {
 		return fmt.Errorf("the JWT bearer grant: %w", err)
 	}
+	// Kept as the code flow's tokens are, so that the next run needs no login; one
+	// that expires without a refresh token makes the server's 401 start over.
+	c := &oauth2.Config{ClientID: h.clientID, ClientSecret: h.secret, Scopes: h.scopes,
+		Endpoint: oauth2.Endpoint{TokenURL: d.asm.TokenEndpoint, AuthStyle: tokenAuthStyle(d.asm.TokenEndpointAuthMethodsSupported)}}
+	ts, err := h.o.persisting(context.WithValue(context.Background(), oauth2.HTTPClient, h.client), c,
+		storedToken{Server: h.o.resource.String(), Resource: d.prm.Resource, ClientID: h.clientID, ClientSecret: h.secret,
+			TokenURL: d.asm.TokenEndpoint, AuthStyle: int(c.Endpoint.AuthStyle), Scopes: h.scopes, Token: tok})
+	if err != nil {
+		return err
+	}
 	h.mu.Lock()
-	h.ts = oauth2.StaticTokenSource(tok)
+	h.ts = ts
 	h.mu.Unlock()
 	return nil
 }

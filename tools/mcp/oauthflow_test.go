@@ -242,6 +242,14 @@ func TestOAuthEnterprise(t *testing.T) {
 			if logins := map[bool]int{true: 1}[tc.login]; o.IdPLogins() != logins || b.Opened() != logins {
 				t.Errorf("logins at the identity provider %d, browser opened %d; want %d", o.IdPLogins(), b.Opened(), logins)
 			}
+			// The next run takes the stored token: no ID token, no login.
+			if err := m.Close(); err != nil {
+				t.Fatal(err)
+			}
+			opts.EnterpriseIDToken, opts.Authorize, opts.AutoAuthorize = nil, nil, false
+			m2 := startManager(t, opts)
+			requireState(t, m2, "corp", StateConnected)
+			mustCall(t, m2, "corp__echo", `{"message":"again"}`)
 		})
 	}
 }
