@@ -134,11 +134,12 @@ type MCPOAuth struct {
 	PrivateKeyFile   string `json:"privateKeyFile,omitempty"`
 	KeyID            string `json:"keyId,omitempty"`
 	SigningAlgorithm string `json:"signingAlgorithm,omitempty"`
-	// AuthorizationURL and TokenURL, set together with ClientID, skip discovery: the
-	// authorization code flow uses these endpoints (Gemini CLI's fields). Both must be
-	// https, or http on a loopback address.
+	// AuthorizationURL and TokenURL skip discovery: the authorization code flow uses
+	// these endpoints (Gemini CLI's fields), with ClientID, or else a client registered
+	// dynamically at RegistrationURL. All must be https, or http on a loopback address.
 	AuthorizationURL string `json:"authorizationUrl,omitempty"`
 	TokenURL         string `json:"tokenUrl,omitempty"`
+	RegistrationURL  string `json:"registrationUrl,omitempty"`
 	// Audiences are sent, space-separated, as the "audience" parameter of the
 	// authorization and token requests, as Gemini CLI does.
 	Audiences []string `json:"audiences,omitempty"`

@@ -169,7 +169,6 @@ func cmdConformanceClient(ctx context.Context, args []string, _ io.Reader, stdou
 			oc.ClientSecret, oc.PrivateKeyFile, oc.SigningAlgorithm = "", key, cc.SigningAlgorithm
 		}
 		if cc.IdPIssuer != "" {
-			oc.ClientMetadataURL = ""
 			oc.Enterprise = &mcp.EnterpriseConfig{Issuer: cc.IdPIssuer, TokenURL: cc.IdPTokenEndpoint, ClientID: cc.IdPClientID}
 			idToken = func(context.Context, string) (string, error) { return cc.IdPIDToken, nil }
 		}

@@ -72,9 +72,17 @@ func validateOAuth(c *OAuthConfig) error {
 	if (c.AuthorizationURL == "") != (c.TokenURL == "") {
 		return errors.New(`oauth "authorizationUrl" and "tokenUrl" go together`)
 	}
+	if c.RegistrationURL != "" && c.AuthorizationURL == "" {
+		return errors.New(`oauth "registrationUrl" goes with "authorizationUrl" and "tokenUrl"`)
+	}
 	if c.AuthorizationURL != "" {
-		if c.ClientID == "" {
-			return errors.New(`oauth "authorizationUrl" and "tokenUrl" need "clientId"`)
+		if c.ClientID == "" && c.RegistrationURL == "" {
+			return errors.New(`oauth "authorizationUrl" and "tokenUrl" need "clientId" or "registrationUrl"`)
+		}
+		if c.RegistrationURL != "" {
+			if err := httpsOrLoopback("registrationUrl", c.RegistrationURL); err != nil {
+				return err
+			}
 		}
 		if c.Enterprise != nil {
 			return errors.New(`oauth "authorizationUrl" and "tokenUrl" do not go with "enterprise"`)
@@ -311,7 +319,8 @@ func newOAuth(s *server) (*oauth, error) {
 	}
 	if oc.AuthorizationURL != "" {
 		// Gemini CLI's endpoints of the settings: no discovery.
-		ch.fixed = &oauthex.AuthServerMeta{AuthorizationEndpoint: oc.AuthorizationURL, TokenEndpoint: oc.TokenURL}
+		ch.fixed = &oauthex.AuthServerMeta{AuthorizationEndpoint: oc.AuthorizationURL, TokenEndpoint: oc.TokenURL,
+			RegistrationEndpoint: oc.RegistrationURL}
 		o.handler = ch
 		return o, nil
 	}

@@ -260,9 +260,11 @@ func TestOAuthEndpointsFromSettings(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		audiences []string
+		register  bool // no client ID: registered at the settings' registrationUrl
 		want      []string
 	}{
 		{name: "no audiences"},
+		{name: "registered dynamically", register: true},
 		{name: "audiences", audiences: []string{"api://one", "api://two"}, want: []string{
 			"/authorize api://one api://two", "/token authorization_code api://one api://two", "/token refresh_token api://one api://two"}},
 	} {
@@ -272,6 +274,9 @@ func TestOAuthEndpointsFromSettings(t *testing.T) {
 			b := &testutil.Browser{}
 			cfg := ServerConfig{URL: o.Endpoint, OAuth: &OAuthConfig{ClientID: "pre-registered", Audiences: tc.audiences,
 				AuthorizationURL: o.AS.URL + "/authorize", TokenURL: o.AS.URL + "/token"}}
+			if tc.register {
+				cfg.OAuth.ClientID, cfg.OAuth.RegistrationURL = "", o.AS.URL+"/register"
+			}
 			dir := t.TempDir()
 			m := startManager(t, Options{Servers: map[string]ServerConfig{"fixed": cfg}, TokenDir: dir, Authorize: b.Open, AutoAuthorize: true})
 			requireState(t, m, "fixed", StateConnected)
@@ -288,6 +293,9 @@ func TestOAuthEndpointsFromSettings(t *testing.T) {
 			}
 			if !slices.Equal(aud, tc.want) {
 				t.Errorf("audiences seen %q, want %q", aud, tc.want)
+			}
+			if registered := len(st.Redirects) > 0; registered != tc.register {
+				t.Errorf("registered redirect URIs %q", st.Redirects)
 			}
 		})
 	}
