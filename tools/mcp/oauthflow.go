@@ -22,8 +22,9 @@ import (
 
 // codeHandler is the authorization code flow of a server. It is the SDK's handler,
 // except where agentls runs the flow itself (from the SDK's parts): with endpoints
-// from the settings (authorizationUrl and tokenUrl, as Gemini CLI has them), and on
-// the 2025-03-26 spec's path with metadata that legacyMetadata takes.
+// from the settings (authorizationUrl and tokenUrl, as Gemini CLI has them), with
+// audiences (which the SDK cannot send), and on the 2025-03-26 spec's path with
+// metadata that legacyMetadata takes.
 type codeHandler struct {
 	o      *oauth
 	sdk    auth.OAuthHandler       // nil when the endpoints come from the settings
@@ -57,6 +58,16 @@ func (h *codeHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, erro
 func (h *codeHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if h.fixed != nil {
 		return h.runOwn(ctx, resp, h.fixed, h.o.resource.String(), nil)
+	}
+	if h.o.audience != "" {
+		// The SDK's flow cannot send the audience parameter: the same discovery, and
+		// agentls's flow.
+		d, err := discover(ctx, h.client, req, resp)
+		if err != nil {
+			resp.Body.Close()
+			return err
+		}
+		return h.runOwn(ctx, resp, d.asm, d.prm.Resource, d.prm.ScopesSupported)
 	}
 	if d, err := discoverLegacy(ctx, h.client, req, resp); err == nil && d.relaxed {
 		h.o.s.m.logger.Info("MCP OAuth: the server has no resource metadata; taking the authorization server metadata its origin serves",

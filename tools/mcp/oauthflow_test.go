@@ -261,10 +261,14 @@ func TestOAuthEndpointsFromSettings(t *testing.T) {
 		name      string
 		audiences []string
 		register  bool // no client ID: registered at the settings' registrationUrl
-		want      []string
+		// discovered: no endpoints in the settings
+		discovered bool
+		want       []string
 	}{
 		{name: "no audiences"},
 		{name: "registered dynamically", register: true},
+		{name: "audiences with discovery", discovered: true, register: true, audiences: []string{"api://one"}, want: []string{
+			"/authorize api://one", "/token authorization_code api://one", "/token refresh_token api://one"}},
 		{name: "audiences", audiences: []string{"api://one", "api://two"}, want: []string{
 			"/authorize api://one api://two", "/token authorization_code api://one api://two", "/token refresh_token api://one api://two"}},
 	} {
@@ -277,12 +281,15 @@ func TestOAuthEndpointsFromSettings(t *testing.T) {
 			if tc.register {
 				cfg.OAuth.ClientID, cfg.OAuth.RegistrationURL = "", o.AS.URL+"/register"
 			}
+			if tc.discovered {
+				cfg.OAuth.AuthorizationURL, cfg.OAuth.TokenURL, cfg.OAuth.RegistrationURL = "", "", ""
+			}
 			dir := t.TempDir()
 			m := startManager(t, Options{Servers: map[string]ServerConfig{"fixed": cfg}, TokenDir: dir, Authorize: b.Open, AutoAuthorize: true})
 			requireState(t, m, "fixed", StateConnected)
 			mustCall(t, m, "fixed__echo", `{"message":"x"}`)
 			st := o.Stats()
-			if len(st.Refused) > 0 || st.MetadataGets != 0 || b.Opened() != 1 || st.Refreshes == 0 {
+			if len(st.Refused) > 0 || (st.MetadataGets != 0) != tc.discovered || b.Opened() != 1 || st.Refreshes == 0 {
 				t.Errorf("refused %v, metadata requests %d, browser %d, refreshes %d", st.Refused, st.MetadataGets, b.Opened(), st.Refreshes)
 			}
 			var aud []string
