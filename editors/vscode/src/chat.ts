@@ -568,7 +568,7 @@ export class Chat implements vscode.WebviewViewProvider, vscode.Disposable {
           outputTruncated: item.outputTruncated,
           text: item.diff || item.questions ? undefined : item.text,
           questions: item.questions,
-          answers: item.questions && item.text && isFinal(item.status) ? plainAnswers(item.text) : undefined,
+          answers: item.questions && item.text && item.status === 'completed' ? plainAnswers(item.text) : undefined,
           diff: item.diff?.diff,
           error: item.error,
           confirm: pending

@@ -91,17 +91,18 @@ export function steps(d: ConfirmDetails, qs: AskQuestion[]): Step[] {
   return qs.map((q, i) => {
     const title = `agentls: ${what}${qs.length > 1 ? ` (${i + 1}/${qs.length})` : ''}`;
     const items = labelsOf(q);
+    // (An MCP form's default comes as the placeholder: "default: …".)
+    const placeholder = str(q.placeholder);
     if (items.length > 0) {
       const many = q.multiSelect === true;
       return {
         kind: 'pick',
         many,
         title,
-        placeHolder: `${questionLine(q)}${many ? ' (pick one or more)' : ''}`,
+        placeHolder: `${questionLine(q)}${many ? ' (pick one or more)' : ''}${placeholder ? ` — ${placeholder}` : ''}`,
         items,
       };
     }
-    const placeholder = str(q.placeholder);
     return placeholder
       ? { kind: 'text', title, prompt: questionLine(q), placeHolder: placeholder }
       : { kind: 'text', title, prompt: questionLine(q) };

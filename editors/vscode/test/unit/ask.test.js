@@ -109,7 +109,7 @@ test("an MCP server's form (as agentls sends it to askUser clients) reaches the 
     questions: [
       { question: 'Name: your full name', header: 'name', type: 'text', placeholder: 'default: Ada' },
       { question: 'Colour', header: 'colour', type: 'choice', options: [{ label: 'Red', description: '' }, { label: 'Green', description: '' }] },
-      { question: 'tags', header: 'tags', type: 'choice', multiSelect: true, options: [{ label: 'a', description: '' }, { label: 'b', description: '' }] },
+      { question: 'tags', header: 'tags', type: 'choice', multiSelect: true, options: [{ label: 'a', description: '' }, { label: 'b', description: '' }], placeholder: 'default: [a]' },
       { question: 'subscribe', header: 'subscribe', type: 'yesno' },
     ],
   };
@@ -121,6 +121,7 @@ test("an MCP server's form (as agentls sends it to askUser clients) reaches the 
     ['pick', true],
     ['pick', false],
   ]);
+  assert.equal(steps[2].placeHolder, 'tags: tags (pick one or more) — default: [a]', 'a default in view');
   // The empty name takes the default (the server applies it); the labels go back as
   // the server maps them to values ("a, b" split on ", ").
   const a = await ask.askAll(form, scripted(['', 'Green', ['b', 'a'], 'No']).fn);
