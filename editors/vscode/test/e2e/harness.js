@@ -161,6 +161,8 @@ async function startTap(upstream) {
   });
   return {
     url: `http://127.0.0.1:${srv.address().port}`,
+    /** Every request so far: { method, path, body (text) }. */
+    requests: () => requests.slice(),
     /** The bodies of the model calls (generateContent, streamGenerateContent), parsed. */
     generateBodies: () => requests.filter((r) => /:(stream)?[gG]enerateContent/.test(r.path)).map((r) => JSON.parse(r.body)),
     close: () =>
@@ -476,6 +478,13 @@ class VSCode {
         fs.copyFileSync(path.join(this.tmp, f), path.join(dir, `${this.name}.${f}`));
       } catch {
         // not there
+      }
+    }
+    if (this.tap) {
+      try {
+        fs.writeFileSync(path.join(dir, `${this.name}.model-requests.json`), JSON.stringify(this.tap.requests(), null, 1));
+      } catch {
+        // not writable
       }
     }
     try {
