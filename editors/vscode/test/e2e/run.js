@@ -401,6 +401,8 @@ scenario(
       turns: [
         { calls: [{ name: 'everything__echo', args: { message: 'hello from VS Code' }, id: 'm1' }] },
         { text: 'The MCP server echoed it.' },
+        { calls: [{ name: 'everything__trigger-elicitation-request', args: {}, id: 'm2' }] },
+        { text: 'Thanks for filling in the form.' },
       ],
     },
   }),
@@ -445,6 +447,38 @@ scenario(
       }),
     );
     await waitFor('the answer', () => f.evaluate(() => /The MCP server echoed it\./.test(document.body.textContent)));
+
+    // The server's form (elicitation/create) comes as ask_user questions in the quick
+    // input, one a field: the name typed, every other field left to its default or the
+    // first choice with Enter.
+    await v.ask('fill in the form');
+    await v.clickNotification('trigger-elicitation-request', 'Allow once');
+    const first = await waitFor('the form\'s first question', async () => {
+      const q = await quickInput(v);
+      return q && /MCP server everything asks: Please provide inputs/.test(q.title) && /\(1\/\d+\)/.test(q.title) ? q : null;
+    });
+    const total = Number(/\(1\/(\d+)\)/.exec(first.title)[1]);
+    assert.ok(total >= 10, `a question a field: ${first.title}`);
+    let named = false;
+    for (let k = 1; k <= total; k++) {
+      const q = await waitFor(`question ${k} of ${total}`, async () => {
+        const q = await quickInput(v);
+        return q && q.title.includes(`(${k}/${total})`) ? q : null;
+      });
+      if (/^name: String: Your full, legal name/.test(q.message)) {
+        await v.page.keyboard.type('Ada');
+        named = true;
+      }
+      await v.page.keyboard.press('Enter');
+    }
+    assert.ok(named, 'the name was asked');
+    await waitFor('the form\'s answers in the MCP result', () =>
+      f.evaluate(() => {
+        const c = document.querySelector('.item.tool[data-id$="m2"]');
+        return c && c.dataset.status === 'completed' && c.textContent.includes('- Name: Ada') && c.textContent.includes('- Favorite Integer: 42');
+      }),
+    );
+    await waitFor('the answer', () => f.evaluate(() => /Thanks for filling in the form\./.test(document.body.textContent)));
   },
 );
 
