@@ -254,7 +254,10 @@ export class Confirmations implements vscode.Disposable {
     return picked?.label;
   }
 
-  /** Closes the diff of an answered edit (the quick input of answered questions) and forgets its two sides. */
+  /**
+   * Closes the diff of an answered edit and forgets its two sides; closes the quick
+   * input of questions answered another way (the card's Dismiss, the server).
+   */
   private async takeDown(p: Pending): Promise<void> {
     if (p.closeQuestions) {
       p.closeQuestions.cancel();
