@@ -126,6 +126,48 @@ type MCPOAuth struct {
 	// ClientSecret, with no browser (the MCP client-credentials extension); empty means
 	// the authorization code flow.
 	GrantType string `json:"grantType,omitempty"`
+	// PrivateKeyFile is a PEM private key (PKCS #8, SEC 1 EC or PKCS #1 RSA) with which
+	// the client-credentials grant authenticates by a signed JWT (private_key_jwt,
+	// RFC 7523) instead of ClientSecret; "~" and $VAR are expanded. KeyID is the key's
+	// "kid", if the authorization server wants one; SigningAlgorithm is ES256, ES384
+	// or RS256 (default: the one of the key's type).
+	PrivateKeyFile   string `json:"privateKeyFile,omitempty"`
+	KeyID            string `json:"keyId,omitempty"`
+	SigningAlgorithm string `json:"signingAlgorithm,omitempty"`
+	// AuthorizationURL and TokenURL skip discovery: the authorization code flow uses
+	// these endpoints (Gemini CLI's fields), with ClientID, or else a client registered
+	// dynamically at RegistrationURL. All must be https, or http on a loopback address.
+	AuthorizationURL string `json:"authorizationUrl,omitempty"`
+	TokenURL         string `json:"tokenUrl,omitempty"`
+	RegistrationURL  string `json:"registrationUrl,omitempty"`
+	// Audiences are sent, space-separated, as the "audience" parameter of the
+	// authorization and token requests, as Gemini CLI does.
+	Audiences []string `json:"audiences,omitempty"`
+	// TokenParamName is read for compatibility with Gemini CLI's settings and not
+	// used, as in Gemini CLI: the token always goes in the Authorization header, never
+	// in a URL, where servers and proxies log it.
+	TokenParamName string `json:"tokenParamName,omitempty"`
+	// Enterprise, when set, authorizes through the person's enterprise identity
+	// provider (the MCP enterprise-managed authorization extension): an ID token from
+	// it is exchanged there for an identity assertion grant (ID-JAG, RFC 8693), which
+	// the server's authorization server takes for an access token (RFC 7523) from
+	// ClientID and ClientSecret.
+	Enterprise *MCPEnterpriseAuth `json:"enterprise,omitempty"`
+}
+
+// MCPEnterpriseAuth names the enterprise identity provider of enterprise-managed
+// authorization and agentls's client registered with it.
+type MCPEnterpriseAuth struct {
+	// Issuer is the identity provider's issuer URL; its OpenID configuration gives the
+	// endpoints of the login and, unless TokenURL is set, of the token exchange.
+	Issuer   string `json:"issuer"`
+	TokenURL string `json:"tokenUrl,omitempty"`
+	// ClientID and ClientSecret are agentls's client at the identity provider; the
+	// secret may name an environment variable as $VAR.
+	ClientID     string `json:"clientId"`
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Scopes of the login (default: openid).
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // ModelSettings name the model. In a file, "model" may also be just the model's name

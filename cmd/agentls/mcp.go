@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -124,9 +125,17 @@ func cmdConformanceClient(ctx context.Context, args []string, _ io.Reader, stdou
 		return exitBadUsage
 	}
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	// The scenario's context: its client, and for client-credentials-jwt its key, for
+	// cross-app-access its identity provider and the person's ID token there.
 	var cc struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
+		ClientID         string `json:"client_id"`
+		ClientSecret     string `json:"client_secret"`
+		PrivateKeyPEM    string `json:"private_key_pem"`
+		SigningAlgorithm string `json:"signing_algorithm"`
+		IdPClientID      string `json:"idp_client_id"`
+		IdPIDToken       string `json:"idp_id_token"`
+		IdPIssuer        string `json:"idp_issuer"`
+		IdPTokenEndpoint string `json:"idp_token_endpoint"`
 	}
 	if s := os.Getenv("MCP_CONFORMANCE_CONTEXT"); s != "" {
 		if err := json.Unmarshal([]byte(s), &cc); err != nil {
@@ -134,7 +143,14 @@ func cmdConformanceClient(ctx context.Context, args []string, _ io.Reader, stdou
 			return exitBadUsage
 		}
 	}
+	dir, err := os.MkdirTemp("", "agentls-conformance-tokens-")
+	if err != nil {
+		fmt.Fprintf(stderr, "agentls: %v\n", err)
+		return exitFailure
+	}
+	defer os.RemoveAll(dir)
 	cfg := mcp.ServerConfig{URL: args[0], Trust: true, Timeout: 20000}
+	var idToken mcp.IDTokenFunc
 	if strings.HasPrefix(scenario, "auth/") {
 		oc := &mcp.OAuthConfig{ClientID: cc.ClientID, ClientSecret: cc.ClientSecret,
 			// The suite's authorization server accepts this client ID metadata
@@ -143,14 +159,21 @@ func cmdConformanceClient(ctx context.Context, args []string, _ io.Reader, stdou
 		if strings.HasPrefix(scenario, "auth/client-credentials-") {
 			oc.GrantType = "client_credentials"
 		}
+		if cc.PrivateKeyPEM != "" {
+			// The key goes to a file as a person's settings would name it.
+			key := filepath.Join(dir, "client-key.pem")
+			if err := os.WriteFile(key, []byte(cc.PrivateKeyPEM), 0o600); err != nil {
+				fmt.Fprintf(stderr, "agentls: %v\n", err)
+				return exitFailure
+			}
+			oc.ClientSecret, oc.PrivateKeyFile, oc.SigningAlgorithm = "", key, cc.SigningAlgorithm
+		}
+		if cc.IdPIssuer != "" {
+			oc.Enterprise = &mcp.EnterpriseConfig{Issuer: cc.IdPIssuer, TokenURL: cc.IdPTokenEndpoint, ClientID: cc.IdPClientID}
+			idToken = func(context.Context, string) (string, error) { return cc.IdPIDToken, nil }
+		}
 		cfg.OAuth = oc
 	}
-	dir, err := os.MkdirTemp("", "agentls-conformance-tokens-")
-	if err != nil {
-		fmt.Fprintf(stderr, "agentls: %v\n", err)
-		return exitFailure
-	}
-	defer os.RemoveAll(dir)
 	logger := leveledLogger(stderr, 0)
 	m := mcp.NewManager(mcp.Options{
 		Servers:       map[string]mcp.ServerConfig{"conformance": cfg},
@@ -159,6 +182,8 @@ func cmdConformanceClient(ctx context.Context, args []string, _ io.Reader, stdou
 		Authorize:     terminalAuthorize(stderr),
 		AutoAuthorize: true,
 		Elicit:        defaultsElicitor{},
+
+		EnterpriseIDToken: idToken,
 	})
 	defer m.Close()
 	ctx, cancel := context.WithTimeout(ctx, 25*time.Second)

@@ -31,7 +31,7 @@ func (c *conn) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Initi
 	}
 	c.log.Info("initialize", "client", client, "protocolVersion", p.ProtocolVersion,
 		"fs.read", p.ClientCapabilities.Fs.ReadTextFile, "fs.write", p.ClientCapabilities.Fs.WriteTextFile,
-		"terminal", p.ClientCapabilities.Terminal)
+		"terminal", p.ClientCapabilities.Terminal, "elicitation.form", formClient(p.ClientCapabilities))
 	res := sdk.InitializeResponse{
 		ProtocolVersion: protocolVersion,
 		AgentInfo:       &sdk.Implementation{Name: "agentls", Title: sdk.Ptr("agentls"), Version: c.srv.o.Version},

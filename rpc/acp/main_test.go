@@ -83,6 +83,8 @@ type agent struct {
 	client *editor
 	stdin  io.WriteCloser
 	stderr *testutil.Buffer
+	// wire is what the agent wrote on its stdout, as it wrote it.
+	wire *testutil.Buffer
 }
 
 // startProcess starts bin acp with environment env, connected to a client that
@@ -99,12 +101,12 @@ func startProcess(t testing.TB, bin string, env []string, permit func(sdk.Reques
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &agent{cmd: cmd, stdin: stdin, stderr: &testutil.Buffer{}, client: &editor{permit: permit}}
+	a := &agent{cmd: cmd, stdin: stdin, stderr: &testutil.Buffer{}, wire: &testutil.Buffer{}, client: &editor{permit: permit}}
 	cmd.Stderr = a.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	a.conn = sdk.NewClientSideConnection(a.client, stdin, stdout)
+	a.conn = sdk.NewClientSideConnection(a.client, stdin, io.TeeReader(stdout, a.wire))
 	a.conn.SetLogger(slog.New(slog.DiscardHandler))
 	return a
 }
@@ -143,8 +145,14 @@ func start(t *testing.T, env []string, permit func(sdk.RequestPermissionRequest)
 // initialize initializes the connection as a client without fs or terminal.
 func (a *agent) initialize(ctx context.Context) sdk.InitializeResponse {
 	a.t.Helper()
+	return a.initializeWith(ctx, sdk.ClientCapabilities{})
+}
+
+// initializeWith initializes the connection as a client with caps.
+func (a *agent) initializeWith(ctx context.Context, caps sdk.ClientCapabilities) sdk.InitializeResponse {
+	a.t.Helper()
 	res, err := a.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
-		ClientInfo: &sdk.Implementation{Name: "acp-go-sdk test", Version: "1"}})
+		ClientInfo: &sdk.Implementation{Name: "acp-go-sdk test", Version: "1"}, ClientCapabilities: caps})
 	if err != nil {
 		a.t.Fatalf("initialize: %v", err)
 	}
@@ -185,6 +193,21 @@ type editor struct {
 	// terminals, when not nil, are the editor's terminals by id: the client serves
 	// terminal/* by running their commands.
 	terminals map[string]*terminal
+	// elicit, when set, answers elicitation/create; elicitations are the requests.
+	elicit       func(context.Context, sdk.UnstableCreateElicitationRequest) (sdk.UnstableCreateElicitationResponse, error)
+	elicitations []sdk.UnstableCreateElicitationRequest
+}
+
+// UnstableCreateElicitation answers with e.elicit, when the test set it.
+func (e *editor) UnstableCreateElicitation(ctx context.Context, p sdk.UnstableCreateElicitationRequest) (sdk.UnstableCreateElicitationResponse, error) {
+	e.mu.Lock()
+	f := e.elicit
+	e.elicitations = append(e.elicitations, p)
+	e.mu.Unlock()
+	if f == nil {
+		return sdk.UnstableCreateElicitationResponse{}, errNotDeclared
+	}
+	return f(ctx, p)
 }
 
 var errNotDeclared = errors.New("the test client did not declare this capability")

@@ -19,7 +19,8 @@ const (
 	rejectAlways = sdk.PermissionOptionId(sdk.PermissionOptionKindRejectAlways)
 )
 
-// Ask puts a confirmation to the user with session/request_permission. The answers
+// Ask puts a confirmation to the user with session/request_permission (ask_user's
+// questions: with elicitation/create, see askQuestions). The answers
 // map onto agentls's outcomes: allow_once proceeds once; allow_always proceeds and
 // is remembered for the session (the tool, the shell command's programs, or the MCP
 // tool, as the policy keeps "always" answers); reject_once cancels the call;
@@ -28,10 +29,13 @@ const (
 func (st *sessionState) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
 	d := req.Details
 	if d.Type == confirm.TypeAsk {
-		// session/request_permission offers only allow and reject; the SDK's question
-		// request (elicitation) is unstable, and agentls does not use it yet.
+		if formClient(st.caps) {
+			return st.askQuestions(ctx, req)
+		}
+		// session/request_permission offers only allow and reject.
 		return confirm.Answer{}, errors.New("this ACP client cannot be asked questions: the Agent Client Protocol's " +
-			"session/request_permission offers only allow and reject")
+			"session/request_permission offers only allow and reject, and the client does not declare " +
+			"elicitation forms (clientCapabilities.elicitation.form)")
 	}
 	keys := rejectKeys(req)
 	st.mu.Lock()

@@ -56,8 +56,8 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	return sdk.PromptResponse{StopReason: stopReason(res.StopReason), Usage: usage(res.Usage)}, nil
 }
 
-// Cancel cancels the session's running prompt: its model stream, its tool calls and a
-// pending permission request.
+// Cancel cancels the session's running prompt: its model stream, its tool calls, a
+// pending permission request and the open questions (elicitation/create).
 func (c *conn) Cancel(_ context.Context, p sdk.CancelNotification) error {
 	st, err := c.session(p.SessionId)
 	if err != nil {
@@ -65,7 +65,8 @@ func (c *conn) Cancel(_ context.Context, p sdk.CancelNotification) error {
 		return nil
 	}
 	prompts, calls := st.host.Cancel(st.id)
-	c.log.Info("session/cancel", "session", st.id, "prompts", prompts, "calls", calls)
+	questions := st.cancelElicits()
+	c.log.Info("session/cancel", "session", st.id, "prompts", prompts, "calls", calls, "questions", questions)
 	return nil
 }
 

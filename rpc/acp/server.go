@@ -85,7 +85,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 }
 
 // lineWriter serialises whole JSON-RPC lines on the output: those of the SDK's
-// connection and the errors filterInput answers malformed input with.
+// connection (an elicitation/create request's scope moved into place, liftScope) and
+// the errors filterInput answers malformed input with.
 type lineWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -101,7 +102,11 @@ type after struct {
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, err := w.w.Write(p)
+	_, err := w.w.Write(liftScope(p))
+	n := len(p)
+	if err != nil {
+		n = 0
+	}
 	for i := 0; i < len(w.afters); i++ {
 		if a := w.afters[i]; bytes.Contains(p, a.needle) {
 			w.afters = slices.Delete(w.afters, i, i+1)

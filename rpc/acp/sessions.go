@@ -21,6 +21,7 @@ import (
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
+	"github.com/agentls/agentls/tools/mcp"
 )
 
 // sessionState is an ACP session: a session of a host of its own, rooted at the
@@ -50,10 +51,15 @@ type sessionState struct {
 	// executing are the ids of the run_shell_command calls starting to execute, by
 	// their arguments (terminal.go).
 	executing map[string][]string
+	// elicits cancel the questions put to the client and not yet answered, by their
+	// number in the session (elicitSeq counts them; elicit.go).
+	elicits   map[int]context.CancelFunc
+	elicitSeq int
 }
 
 // close closes the session's host, cancelling what runs.
 func (st *sessionState) close() {
+	st.cancelElicits()
 	if err := st.host.Close(); err != nil {
 		st.c.log.Warn("closing a session", "session", st.id, "error", err)
 	}
@@ -93,8 +99,13 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 	caps := c.caps
 	c.mu.Unlock()
 	st := &sessionState{c: c, cwd: cwd, caps: caps, rejected: map[string]bool{}, calls: map[string]*callView{}, held: map[string]int{},
-		executing: map[string][]string{}}
+		executing: map[string][]string{}, elicits: map[int]context.CancelFunc{}}
 	o := c.srv.o
+	// MCP servers' questions go to a client that takes forms; else they are declined.
+	var elicit mcp.Elicitor
+	if formClient(caps) {
+		elicit = st
+	}
 	host, err := session.NewHost(session.HostOptions{
 		Toolbox: toolbox.Options{
 			Roots:     []string{cwd},
@@ -104,6 +115,7 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 			// settings files can only tighten them, as for an editor's options.
 			Overrides: overrides,
 			Tool:      st.adaptTool,
+			MCPElicit: elicit,
 			Logger:    c.log,
 		},
 		Store:     store,

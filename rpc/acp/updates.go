@@ -17,8 +17,11 @@ const maxShownOutput = 64 << 10
 
 // callView is what the client was shown of a running tool call.
 type callView struct {
-	title  string
-	output strings.Builder
+	// name is the tool's; executing is set once the call runs.
+	name      string
+	executing bool
+	title     string
+	output    strings.Builder
 	// terminal is the id of the client's terminal the call runs in, if it does.
 	terminal string
 }
@@ -77,8 +80,11 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 	st.mu.Lock()
 	v, shown := st.calls[ev.CallID]
 	if !shown {
-		v = &callView{title: cmp.Or(ev.Title, ev.Name)}
+		v = &callView{name: ev.Name, title: cmp.Or(ev.Title, ev.Name)}
 		st.calls[ev.CallID] = v
+	}
+	if ev.Status == tools.StatusExecuting {
+		v.executing = true
 	}
 	if ev.Status.Terminal() {
 		delete(st.calls, ev.CallID)

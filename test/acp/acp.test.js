@@ -188,6 +188,34 @@ test('reject always holds for the session', opts, async (t) => {
   assert.deepEqual(failed, ['d1', 'd2']);
 });
 
+test('ask_user through elicitation/create: a form scoped to the call, the answers to the model', opts, async (t) => {
+  const root = makeWorkspace();
+  const questions = [
+    { question: 'Which database?', header: 'DB', type: 'choice', options: [{ label: 'Postgres', description: 'a server' }, { label: 'SQLite', description: 'a file' }] },
+    { question: 'Add tests?', header: 'Tests', type: 'yesno' },
+  ];
+  const fake = await startFakeGemini({ turns: [{ calls: [call('a1', 'ask_user', { questions })] }, { text: 'Noted.' }] });
+  t.after(() => fake.stop());
+  const a = startAgent(agentEnv(tmpHome(), fake.env), () => null, null, null,
+    () => ({ action: 'accept', content: { 0: 'SQLite', 1: false, '1-other': 'not yet' } }));
+  t.after(() => a.close());
+  await initialize(a.agent, { elicitation: { form: {} } });
+  const { sessionId } = await newSession(a.agent, root);
+  assert.equal((await prompt(a.agent, sessionId, 'ask me')).stopReason, 'end_turn');
+  assert.equal(a.permissions.length, 0);
+  assert.equal(a.elicitations.length, 1);
+  const req = a.elicitations[0];
+  assert.equal(req.mode, 'form');
+  assert.equal(req.sessionId, sessionId);
+  assert.equal(req.toolCallId, `${sessionId}/a1`);
+  assert.deepEqual(req.requestedSchema.properties['0'].oneOf.map((o) => o.const), ['Postgres', 'SQLite']);
+  assert.equal(req.requestedSchema.properties['1'].type, 'boolean');
+  await a.settled(() => a.of('tool_call_update').some((u) => u.toolCallId === `${sessionId}/a1` && u.status === 'completed'), 'ask_user to complete');
+  const done = a.of('tool_call_update').find((u) => u.toolCallId === `${sessionId}/a1` && u.status === 'completed');
+  const output = JSON.parse(done.rawOutput.output);
+  assert.deepEqual(output.answers, { 0: 'SQLite', 1: 'No, not yet' });
+});
+
 test('cancel in the middle of a shell command: stopReason cancelled, no process left', opts, async (t) => {
   const root = makeWorkspace();
   const sleep = `sleep ${300 + (process.pid % 100)}.${Date.now() % 1000}7`;

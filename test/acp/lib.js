@@ -107,14 +107,15 @@ export function spawnAgent(env) {
 /**
  * Starts `agentls acp` with env and connects the SDK's client to it. permit(request)
  * answers each session/request_permission with an option id, or with null to answer
- * only when the request is cancelled (then "cancelled"). Resolves with the agent
- * context (agent.request / agent.notify), the updates and permission requests seen,
- * and close().
+ * only when the request is cancelled (then "cancelled"). elicit(params, signal), when
+ * given, answers elicitation/create. Resolves with the agent context (agent.request /
+ * agent.notify), the updates, permission requests and elicitations seen, and close().
  */
-export function startAgent(env, permit = () => null, buffers = null, terminals = null) {
+export function startAgent(env, permit = () => null, buffers = null, terminals = null, elicit = null) {
   const { proc, exited, stderr } = spawnAgent(env);
   const updates = [];
   const permissions = [];
+  const elicitations = [];
   const writes = [];
   const waiters = [];
   const terminal = (id) => {
@@ -167,6 +168,12 @@ export function startAgent(env, permit = () => null, buffers = null, terminals =
       writes.push(params);
       return {};
     })
+    // With elicit(params, signal), the client answers elicitation/create forms with it.
+    .onRequest(acp.methods.client.elicitation.create, async ({ params, signal }) => {
+      if (!elicit) throw new Error('elicitation not declared');
+      elicitations.push(params);
+      return elicit(params, signal);
+    })
     .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
       permissions.push(params);
       const answer = permit(params);
@@ -193,6 +200,7 @@ export function startAgent(env, permit = () => null, buffers = null, terminals =
     updates,
     permissions,
     writes,
+    elicitations,
     stderr,
     /** Resolves with the first update from now on that match(notification) accepts. */
     waitFor(match, what) {

@@ -140,7 +140,8 @@ func withDefaults(q *Question, values map[string]any) map[string]any {
 }
 
 // elicit answers a server's elicitation/create through Options.Elicit: declined when
-// nobody can be asked, or when it is not a form (URL mode is not offered).
+// nobody can be asked, or when it is not a form (URL mode is not offered); an answer
+// whose values do not fit the form is an error to the server, saying why.
 func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 	asker := s.m.opts.Elicit
 	log := s.m.logger.With("server", s.name)
@@ -163,7 +164,13 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	}
 	switch a.Action {
 	case ActionAccept:
-		return &sdk.ElicitResult{Action: ActionAccept, Content: withDefaults(q, a.Values)}, nil
+		values, err := q.Check(a.Values)
+		if err != nil {
+			// The server hears why, and so, through its tool's result, does the model.
+			log.Warn("MCP server's question: the answer does not fit its form", "err", err)
+			return nil, fmt.Errorf("the answer to the question does not fit its form: %w", err)
+		}
+		return &sdk.ElicitResult{Action: ActionAccept, Content: withDefaults(q, values)}, nil
 	case ActionCancel:
 		return &sdk.ElicitResult{Action: ActionCancel}, nil
 	default:

@@ -97,6 +97,11 @@ type Options struct {
 	// AutoAuthorize lets a server's 401 start the browser step by itself, as on the
 	// command line; otherwise it starts only with Manager.Authorize.
 	AutoAuthorize bool
+	// EnterpriseIDToken, when set, gives the person's ID token for enterprise-managed
+	// authorization (an oauth block with "enterprise") instead of a login at the
+	// identity provider in the browser: for the conformance client, whose scenario
+	// hands it one.
+	EnterpriseIDToken IDTokenFunc
 	// Elicit asks the person a server's question (elicitation/create); nil declines
 	// every question.
 	Elicit Elicitor

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +26,10 @@ import (
 // OAuthConfig is the oauth block of a server's settings (see settings.MCPOAuth).
 type OAuthConfig = settings.MCPOAuth
 
+// EnterpriseConfig is the enterprise block of an oauth block (see
+// settings.MCPEnterpriseAuth).
+type EnterpriseConfig = settings.MCPEnterpriseAuth
+
 // oauthEnabled reports whether OAuth may be used for a server with the oauth block c.
 func oauthEnabled(c *OAuthConfig) bool { return c == nil || c.Enabled == nil || *c.Enabled }
 
@@ -39,12 +45,23 @@ func validateOAuth(c *OAuthConfig) error {
 	}
 	switch c.GrantType {
 	case "", "authorization_code":
+		if c.PrivateKeyFile != "" {
+			return errors.New(`oauth "privateKeyFile" is for "grantType" "client_credentials"`)
+		}
 	case "client_credentials":
-		if c.ClientID == "" || c.ClientSecret == "" {
-			return errors.New(`oauth "grantType" "client_credentials" needs "clientId" and "clientSecret"`)
+		if c.ClientID == "" || (c.ClientSecret == "") == (c.PrivateKeyFile == "") {
+			return errors.New(`oauth "grantType" "client_credentials" needs "clientId" and one of "clientSecret" and "privateKeyFile"`)
+		}
+		if c.AuthorizationURL != "" || c.TokenURL != "" || c.Enterprise != nil {
+			return errors.New(`oauth "grantType" "client_credentials" takes no "authorizationUrl", "tokenUrl" or "enterprise"`)
 		}
 	default:
 		return fmt.Errorf(`oauth "grantType" is %q; want "authorization_code" or "client_credentials"`, c.GrantType)
+	}
+	switch c.SigningAlgorithm {
+	case "", "ES256", "ES384", "RS256":
+	default:
+		return fmt.Errorf(`oauth "signingAlgorithm" is %q; want "ES256", "ES384" or "RS256"`, c.SigningAlgorithm)
 	}
 	if c.ClientMetadataURL != "" {
 		u, err := url.Parse(c.ClientMetadataURL)
@@ -52,7 +69,74 @@ func validateOAuth(c *OAuthConfig) error {
 			return fmt.Errorf(`oauth "clientMetadataUrl" is %q; want an https URL with a path`, c.ClientMetadataURL)
 		}
 	}
+	if (c.AuthorizationURL == "") != (c.TokenURL == "") {
+		return errors.New(`oauth "authorizationUrl" and "tokenUrl" go together`)
+	}
+	if c.RegistrationURL != "" && c.AuthorizationURL == "" {
+		return errors.New(`oauth "registrationUrl" goes with "authorizationUrl" and "tokenUrl"`)
+	}
+	if c.AuthorizationURL != "" {
+		if c.ClientID == "" && c.RegistrationURL == "" {
+			return errors.New(`oauth "authorizationUrl" and "tokenUrl" need "clientId" or "registrationUrl"`)
+		}
+		if c.RegistrationURL != "" {
+			if err := httpsOrLoopback("registrationUrl", c.RegistrationURL); err != nil {
+				return err
+			}
+		}
+		if c.Enterprise != nil {
+			return errors.New(`oauth "authorizationUrl" and "tokenUrl" do not go with "enterprise"`)
+		}
+		if err := httpsOrLoopback("authorizationUrl", c.AuthorizationURL); err != nil {
+			return err
+		}
+		if err := httpsOrLoopback("tokenUrl", c.TokenURL); err != nil {
+			return err
+		}
+	}
+	if e := c.Enterprise; e != nil {
+		if c.ClientID == "" || e.ClientID == "" || e.Issuer == "" {
+			return errors.New(`oauth "enterprise" needs "issuer" and "clientId", and the oauth block its own "clientId"`)
+		}
+		if err := httpsOrLoopback("enterprise.issuer", e.Issuer); err != nil {
+			return err
+		}
+		if e.TokenURL != "" {
+			if err := httpsOrLoopback("enterprise.tokenUrl", e.TokenURL); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// httpsOrLoopback checks that the URL of the setting field is https, or http on this
+// machine: codes, secrets and tokens go there.
+func httpsOrLoopback(field, s string) error {
+	u, err := url.Parse(s)
+	if err == nil && u.Host != "" {
+		ip := net.ParseIP(u.Hostname())
+		if u.Scheme == "https" || (u.Scheme == "http" && (u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback()))) {
+			return nil
+		}
+	}
+	return fmt.Errorf(`oauth %q is %q; want an https URL, or http on 127.0.0.1, [::1] or localhost`, field, s)
+}
+
+// expandPath expands $VAR and a leading ~ of a file name of the settings.
+func expandPath(p string, getenv func(string) string) (string, error) {
+	p = expand(p, getenv)
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(home, p[1:])
+	}
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%q is not an absolute path", p)
+	}
+	return p, nil
 }
 
 // loopbackRedirect parses a redirect URI and checks that it points at this machine, so
@@ -92,6 +176,8 @@ type oauth struct {
 	store    *tokenStore
 	handler  auth.OAuthHandler
 	redirect *url.URL
+	// audience is the "audience" parameter of the settings' audiences, or "".
+	audience string
 
 	// interactive is set once a person asked to authorize the server (Manager.Authorize,
 	// or Options.AutoAuthorize): from then on a 401 or an insufficient_scope starts the
@@ -138,7 +224,25 @@ func newOAuth(s *server) (*oauth, error) {
 	// without the server's token or headers.
 	plain := &http.Client{Transport: http.DefaultTransport}
 	secret := expand(oc.ClientSecret, s.m.getenv)
+	o.audience = strings.Join(oc.Audiences, " ")
+	if oc.TokenParamName != "" {
+		s.m.logger.Info(`MCP OAuth: "tokenParamName" is not used (nor is it by Gemini CLI): the token goes in the Authorization header`, "server", s.name)
+	}
 	if oc.GrantType == "client_credentials" {
+		// No person is involved: the flow may always run.
+		o.interactive.Store(true)
+		if oc.PrivateKeyFile != "" {
+			path, err := expandPath(oc.PrivateKeyFile, s.m.getenv)
+			if err != nil {
+				return nil, fmt.Errorf(`oauth "privateKeyFile": %w`, err)
+			}
+			key, err := loadSigningKey(path, oc.SigningAlgorithm, oc.KeyID)
+			if err != nil {
+				return nil, err
+			}
+			o.handler = &jwtClientCredentials{o: o, client: plain, clientID: oc.ClientID, key: key, scopes: oc.Scopes}
+			return o, nil
+		}
 		h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 			Credentials: &oauthex.ClientCredentials{ClientID: oc.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: secret}},
 			HTTPClient:  plain,
@@ -147,8 +251,6 @@ func newOAuth(s *server) (*oauth, error) {
 			return nil, fmt.Errorf("oauth: %w", err)
 		}
 		o.handler = h
-		// No person is involved: the flow may always run.
-		o.interactive.Store(true)
 		return o, nil
 	}
 	redirect := "http://127.0.0.1:0/callback"
@@ -170,56 +272,80 @@ func newOAuth(s *server) (*oauth, error) {
 		_ = l.Close()
 	}
 	o.redirect = ru
-	hc := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:              ru.String(),
-		AuthorizationCodeFetcher: o.fetchCode,
-		RequestRefreshToken:      true,
-		Client:                   plain,
-		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
-			Metadata: &oauthex.ClientRegistrationMetadata{
-				RedirectURIs:            []string{ru.String()},
-				ClientName:              "agentls",
-				GrantTypes:              []string{"authorization_code", "refresh_token"},
-				TokenEndpointAuthMethod: "none",
-			},
-		},
-		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
-			rec := storedToken{Server: endpoint, Resource: o.resourceParam(), ClientID: c.ClientID, ClientSecret: c.ClientSecret,
-				TokenURL: c.Endpoint.TokenURL, AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, Token: t}
-			return o.persisting(ctx, c, rec)
-		},
-	}
-	if len(oc.Scopes) > 0 {
-		scopes := oc.Scopes
-		hc.ScopeFilter = func([]string) []string { return scopes }
-	}
-	if oc.ClientID != "" {
-		pre := &oauthex.ClientCredentials{ClientID: oc.ClientID}
-		if secret != "" {
-			pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
-		}
-		hc.PreregisteredClient = pre
-	}
-	if oc.ClientMetadataURL != "" {
-		hc.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: oc.ClientMetadataURL}
-	}
 	// A token stored by an earlier run for this very server URL is used first.
+	var stored oauth2.TokenSource
 	if rec, err := o.store.load(s.name, endpoint); err != nil {
 		s.m.logger.Warn("stored MCP OAuth token unreadable; authorization will be asked again", "server", s.name, "err", err)
 	} else if rec != nil {
 		c := &oauth2.Config{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, Scopes: rec.Scopes,
 			Endpoint: oauth2.Endpoint{TokenURL: rec.TokenURL, AuthStyle: oauth2.AuthStyle(rec.AuthStyle)}}
-		ts, err := o.persisting(context.WithValue(context.Background(), oauth2.HTTPClient, plain), c, *rec)
+		stored, err = o.persisting(context.WithValue(context.Background(), oauth2.HTTPClient, plain), c, *rec)
 		if err != nil {
 			return nil, err
 		}
-		hc.InitialTokenSource = ts
+	}
+	if e := oc.Enterprise; e != nil {
+		idp := &oauthex.ClientCredentials{ClientID: e.ClientID}
+		if sec := expand(e.ClientSecret, s.m.getenv); sec != "" {
+			idp.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: sec}
+		}
+		o.handler = &enterpriseHandler{o: o, client: plain, idpIssuer: e.Issuer, idpTokenURL: e.TokenURL, idpClient: idp,
+			idpScopes: e.Scopes, clientID: oc.ClientID, secret: secret, scopes: oc.Scopes, idToken: s.m.opts.EnterpriseIDToken,
+			ts: stored}
+		return o, nil
+	}
+	newTS := func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
+		rec := storedToken{Server: endpoint, Resource: o.resourceParam(), Audience: o.audience, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
+			TokenURL: c.Endpoint.TokenURL, AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, Token: t}
+		return o.persisting(ctx, c, rec)
+	}
+	dcr := &oauthex.ClientRegistrationMetadata{
+		RedirectURIs:            []string{ru.String()},
+		ClientName:              "agentls",
+		GrantTypes:              []string{"authorization_code", "refresh_token"},
+		TokenEndpointAuthMethod: "none",
+		ApplicationType:         "native", // a loopback redirect
+	}
+	ch := &codeHandler{o: o, client: plain, redirect: ru.String(), dcr: dcr, scopes: oc.Scopes, newTS: newTS, own: stored}
+	if oc.ClientID != "" {
+		pre := &oauthex.ClientCredentials{ClientID: oc.ClientID}
+		if secret != "" {
+			pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
+		}
+		ch.pre = pre
+	}
+	if oc.ClientMetadataURL != "" {
+		ch.cimd = oc.ClientMetadataURL
+	}
+	if oc.AuthorizationURL != "" {
+		// Gemini CLI's endpoints of the settings: no discovery.
+		ch.fixed = &oauthex.AuthServerMeta{AuthorizationEndpoint: oc.AuthorizationURL, TokenEndpoint: oc.TokenURL,
+			RegistrationEndpoint: oc.RegistrationURL}
+		o.handler = ch
+		return o, nil
+	}
+	hc := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:                     ru.String(),
+		AuthorizationCodeFetcher:        o.fetchCode,
+		RequestRefreshToken:             true,
+		Client:                          plain,
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: dcr},
+		NewTokenSource:                  newTS,
+		PreregisteredClient:             ch.pre,
+	}
+	if len(oc.Scopes) > 0 {
+		scopes := oc.Scopes
+		hc.ScopeFilter = func([]string) []string { return scopes }
+	}
+	if ch.cimd != "" {
+		hc.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: ch.cimd}
 	}
 	h, err := auth.NewAuthorizationCodeHandler(hc)
 	if err != nil {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
-	o.handler = h
+	ch.sdk = h
+	o.handler = ch
 	return o, nil
 }
 
@@ -233,7 +359,7 @@ func (o *oauth) persisting(ctx context.Context, c *oauth2.Config, rec storedToke
 	if client == nil {
 		client = http.DefaultClient
 	}
-	ref := &refresher{cfg: c, resource: rec.Resource, client: client, refresh: rec.Token.RefreshToken}
+	ref := &refresher{cfg: c, resource: rec.Resource, audience: rec.Audience, client: client, refresh: rec.Token.RefreshToken}
 	return &savingSource{o: o, rec: rec, inner: oauth2.ReuseTokenSource(rec.Token, ref)}, nil
 }
 

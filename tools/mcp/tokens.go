@@ -43,7 +43,9 @@ type storedToken struct {
 	AuthStyle    int      `json:"authStyle,omitempty"`
 	Scopes       []string `json:"scopes,omitempty"`
 	// Resource is the resource parameter of the token requests (RFC 8707).
-	Resource string        `json:"resource,omitempty"`
+	Resource string `json:"resource,omitempty"`
+	// Audience is the audience parameter of the settings' audiences (Gemini CLI's).
+	Audience string        `json:"audience,omitempty"`
 	Token    *oauth2.Token `json:"token"`
 }
 
@@ -136,6 +138,7 @@ func (t *tokenStore) remove(name, serverURL string) (bool, error) {
 type refresher struct {
 	cfg      *oauth2.Config
 	resource string
+	audience string
 	client   *http.Client
 
 	mu      sync.Mutex
@@ -151,6 +154,9 @@ func (r *refresher) Token() (*oauth2.Token, error) {
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {r.refresh}}
 	if r.resource != "" {
 		form.Set("resource", r.resource)
+	}
+	if r.audience != "" {
+		form.Set("audience", r.audience)
 	}
 	basic := r.cfg.Endpoint.AuthStyle == oauth2.AuthStyleInHeader && r.cfg.ClientSecret != ""
 	if !basic {

@@ -134,6 +134,13 @@
       }
       box.appendChild(locs);
     }
+    if (item.questions) {
+      // ask_user: its questions, and once answered the answers, always in view.
+      const ul = el('ul', 'questions');
+      for (const line of item.questions) ul.appendChild(el('li', '', line));
+      box.appendChild(ul);
+      if (item.answers) box.appendChild(el('pre', 'answers', item.answers));
+    }
     if (item.confirm) {
       const q = el('div', 'confirm');
       q.appendChild(el('div', 'question', item.confirm.question));

@@ -10,6 +10,7 @@ import * as vscode from 'vscode';
 import MarkdownIt from 'markdown-it';
 import { ChatItem, isFinal, locationLabel, ToolItem, Transcript, Usage } from './logic/chat';
 import { choices, question, alwaysNote, Outcome } from './logic/confirm';
+import { plainAnswers } from './logic/ask';
 import { mentionFor, parseMentions, withAttachments } from './logic/mentions';
 import { Confirmations } from './confirm';
 import { Server } from './server';
@@ -565,7 +566,9 @@ export class Chat implements vscode.WebviewViewProvider, vscode.Disposable {
           locations: item.locations.map((l) => ({ uri: l.uri, line: l.range?.start?.line, label: locationLabel(l, roots) })),
           output: item.output,
           outputTruncated: item.outputTruncated,
-          text: item.diff ? undefined : item.text,
+          text: item.diff || item.questions ? undefined : item.text,
+          questions: item.questions,
+          answers: item.questions && item.text && item.status === 'completed' ? plainAnswers(item.text) : undefined,
           diff: item.diff?.diff,
           error: item.error,
           confirm: pending

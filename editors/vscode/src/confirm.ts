@@ -1,11 +1,13 @@
 // agentls/confirm: edits are reviewed in VS Code's diff editor (the current text on the
 // left, the editable proposal on the right, Accept / Accept always / Reject in the
-// editor title); shell commands, MCP calls and questions as a notification. The chat
-// shows the same question on the call's card. Closing the diff, dismissing the
+// editor title); shell commands, MCP calls and questions as a notification; ask_user's
+// questions (the model's, or an MCP server's form) one by one in the quick input. The
+// chat shows the same question on the call's card. Closing the diff, dismissing the
 // notification, the server taking the question back ($/cancelRequest) or the server
 // going away are refusals: no answer is never consent.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { askAll, Step, StepResult } from './logic/ask';
 import { alwaysNote, choices, ConfirmAnswer, ConfirmDetails, editAnswer, Outcome, question } from './logic/confirm';
 import { idOf, OriginalProvider, originalScheme, ProposalFs, proposalScheme, sideUri } from './proposals';
 
@@ -16,6 +18,8 @@ export interface Pending {
   proposal?: vscode.Uri;
   answer(a: ConfirmAnswer): boolean;
   answered: boolean;
+  /** For ask_user: closes its quick input once it is answered another way. */
+  closeQuestions?: vscode.CancellationTokenSource;
 }
 
 export class Confirmations implements vscode.Disposable {
@@ -23,6 +27,8 @@ export class Confirmations implements vscode.Disposable {
   /** The short keys naming the diffs' sides (a URI segment), by confirmation id. */
   private keys = new Map<string, string>();
   private seq = 0;
+  /** The ask_user questions being put: one set at a time, in the one quick input. */
+  private questions: Promise<void> = Promise.resolve();
   /** How many questions were put since the extension started (for its API). */
   asked = 0;
   private readonly changed = new vscode.EventEmitter<void>();
@@ -105,7 +111,8 @@ export class Confirmations implements vscode.Disposable {
         }
       });
       this.changed.fire();
-      const shown = details.type === 'edit' ? this.openDiff(entry) : this.notify(entry);
+      const shown =
+        details.type === 'edit' ? this.openDiff(entry) : details.type === 'ask_user' ? this.openQuestions(entry) : this.notify(entry);
       shown.catch((err: unknown) => {
         void vscode.window.showErrorMessage(`agentls: could not show the confirmation, the call was refused: ${String(err)}`);
         entry.answer({ outcome: 'cancel' });
@@ -207,8 +214,56 @@ export class Confirmations implements vscode.Disposable {
     p.answer({ outcome: choice ? choice.outcome : 'cancel' });
   }
 
-  /** Closes the diff of an answered edit and forgets its two sides. */
+  /**
+   * Puts ask_user's questions in the quick input, one after another, after those of an
+   * earlier call. It stays open when the focus moves (to the chat, say); Escape, or
+   * another quick input taking its place, dismisses all the questions.
+   */
+  private openQuestions(p: Pending): Promise<void> {
+    const cts = new vscode.CancellationTokenSource();
+    p.closeQuestions = cts;
+    const run = async () => {
+      if (p.answered) {
+        return;
+      }
+      this.log(`questions ${p.details.id}: asked in the quick input`);
+      const a = await askAll(p.details, (step) => this.putStep(step, cts.token), () => p.answered);
+      this.log(`questions ${p.details.id}: ${a.outcome === 'cancel' ? 'dismissed' : `answered ${Object.keys(a.answers ?? {}).length}`}`);
+      p.answer(a);
+    };
+    const done = this.questions.then(run);
+    // The next set waits for this one, however it ends.
+    this.questions = done.catch(() => undefined);
+    return done;
+  }
+
+  private async putStep(step: Step, token: vscode.CancellationToken): Promise<StepResult> {
+    if (step.kind === 'text') {
+      return vscode.window.showInputBox(
+        { title: step.title, prompt: step.prompt, placeHolder: step.placeHolder, ignoreFocusOut: true },
+        token,
+      );
+    }
+    const items: vscode.QuickPickItem[] = step.items.map((i) => ({ label: i.label, description: i.description }));
+    const opts = { title: step.title, placeHolder: step.placeHolder, ignoreFocusOut: true, matchOnDescription: true };
+    if (step.many) {
+      const picked = await vscode.window.showQuickPick(items, { ...opts, canPickMany: true }, token);
+      return picked?.map((i) => i.label);
+    }
+    const picked = await vscode.window.showQuickPick(items, opts, token);
+    return picked?.label;
+  }
+
+  /**
+   * Closes the diff of an answered edit and forgets its two sides; closes the quick
+   * input of questions answered another way (the card's Dismiss, the server).
+   */
   private async takeDown(p: Pending): Promise<void> {
+    if (p.closeQuestions) {
+      p.closeQuestions.cancel();
+      p.closeQuestions.dispose();
+      p.closeQuestions = undefined;
+    }
     if (!p.original || !p.proposal) {
       return;
     }

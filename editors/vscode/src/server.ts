@@ -42,7 +42,9 @@ class AgentlsFeature implements StaticFeature {
     return { kind: 'static' };
   }
   fillClientCapabilities(caps: ClientCapabilities): void {
-    caps.experimental = { ...((caps.experimental as object) ?? {}), agentls: { confirm: true, updates: true } };
+    // askUser: ask_user's questions (and MCP servers' forms) come as agentls/confirm of
+    // type ask_user, answered in the quick input (./confirm).
+    caps.experimental = { ...((caps.experimental as object) ?? {}), agentls: { confirm: true, updates: true, askUser: true } };
   }
   initialize(caps: InitializeResult['capabilities']): void {
     const exp = (caps.experimental as { agentls?: { protocolVersion?: number } } | undefined)?.agentls;

@@ -3,6 +3,8 @@
 // agentls/update changes them. The view renders items; this module decides them. No
 // vscode import: unit tested under node.
 
+import { cardQuestions } from './ask';
+
 export type ToolStatus = 'pending' | 'awaiting_approval' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
 
 export interface Location {
@@ -42,6 +44,8 @@ export interface ToolItem {
   diff?: FileDiff;
   error?: string;
   command?: string;
+  /** ask_user's questions ("Header: question"), from the call's arguments. */
+  questions?: string[];
 }
 export interface PlanItem {
   kind: 'plan';
@@ -172,6 +176,7 @@ export class Transcript {
           output: '',
           outputTruncated: false,
           command: rawInput && typeof rawInput.command === 'string' ? rawInput.command : undefined,
+          questions: str(update.name) === 'ask_user' ? cardQuestions(rawInput) : undefined,
         };
         if (existing !== undefined) {
           const old = this.items[existing] as ToolItem;

@@ -44,11 +44,15 @@ export interface ConfirmDetails {
   // extensions
   choices?: { outcome: string; label: string }[];
   noAlways?: boolean;
+  // ask_user (experimental.agentls.askUser): see ./ask
+  questions?: unknown;
 }
 
 export interface ConfirmAnswer {
   outcome: Outcome;
   content?: string;
+  /** The answers to an ask_user confirmation's questions, by question index. */
+  answers?: Record<string, string>;
 }
 
 export interface Choice {
@@ -64,6 +68,10 @@ export interface Choice {
  * question holds for this call only) and "Reject".
  */
 export function choices(d: ConfirmDetails): Choice[] {
+  if (d.type === 'ask_user') {
+    // The questions are answered in the quick input; "Allow" would answer none of them.
+    return [{ label: 'Dismiss', outcome: 'cancel', reject: true }];
+  }
   if (Array.isArray(d.choices) && d.choices.length > 0) {
     const own: Choice[] = [];
     for (const c of d.choices) {
@@ -115,6 +123,8 @@ export function question(d: ConfirmDetails, shortPath?: string): string {
     }
     case 'edit':
       return `${title}${shortPath ? ` (${shortPath})` : ''}?`;
+    case 'ask_user':
+      return `${title}: answer in the box at the top of the window (Escape dismisses all the questions)`;
     default:
       return title;
   }
@@ -122,6 +132,9 @@ export function question(d: ConfirmDetails, shortPath?: string): string {
 
 /** What "always" allows, said in words, for the shell question. */
 export function alwaysNote(d: ConfirmDetails): string | undefined {
+  if (d.type === 'ask_user') {
+    return undefined;
+  }
   if (d.noAlways) {
     return 'This question is asked every time.';
   }

@@ -132,9 +132,57 @@ function stopProcess(proc, signal = 'SIGTERM') {
 }
 
 /**
+ * A recording proxy in front of the fake Gemini API on a free loopback port: every
+ * request passes through unchanged (answers streamed back as they come), and its method,
+ * path and body are kept, so that a scenario can check what agentls sent the model (the
+ * fakegemini command logs requests without their bodies).
+ */
+async function startTap(upstream) {
+  const target = new URL(upstream);
+  const requests = [];
+  const srv = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      requests.push({ method: req.method, path: req.url, body: body.toString('utf8') });
+      const up = http.request(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (ur) => {
+          res.writeHead(ur.statusCode || 502, ur.headers);
+          ur.pipe(res);
+        },
+      );
+      up.on('error', (err) => {
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+        res.end(`tap: ${err.message}`);
+      });
+      up.end(body);
+    });
+  });
+  await new Promise((resolve, reject) => {
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', resolve);
+  });
+  return {
+    url: `http://127.0.0.1:${srv.address().port}`,
+    /** Every request so far: { method, path, body (text) }. */
+    requests: () => requests.slice(),
+    /** The bodies of the model calls (generateContent, streamGenerateContent), parsed. */
+    generateBodies: () => requests.filter((r) => /:(stream)?[gG]enerateContent/.test(r.path)).map((r) => JSON.parse(r.body)),
+    close: () =>
+      new Promise((resolve) => {
+        srv.closeAllConnections();
+        srv.close(() => resolve());
+      }),
+  };
+}
+
+/**
  * A running VS Code for one scenario. start(name, setup) calls setup with the
  * workspace's path and opens the workspace it describes ({ files: {relative path:
- * text}, script: the fake model's turns, settings: VS Code user settings }).
+ * text}, script: the fake model's turns, settings: VS Code user settings, record: true
+ * to put a recording proxy before the fake model, v.tap }).
  */
 class VSCode {
   /** The scenarios' VS Codes not stopped yet. */
@@ -151,7 +199,7 @@ class VSCode {
     const dirs = ['home', 'config', 'data', 'state', 'cache', 'user-data/User', 'user-data/Machine', 'chrome', 'ws'];
     for (const d of dirs) fs.mkdirSync(path.join(v.tmp, d), { recursive: true });
     v.ws = path.join(v.tmp, 'ws');
-    const { files = {}, script, settings = {} } = setup(v.ws);
+    const { files = {}, script, settings = {}, record = false } = setup(v.ws);
     for (const [rel, text] of Object.entries(files)) {
       fs.mkdirSync(path.dirname(path.join(v.ws, rel)), { recursive: true });
       fs.writeFileSync(path.join(v.ws, rel), text);
@@ -187,6 +235,7 @@ class VSCode {
     fs.writeFileSync(path.join(v.tmp, 'user-data/User/settings.json'), userSettings);
     fs.writeFileSync(path.join(v.tmp, 'user-data/Machine/settings.json'), userSettings);
     v.fake = await startFake(v.tmp, script || { turns: [] });
+    if (record) v.tap = await startTap(v.fake.url);
     const cfg = path.join(v.tmp, 'code-server.yaml');
     fs.writeFileSync(cfg, 'bind-addr: 127.0.0.1:0\nauth: none\ncert: false\n');
     v.probeFile = path.join(v.tmp, 'probe.json');
@@ -200,7 +249,7 @@ class VSCode {
       XDG_CACHE_HOME: path.join(v.tmp, 'cache'),
       TMPDIR: v.tmp,
       GEMINI_API_KEY: 'test-key',
-      GOOGLE_GEMINI_BASE_URL: v.fake.url,
+      GOOGLE_GEMINI_BASE_URL: v.tap ? v.tap.url : v.fake.url,
       AGENTLS_PROBE_FILE: v.probeFile,
     };
     v.log = fs.openSync(path.join(v.tmp, 'code-server.log'), 'w');
@@ -451,6 +500,13 @@ class VSCode {
         // not there
       }
     }
+    if (this.tap) {
+      try {
+        fs.writeFileSync(path.join(dir, `${this.name}.model-requests.json`), JSON.stringify(this.tap.requests(), null, 1));
+      } catch {
+        // not writable
+      }
+    }
     try {
       fs.writeFileSync(path.join(dir, `${this.name}.fakegemini.log`), this.fake.stderr());
     } catch {
@@ -481,6 +537,7 @@ class VSCode {
       // gone
     }
     if (this.proc) await stopProcess(this.proc);
+    if (this.tap) await this.tap.close();
     if (this.fake) await this.fake.stop();
     if (this.log !== undefined) fs.closeSync(this.log);
     if (this.tmp && process.env.E2E_KEEP !== '1') fs.rmSync(this.tmp, { recursive: true, force: true });

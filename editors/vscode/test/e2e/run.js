@@ -422,6 +422,8 @@ scenario(
       turns: [
         { calls: [{ name: 'everything__echo', args: { message: 'hello from VS Code' }, id: 'm1' }] },
         { text: 'The MCP server echoed it.' },
+        { calls: [{ name: 'everything__trigger-elicitation-request', args: {}, id: 'm2' }] },
+        { text: 'Thanks for filling in the form.' },
       ],
     },
   }),
@@ -466,6 +468,167 @@ scenario(
       }),
     );
     await waitFor('the answer', () => f.evaluate(() => /The MCP server echoed it\./.test(document.body.textContent)));
+
+    // The server's form (elicitation/create) comes as ask_user questions in the quick
+    // input, one a field: the name typed, every other field left to its default or the
+    // first choice with Enter.
+    await v.ask('fill in the form');
+    await v.clickNotification('trigger-elicitation-request', 'Allow once');
+    const first = await waitFor('the form\'s first question', async () => {
+      const q = await quickInput(v);
+      return q && /MCP server everything asks: Please provide inputs/.test(q.title) && /\(1\/\d+\)/.test(q.title) ? q : null;
+    });
+    const total = Number(/\(1\/(\d+)\)/.exec(first.title)[1]);
+    assert.ok(total >= 10, `a question a field: ${first.title}`);
+    let named = false;
+    for (let k = 1; k <= total; k++) {
+      const q = await waitFor(`question ${k} of ${total}`, async () => {
+        const q = await quickInput(v);
+        return q && q.title.includes(`(${k}/${total})`) ? q : null;
+      });
+      if (/^name: String: Your full, legal name/.test(q.message)) {
+        await v.page.keyboard.type('Ada');
+        named = true;
+      }
+      await v.page.keyboard.press('Enter');
+    }
+    assert.ok(named, 'the name was asked');
+    await waitFor('the form\'s answers in the MCP result', () =>
+      f.evaluate(() => {
+        const c = document.querySelector('.item.tool[data-id$="m2"]');
+        return c && c.dataset.status === 'completed' && c.textContent.includes('- Name: Ada') && c.textContent.includes('- Favorite Integer: 42');
+      }),
+    );
+    await waitFor('the answer', () => f.evaluate(() => /Thanks for filling in the form\./.test(document.body.textContent)));
+  },
+);
+
+// --- the model asks the user (ask_user) -------------------------------------------------
+
+const askQuestions = [
+  { question: 'Name the table', header: 'Table', type: 'text', placeholder: 'e.g. users' },
+  {
+    question: 'Which database?',
+    header: 'DB',
+    type: 'choice',
+    options: [
+      { label: 'Postgres', description: 'the server' },
+      { label: 'SQLite', description: 'a file' },
+    ],
+  },
+];
+
+/** What the quick input shows: title, message, the input's placeholder, the rows. */
+function quickInput(v) {
+  return v.page.evaluate(() => {
+    const w = document.querySelector('.quick-input-widget');
+    if (!w || w.style.display === 'none' || !w.offsetParent) return null;
+    const input = w.querySelector('.quick-input-box input');
+    return {
+      title: w.querySelector('.quick-input-title')?.textContent || '',
+      message: w.querySelector('.quick-input-message')?.textContent || '',
+      placeholder: (input && (input.getAttribute('placeholder') || input.getAttribute('aria-label'))) || '',
+      rows: [...w.querySelectorAll('.quick-input-list .monaco-list-row')].map((r) => r.textContent.trim()),
+    };
+  });
+}
+
+/**
+ * The latest ask_user function response in the last model call (which carries the
+ * whole conversation), and how many there are in it.
+ */
+function askResponse(v) {
+  const bodies = v.tap.generateBodies();
+  const found = [];
+  for (const c of (bodies.length > 0 && bodies[bodies.length - 1].contents) || []) {
+    for (const p of c.parts || []) {
+      if (p.functionResponse && p.functionResponse.name === 'ask_user') found.push(p.functionResponse.response);
+    }
+  }
+  return found.length > 0 ? { count: found.length, response: found[found.length - 1] } : null;
+}
+
+scenario(
+  'ask_user_quick_input',
+  () => ({
+    record: true,
+    script: {
+      turns: [
+        { calls: [{ name: 'ask_user', args: { questions: askQuestions }, id: 'q1' }] },
+        { text: 'Thanks for the answers.' },
+        { calls: [{ name: 'ask_user', args: { questions: [askQuestions[1]] }, id: 'q2' }] },
+        { text: 'Understood, no answer.' },
+      ],
+    },
+  }),
+  async (v) => {
+    const f = await v.ask('set up the database');
+    // The free-text question in an input box: the question, its header and placeholder in view.
+    await waitFor('the first question in an input box', async () => {
+      const q = await quickInput(v);
+      return q && /Ask User \(1\/2\)/.test(q.title) && q.message.includes('Table: Name the table') && q.placeholder.includes('e.g. users') && q.rows.length === 0;
+    });
+    // Meanwhile the chat's card lists the questions.
+    await waitFor('the questions on the tool card', () =>
+      f.evaluate(() => {
+        const c = document.querySelector('.item.tool[data-status="awaiting_approval"]');
+        const qs = c && c.querySelector('.questions');
+        return qs && qs.textContent.includes('Table: Name the table') && qs.textContent.includes('DB: Which database?');
+      }),
+    );
+    await v.page.keyboard.type('accounts');
+    await v.page.keyboard.press('Enter');
+    // The choice in a quick pick, its options with their descriptions.
+    await waitFor('the choice in a quick pick', async () => {
+      const q = await quickInput(v);
+      return q && /Ask User \(2\/2\)/.test(q.title) && q.placeholder.includes('DB: Which database?') &&
+        q.rows.some((r) => r.includes('SQLite') && r.includes('a file')) && q.rows.some((r) => r.includes('Postgres'));
+    });
+    await waitFor('SQLite to be picked', () =>
+      v.page.evaluate(() => {
+        const row = [...document.querySelectorAll('.quick-input-list .monaco-list-row')].find((r) => r.querySelector('.label-name')?.textContent.trim() === 'SQLite');
+        if (row) {
+          row.click();
+          return true;
+        }
+        return false;
+      }),
+    );
+    await waitFor('the answer', () => f.evaluate(() => /Thanks for the answers\./.test(document.body.textContent)));
+    // The model's next request carries the answers, by question index.
+    const sent = askResponse(v);
+    assert.ok(sent, 'an ask_user function response went to the model');
+    const text = JSON.stringify(sent.response);
+    assert.match(text, /\\"0\\":\\"accounts\\"/, `the typed answer: ${text}`);
+    assert.match(text, /\\"1\\":\\"SQLite\\"/, `the picked answer: ${text}`);
+    // The card shows the answers.
+    await waitFor('the answers on the tool card', () =>
+      f.evaluate(() => {
+        const c = document.querySelector('.item.tool[data-id$="q1"]');
+        const a = c && c.querySelector('.answers');
+        return c.dataset.status === 'completed' && a && /Table → accounts/.test(a.textContent) && /DB → SQLite/.test(a.textContent);
+      }),
+    );
+
+    // Asked again, dismissed with Escape: the model is told.
+    await v.ask('ask me again');
+    await waitFor('the second question', async () => {
+      const q = await quickInput(v);
+      return q && q.placeholder.includes('DB: Which database?') && q.rows.length === 2;
+    });
+    await v.page.keyboard.press('Escape');
+    await waitFor('the answer after the dismissal', () => f.evaluate(() => /Understood, no answer\./.test(document.body.textContent)));
+    const last = askResponse(v);
+    assert.ok(last && last.count === 2, 'a second ask_user response');
+    assert.match(JSON.stringify(last.response), /dismissed/, `the model is told the questions were dismissed: ${JSON.stringify(last.response)}`);
+    assert.doesNotMatch(JSON.stringify(last.response), /SQLite/, 'nothing answered for the user');
+    const card = await f.evaluate(() => {
+      const c = document.querySelector('.item.tool[data-id$="q2"]');
+      return c && { status: c.dataset.status, text: c.textContent };
+    });
+    assert.ok(card && (card.status === 'cancelled' || card.status === 'failed'), `the dismissed call ends so: ${JSON.stringify(card)}`);
+    assert.match(card.text, /dismissed/);
+    await waitFor('the quick input to be gone', async () => !(await quickInput(v)), 5000);
   },
 );
 

@@ -1,0 +1,235 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
+)
+
+// Questions for the user (ask_user's, and MCP servers' forms) go to a client that
+// declares clientCapabilities.elicitation.form as ACP's elicitation/create in form
+// mode, scoped to the session and, when there is one, to the tool call that asks.
+// That method is UNSTABLE in ACP (not in the spec yet); agentls follows the schema of
+// github.com/coder/acp-go-sdk v0.13.0 (schema.unstable.json) and uses it only behind
+// the client's capability.
+
+// formClient reports whether the client answers elicitation/create forms.
+func formClient(caps sdk.ClientCapabilities) bool {
+	return caps.Elicitation != nil && caps.Elicitation.Form != nil
+}
+
+// askQuestions puts ask_user's questions to the user as one form (mcp.AskForm) and
+// returns their answers. Declining or dismissing the form refuses the call; an answer
+// that does not fit the form is an error the model reads.
+func (st *sessionState) askQuestions(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
+	qs := req.Details.Questions
+	msg := fmt.Sprintf("The agent has %d questions for you", len(qs))
+	if len(qs) == 1 {
+		msg = qs[0].Question
+	}
+	form := mcp.NewAskForm(msg, qs)
+	a, err := st.elicit(ctx, req.ToolCallID, &form.Question)
+	if err != nil {
+		return confirm.Answer{}, err
+	}
+	if a.Action != mcp.ActionAccept {
+		st.c.log.Info("ask_user's questions not answered", "session", st.id, "action", a.Action)
+		return confirm.Answer{Outcome: confirm.Cancel}, nil
+	}
+	answers, err := form.Answers(a.Values)
+	if err != nil {
+		return confirm.Answer{}, fmt.Errorf("the ACP client's answer does not fit the questions: %w", err)
+	}
+	return confirm.Answer{Outcome: confirm.ProceedOnce, Answers: answers}, nil
+}
+
+// Elicit implements mcp.Elicitor: an MCP server's form, put to the user with
+// elicitation/create, tied to the server's tool call that runs in the session if there
+// is exactly one. The MCP manager checks the values and applies the defaults.
+func (st *sessionState) Elicit(ctx context.Context, q *mcp.Question) (*mcp.Answer, error) {
+	form := *q
+	form.Message = fmt.Sprintf("MCP server %s asks: %s", q.Server, q.Message)
+	return st.elicit(ctx, st.mcpCall(q.Server), &form)
+}
+
+// elicit puts the form q to the user, tied to the tool call callID (none when empty),
+// and returns their answer: the values of an accepted form as the client sent them,
+// or a decline or cancel. session/cancel and the session's end cancel it (the SDK then
+// sends $/cancel_request).
+func (st *sessionState) elicit(ctx context.Context, callID string, q *mcp.Question) (*mcp.Answer, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st.mu.Lock()
+	st.elicitSeq++
+	key := st.elicitSeq
+	st.elicits[key] = cancel
+	st.mu.Unlock()
+	defer func() {
+		st.mu.Lock()
+		delete(st.elicits, key)
+		st.mu.Unlock()
+	}()
+
+	scope := map[string]any{"sessionId": st.id}
+	if callID != "" {
+		scope["toolCallId"] = callID
+	}
+	form := &sdk.UnstableCreateElicitationForm{
+		Message:         q.Message,
+		RequestedSchema: formSchema(q),
+		Meta:            map[string]any{scopeMeta: scope},
+	}
+	st.c.log.Info("elicitation/create", "session", st.id, "toolCall", callID, "fields", len(q.Fields))
+	resp, err := st.c.sdk.UnstableCreateElicitation(ctx, sdk.UnstableCreateElicitationRequest{Form: form})
+	switch {
+	case ctx.Err() != nil:
+		return nil, fmt.Errorf("the question was withdrawn: %w", context.Cause(ctx))
+	case err != nil:
+		return nil, fmt.Errorf("elicitation/create: %w", err)
+	case resp.Accept != nil && resp.Accept.Action != mcp.ActionAccept:
+		// The SDK takes an answer whose action it does not know for an accept.
+		return nil, fmt.Errorf("elicitation/create: the client answered with action %q; want accept, decline or cancel", resp.Accept.Action)
+	case resp.Accept != nil:
+		return &mcp.Answer{Action: mcp.ActionAccept, Values: resp.Accept.Content}, nil
+	case resp.Decline != nil:
+		return &mcp.Answer{Action: mcp.ActionDecline}, nil
+	case resp.Cancel != nil:
+		return &mcp.Answer{Action: mcp.ActionCancel}, nil
+	}
+	return nil, errors.New("elicitation/create: the client's answer has no action (want accept, decline or cancel)")
+}
+
+// cancelElicits withdraws the session's open questions.
+func (st *sessionState) cancelElicits() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, cancel := range st.elicits {
+		cancel()
+	}
+	return len(st.elicits)
+}
+
+// mcpCall returns the id of the one call of an MCP tool of server that runs in the
+// session, or "" when none or several do: a server's question cannot say which of its
+// calls asks.
+func (st *sessionState) mcpCall(server string) string {
+	reg := st.host.Toolbox().Config().Registry
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var found string
+	for id, v := range st.calls {
+		if !v.executing {
+			continue
+		}
+		t, ok := reg.Get(v.name)
+		if !ok || t.Info().Source != tools.SourceMCP || t.Info().Server != server {
+			continue
+		}
+		if found != "" {
+			return ""
+		}
+		found = id
+	}
+	return found
+}
+
+// formSchema is q's form as ACP's elicitation schema: each field a property of its
+// type, with its title, description and default (SEP-1034); a field of choices a
+// string with oneOf (each choice's const and title), or an array whose items have
+// anyOf (SEP-1330).
+func formSchema(q *mcp.Question) sdk.UnstableElicitationSchema {
+	s := sdk.UnstableElicitationSchema{Type: sdk.UnstableElicitationSchemaTypeObject, Properties: map[string]any{}}
+	for _, f := range q.Fields {
+		p := map[string]any{"type": f.Type}
+		if f.Title != "" {
+			p["title"] = f.Title
+		}
+		if f.Description != "" {
+			p["description"] = f.Description
+		}
+		if len(f.Choices) > 0 {
+			opts := make([]map[string]string, len(f.Choices))
+			for i, c := range f.Choices {
+				title := c
+				if i < len(f.Labels) && f.Labels[i] != "" {
+					title = f.Labels[i]
+				}
+				opts[i] = map[string]string{"const": c, "title": title}
+			}
+			if f.Type == "array" {
+				p["items"] = map[string]any{"anyOf": opts}
+			} else {
+				p["type"], p["oneOf"] = "string", opts
+			}
+		}
+		switch f.Type {
+		case "string", "number", "integer", "boolean", "array":
+		default:
+			// Not a type of the form: asked as text.
+			p["type"] = "string"
+		}
+		if f.Default != nil {
+			p["default"] = f.Default
+		}
+		if f.Required {
+			s.Required = append(s.Required, f.Name)
+		}
+		s.Properties[f.Name] = p
+	}
+	return s
+}
+
+// scopeMeta is the _meta key that carries an elicitation/create request's scope
+// (sessionId, toolCallId) to the line writer, which moves it to the params
+// (liftScope): the SDK's request type (acp-go-sdk v0.13.0) has no fields for them,
+// which the schema requires.
+const scopeMeta = "agentls/elicitationScope"
+
+// liftScope returns line, a JSON-RPC message, with an elicitation/create request's
+// scope moved from _meta[scopeMeta] to its params; other lines are returned as they
+// are.
+func liftScope(line []byte) []byte {
+	if !bytes.Contains(line, []byte(`"elicitation/create"`)) || !bytes.Contains(line, []byte(scopeMeta)) {
+		return line
+	}
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(line, &msg) != nil || string(msg["method"]) != strconv.Quote("elicitation/create") {
+		return line
+	}
+	var params, meta, scope map[string]json.RawMessage
+	if json.Unmarshal(msg["params"], &params) != nil || json.Unmarshal(params["_meta"], &meta) != nil ||
+		json.Unmarshal(meta[scopeMeta], &scope) != nil {
+		return line
+	}
+	for k, v := range scope {
+		params[k] = v
+	}
+	delete(meta, scopeMeta)
+	if len(meta) == 0 {
+		delete(params, "_meta")
+	} else {
+		params["_meta"], _ = json.Marshal(meta)
+	}
+	var err error
+	if msg["params"], err = json.Marshal(params); err != nil {
+		return line
+	}
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	if strings.HasSuffix(string(line), "\n") {
+		out = append(out, '\n')
+	}
+	return out
+}
