@@ -204,7 +204,7 @@ tests[#tests + 1] = {
     H.eq(spinner_lines(), '', 'no spinner line after the turn')
     H.not_contains(vim.wo[win].winbar, 'working', 'winbar after the turn')
     H.contains(vim.wo[win].winbar, 'mode: auto_edit', 'the mode stays in the winbar')
-    H.eq(require('agentls').statusline(), '', 'statusline after the turn')
+    H.eq(require('agentls').statusline(), 'agentls: mode: auto_edit', 'statusline after the turn: the mode only')
     H.eq(progress[#progress], 'end:cancelled', 'LspProgress end')
     H.eq(require('agentls.chat').spinner(), nil, 'no spinner')
   end,

@@ -268,8 +268,18 @@ end
 
 -- The busy indicator ------------------------------------------------------------------
 
---- The winbar of the chat's windows: the approval mode and model (agentls.status) and,
---- while a prompt runs, the spinner.
+--- The approval mode in force for a chat: its session's own, if the server announced
+--- one (enter_plan_mode, agentls.setApprovalMode with the session), else the workspace's
+--- (see status.mode()); nil when unknown.
+---@param chat table
+---@return string|nil
+function M.mode(chat)
+  return chat.mode or status.mode(chat.client_id)
+end
+
+--- The winbar of the chat's windows: the approval mode (as the server announces it)
+--- and the model (the session's, from session_info, else agentls.status) and, while a
+--- prompt runs, the spinner.
 ---@param chat table
 function M.update_winbar(chat)
   if not api.nvim_buf_is_valid(chat.buf) then
@@ -277,11 +287,13 @@ function M.update_winbar(chat)
   end
   local st = status.get(chat.client_id) or {}
   local parts = { 'agentls' }
-  if type(st.approvalMode) == 'string' then
-    parts[#parts + 1] = 'mode: ' .. st.approvalMode
+  local mode = M.mode(chat)
+  if mode then
+    parts[#parts + 1] = 'mode: ' .. mode
   end
-  if type(st.model) == 'string' and st.model ~= '' then
-    parts[#parts + 1] = 'model: ' .. st.model
+  local model = chat.model or st.model
+  if type(model) == 'string' and model ~= '' then
+    parts[#parts + 1] = 'model: ' .. model
   end
   if chat.turn and not chat.turn.ended then
     parts[#parts + 1] = spinner_frames[state.frame] .. ' working'
@@ -684,6 +696,14 @@ local function apply(chat, u)
       note = note .. ' · ' .. one_line(u.text)
     end
     add_block(chat, 'note', { note .. '_' })
+  elseif kind == 'current_mode_update' and type(u.mode) == 'string' and u.mode ~= '' then
+    -- The session's own mode (the workspace's comes with session "").
+    chat.mode = u.mode
+    M.update_winbar(chat)
+    pcall(vim.cmd, 'redrawstatus!')
+  elseif kind == 'session_info' and type(u.model) == 'string' and u.model ~= '' then
+    chat.model = u.model
+    M.update_winbar(chat)
   elseif kind == 'turn_end' then
     local turn = chat.turn
     if turn and not turn.ended then
@@ -1576,6 +1596,16 @@ end
 function M.handle_update(params, client_id)
   local u = type(params) == 'table' and params.update
   local session = type(params) == 'table' and params.session
+  if type(u) == 'table' and session == '' and u.kind == 'current_mode_update' then
+    -- The workspace's mode changed: every chat of the server shows it (status.lua
+    -- recorded it).
+    for _, chat in pairs(state.chats) do
+      if client_id == nil or chat.client_id == client_id then
+        M.update_winbar(chat)
+      end
+    end
+    return
+  end
   if type(u) ~= 'table' or type(session) ~= 'string' or session == '' or session == EDITOR_SESSION then
     return
   end

@@ -104,6 +104,7 @@ local function lsp_config(root)
     handlers = {
       ['agentls/confirm'] = confirm.handler,
       ['agentls/update'] = function(_, params, ctx)
+        status.handle_update(params, ctx and ctx.client_id)
         output.handle_update(params, ctx and ctx.client_id)
         chat.handle_update(params, ctx and ctx.client_id)
         prompts.handle_update(params, ctx and ctx.client_id)
@@ -299,15 +300,21 @@ function M.set_mode(mode, callback)
     end
     return
   end
+  -- The server announces the new mode (current_mode_update), before it answers: as
+  -- asked for here, that is no news.
+  status.expect_mode(client.id, mode)
   call(client, nil, 'agentls.setApprovalMode', { mode = mode }, nil, function(err)
     if err then
+      status.expect_mode(client.id, nil)
       notify('setting the approval mode failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
     else
-      notify('approval mode: ' .. mode)
+      local what = config.mode_descriptions[mode]
+      notify(('approval mode: %s%s'):format(mode, what and (' (' .. what .. ')') or ''))
       status.set_mode(client.id, mode)
       for _, c in ipairs({ chat.current() }) do
         chat.update_winbar(c)
       end
+      pcall(vim.cmd, 'redrawstatus!')
     end
     if callback then
       callback(err)
@@ -548,10 +555,29 @@ function M.tool_names()
   return state.tool_names
 end
 
---- A short statusline item: confirmations waiting and calls running, or "".
+-- The approval mode the statusline shows for the current buffer: a chat's (its
+-- session's own, else its server's), else that of the agentls server attached to the
+-- buffer; nil when none is attached or the mode is not known.
+local function statusline_mode()
+  local c = chat.get()
+  if c then
+    return chat.mode(c)
+  end
+  local client = vim.lsp.get_clients({ name = rpc.name, bufnr = api.nvim_get_current_buf() })[1]
+  return client and status.mode(client.id)
+end
+
+--- A short statusline item: the approval mode when it is not `default` (it then lets
+--- calls run without asking, or only read-only ones), the busy indicator, confirmations
+--- waiting and calls running; "" when there is nothing to say. Evaluated in the window
+--- being drawn (%{}), it shows the mode of that window's buffer's server.
 ---@return string
 function M.statusline()
   local parts = {}
+  local mode = statusline_mode()
+  if mode and mode ~= 'default' then
+    parts[#parts + 1] = 'mode: ' .. mode
+  end
   local spin = chat.spinner()
   if spin then
     parts[#parts + 1] = spin .. ' working'
