@@ -1124,14 +1124,20 @@ local function start_turn(chat, client, req, callback)
 end
 
 -- Resolves an MCP prompt command (see prompts.parse()) with the user's help, then runs
--- it in chat with agentls.runPrompt. Returns the chat.
+-- it in chat with agentls.runPrompt; cmd.context (the attachments of its references)
+-- goes after the rendered prompt. Returns the chat. A command that is not sent calls
+-- back with an error marked not_sent (and cancelled, when a question was).
 local function run_command(chat, client, cmd, callback)
   local function abort(msg, level)
     if msg then
       notify(msg, level or vim.log.levels.ERROR)
     end
     if callback then
-      callback({ message = msg or 'the prompt was not sent: a question was cancelled' }, nil)
+      callback({
+        message = msg or 'the prompt was not sent: a question was cancelled',
+        not_sent = true,
+        cancelled = msg == nil or nil,
+      }, nil)
     end
   end
   prompts.resolve(client, cmd, function(err, spec)
@@ -1145,16 +1151,33 @@ local function run_command(chat, client, cmd, callback)
       return abort('the agentls server stopped')
     end
     local p = spec.prompt
+    local params = { server = p.server, name = p.name, arguments = rpc.object(spec.args) }
+    local shown = prompts.format(p, spec.args)
+    if cmd.context then
+      params.context = cmd.context
+      shown = shown .. '\n\n' .. cmd.context
+    end
     local sent = start_turn(chat, client, {
       command = 'agentls.runPrompt',
-      params = { server = p.server, name = p.name, arguments = rpc.object(spec.args) },
-      shown = prompts.format(p, spec.args),
+      params = params,
+      shown = shown,
     }, callback)
     if not sent then
       abort(nil)
     end
   end)
   return chat
+end
+
+-- Runs a parsed MCP prompt command (kind 'prompt' or 'list') in the chat of opts (as
+-- prompt() takes them). Returns the chat, or nil.
+local function run_parsed(cmd, opts)
+  local chat, client = target(opts)
+  if not chat or busy(chat) then
+    return nil
+  end
+  M.show(chat)
+  return run_command(chat, client, cmd, opts.callback)
 end
 
 --- Sends a prompt to the agent and streams its answer into the chat, which is opened.
@@ -1186,13 +1209,12 @@ function M.prompt(text, opts)
     notify(cmd.message, vim.log.levels.ERROR)
     return nil
   end
+  if cmd.kind ~= 'text' then
+    return run_parsed(cmd, opts)
+  end
   local chat, client, src = target(opts)
   if not chat or busy(chat) then
     return nil
-  end
-  if cmd.kind ~= 'text' then
-    M.show(chat)
-    return run_command(chat, client, cmd, opts.callback)
   end
   text = cmd.text
 
@@ -1252,16 +1274,10 @@ end
 
 -- The prompt buffer ---------------------------------------------------------------------
 
---- Expands the context references of a prompt: `#buffer` (the buffer the prompt was
---- started from, with its unsaved text) and `#file:PATH` (a file, relative to the
---- current directory) are named in the text and their contents attached below it;
---- `@tool` (a tool the server has) becomes "the `tool` tool". Returns the text, or nil
---- and a message when a reference cannot be resolved.
----@param text string
----@param src integer|nil the buffer #buffer means
----@param tool_names string[]|nil
----@return string|nil, string|nil
-function M.expand(text, src, tool_names)
+-- Expands the references of text (see M.expand()). Returns the text with each reference
+-- named, the attachments (each "\n\nContents of NAME:\n```ft\n…\n```", once per file),
+-- and the message of the first reference that could not be resolved, if any.
+local function expand(text, src, tool_names)
   local attached, seen = {}, {}
   local function attach(label, lines, ft)
     if seen[label] then
@@ -1305,10 +1321,46 @@ function M.expand(text, src, tool_names)
       return ('the `%s` tool'):format(name)
     end
   end)
+  return text, attached, err
+end
+
+--- Expands the context references of a prompt: `#buffer` (the buffer the prompt was
+--- started from, with its unsaved text) and `#file:PATH` (a file, relative to the
+--- current directory) are named in the text and their contents attached below it;
+--- `@tool` (a tool the server has) becomes "the `tool` tool". Returns the text, or nil
+--- and a message when a reference cannot be resolved.
+---@param text string
+---@param src integer|nil the buffer #buffer means
+---@param tool_names string[]|nil
+---@return string|nil, string|nil
+function M.expand(text, src, tool_names)
+  local expanded, attached, err = expand(text, src, tool_names)
   if err then
     return nil, err
   end
-  return text .. table.concat(attached), nil
+  return expanded .. table.concat(attached), nil
+end
+
+-- The context of the references of an MCP prompt's command line (prompts.parse() with
+-- refs): their attachments as expand() makes them, in the order written and each file
+-- once, as one text without the blank lines before it; nil when there are none. nil
+-- and a message when one cannot be resolved.
+local function command_context(refs, src)
+  local out, seen = {}, {}
+  for _, ref in ipairs(refs or {}) do
+    local _, attached, err = expand(ref, src, nil)
+    if err then
+      return nil, err
+    end
+    for _, a in ipairs(attached) do
+      if not seen[a] then
+        seen[a] = true
+        out[#out + 1] = a
+      end
+    end
+  end
+  local context = table.concat(out):gsub('^\n+', '')
+  return context ~= '' and context or nil, nil
 end
 
 --- Completion of the prompt buffer ('completefunc'): `#buffer`, `#file:` paths and
@@ -1393,9 +1445,19 @@ function M.ask(opts)
       notify('the prompt is empty', vim.log.levels.WARN)
       return
     end
-    local expanded, err = M.expand(text, opts.bufnr, require('agentls').tool_names())
-    if not expanded then
-      -- Nothing is lost: the prompt stays in its buffer.
+    -- Nothing is lost when a prompt cannot be sent: it stays in its buffer.
+    local cmd = prompts.parse(text, { refs = true })
+    local expanded, err
+    if cmd.kind == 'error' then
+      err = cmd.message
+    elseif cmd.kind == 'prompt' then
+      -- An MCP prompt: its #buffer and #file: words are context, attached after the
+      -- rendered prompt as for an ordinary prompt, not arguments.
+      cmd.context, err = command_context(cmd.refs, opts.bufnr)
+    elseif cmd.kind == 'text' then
+      expanded, err = M.expand(text, opts.bufnr, require('agentls').tool_names())
+    end
+    if err then
       notify(err, vim.log.levels.ERROR)
       return
     end
@@ -1405,7 +1467,26 @@ function M.ask(opts)
     end
     pcall(api.nvim_buf_delete, buf, { force = true })
     chat.prompt_buf = nil
-    M.prompt(expanded, opts)
+    if cmd.kind == 'text' then
+      M.prompt(expanded, opts)
+      return
+    end
+    -- A command the server's prompts refuse (an unknown argument, say) is found out
+    -- only now: its text comes back in a new prompt buffer.
+    local callback = opts.callback
+    run_parsed(cmd, vim.tbl_extend('force', opts, {
+      callback = function(e, result)
+        if type(e) == 'table' and e.not_sent and not e.cancelled then
+          local again = M.ask(opts)
+          if again then
+            api.nvim_buf_set_lines(again, 0, -1, false, vim.split(text, '\n', { plain = true }))
+          end
+        end
+        if callback then
+          callback(e, result)
+        end
+      end,
+    }))
   end
   vim.keymap.set({ 'n', 'i' }, '<C-s>', function()
     vim.cmd('stopinsert')
