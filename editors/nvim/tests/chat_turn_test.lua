@@ -287,6 +287,7 @@ tests[#tests + 1] = {
     wait_text('the end of the turn', '_turn ended: end_turn')
     H.eq(H.lines(buf), { 'alpha', 'BETA', 'gamma' }, 'the edit')
 
+    local from_tab = api.nvim_get_current_tabpage()
     vim.cmd('AgentlsDiff')
     local dbuf = H.wait('the diff tab', function()
       local b = api.nvim_get_current_buf()
@@ -296,6 +297,21 @@ tests[#tests + 1] = {
     local dt = table.concat(H.lines(dbuf), '\n')
     H.contains(dt, '-beta', 'the old line')
     H.contains(dt, '+BETA', 'the new line')
+    H.contains(vim.wo.winbar, 'prompt 1 · <CR> opens the file', 'the diff tab says which prompt and its keys')
+    -- <CR> on a changed line opens the file there, in a file window of the tab the diff
+    -- was asked from (not the chat's window).
+    local diff_tab = api.nvim_get_current_tabpage()
+    vim.fn.search('^+BETA')
+    H.press('<CR>')
+    H.eq(api.nvim_get_current_tabpage(), from_tab, 'back in the tab of :AgentlsDiff')
+    H.eq(api.nvim_get_current_buf(), buf, 'the file')
+    H.eq(api.nvim_win_get_cursor(0)[1], 2, 'at the changed line')
+    H.eq(api.nvim_get_current_win(), src_win, 'in the file window')
+    api.nvim_set_current_tabpage(diff_tab)
+    vim.fn.search('^ gamma')
+    H.press('<CR>')
+    H.eq({ api.nvim_get_current_buf(), api.nvim_win_get_cursor(0)[1] }, { buf, 3 }, 'a context line after the change')
+    api.nvim_set_current_tabpage(diff_tab)
     H.press('q')
     H.eq(vim.bo[api.nvim_get_current_buf()].filetype ~= 'diff', true, 'q closes the diff tab')
 

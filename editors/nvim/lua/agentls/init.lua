@@ -616,8 +616,75 @@ local function turn_session(session)
   return nil
 end
 
+-- The file and line of the new text that row (1-based) of a unified diff shows (paths
+-- relative to root, as agentls.turnDiff writes them): the file of the nearest "+++ b/"
+-- header above, the line counted from the nearest hunk header; nil when row is above
+-- every file.
+local function diff_location(lines, row, root)
+  local file_row
+  for r = row, 1, -1 do
+    if lines[r]:match('^%+%+%+ ') and (r == 1 or lines[r - 1]:match('^%-%-%- ')) then
+      file_row = r
+      break
+    end
+  end
+  if not file_row then
+    -- On the "--- a/" line of a file.
+    if lines[row] and lines[row]:match('^%-%-%- ') and lines[row + 1] and lines[row + 1]:match('^%+%+%+ ') then
+      file_row = row + 1
+    else
+      return nil
+    end
+  end
+  local rel = lines[file_row]:match('^%+%+%+ b/(.-)%s*$') or lines[file_row]:match('^%+%+%+ (.-)%s*$')
+  if not rel or rel == '/dev/null' then
+    return nil
+  end
+  local path = rel:sub(1, 1) == '/' and rel or (root .. '/' .. rel)
+  local line = 1
+  for r = file_row + 1, row do
+    local l = lines[r]
+    local start = l:match('^@@ %-%d+,?%d* %+(%d+)')
+    if start then
+      line = math.max(tonumber(start), 1)
+    elseif r < row and (l:sub(1, 1) == ' ' or l:sub(1, 1) == '+') then
+      line = line + 1
+    end
+  end
+  return path, line
+end
+
+-- Opens path at line in a file window of tab (the tab :AgentlsDiff was run from): one
+-- that shows the file already, else one with a file buffer, else a new split there.
+local function open_in_tab(tab, path, line)
+  if not api.nvim_tabpage_is_valid(tab) then
+    tab = api.nvim_get_current_tabpage()
+  end
+  local target
+  for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
+    local b = api.nvim_win_get_buf(w)
+    if vim.fs.normalize(api.nvim_buf_get_name(b)) == vim.fs.normalize(path) then
+      target = w
+      break
+    end
+    if not target and vim.bo[b].buftype == '' and api.nvim_win_get_config(w).relative == '' then
+      target = w
+    end
+  end
+  api.nvim_set_current_tabpage(tab)
+  if target then
+    api.nvim_set_current_win(target)
+  else
+    vim.cmd('split')
+  end
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  pcall(api.nvim_win_set_cursor, 0, { math.min(line, api.nvim_buf_line_count(0)), 0 })
+  pcall(vim.cmd, 'normal! zv')
+end
+
 --- Shows what a prompt of a session changed (agentls.turnDiff) in a new tab, as a diff
 --- buffer. Default: the current chat's session, its last prompt that changed files.
+--- <CR> opens the file at the line under the cursor in the tab it was run from.
 ---@param opts table|nil { session?, turn?, callback? }
 function M.turn_diff(opts)
   opts = opts or {}
@@ -645,6 +712,8 @@ function M.turn_diff(opts)
       notify('that prompt changed no file')
       return done(nil, result)
     end
+    local from_tab = api.nvim_get_current_tabpage()
+    local root = client.root_dir or (client.config and client.config.root_dir) or vim.fn.getcwd()
     vim.cmd('tabnew')
     local buf = api.nvim_get_current_buf()
     vim.bo[buf].buftype = 'nofile'
@@ -655,7 +724,28 @@ function M.turn_diff(opts)
     vim.bo[buf].modifiable = false
     vim.bo[buf].filetype = 'diff'
     vim.b[buf].agentls_session = session
+    vim.b[buf].agentls_turn = result.turn
+    api.nvim_set_option_value(
+      'winbar',
+      ('agentls · prompt %s%s · <CR> opens the file at the line · q closes'):format(
+        tostring(result.turn),
+        result.undone and ' (undone)' or ''
+      ),
+      { scope = 'local', win = api.nvim_get_current_win() }
+    )
     vim.keymap.set('n', 'q', '<Cmd>tabclose<CR>', { buffer = buf, nowait = true, desc = 'agentls: close the diff' })
+    vim.keymap.set('n', '<CR>', function()
+      local path, line = diff_location(api.nvim_buf_get_lines(buf, 0, -1, false), api.nvim_win_get_cursor(0)[1], root)
+      if not path then
+        notify('no file under the cursor: move to a line of a file\'s diff', vim.log.levels.WARN)
+        return
+      end
+      if vim.fn.filereadable(path) ~= 1 then
+        notify(('%s does not exist (any more)'):format(vim.fn.fnamemodify(path, ':~:.')), vim.log.levels.WARN)
+        return
+      end
+      open_in_tab(from_tab, path, line)
+    end, { buffer = buf, desc = 'agentls: open the file at the line under the cursor' })
     done(nil, result)
   end)
 end
