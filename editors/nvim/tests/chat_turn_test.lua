@@ -311,7 +311,16 @@ tests[#tests + 1] = {
     vim.fn.search('^ gamma')
     H.press('<CR>')
     H.eq({ api.nvim_get_current_buf(), api.nvim_win_get_cursor(0)[1] }, { buf, 3 }, 'a context line after the change')
-    api.nvim_set_current_tabpage(diff_tab)
+    -- Asked again: the new diff replaces the old one (same name, no extra tab).
+    local tabs = #api.nvim_list_tabpages()
+    vim.cmd('AgentlsDiff')
+    local dbuf2 = H.wait('the second diff tab', function()
+      local b = api.nvim_get_current_buf()
+      return b ~= dbuf and vim.bo[b].filetype == 'diff' and b
+    end)
+    H.eq(api.nvim_buf_get_name(dbuf2), 'agentls://diff/turn-1', 'the name of the new diff buffer')
+    H.eq(api.nvim_buf_is_valid(dbuf), false, 'the old diff is gone')
+    H.eq(#api.nvim_list_tabpages(), tabs, 'no extra tab')
     H.press('q')
     H.eq(vim.bo[api.nvim_get_current_buf()].filetype ~= 'diff', true, 'q closes the diff tab')
 

@@ -322,6 +322,30 @@ function M.set_mode(mode, callback)
   end)
 end
 
+--- Offers the approval modes with vim.ui.select (kind 'agentls.mode'; each item a mode,
+--- shown with what it means and the current one marked) and sets the chosen one.
+---@param callback fun(err: table|nil)|nil called once set (not when dismissed)
+function M.select_mode(callback)
+  config.check('callback', callback, 'function', true)
+  local client = need_client()
+  if not client then
+    return
+  end
+  local c = chat.get()
+  local current = c and chat.mode(c) or status.mode(client.id)
+  vim.ui.select(config.modes, {
+    prompt = ('agentls: approval mode (now %s)'):format(current or '?'),
+    kind = 'agentls.mode',
+    format_item = function(m)
+      return ('%s%s: %s'):format(m, m == current and ' (current)' or '', config.mode_descriptions[m] or '')
+    end,
+  }, function(choice)
+    if choice then
+      M.set_mode(choice, callback)
+    end
+  end)
+end
+
 --- How long a cancelled run may take to report its cancellation before its request is
 --- cancelled too (Neovim never reports a request answered with RequestCancelled).
 M.cancel_grace_ms = 3000
@@ -339,12 +363,17 @@ function M.cancel()
     end
     return
   end
+  local prompts_running = #chat.busy()
   chat.cancel_all()
   local runs = {}
   for box in pairs(state.inflight) do
     if box.cancellable then
       runs[#runs + 1] = box
     end
+  end
+  if prompts_running == 0 and #runs == 0 and #output.active_calls() == 0 then
+    -- The server is told anyway: it may run calls this editor did not see start.
+    notify('nothing to cancel: no prompt or tool call is running')
   end
   local client = rpc.client()
   if client then
@@ -714,12 +743,18 @@ function M.turn_diff(opts)
     end
     local from_tab = api.nvim_get_current_tabpage()
     local root = client.root_dir or (client.config and client.config.root_dir) or vim.fn.getcwd()
+    -- The diff of the same prompt shown before is replaced (its tab closes with it).
+    local name = ('agentls://diff/turn-%s'):format(tostring(result.turn))
+    local old = vim.fn.bufnr('^' .. name .. '$')
+    if old > 0 then
+      pcall(api.nvim_buf_delete, old, { force = true })
+    end
     vim.cmd('tabnew')
     local buf = api.nvim_get_current_buf()
     vim.bo[buf].buftype = 'nofile'
     vim.bo[buf].bufhidden = 'wipe'
     vim.bo[buf].swapfile = false
-    pcall(api.nvim_buf_set_name, buf, ('agentls://diff/turn-%s'):format(tostring(result.turn)))
+    pcall(api.nvim_buf_set_name, buf, name)
     api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(result.diff:gsub('\n$', ''), '\n', { plain = true }))
     vim.bo[buf].modifiable = false
     vim.bo[buf].filetype = 'diff'
