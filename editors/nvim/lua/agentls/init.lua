@@ -815,7 +815,9 @@ function M.undo_turn(opts)
   end
   local params = { session = session, turn = opts.turn, force = opts.force or nil }
   -- The server compares the files with the editor's text: it must have the latest.
-  for _, b in ipairs(vim.lsp.get_buffers_by_client_id(client.id)) do
+  -- client.attached_buffers, not vim.lsp.get_buffers_by_client_id(): deprecated in
+  -- 0.12, where it warns.
+  for b in pairs(client.attached_buffers or {}) do
     rpc.flush_changes(client, b)
   end
   call(client, nil, 'agentls.undoTurn', params, nil, function(err, result)
