@@ -71,7 +71,7 @@ api.nvim_create_user_command('Agentls', function(cmd)
   if vim.trim(cmd.args) == '' then
     chat.ask(opts)
   else
-    chat.prompt(cmd.args, opts)
+    chat.submit(cmd.args, opts)
   end
 end, {
   nargs = '*',

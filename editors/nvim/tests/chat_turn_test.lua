@@ -211,12 +211,12 @@ tests[#tests + 1] = {
 }
 
 tests[#tests + 1] = {
-  ':Agentls without a prompt opens the chat with a prompt buffer; #buffer, #file:, @tool; a bad reference keeps the text',
+  ':Agentls without a prompt opens the chat with a prompt buffer; #buffer, #file:, @tool (also in :Agentls {prompt}); a bad reference keeps the text',
   true,
   function()
-    local url = H.fake_gemini({ turns = { { text = 'Got it.' } } })
+    local url = H.fake_gemini({ turns = { { text = 'Got it.' }, { text = 'Got it again.' } } })
     local tap = H.tap(url)
-    local root = H.workspace({ ['a.txt'] = 'saved text\n', ['b.txt'] = 'B-CONTENT\n' })
+    local root = H.workspace({ ['a.txt'] = 'saved text\n', ['b.txt'] = 'B-CONTENT\n', ['c.txt'] = 'C-CONTENT\n' })
     local src = H.open(root, 'a.txt', H.model_env(tap.url))
     api.nvim_buf_set_lines(src, 0, 1, false, { 'unsaved line' })
     vim.cmd('Agentls')
@@ -260,6 +260,22 @@ tests[#tests + 1] = {
     H.press('i')
     H.contains(api.nvim_buf_get_name(0), 'agentls://prompt/', 'i opens the prompt buffer')
     H.press('q')
+
+    -- :Agentls {prompt} expands the references as the prompt buffer does; a bad one
+    -- sends nothing.
+    api.nvim_set_current_win(vim.fn.bufwinid(src))
+    H.notes = {}
+    local sent = #tap.text()
+    vim.cmd('Agentls compare with #file:nope.txt')
+    H.truthy(note_with('#file:nope.txt: no such file'), 'the error is reported on the command line too')
+    H.eq(#tap.text(), sent, 'nothing was sent')
+    vim.cmd('Agentls compare with #file:c.txt')
+    H.wait('the second answer', function()
+      local _, n = chat_text():gsub('_turn ended: end_turn', '')
+      return n == 2
+    end)
+    H.contains(chat_text(), '## You\n\ncompare with `c.txt`\n\nContents of c.txt:', 'the command-line prompt as sent')
+    H.contains(tap.text():sub(sent + 1), 'C-CONTENT', 'the file reached the model')
   end,
 }
 

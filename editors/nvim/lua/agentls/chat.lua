@@ -1169,6 +1169,8 @@ local function run_command(chat, client, cmd, callback)
   return chat
 end
 
+local prepare -- defined with the prompt buffer
+
 -- Runs a parsed MCP prompt command (kind 'prompt' or 'list') in the chat of opts (as
 -- prompt() takes them). Returns the chat, or nil.
 local function run_parsed(cmd, opts)
@@ -1363,6 +1365,64 @@ local function command_context(refs, src)
   return context ~= '' and context or nil, nil
 end
 
+-- Prepares text as a person typed it (the prompt buffer, :Agentls) for sending with
+-- the options of prompt(): an ordinary prompt's references are expanded (M.expand());
+-- a /server:prompt line's #buffer and #file: words become its context (attached after
+-- the rendered prompt, as for an ordinary prompt), not arguments. Returns a function
+-- go(on_refused) that sends it (on_refused() runs if a command is refused once the
+-- server's prompts are known), or nil after saying why it cannot be sent.
+prepare = function(text, opts)
+  if vim.trim(text) == '' then
+    notify('the prompt is empty', vim.log.levels.WARN)
+    return nil
+  end
+  local cmd = prompts.parse(text, { refs = true })
+  local expanded, err
+  if cmd.kind == 'error' then
+    err = cmd.message
+  elseif cmd.kind == 'prompt' then
+    cmd.context, err = command_context(cmd.refs, opts.bufnr)
+  elseif cmd.kind == 'text' then
+    expanded, err = M.expand(text, opts.bufnr, require('agentls').tool_names())
+  end
+  if err then
+    notify(err, vim.log.levels.ERROR)
+    return nil
+  end
+  return function(on_refused)
+    if cmd.kind == 'text' then
+      return M.prompt(expanded, opts)
+    end
+    local callback = opts.callback
+    return run_parsed(cmd, vim.tbl_extend('force', opts, {
+      callback = function(e, result)
+        if on_refused and type(e) == 'table' and e.not_sent and not e.cancelled then
+          on_refused()
+        end
+        if callback then
+          callback(e, result)
+        end
+      end,
+    }))
+  end
+end
+
+--- Sends text as a person typed it, as |:Agentls| and the prompt buffer do: like
+--- prompt(), but `#buffer` (opts.bufnr), `#file:PATH` and `@tool` are expanded first
+--- (see expand()), and on a `/server:prompt` line `#buffer` and `#file:` words are
+--- attached after the rendered prompt instead of being arguments. A reference that
+--- cannot be resolved is reported and nothing is sent. Returns the chat, or nil.
+---@param text string
+---@param opts table|nil the options of prompt()
+---@return table|nil chat
+function M.submit(text, opts)
+  config.check('text', text, 'string')
+  opts = opts or {}
+  config.check('opts', opts, 'table')
+  local go = prepare(text, opts)
+  return go and go() or nil
+end
+
 --- Completion of the prompt buffer ('completefunc'): `#buffer`, `#file:` paths and
 --- `@tool` names.
 function M.complete(findstart, base)
@@ -1441,24 +1501,9 @@ function M.ask(opts)
   )
   local function send()
     local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
-    if vim.trim(text) == '' then
-      notify('the prompt is empty', vim.log.levels.WARN)
-      return
-    end
     -- Nothing is lost when a prompt cannot be sent: it stays in its buffer.
-    local cmd = prompts.parse(text, { refs = true })
-    local expanded, err
-    if cmd.kind == 'error' then
-      err = cmd.message
-    elseif cmd.kind == 'prompt' then
-      -- An MCP prompt: its #buffer and #file: words are context, attached after the
-      -- rendered prompt as for an ordinary prompt, not arguments.
-      cmd.context, err = command_context(cmd.refs, opts.bufnr)
-    elseif cmd.kind == 'text' then
-      expanded, err = M.expand(text, opts.bufnr, require('agentls').tool_names())
-    end
-    if err then
-      notify(err, vim.log.levels.ERROR)
+    local go = prepare(text, opts)
+    if not go then
       return
     end
     vim.bo[buf].modified = false
@@ -1467,26 +1512,14 @@ function M.ask(opts)
     end
     pcall(api.nvim_buf_delete, buf, { force = true })
     chat.prompt_buf = nil
-    if cmd.kind == 'text' then
-      M.prompt(expanded, opts)
-      return
-    end
     -- A command the server's prompts refuse (an unknown argument, say) is found out
     -- only now: its text comes back in a new prompt buffer.
-    local callback = opts.callback
-    run_parsed(cmd, vim.tbl_extend('force', opts, {
-      callback = function(e, result)
-        if type(e) == 'table' and e.not_sent and not e.cancelled then
-          local again = M.ask(opts)
-          if again then
-            api.nvim_buf_set_lines(again, 0, -1, false, vim.split(text, '\n', { plain = true }))
-          end
-        end
-        if callback then
-          callback(e, result)
-        end
-      end,
-    }))
+    go(function()
+      local again = M.ask(opts)
+      if again then
+        api.nvim_buf_set_lines(again, 0, -1, false, vim.split(text, '\n', { plain = true }))
+      end
+    end)
   end
   vim.keymap.set({ 'n', 'i' }, '<C-s>', function()
     vim.cmd('stopinsert')
