@@ -288,13 +288,22 @@ func (s *Session) Prompt(ctx context.Context, text string, ec *EditorContext, ex
 	if !s.busy.CompareAndSwap(false, true) {
 		return Result{StopReason: StopError}, fmt.Errorf("session %s: a prompt is already running", s.id)
 	}
-	defer s.busy.Store(false)
+	// Free before the turn's end is told (below), not when Prompt returns: whoever
+	// hears it may send the next prompt at once. (The deferred release is for a panic.)
+	released := false
+	defer func() {
+		if !released {
+			s.busy.Store(false)
+		}
+	}()
 	if strings.TrimSpace(text) == "" {
 		return Result{StopReason: StopError}, errors.New("session: the prompt is empty")
 	}
 	res, err := s.run(ctx, text, ec, extra)
 	s.persist(record{Type: recEnd, StopReason: res.StopReason, Usage: &res.Usage})
 	usage := res.Usage
+	released = true
+	s.busy.Store(false)
 	s.emit(Update{Kind: UpdateTurnEnd, StopReason: res.StopReason, Usage: &usage})
 	return res, err
 }

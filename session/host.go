@@ -443,6 +443,10 @@ type Live struct {
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running prompt; nil when none runs
+	// endPrompt ends the running prompt (Live.Prompt's end of begin); emit calls it
+	// when the prompt's turn_end passes, so that whoever hears that the turn ended
+	// finds the session free.
+	endPrompt func()
 	// used orders the sessions by their last use (Host.useSeq), for letting idle ones
 	// go; gone is set once the host has let the session go: it takes no prompt.
 	used uint64
@@ -496,6 +500,9 @@ func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext, extra
 		return Result{StopReason: StopError}, err
 	}
 	defer end()
+	l.mu.Lock()
+	l.endPrompt = end
+	l.mu.Unlock()
 	return l.sess.Prompt(ctx, text, ec, extra...)
 }
 
@@ -516,12 +523,18 @@ func (l *Live) begin(ctx context.Context) (context.Context, func(), error) {
 	ctx, cancel := context.WithCancel(ctx)
 	l.cancel = cancel
 	l.used = l.h.useSeq.Add(1)
+	// Once: a prompt is ended when its turn_end is told and again when Prompt returns,
+	// by when the next prompt may have begun.
+	var once sync.Once
 	return ctx, func() {
-		l.mu.Lock()
-		l.cancel = nil
-		l.used = l.h.useSeq.Add(1)
-		l.mu.Unlock()
-		cancel()
+		once.Do(func() {
+			l.mu.Lock()
+			l.cancel = nil
+			l.endPrompt = nil
+			l.used = l.h.useSeq.Add(1)
+			l.mu.Unlock()
+			cancel()
+		})
 	}, nil
 }
 
@@ -548,9 +561,19 @@ func (l *Live) cancelPrompt() bool {
 	return true
 }
 
-// emit passes an update of the session on, tagged with its id.
+// emit passes an update of the session on, tagged with its id. A turn_end first ends
+// the running prompt: a front end that hears it may send the next prompt, or undo this
+// one, at once, before Prompt has returned.
 func (l *Live) emit(u Update) {
 	u.Session = l.id
+	if u.Kind == UpdateTurnEnd {
+		l.mu.Lock()
+		end := l.endPrompt
+		l.mu.Unlock()
+		if end != nil {
+			end()
+		}
+	}
 	l.h.emit(u)
 }
 

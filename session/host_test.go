@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,6 +224,53 @@ func TestHostBusyAndCancel(t *testing.T) {
 	}
 	if res := <-done; res.StopReason != StopCancelled {
 		t.Errorf("stop reason %s, want cancelled", res.StopReason)
+	}
+}
+
+// TestHostFreeWhenTurnEndIsTold: a front end that hears turn_end may undo the prompt
+// or send the next one at once: the session no longer counts as answering when its
+// end is told, though Prompt has not returned yet. (The Neovim test of :AgentlsUndoTurn
+// failed with "the session is already answering a prompt" when the editor was quicker.)
+func TestHostFreeWhenTurnEndIsTold(t *testing.T) {
+	ended := make(chan struct{})
+	tried := make(chan struct{})
+	var first atomic.Bool
+	hh := newHostHarness(t, "yolo", clients.Script{Turns: []clients.Turn{{Text: "first"}, {Text: "second"}, {Text: "third"}}}, func(o *HostOptions) {
+		observe := o.Observe
+		o.Observe = func(u Update) {
+			observe(u)
+			// The first end: the front end acts on it before the prompt goes on.
+			if u.Kind == UpdateTurnEnd && first.CompareAndSwap(false, true) {
+				close(ended)
+				<-tried
+			}
+		}
+	})
+	l, err := hh.host.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := l.Prompt(context.Background(), "one", nil)
+		done <- err
+	}()
+	<-ended
+	_, undoErr := hh.host.UndoTurn(context.Background(), l.ID(), 0, false)
+	res, promptErr := l.Prompt(context.Background(), "two", nil)
+	close(tried)
+	if errors.Is(undoErr, ErrBusy) {
+		t.Errorf("undo on hearing turn_end: %v", undoErr)
+	}
+	if promptErr != nil || res.Text != "second" {
+		t.Errorf("the next prompt on hearing turn_end: %q, %v; want \"second\"", res.Text, promptErr)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the first prompt: %v", err)
+	}
+	// Both prompts' ends leave the session free.
+	if _, err := l.Prompt(context.Background(), "three", nil); errors.Is(err, ErrBusy) {
+		t.Errorf("a prompt after both: %v", err)
 	}
 }
 
