@@ -32,7 +32,11 @@ H.main(function()
     H.wait('the mode set', function()
       return require('agentls.status').mode(client.id) == 'auto_edit'
     end)
-    H.truthy(note_with('approval mode: auto_edit'), 'the answer is shown')
+    -- The server announces the mode (current_mode_update) before it answers, and the
+    -- message comes with the answer: wait for it too.
+    H.wait('the answer to be shown', function()
+      return note_with('approval mode: auto_edit')
+    end)
     -- Dismissed: nothing changes.
     H.select_choice = function()
       return nil
