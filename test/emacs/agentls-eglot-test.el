@@ -242,6 +242,54 @@ next edit of the same file must land."
       (agentls-test--read-back after2 "once eglot reported its changes")
       (agentls-test--stop))))
 
+(defun agentls-test-case-shell-progress ()
+  "A shell command's live output, as each eglot shows it.
+eglot 1.10 and later (Emacs 29's and 30's own) declare
+window.workDoneProgress and show $/progress in the mode line: the
+command's lines appear there while it runs.  eglot 1.9 (Debian's for
+Emacs 28) declares no progress support, so agentls sends the output as
+window/logMessage, which eglot keeps in its events buffer only."
+  (with-current-buffer (agentls-test--start '(:approvalMode "yolo"))
+    (let* ((progress-p (fboundp 'eglot--progress-reporters))
+           (seen nil)
+           (sample (lambda ()
+                     (when (and progress-p (jsonrpc-running-p agentls-test--server))
+                       (maphash (lambda (_token pr)
+                                  ;; The mode line's reporter: (eglot--mode-line-reporter TOKEN TITLE MESSAGE PERCENT).
+                                  (when (eq (car pr) 'eglot--mode-line-reporter)
+                                    (cl-pushnew (list (nth 2 pr) (nth 3 pr)) seen :test #'equal)))
+                                (eglot--progress-reporters agentls-test--server)))))
+           (timer (run-at-time 0 0.05 sample))
+           res)
+      (unwind-protect
+          ;; runTool through eglot-execute-command, which waits: the samples are taken
+          ;; from a timer meanwhile, as the mode line would be redrawn.
+          (setq res (agentls-test--run-tool
+                     "run_shell_command"
+                     :command "for i in 1 2 3 4 5; do echo progress-line-$i; sleep 0.3; done"))
+        (cancel-timer timer))
+      (agentls-test--expect-success res "run_shell_command")
+      (dolist (i '(1 2 3 4 5))
+        (unless (string-search (format "progress-line-%d" i) (plist-get res :output))
+          (agentls-test--fail "the result lacks progress-line-%d: %S" i res)))
+      (if progress-p
+          (progn
+            (unless seen
+              (agentls-test--fail "eglot showed no progress while the command ran"))
+            (unless (cl-some (lambda (s) (and (stringp (cadr s))
+                                              (string-match-p "progress-line-[1-4]" (cadr s))))
+                             seen)
+              (agentls-test--fail "no output line in eglot's progress while the command ran: %S"
+                                  (reverse seen))))
+        (let ((events (with-current-buffer (jsonrpc-events-buffer agentls-test--server)
+                        (buffer-substring-no-properties (point-min) (point-max)))))
+          (when (string-search "$/progress" events)
+            (agentls-test--fail "agentls sent $/progress to an eglot that did not ask for it"))
+          (unless (and (string-search "window/logMessage" events)
+                       (string-search "progress-line-3" events))
+            (agentls-test--fail "the output is not in eglot's events buffer as window/logMessage"))))
+      (agentls-test--stop))))
+
 (defun agentls-test-case-list-tools ()
   "agentls.listTools through eglot-execute-command."
   (with-current-buffer (agentls-test--start nil)
