@@ -96,7 +96,7 @@ lint() {
 		# The autoloads a package manager makes: the commands are known before the
 		# package loads, and loading it defines them.
 		(cd "$tmp/lint" && "$E" -Q --batch --eval '(progn
-		  (require (quote autoload))
+		  (require (if (locate-library "loaddefs-gen") (quote loaddefs-gen) (quote autoload))) ; autoload: deprecated from 29
 		  (let ((generated-autoload-file (expand-file-name "agentls-autoloads.el")))
 		    (if (fboundp (quote loaddefs-generate))
 		        (loaddefs-generate "." generated-autoload-file)
