@@ -189,16 +189,15 @@ hide the server's own exit status, so the two messages are sent here."
 
 (defun agentls-test--eglot-tells-refusals-p ()
   "Non-nil if this eglot answers a refused workspace/applyEdit as not applied.
-eglot 1.9 does (an error reply); eglot 1.16 and later (Emacs 29.2+, 30),
-whose option is `eglot-confirm-server-edits', answer applied: true even
-when their user said no."
+eglot 1.9 does (an error reply).  eglot 1.17 (Emacs 30's own) answers
+applied: true even when its user said no; the test tells them apart by
+`eglot-confirm-server-edits', the option's name from eglot 1.16."
   (not (boundp 'eglot-confirm-server-edits)))
 
 (defun agentls-test-case-setmode-confirm ()
   "yolo through agentls.setApprovalMode.
-eglot's own confirmation of the edit, turned on (eglot 1.16 and later
-do not ask for an edit of a visited file by default), is answered y on
-stdin."
+eglot's own confirmation of the edit, turned on (eglot 1.17 does not
+ask for an edit of a visited file by default), is answered y on stdin."
   (setq eglot-confirm-server-initiated-edits t)
   (agentls-test--count-questions)
   (with-current-buffer (agentls-test--start nil)
@@ -221,10 +220,10 @@ stdin."
 (defun agentls-test-case-eglot-refuses ()
   "eglot's user answers n to the edit: nothing changes in Emacs.
 eglot 1.9 tells the server, so the tool call fails and the server's
-view stays the buffer's.  eglot 1.16 and later answer applied: true to
-an edit their user refused, so the call reports success and the
-server's view holds the edit the buffer lacks: with them, eglot's own
-confirmation must stay off (agentls asks first; see editors/emacs)."
+view stays the buffer's.  eglot 1.17 answers applied: true to an edit
+its user refused, so the call reports success and the server's view
+holds the edit the buffer lacks: with it, eglot's own confirmation must
+stay off (agentls asks first; see editors/emacs)."
   (setq eglot-confirm-server-initiated-edits t)
   (agentls-test--count-questions)
   (with-current-buffer (agentls-test--start '(:approvalMode "yolo"))
@@ -241,8 +240,8 @@ confirmation must stay off (agentls asks first; see editors/emacs)."
             (unless (plist-get res :error)
               (agentls-test--fail "the failed call carries no error: %S" res))
             (agentls-test--read-back agentls-test-original "after the refused edit"))
-        ;; What eglot 1.16+ make of it: the server was told the edit landed.
-        (agentls-test--expect-success res "replace refused in eglot 1.16+ (told applied)")
+        ;; What eglot 1.17 makes of it: the server was told the edit landed.
+        (agentls-test--expect-success res "replace refused in eglot 1.17 (told applied)")
         (agentls-test--read-back (string-replace "epsilon" "EPSILON" agentls-test-original)
                                  "after an edit refused in eglot but answered as applied"))
       (agentls-test--stop))))
@@ -278,9 +277,9 @@ next edit of the same file must land."
 
 (defun agentls-test-case-shell-progress ()
   "A shell command's live output, as each eglot shows it.
-eglot 1.10 and later (Emacs 29's and 30's own) declare
-window.workDoneProgress and show $/progress in the mode line: the
-command's lines appear there while it runs.  eglot 1.9 (Debian's for
+eglot 1.17 (Emacs 30's own) declares window.workDoneProgress and
+shows $/progress in its mode line: the command's lines appear there
+while it runs.  eglot 1.9 (Debian's for
 Emacs 28) declares no progress support, so agentls sends the output as
 window/logMessage, which eglot keeps in its events buffer only."
   (with-current-buffer (agentls-test--start '(:approvalMode "yolo"))
