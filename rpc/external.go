@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"go.lsp.dev/jsonrpc2"
@@ -204,6 +205,19 @@ type runPromptArgs struct {
 	Arguments map[string]string `json:"arguments"`
 	// Session continues a session, as in agentls.prompt.
 	Session string `json:"session"`
+	// Context is text the model gets after the rendered prompt (an extension): what
+	// the editor attaches to the command line, such as the files it mentions.
+	Context string `json:"context"`
+}
+
+// withContext is the text of an MCP prompt sent to the model: the rendered prompt,
+// then the editor's context after a blank line.
+func withContext(rendered, context string) string {
+	context = strings.TrimLeft(context, "\r\n")
+	if strings.TrimSpace(context) == "" {
+		return rendered
+	}
+	return strings.TrimRight(rendered, "\r\n") + "\n\n" + context
 }
 
 // runPrompt renders an MCP prompt and sends it to the agent as agentls.prompt would.
@@ -220,7 +234,7 @@ func (s *Server) runPrompt(ctx context.Context, command string, arg json.RawMess
 	if err != nil {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
-	p, err := json.Marshal(map[string]string{"prompt": text, "session": a.Session})
+	p, err := json.Marshal(map[string]string{"prompt": withContext(text, a.Context), "session": a.Session})
 	if err != nil {
 		return nil, err
 	}

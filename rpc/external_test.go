@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/lsptest"
 	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/rpc"
@@ -272,5 +273,56 @@ func TestTrustRevoke(t *testing.T) {
 				t.Errorf("entries after revoke %v, want %v", kept, tt.wantKept)
 			}
 		})
+	}
+}
+
+// TestRunPromptContext: agentls.runPrompt sends the MCP prompt its server renders (npm
+// server-everything over stdio) to the model, and the editor's context (the files a
+// command line mentions) after it, separated by a blank line; without context the
+// rendered prompt goes alone.
+func TestRunPromptContext(t *testing.T) {
+	entry := testutil.NPMServer(t, "server-everything")
+	ctx := testContext(t)
+	root := workspaceDir(t, nil)
+	cfg := t.TempDir()
+	settings := `{"mcpServers": {"everything": {"command": "node", "args": [` + strconvQuote(entry) + `, "stdio"]}}}`
+	if err := os.WriteFile(filepath.Join(cfg, "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(t, root, "", clients.Turn{Text: "Sunny."}, clients.Turn{Text: "Rainy."})
+	c := a.serve(capsRich, nil, rpc.Options{ConfigDir: cfg})
+	if _, err := c.WaitFor(ctx, "agentls/update", func(m lsptest.Message) bool {
+		return strings.Contains(string(m.Params), `"mcp_status"`) && strings.Contains(string(m.Params), `"connected"`)
+	}); err != nil {
+		t.Fatalf("no connected status: %v", err)
+	}
+	const attached = "Contents of notes.txt:\n```text\nbring an umbrella\n```"
+	tests := []struct {
+		name, context, want string
+	}{
+		{"with context", "\n\n" + attached, "What's weather in Lisbon?\n\n" + attached},
+		{"without", "", "What's weather in Lisbon?"},
+	}
+	for i, tt := range tests {
+		var res promptResult
+		arg := map[string]any{"server": "everything", "name": "args-prompt", "arguments": map[string]string{"city": "Lisbon"}}
+		if tt.context != "" {
+			arg["context"] = tt.context
+		}
+		if err := command(ctx, c, "agentls.runPrompt", arg, &res); err != nil || res.StopReason != "end_turn" {
+			t.Fatalf("%s: runPrompt = %+v, %v", tt.name, res, err)
+		}
+		reqs, err := a.fake.GenerateRequests()
+		if err != nil || len(reqs) != i+1 {
+			t.Fatalf("%s: %d model calls (%v), want %d", tt.name, len(reqs), err, i+1)
+		}
+		contents := reqs[i].Contents
+		var text strings.Builder
+		for _, p := range contents[len(contents)-1].Parts {
+			text.WriteString(p.Text)
+		}
+		if got := text.String(); got != tt.want {
+			t.Errorf("%s: the model got %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }

@@ -314,6 +314,7 @@ func TestClientMCPServers(t *testing.T) {
 		clients.Turn{Calls: []clients.ScriptCall{call("m1", "everything__echo", map[string]any{"message": "hello over MCP"})}},
 		clients.Turn{Text: "echoed"},
 		clients.Turn{Text: "sunny"},
+		clients.Turn{Text: "take the umbrella"},
 	)
 	a := start(t, env(t.TempDir(), t.TempDir(), model...), func(sdk.RequestPermissionRequest) sdk.PermissionOptionId { return "allow_once" })
 	a.initialize(ctx)
@@ -382,6 +383,26 @@ func TestClientMCPServers(t *testing.T) {
 	last := reqs[len(reqs)-1].Contents
 	if got := last[len(last)-1].Parts[0].Text; !strings.Contains(got, "What's weather in Austin, Texas?") {
 		t.Errorf("the model was sent %q for /args-prompt", got)
+	}
+
+	// A file the command's line refers to is context after the rendered prompt, not
+	// the last argument's words.
+	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("the umbrella is in the hall\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := a.conn.Prompt(ctx, sdk.PromptRequest{SessionId: sess.SessionId, Prompt: []sdk.ContentBlock{
+		sdk.TextBlock("/args-prompt Austin "),
+		sdk.ResourceLinkBlock("notes.txt", "file://"+filepath.Join(root, "notes.txt")),
+	}}); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("/args-prompt with a file = %+v, %v", res, err)
+	}
+	if reqs, err = fake.GenerateRequests(); err != nil {
+		t.Fatal(err)
+	}
+	last = reqs[len(reqs)-1].Contents
+	got := last[len(last)-1].Parts[0].Text
+	if !strings.Contains(got, "What's weather in Austin?") || !strings.Contains(got, "Content from @notes.txt:\nthe umbrella is in the hall\n") {
+		t.Errorf("the model was sent %q for /args-prompt with a file", got)
 	}
 
 	_, err = a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{{Stdio: &sdk.McpServerStdio{Command: "x"}}}})

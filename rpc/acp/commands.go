@@ -72,12 +72,12 @@ func (st *sessionState) announceCommands(cmds []command) {
 }
 
 // expandCommand returns the text of a prompt that starts with one of the session's
-// commands: the MCP prompt rendered with its arguments. It returns text unchanged
-// when it names no command.
-func (st *sessionState) expandCommand(ctx context.Context, text string) (string, error) {
+// commands: the MCP prompt rendered with its arguments. ok is false when text names no
+// command.
+func (st *sessionState) expandCommand(ctx context.Context, text string) (rendered string, ok bool, err error) {
 	rest, ok := strings.CutPrefix(strings.TrimLeft(text, " \t\n"), "/")
 	if !ok {
-		return text, nil
+		return "", false, nil
 	}
 	name, args, _ := strings.Cut(rest, " ")
 	st.mu.Lock()
@@ -90,11 +90,11 @@ func (st *sessionState) expandCommand(ctx context.Context, text string) (string,
 		values := commandArgs(c.prompt, args)
 		rendered, err := st.host.Toolbox().RenderMCPPrompt(ctx, c.prompt.Server, c.prompt.Name, values)
 		if err != nil {
-			return "", invalidParams("/%s: %v", name, err)
+			return "", false, invalidParams("/%s: %v", name, err)
 		}
-		return rendered, nil
+		return rendered, true, nil
 	}
-	return text, nil
+	return "", false, nil
 }
 
 // commandArgs reads the arguments of p from text: --name=value (or --name="a value")

@@ -25,12 +25,19 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	text, images, err := st.promptText(p.Prompt)
+	parts, images, err := st.promptText(p.Prompt)
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	if text, err = st.expandCommand(ctx, text); err != nil {
+	text := parts.text + parts.files
+	// A slash command's arguments are its text blocks alone: the files the prompt
+	// refers to follow the rendered prompt as they follow any other.
+	rendered, ok, err := st.expandCommand(ctx, parts.typed)
+	if err != nil {
 		return sdk.PromptResponse{}, err
+	}
+	if ok {
+		text = strings.TrimRight(rendered, "\r\n") + "\n" + parts.files
 	}
 	l, err := st.open(ctx, st.id)
 	if err != nil {
@@ -98,11 +105,21 @@ func usage(u clients.Usage) *sdk.Usage {
 	return out
 }
 
-// promptText makes the text of a prompt from its content blocks: the text blocks, then
-// the files the resource links name and the embedded resources, as Gemini CLI quotes
-// referenced files; and the images, which go to the model with the text.
-func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, []clients.Part, error) {
-	var text, files strings.Builder
+// promptParts is the text of a prompt made from its content blocks.
+type promptParts struct {
+	// text is the text blocks with an @mention where a resource link was.
+	text string
+	// typed is the text blocks alone: a slash command's name and arguments.
+	typed string
+	// files quotes the files the resource links name and the embedded resources, as
+	// Gemini CLI quotes referenced files, to follow the text; empty when none.
+	files string
+}
+
+// promptText makes the text of a prompt from its content blocks, and the images,
+// which go to the model with the text.
+func (st *sessionState) promptText(blocks []sdk.ContentBlock) (promptParts, []clients.Part, error) {
+	var text, typed, files strings.Builder
 	var images []clients.Part
 	quote := func(name, body string) {
 		fmt.Fprintf(&files, "Content from @%s:\n%s", name, body)
@@ -114,6 +131,7 @@ func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, []clients
 		switch {
 		case b.Text != nil:
 			text.WriteString(b.Text.Text)
+			typed.WriteString(b.Text.Text)
 		case b.ResourceLink != nil:
 			link := b.ResourceLink
 			path, ok := filePath(link.Uri)
@@ -128,7 +146,7 @@ func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, []clients
 			}
 			f, err := ws.ReadText(path, maxContextFile)
 			if err != nil {
-				return "", nil, invalidParams("prompt[%d]: resource link %s: %v", i, link.Uri, err)
+				return promptParts{}, nil, invalidParams("prompt[%d]: resource link %s: %v", i, link.Uri, err)
 			}
 			quote(ws.Rel(path), f.Text)
 		case b.Resource != nil:
@@ -141,27 +159,26 @@ func (st *sessionState) promptText(blocks []sdk.ContentBlock) (string, []clients
 				}
 				quote(name, r.TextResourceContents.Text)
 			case r.BlobResourceContents != nil:
-				return "", nil, invalidParams("prompt[%d]: agentls takes embedded resources as text; %s is binary", i, r.BlobResourceContents.Uri)
+				return promptParts{}, nil, invalidParams("prompt[%d]: agentls takes embedded resources as text; %s is binary", i, r.BlobResourceContents.Uri)
 			}
 		case b.Image != nil:
 			data, err := base64.StdEncoding.DecodeString(b.Image.Data)
 			if err != nil || !strings.HasPrefix(b.Image.MimeType, "image/") {
-				return "", nil, invalidParams("prompt[%d]: an image is base64 data with an image/* MIME type", i)
+				return promptParts{}, nil, invalidParams("prompt[%d]: an image is base64 data with an image/* MIME type", i)
 			}
 			images = append(images, clients.Part{InlineData: &clients.Blob{MIMEType: b.Image.MimeType, Data: data}})
 		case b.Audio != nil:
-			return "", nil, invalidParams("prompt[%d]: agentls does not take audio in prompts (its promptCapabilities say so)", i)
+			return promptParts{}, nil, invalidParams("prompt[%d]: agentls does not take audio in prompts (its promptCapabilities say so)", i)
 		}
 	}
+	parts := promptParts{text: text.String(), typed: typed.String()}
 	if files.Len() > 0 {
-		text.WriteString("\n--- Content from referenced files ---\n")
-		text.WriteString(files.String())
-		text.WriteString("--- End of content ---\n")
+		parts.files = "\n--- Content from referenced files ---\n" + files.String() + "--- End of content ---\n"
 	}
-	if strings.TrimSpace(text.String()) == "" {
-		return "", nil, invalidParams("the prompt is empty: it needs a text block or a resource")
+	if strings.TrimSpace(parts.text+parts.files) == "" {
+		return promptParts{}, nil, invalidParams("the prompt is empty: it needs a text block or a resource")
 	}
-	return text.String(), images, nil
+	return parts, images, nil
 }
 
 // filePath returns the path of a file: URI.

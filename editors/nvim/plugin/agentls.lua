@@ -33,10 +33,14 @@ end, {
 })
 
 api.nvim_create_user_command('AgentlsMode', function(cmd)
-  require('agentls').set_mode(cmd.args)
+  if vim.trim(cmd.args) == '' then
+    require('agentls').select_mode()
+  else
+    require('agentls').set_mode(vim.trim(cmd.args))
+  end
 end, {
-  nargs = 1,
-  desc = 'agentls: set the approval mode (default, auto_edit, yolo, plan)',
+  nargs = '?',
+  desc = 'agentls: set the approval mode (default, auto_edit, yolo, plan; none: choose)',
   complete = function(arglead)
     return vim.tbl_filter(function(m)
       return vim.startswith(m, arglead)
@@ -67,7 +71,7 @@ api.nvim_create_user_command('Agentls', function(cmd)
   if vim.trim(cmd.args) == '' then
     chat.ask(opts)
   else
-    chat.prompt(cmd.args, opts)
+    chat.submit(cmd.args, opts)
   end
 end, {
   nargs = '*',

@@ -68,6 +68,20 @@ local function parse_tests()
   for _, c in ipairs(cases) do
     H.eq(prompts.parse(c[1]), c[2], 'parse ' .. c[1])
   end
+  -- From the prompt buffer, unquoted #buffer and #file: words are context, not arguments.
+  H.eq(
+    prompts.parse([[/s:p #file:a.txt city=X "#buffer" #buffer k=#file:b '#file:c']], { refs = true }),
+    {
+      kind = 'prompt',
+      server = 's',
+      name = 'p',
+      args = { city = 'X', k = '#file:b' },
+      positional = { '#buffer', '#file:c' },
+      refs = { '#file:a.txt', '#buffer' },
+    },
+    'parse with refs'
+  )
+  H.eq(prompts.parse('/s:p #buffer').positional, { '#buffer' }, 'without refs, #buffer is an argument')
   local p = { server = 's', name = 'p', arguments = { { name = 'city', required = true }, { name = 'state' } } }
   H.eq(prompts.format(p, { state = 'New South', city = 'Lisbon', extra = 'a"b' }), [[/s:p city=Lisbon state="New South" extra="a\"b"]], 'format')
   H.eq(prompts.parse(prompts.format(p, { city = 'x y', state = '' })).args, { city = 'x y', state = '' }, 'format round trip')
@@ -236,6 +250,65 @@ tests[#tests + 1] = {
     model_got(tap, 'This is a simple prompt without arguments.', sent_before, 'the simple prompt')
     H.eq(chat.session, session, 'the same session')
     H.eq(require('agentls.chat').current(), chat, 'the same chat')
+  end,
+}
+
+tests[#tests + 1] = {
+  'in the prompt buffer, #file: and #buffer on a /server:prompt line are attached after the rendered prompt',
+  function(entry)
+    local tap, client, buf = start(entry, { { text = 'Take an umbrella.' } })
+    local root = client.root_dir or client.config.root_dir
+    local f = assert(io.open(root .. '/extra.txt', 'wb'))
+    f:write('bring an umbrella\n')
+    f:close()
+    api.nvim_buf_set_lines(buf, 0, -1, false, { 'unsaved notes' })
+
+    -- A reference that cannot be resolved: nothing is sent, the text stays.
+    vim.cmd('Agentls')
+    local pbuf = api.nvim_get_current_buf()
+    H.contains(api.nvim_buf_get_name(pbuf), 'agentls://prompt/', 'the prompt buffer')
+    api.nvim_buf_set_lines(pbuf, 0, -1, false, { '/everything:args-prompt city=Lisbon #file:nope.txt' })
+    H.notes = {}
+    H.press('<C-s>')
+    H.contains(H.notes[1] and H.notes[1].msg, '#file:nope.txt: no such file', 'the message')
+    H.eq(H.lines(pbuf), { '/everything:args-prompt city=Lisbon #file:nope.txt' }, 'the text stays')
+    H.eq(#tap.text(), 0, 'nothing reached the model')
+
+    api.nvim_buf_set_lines(pbuf, 0, -1, false, { '/everything:args-prompt city=Lisbon #file:extra.txt', '#buffer' })
+    H.press('<C-s>')
+    H.wait('the end of the turn', function()
+      return turns_ended() == 1
+    end, 30000)
+    -- The rendered prompt, then the files as an ordinary prompt attaches them (the
+    -- request is JSON: its newlines are escaped).
+    local ft = vim.filetype.match({ filename = root .. '/extra.txt' }) or '' -- "text" since 0.11
+    model_got(tap, [[What's weather in Lisbon?\n\nContents of extra.txt:\n```]] .. ft .. [[\nbring an umbrella\n```]], 0, 'the prompt and the file')
+    model_got(tap, [[bring an umbrella\n```\n\nContents of notes.txt:\n```\nunsaved notes\n```"]], 0, 'then the buffer as it is')
+    H.contains(chat_text(), '/everything:args-prompt city=Lisbon\n\nContents of extra.txt:', 'the chat shows the command and what went with it')
+    H.contains(chat_text(), 'Take an umbrella.', 'the answer')
+    H.eq(#H.input_calls, 0, 'nothing was asked')
+
+    -- A command its prompt refuses (found out once the list is read) comes back.
+    local sent_before = #tap.text()
+    api.nvim_set_current_win(vim.fn.bufwinid(buf))
+    vim.cmd('Agentls')
+    local line = '/everything:args-prompt city=X bogus=1 #file:extra.txt'
+    api.nvim_buf_set_lines(0, 0, -1, false, { line })
+    H.notes = {}
+    H.press('<C-s>')
+    H.wait('the refusal', function()
+      for _, n in ipairs(H.notes) do
+        if n.msg:find('has no argument bogus', 1, true) then
+          return n
+        end
+      end
+    end)
+    local back = H.wait('the prompt buffer with the refused text', function()
+      local c = require('agentls.chat').current()
+      return c.prompt_buf and api.nvim_buf_is_valid(c.prompt_buf) and c.prompt_buf
+    end)
+    H.eq(H.lines(back), { line }, 'the refused command is back in the prompt buffer')
+    H.eq(#tap.text(), sent_before, 'nothing more reached the model')
   end,
 }
 

@@ -204,19 +204,19 @@ tests[#tests + 1] = {
     H.eq(spinner_lines(), '', 'no spinner line after the turn')
     H.not_contains(vim.wo[win].winbar, 'working', 'winbar after the turn')
     H.contains(vim.wo[win].winbar, 'mode: auto_edit', 'the mode stays in the winbar')
-    H.eq(require('agentls').statusline(), '', 'statusline after the turn')
+    H.eq(require('agentls').statusline(), 'agentls: mode: auto_edit', 'statusline after the turn: the mode only')
     H.eq(progress[#progress], 'end:cancelled', 'LspProgress end')
     H.eq(require('agentls.chat').spinner(), nil, 'no spinner')
   end,
 }
 
 tests[#tests + 1] = {
-  ':Agentls without a prompt opens the chat with a prompt buffer; #buffer, #file:, @tool; a bad reference keeps the text',
+  ':Agentls without a prompt opens the chat with a prompt buffer; #buffer, #file:, @tool (also in :Agentls {prompt}); a bad reference keeps the text',
   true,
   function()
-    local url = H.fake_gemini({ turns = { { text = 'Got it.' } } })
+    local url = H.fake_gemini({ turns = { { text = 'Got it.' }, { text = 'Got it again.' } } })
     local tap = H.tap(url)
-    local root = H.workspace({ ['a.txt'] = 'saved text\n', ['b.txt'] = 'B-CONTENT\n' })
+    local root = H.workspace({ ['a.txt'] = 'saved text\n', ['b.txt'] = 'B-CONTENT\n', ['c.txt'] = 'C-CONTENT\n' })
     local src = H.open(root, 'a.txt', H.model_env(tap.url))
     api.nvim_buf_set_lines(src, 0, 1, false, { 'unsaved line' })
     vim.cmd('Agentls')
@@ -260,6 +260,22 @@ tests[#tests + 1] = {
     H.press('i')
     H.contains(api.nvim_buf_get_name(0), 'agentls://prompt/', 'i opens the prompt buffer')
     H.press('q')
+
+    -- :Agentls {prompt} expands the references as the prompt buffer does; a bad one
+    -- sends nothing.
+    api.nvim_set_current_win(vim.fn.bufwinid(src))
+    H.notes = {}
+    local sent = #tap.text()
+    vim.cmd('Agentls compare with #file:nope.txt')
+    H.truthy(note_with('#file:nope.txt: no such file'), 'the error is reported on the command line too')
+    H.eq(#tap.text(), sent, 'nothing was sent')
+    vim.cmd('Agentls compare with #file:c.txt')
+    H.wait('the second answer', function()
+      local _, n = chat_text():gsub('_turn ended: end_turn', '')
+      return n == 2
+    end)
+    H.contains(chat_text(), '## You\n\ncompare with `c.txt`\n\nContents of c.txt:', 'the command-line prompt as sent')
+    H.contains(tap.text():sub(sent + 1), 'C-CONTENT', 'the file reached the model')
   end,
 }
 
@@ -287,6 +303,7 @@ tests[#tests + 1] = {
     wait_text('the end of the turn', '_turn ended: end_turn')
     H.eq(H.lines(buf), { 'alpha', 'BETA', 'gamma' }, 'the edit')
 
+    local from_tab = api.nvim_get_current_tabpage()
     vim.cmd('AgentlsDiff')
     local dbuf = H.wait('the diff tab', function()
       local b = api.nvim_get_current_buf()
@@ -296,6 +313,30 @@ tests[#tests + 1] = {
     local dt = table.concat(H.lines(dbuf), '\n')
     H.contains(dt, '-beta', 'the old line')
     H.contains(dt, '+BETA', 'the new line')
+    H.contains(vim.wo.winbar, 'prompt 1 · <CR> opens the file', 'the diff tab says which prompt and its keys')
+    -- <CR> on a changed line opens the file there, in a file window of the tab the diff
+    -- was asked from (not the chat's window).
+    local diff_tab = api.nvim_get_current_tabpage()
+    vim.fn.search('^+BETA')
+    H.press('<CR>')
+    H.eq(api.nvim_get_current_tabpage(), from_tab, 'back in the tab of :AgentlsDiff')
+    H.eq(api.nvim_get_current_buf(), buf, 'the file')
+    H.eq(api.nvim_win_get_cursor(0)[1], 2, 'at the changed line')
+    H.eq(api.nvim_get_current_win(), src_win, 'in the file window')
+    api.nvim_set_current_tabpage(diff_tab)
+    vim.fn.search('^ gamma')
+    H.press('<CR>')
+    H.eq({ api.nvim_get_current_buf(), api.nvim_win_get_cursor(0)[1] }, { buf, 3 }, 'a context line after the change')
+    -- Asked again: the new diff replaces the old one (same name, no extra tab).
+    local tabs = #api.nvim_list_tabpages()
+    vim.cmd('AgentlsDiff')
+    local dbuf2 = H.wait('the second diff tab', function()
+      local b = api.nvim_get_current_buf()
+      return b ~= dbuf and vim.bo[b].filetype == 'diff' and b
+    end)
+    H.eq(api.nvim_buf_get_name(dbuf2), 'agentls://diff/turn-1', 'the name of the new diff buffer')
+    H.eq(api.nvim_buf_is_valid(dbuf), false, 'the old diff is gone')
+    H.eq(#api.nvim_list_tabpages(), tabs, 'no extra tab')
     H.press('q')
     H.eq(vim.bo[api.nvim_get_current_buf()].filetype ~= 'diff', true, 'q closes the diff tab')
 

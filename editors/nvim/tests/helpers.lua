@@ -25,6 +25,14 @@ vim.notify = function(msg, level)
     out('  notify: ' .. tostring(msg))
   end
 end
+-- Every use of a deprecated Neovim API (vim.deprecate), whether or not this version
+-- shows it yet: the next one would show it to users. H.test fails a test that made one.
+H.deprecated = {}
+local deprecate = vim.deprecate
+vim.deprecate = function(name, alternative, version, plugin, ...)
+  H.deprecated[#H.deprecated + 1] = ('%s (use %s; removed in %s)'):format(tostring(name), tostring(alternative), tostring(version))
+  return deprecate(name, alternative, version, plugin, ...)
+end
 vim.fn.confirm = function(msg)
   error('unexpected vim.fn.confirm: ' .. tostring(msg))
 end
@@ -390,10 +398,14 @@ end
 
 --- Runs fn as one named test.
 function H.test(name, fn)
+  local deprecated_before = #H.deprecated
   local ok, err = xpcall(fn, debug.traceback)
   local ok2, err2 = pcall(H.reset)
   if ok and not ok2 then
     ok, err = false, 'after the test: ' .. tostring(err2)
+  end
+  if ok and #H.deprecated > deprecated_before then
+    ok, err = false, 'a deprecated Neovim API was used: ' .. table.concat(vim.list_slice(H.deprecated, deprecated_before + 1), '; ')
   end
   for _, n in ipairs(H.notes) do
     if ok and n.msg:find('quit with exit code', 1, true) then

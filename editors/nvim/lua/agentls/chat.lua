@@ -268,8 +268,18 @@ end
 
 -- The busy indicator ------------------------------------------------------------------
 
---- The winbar of the chat's windows: the approval mode and model (agentls.status) and,
---- while a prompt runs, the spinner.
+--- The approval mode in force for a chat: its session's own, if the server announced
+--- one (enter_plan_mode, agentls.setApprovalMode with the session), else the workspace's
+--- (see status.mode()); nil when unknown.
+---@param chat table
+---@return string|nil
+function M.mode(chat)
+  return chat.mode or status.mode(chat.client_id)
+end
+
+--- The winbar of the chat's windows: the approval mode (as the server announces it)
+--- and the model (the session's, from session_info, else agentls.status) and, while a
+--- prompt runs, the spinner.
 ---@param chat table
 function M.update_winbar(chat)
   if not api.nvim_buf_is_valid(chat.buf) then
@@ -277,11 +287,13 @@ function M.update_winbar(chat)
   end
   local st = status.get(chat.client_id) or {}
   local parts = { 'agentls' }
-  if type(st.approvalMode) == 'string' then
-    parts[#parts + 1] = 'mode: ' .. st.approvalMode
+  local mode = M.mode(chat)
+  if mode then
+    parts[#parts + 1] = 'mode: ' .. mode
   end
-  if type(st.model) == 'string' and st.model ~= '' then
-    parts[#parts + 1] = 'model: ' .. st.model
+  local model = chat.model or st.model
+  if type(model) == 'string' and model ~= '' then
+    parts[#parts + 1] = 'model: ' .. model
   end
   if chat.turn and not chat.turn.ended then
     parts[#parts + 1] = spinner_frames[state.frame] .. ' working'
@@ -684,6 +696,14 @@ local function apply(chat, u)
       note = note .. ' · ' .. one_line(u.text)
     end
     add_block(chat, 'note', { note .. '_' })
+  elseif kind == 'current_mode_update' and type(u.mode) == 'string' and u.mode ~= '' then
+    -- The session's own mode (the workspace's comes with session "").
+    chat.mode = u.mode
+    M.update_winbar(chat)
+    pcall(vim.cmd, 'redrawstatus!')
+  elseif kind == 'session_info' and type(u.model) == 'string' and u.model ~= '' then
+    chat.model = u.model
+    M.update_winbar(chat)
   elseif kind == 'turn_end' then
     local turn = chat.turn
     if turn and not turn.ended then
@@ -1104,14 +1124,20 @@ local function start_turn(chat, client, req, callback)
 end
 
 -- Resolves an MCP prompt command (see prompts.parse()) with the user's help, then runs
--- it in chat with agentls.runPrompt. Returns the chat.
+-- it in chat with agentls.runPrompt; cmd.context (the attachments of its references)
+-- goes after the rendered prompt. Returns the chat. A command that is not sent calls
+-- back with an error marked not_sent (and cancelled, when a question was).
 local function run_command(chat, client, cmd, callback)
   local function abort(msg, level)
     if msg then
       notify(msg, level or vim.log.levels.ERROR)
     end
     if callback then
-      callback({ message = msg or 'the prompt was not sent: a question was cancelled' }, nil)
+      callback({
+        message = msg or 'the prompt was not sent: a question was cancelled',
+        not_sent = true,
+        cancelled = msg == nil or nil,
+      }, nil)
     end
   end
   prompts.resolve(client, cmd, function(err, spec)
@@ -1125,16 +1151,35 @@ local function run_command(chat, client, cmd, callback)
       return abort('the agentls server stopped')
     end
     local p = spec.prompt
+    local params = { server = p.server, name = p.name, arguments = rpc.object(spec.args) }
+    local shown = prompts.format(p, spec.args)
+    if cmd.context then
+      params.context = cmd.context
+      shown = shown .. '\n\n' .. cmd.context
+    end
     local sent = start_turn(chat, client, {
       command = 'agentls.runPrompt',
-      params = { server = p.server, name = p.name, arguments = rpc.object(spec.args) },
-      shown = prompts.format(p, spec.args),
+      params = params,
+      shown = shown,
     }, callback)
     if not sent then
       abort(nil)
     end
   end)
   return chat
+end
+
+local prepare -- defined with the prompt buffer
+
+-- Runs a parsed MCP prompt command (kind 'prompt' or 'list') in the chat of opts (as
+-- prompt() takes them). Returns the chat, or nil.
+local function run_parsed(cmd, opts)
+  local chat, client = target(opts)
+  if not chat or busy(chat) then
+    return nil
+  end
+  M.show(chat)
+  return run_command(chat, client, cmd, opts.callback)
 end
 
 --- Sends a prompt to the agent and streams its answer into the chat, which is opened.
@@ -1166,13 +1211,12 @@ function M.prompt(text, opts)
     notify(cmd.message, vim.log.levels.ERROR)
     return nil
   end
+  if cmd.kind ~= 'text' then
+    return run_parsed(cmd, opts)
+  end
   local chat, client, src = target(opts)
   if not chat or busy(chat) then
     return nil
-  end
-  if cmd.kind ~= 'text' then
-    M.show(chat)
-    return run_command(chat, client, cmd, opts.callback)
   end
   text = cmd.text
 
@@ -1232,16 +1276,10 @@ end
 
 -- The prompt buffer ---------------------------------------------------------------------
 
---- Expands the context references of a prompt: `#buffer` (the buffer the prompt was
---- started from, with its unsaved text) and `#file:PATH` (a file, relative to the
---- current directory) are named in the text and their contents attached below it;
---- `@tool` (a tool the server has) becomes "the `tool` tool". Returns the text, or nil
---- and a message when a reference cannot be resolved.
----@param text string
----@param src integer|nil the buffer #buffer means
----@param tool_names string[]|nil
----@return string|nil, string|nil
-function M.expand(text, src, tool_names)
+-- Expands the references of text (see M.expand()). Returns the text with each reference
+-- named, the attachments (each "\n\nContents of NAME:\n```ft\n…\n```", once per file),
+-- and the message of the first reference that could not be resolved, if any.
+local function expand(text, src, tool_names)
   local attached, seen = {}, {}
   local function attach(label, lines, ft)
     if seen[label] then
@@ -1285,10 +1323,104 @@ function M.expand(text, src, tool_names)
       return ('the `%s` tool'):format(name)
     end
   end)
+  return text, attached, err
+end
+
+--- Expands the context references of a prompt: `#buffer` (the buffer the prompt was
+--- started from, with its unsaved text) and `#file:PATH` (a file, relative to the
+--- current directory) are named in the text and their contents attached below it;
+--- `@tool` (a tool the server has) becomes "the `tool` tool". Returns the text, or nil
+--- and a message when a reference cannot be resolved.
+---@param text string
+---@param src integer|nil the buffer #buffer means
+---@param tool_names string[]|nil
+---@return string|nil, string|nil
+function M.expand(text, src, tool_names)
+  local expanded, attached, err = expand(text, src, tool_names)
   if err then
     return nil, err
   end
-  return text .. table.concat(attached), nil
+  return expanded .. table.concat(attached), nil
+end
+
+-- The context of the references of an MCP prompt's command line (prompts.parse() with
+-- refs): their attachments as expand() makes them, in the order written and each file
+-- once, as one text without the blank lines before it; nil when there are none. nil
+-- and a message when one cannot be resolved.
+local function command_context(refs, src)
+  local out, seen = {}, {}
+  for _, ref in ipairs(refs or {}) do
+    local _, attached, err = expand(ref, src, nil)
+    if err then
+      return nil, err
+    end
+    for _, a in ipairs(attached) do
+      if not seen[a] then
+        seen[a] = true
+        out[#out + 1] = a
+      end
+    end
+  end
+  local context = table.concat(out):gsub('^\n+', '')
+  return context ~= '' and context or nil, nil
+end
+
+-- Prepares text as a person typed it (the prompt buffer, :Agentls) for sending with
+-- the options of prompt(): an ordinary prompt's references are expanded (M.expand());
+-- a /server:prompt line's #buffer and #file: words become its context (attached after
+-- the rendered prompt, as for an ordinary prompt), not arguments. Returns a function
+-- go(on_refused) that sends it (on_refused() runs if a command is refused once the
+-- server's prompts are known), or nil after saying why it cannot be sent.
+prepare = function(text, opts)
+  if vim.trim(text) == '' then
+    notify('the prompt is empty', vim.log.levels.WARN)
+    return nil
+  end
+  local cmd = prompts.parse(text, { refs = true })
+  local expanded, err
+  if cmd.kind == 'error' then
+    err = cmd.message
+  elseif cmd.kind == 'prompt' then
+    cmd.context, err = command_context(cmd.refs, opts.bufnr)
+  elseif cmd.kind == 'text' then
+    expanded, err = M.expand(text, opts.bufnr, require('agentls').tool_names())
+  end
+  if err then
+    notify(err, vim.log.levels.ERROR)
+    return nil
+  end
+  return function(on_refused)
+    if cmd.kind == 'text' then
+      return M.prompt(expanded, opts)
+    end
+    local callback = opts.callback
+    return run_parsed(cmd, vim.tbl_extend('force', opts, {
+      callback = function(e, result)
+        if on_refused and type(e) == 'table' and e.not_sent and not e.cancelled then
+          on_refused()
+        end
+        if callback then
+          callback(e, result)
+        end
+      end,
+    }))
+  end
+end
+
+--- Sends text as a person typed it, as |:Agentls| and the prompt buffer do: like
+--- prompt(), but `#buffer` (opts.bufnr), `#file:PATH` and `@tool` are expanded first
+--- (see expand()), and on a `/server:prompt` line `#buffer` and `#file:` words are
+--- attached after the rendered prompt instead of being arguments. A reference that
+--- cannot be resolved is reported and nothing is sent. Returns the chat, or nil.
+---@param text string
+---@param opts table|nil the options of prompt()
+---@return table|nil chat
+function M.submit(text, opts)
+  config.check('text', text, 'string')
+  opts = opts or {}
+  config.check('opts', opts, 'table')
+  local go = prepare(text, opts)
+  return go and go() or nil
 end
 
 --- Completion of the prompt buffer ('completefunc'): `#buffer`, `#file:` paths and
@@ -1369,14 +1501,9 @@ function M.ask(opts)
   )
   local function send()
     local text = table.concat(api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
-    if vim.trim(text) == '' then
-      notify('the prompt is empty', vim.log.levels.WARN)
-      return
-    end
-    local expanded, err = M.expand(text, opts.bufnr, require('agentls').tool_names())
-    if not expanded then
-      -- Nothing is lost: the prompt stays in its buffer.
-      notify(err, vim.log.levels.ERROR)
+    -- Nothing is lost when a prompt cannot be sent: it stays in its buffer.
+    local go = prepare(text, opts)
+    if not go then
       return
     end
     vim.bo[buf].modified = false
@@ -1385,7 +1512,14 @@ function M.ask(opts)
     end
     pcall(api.nvim_buf_delete, buf, { force = true })
     chat.prompt_buf = nil
-    M.prompt(expanded, opts)
+    -- A command the server's prompts refuse (an unknown argument, say) is found out
+    -- only now: its text comes back in a new prompt buffer.
+    go(function()
+      local again = M.ask(opts)
+      if again then
+        api.nvim_buf_set_lines(again, 0, -1, false, vim.split(text, '\n', { plain = true }))
+      end
+    end)
   end
   vim.keymap.set({ 'n', 'i' }, '<C-s>', function()
     vim.cmd('stopinsert')
@@ -1576,6 +1710,16 @@ end
 function M.handle_update(params, client_id)
   local u = type(params) == 'table' and params.update
   local session = type(params) == 'table' and params.session
+  if type(u) == 'table' and session == '' and u.kind == 'current_mode_update' then
+    -- The workspace's mode changed: every chat of the server shows it (status.lua
+    -- recorded it).
+    for _, chat in pairs(state.chats) do
+      if client_id == nil or chat.client_id == client_id then
+        M.update_winbar(chat)
+      end
+    end
+    return
+  end
   if type(u) ~= 'table' or type(session) ~= 'string' or session == '' or session == EDITOR_SESSION then
     return
   end

@@ -5,6 +5,14 @@ local M = {}
 --- The approval modes the server accepts (docs/protocol.md, agentls.setApprovalMode).
 M.modes = { 'default', 'auto_edit', 'yolo', 'plan' }
 
+--- What each approval mode lets the agent do without asking (the words VS Code uses).
+M.mode_descriptions = {
+  default = 'edits, shell commands, web and memory calls ask first',
+  auto_edit = 'edits run without asking; shell commands still ask',
+  yolo = 'nothing asks (deny rules still apply)',
+  plan = 'only read-only tools run',
+}
+
 --- Defaults; see |agentls-options| in doc/agentls.txt.
 M.defaults = {
   cmd = { 'agentls' },

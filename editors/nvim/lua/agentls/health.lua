@@ -142,7 +142,13 @@ function M.check()
   if st.modelReady then
     health.ok(('model: %s (provider %s): prompts (:Agentls) are available'):format(tostring(st.model), tostring(st.provider)))
   else
-    health.warn(('no model: %s (provider %s)'):format(tostring(st.modelError or '?'), tostring(st.provider)), {
+    -- The server's reason may start with the provider's name, already said here.
+    local provider = tostring(st.provider)
+    local why = tostring(st.modelError or '?')
+    if why:sub(1, #provider + 2) == provider .. ': ' then
+      why = why:sub(#provider + 3)
+    end
+    health.warn(('no model (provider %s): %s'):format(provider, why), {
       'Tools work without a model; prompts need one',
       'Set the key in the environment Neovim starts agentls with (or setup({ cmd_env = ... })), or provider settings',
     })

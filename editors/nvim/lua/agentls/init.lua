@@ -104,6 +104,7 @@ local function lsp_config(root)
     handlers = {
       ['agentls/confirm'] = confirm.handler,
       ['agentls/update'] = function(_, params, ctx)
+        status.handle_update(params, ctx and ctx.client_id)
         output.handle_update(params, ctx and ctx.client_id)
         chat.handle_update(params, ctx and ctx.client_id)
         prompts.handle_update(params, ctx and ctx.client_id)
@@ -299,18 +300,48 @@ function M.set_mode(mode, callback)
     end
     return
   end
+  -- The server announces the new mode (current_mode_update), before it answers: as
+  -- asked for here, that is no news.
+  status.expect_mode(client.id, mode)
   call(client, nil, 'agentls.setApprovalMode', { mode = mode }, nil, function(err)
     if err then
+      status.expect_mode(client.id, nil)
       notify('setting the approval mode failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
     else
-      notify('approval mode: ' .. mode)
+      local what = config.mode_descriptions[mode]
+      notify(('approval mode: %s%s'):format(mode, what and (' (' .. what .. ')') or ''))
       status.set_mode(client.id, mode)
       for _, c in ipairs({ chat.current() }) do
         chat.update_winbar(c)
       end
+      pcall(vim.cmd, 'redrawstatus!')
     end
     if callback then
       callback(err)
+    end
+  end)
+end
+
+--- Offers the approval modes with vim.ui.select (kind 'agentls.mode'; each item a mode,
+--- shown with what it means and the current one marked) and sets the chosen one.
+---@param callback fun(err: table|nil)|nil called once set (not when dismissed)
+function M.select_mode(callback)
+  config.check('callback', callback, 'function', true)
+  local client = need_client()
+  if not client then
+    return
+  end
+  local c = chat.get()
+  local current = c and chat.mode(c) or status.mode(client.id)
+  vim.ui.select(config.modes, {
+    prompt = ('agentls: approval mode (now %s)'):format(current or '?'),
+    kind = 'agentls.mode',
+    format_item = function(m)
+      return ('%s%s: %s'):format(m, m == current and ' (current)' or '', config.mode_descriptions[m] or '')
+    end,
+  }, function(choice)
+    if choice then
+      M.set_mode(choice, callback)
     end
   end)
 end
@@ -332,12 +363,17 @@ function M.cancel()
     end
     return
   end
+  local prompts_running = #chat.busy()
   chat.cancel_all()
   local runs = {}
   for box in pairs(state.inflight) do
     if box.cancellable then
       runs[#runs + 1] = box
     end
+  end
+  if prompts_running == 0 and #runs == 0 and #output.active_calls() == 0 then
+    -- The server is told anyway: it may run calls this editor did not see start.
+    notify('nothing to cancel: no prompt or tool call is running')
   end
   local client = rpc.client()
   if client then
@@ -548,10 +584,29 @@ function M.tool_names()
   return state.tool_names
 end
 
---- A short statusline item: confirmations waiting and calls running, or "".
+-- The approval mode the statusline shows for the current buffer: a chat's (its
+-- session's own, else its server's), else that of the agentls server attached to the
+-- buffer; nil when none is attached or the mode is not known.
+local function statusline_mode()
+  local c = chat.get()
+  if c then
+    return chat.mode(c)
+  end
+  local client = vim.lsp.get_clients({ name = rpc.name, bufnr = api.nvim_get_current_buf() })[1]
+  return client and status.mode(client.id)
+end
+
+--- A short statusline item: the approval mode when it is not `default` (it then lets
+--- calls run without asking, or only read-only ones), the busy indicator, confirmations
+--- waiting and calls running; "" when there is nothing to say. Evaluated in the window
+--- being drawn (%{}), it shows the mode of that window's buffer's server.
 ---@return string
 function M.statusline()
   local parts = {}
+  local mode = statusline_mode()
+  if mode and mode ~= 'default' then
+    parts[#parts + 1] = 'mode: ' .. mode
+  end
   local spin = chat.spinner()
   if spin then
     parts[#parts + 1] = spin .. ' working'
@@ -590,8 +645,75 @@ local function turn_session(session)
   return nil
 end
 
+-- The file and line of the new text that row (1-based) of a unified diff shows (paths
+-- relative to root, as agentls.turnDiff writes them): the file of the nearest "+++ b/"
+-- header above, the line counted from the nearest hunk header; nil when row is above
+-- every file.
+local function diff_location(lines, row, root)
+  local file_row
+  for r = row, 1, -1 do
+    if lines[r]:match('^%+%+%+ ') and (r == 1 or lines[r - 1]:match('^%-%-%- ')) then
+      file_row = r
+      break
+    end
+  end
+  if not file_row then
+    -- On the "--- a/" line of a file.
+    if lines[row] and lines[row]:match('^%-%-%- ') and lines[row + 1] and lines[row + 1]:match('^%+%+%+ ') then
+      file_row = row + 1
+    else
+      return nil
+    end
+  end
+  local rel = lines[file_row]:match('^%+%+%+ b/(.-)%s*$') or lines[file_row]:match('^%+%+%+ (.-)%s*$')
+  if not rel or rel == '/dev/null' then
+    return nil
+  end
+  local path = rel:sub(1, 1) == '/' and rel or (root .. '/' .. rel)
+  local line = 1
+  for r = file_row + 1, row do
+    local l = lines[r]
+    local start = l:match('^@@ %-%d+,?%d* %+(%d+)')
+    if start then
+      line = math.max(tonumber(start), 1)
+    elseif r < row and (l:sub(1, 1) == ' ' or l:sub(1, 1) == '+') then
+      line = line + 1
+    end
+  end
+  return path, line
+end
+
+-- Opens path at line in a file window of tab (the tab :AgentlsDiff was run from): one
+-- that shows the file already, else one with a file buffer, else a new split there.
+local function open_in_tab(tab, path, line)
+  if not api.nvim_tabpage_is_valid(tab) then
+    tab = api.nvim_get_current_tabpage()
+  end
+  local target
+  for _, w in ipairs(api.nvim_tabpage_list_wins(tab)) do
+    local b = api.nvim_win_get_buf(w)
+    if vim.fs.normalize(api.nvim_buf_get_name(b)) == vim.fs.normalize(path) then
+      target = w
+      break
+    end
+    if not target and vim.bo[b].buftype == '' and api.nvim_win_get_config(w).relative == '' then
+      target = w
+    end
+  end
+  api.nvim_set_current_tabpage(tab)
+  if target then
+    api.nvim_set_current_win(target)
+  else
+    vim.cmd('split')
+  end
+  vim.cmd('edit ' .. vim.fn.fnameescape(path))
+  pcall(api.nvim_win_set_cursor, 0, { math.min(line, api.nvim_buf_line_count(0)), 0 })
+  pcall(vim.cmd, 'normal! zv')
+end
+
 --- Shows what a prompt of a session changed (agentls.turnDiff) in a new tab, as a diff
 --- buffer. Default: the current chat's session, its last prompt that changed files.
+--- <CR> opens the file at the line under the cursor in the tab it was run from.
 ---@param opts table|nil { session?, turn?, callback? }
 function M.turn_diff(opts)
   opts = opts or {}
@@ -619,17 +741,46 @@ function M.turn_diff(opts)
       notify('that prompt changed no file')
       return done(nil, result)
     end
+    local from_tab = api.nvim_get_current_tabpage()
+    local root = client.root_dir or (client.config and client.config.root_dir) or vim.fn.getcwd()
+    -- The diff of the same prompt shown before is replaced (its tab closes with it).
+    local name = ('agentls://diff/turn-%s'):format(tostring(result.turn))
+    local old = vim.fn.bufnr('^' .. name .. '$')
+    if old > 0 then
+      pcall(api.nvim_buf_delete, old, { force = true })
+    end
     vim.cmd('tabnew')
     local buf = api.nvim_get_current_buf()
     vim.bo[buf].buftype = 'nofile'
     vim.bo[buf].bufhidden = 'wipe'
     vim.bo[buf].swapfile = false
-    pcall(api.nvim_buf_set_name, buf, ('agentls://diff/turn-%s'):format(tostring(result.turn)))
+    pcall(api.nvim_buf_set_name, buf, name)
     api.nvim_buf_set_lines(buf, 0, -1, false, vim.split(result.diff:gsub('\n$', ''), '\n', { plain = true }))
     vim.bo[buf].modifiable = false
     vim.bo[buf].filetype = 'diff'
     vim.b[buf].agentls_session = session
+    vim.b[buf].agentls_turn = result.turn
+    api.nvim_set_option_value(
+      'winbar',
+      ('agentls · prompt %s%s · <CR> opens the file at the line · q closes'):format(
+        tostring(result.turn),
+        result.undone and ' (undone)' or ''
+      ),
+      { scope = 'local', win = api.nvim_get_current_win() }
+    )
     vim.keymap.set('n', 'q', '<Cmd>tabclose<CR>', { buffer = buf, nowait = true, desc = 'agentls: close the diff' })
+    vim.keymap.set('n', '<CR>', function()
+      local path, line = diff_location(api.nvim_buf_get_lines(buf, 0, -1, false), api.nvim_win_get_cursor(0)[1], root)
+      if not path then
+        notify('no file under the cursor: move to a line of a file\'s diff', vim.log.levels.WARN)
+        return
+      end
+      if vim.fn.filereadable(path) ~= 1 then
+        notify(('%s does not exist (any more)'):format(vim.fn.fnamemodify(path, ':~:.')), vim.log.levels.WARN)
+        return
+      end
+      open_in_tab(from_tab, path, line)
+    end, { buffer = buf, desc = 'agentls: open the file at the line under the cursor' })
     done(nil, result)
   end)
 end
@@ -664,7 +815,9 @@ function M.undo_turn(opts)
   end
   local params = { session = session, turn = opts.turn, force = opts.force or nil }
   -- The server compares the files with the editor's text: it must have the latest.
-  for _, b in ipairs(vim.lsp.get_buffers_by_client_id(client.id)) do
+  -- client.attached_buffers, not vim.lsp.get_buffers_by_client_id(): deprecated in
+  -- 0.12, where it warns.
+  for b in pairs(client.attached_buffers or {}) do
     rpc.flush_changes(client, b)
   end
   call(client, nil, 'agentls.undoTurn', params, nil, function(err, result)

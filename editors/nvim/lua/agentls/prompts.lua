@@ -145,8 +145,8 @@ end
 -- Parsing ------------------------------------------------------------------------------
 
 -- Splits s into words as a shell would (whitespace separates; "..." with \" and \\
--- escapes, '...' literal); each word is { text, eq } where eq is the byte index in text
--- of its first unquoted "=".
+-- escapes, '...' literal); each word is { text, eq, quoted } where eq is the byte index
+-- in text of its first unquoted "=" and quoted whether any of it was quoted.
 local function words(s)
   local out = {}
   local i, n = 1, #s
@@ -155,7 +155,7 @@ local function words(s)
     if not i then
       return out
     end
-    local buf, eq = {}, nil
+    local buf, eq, quoted = {}, nil, false
     local len = 0
     local function put(c)
       buf[#buf + 1] = c
@@ -164,6 +164,7 @@ local function words(s)
     while i <= n and not s:sub(i, i):match('%s') do
       local c = s:sub(i, i)
       if c == '"' or c == "'" then
+        quoted = true
         local j = i + 1
         while true do
           if j > n then
@@ -189,7 +190,7 @@ local function words(s)
         i = i + 1
       end
     end
-    out[#out + 1] = { text = table.concat(buf), eq = eq }
+    out[#out + 1] = { text = table.concat(buf), eq = eq, quoted = quoted }
   end
 end
 
@@ -201,9 +202,13 @@ end
 --- A command is `/server:prompt` followed by arguments `key=value` (also `--key=value`),
 --- where a value may be quoted ("a b" with \" and \\ escapes, or 'a b'); a word without
 --- "=" is a positional value, which fills the prompt's next argument not named.
+--- With opts.refs (the prompt buffer), an unquoted word that is a context reference,
+--- `#buffer` or `#file:PATH`, is no argument: the command gets refs = { word… }, which
+--- the chat attaches after the rendered prompt as it does for an ordinary prompt.
 ---@param text string
+---@param opts table|nil { refs? }
 ---@return table
-function M.parse(text)
+function M.parse(text, opts)
   local s = vim.trim(text or '')
   if s:sub(1, 2) == '//' then
     return { kind = 'text', text = s:sub(2) }
@@ -220,8 +225,14 @@ function M.parse(text)
     return { kind = 'error', message = ('%s: %s'):format(M.command({ server = server, name = name }), err) }
   end
   local cmd = { kind = 'prompt', server = server, name = name, args = {}, positional = {} }
+  local want_refs = type(opts) == 'table' and opts.refs
+  if want_refs then
+    cmd.refs = {}
+  end
   for _, w in ipairs(ws) do
-    if w.eq then
+    if want_refs and not w.quoted and (w.text == '#buffer' or w.text:match('^#file:.')) then
+      cmd.refs[#cmd.refs + 1] = w.text
+    elseif w.eq then
       local key = w.text:sub(1, w.eq - 1):gsub('^%-%-', '')
       if key == '' then
         return { kind = 'error', message = ('%s: an argument name is missing before "=" in %q'):format(M.command(cmd), w.text) }
