@@ -46,7 +46,8 @@ fuzz:
 	$(call FUZZ,2000) -fuzz='^FuzzServe$$' ./rpc
 
 # The front ends driven by real clients: an independent vscode-jsonrpc client under
-# node --test, headless Neovim 0.10.4 with our plugin, Emacs 28 with our agentls.el and
+# node --test, headless Neovim 0.10.4 and 0.12.4 with our plugin, Emacs 28.2 (Debian's) and
+# 30.1 (built by scripts/build-emacs.sh on first use, like Neovim) with our agentls.el and
 # with stock eglot, `agentls acp` under the official ACP TypeScript SDK, and the VS Code
 # extension in a real VS Code (code-server driven by Chromium; its deps.sh installs them).
 editors: build

@@ -336,8 +336,11 @@ Start one unless NO-START.  Return nil when there is none."
               :noquery t
               :stderr (get-buffer-create (format "*%s stderr*" name))))
            ;; jsonrpc 1.0.2x replaced this initarg and warns about the old one.
+           ;; Without a :format it logs each message as pretty-printed Lisp,
+           ;; slow on large ones (Emacs 30's `pp'); `full' logs the JSON text.
            (if (slot-exists-p 'jsonrpc-connection '-events-buffer-config)
-               (list :events-buffer-config (list :size agentls-events-buffer-size))
+               (list :events-buffer-config (list :size agentls-events-buffer-size
+                                                 :format 'full))
              (list :events-buffer-scrollback-size agentls-events-buffer-size)))))
     (add-function :around (process-filter (jsonrpc--process conn))
                   #'agentls--filter-guard)

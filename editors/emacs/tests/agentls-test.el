@@ -870,6 +870,24 @@ REPORT-FN gets it."
       (should-not (agentls-test--conn))
       (should (equal (agentls-mode-line) "")))))
 
+(ert-deftest agentls-test-events-log ()
+  "The JSON-RPC log of `agentls-events-buffer-size' holds the messages as JSON.
+jsonrpc 1.0.2x (Emacs 29 and later) logs each message as pretty-printed
+Lisp unless told the format, which costs time on every message (Emacs
+30's `pp' is slow on large ones); jsonrpc 1.0.14 (Emacs 28) always does."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
+           (buf (agentls-test--start root "a.txt" nil))
+           (conn (agentls-test--conn)))
+      (ignore buf)
+      (let ((log (with-current-buffer (jsonrpc-events-buffer conn)
+                   (buffer-substring-no-properties (point-min) (point-max)))))
+        (if (slot-exists-p 'jsonrpc-connection '-events-buffer-config)
+            (progn
+              (should (string-search "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"" log))
+              (should-not (string-search "(:jsonrpc \"2.0\"" log)))
+          (should (string-search ":method \"initialize\"" log)))))))
+
 (ert-deftest agentls-test-tilde-program ()
   "A program named with ~ is found and started."
   (agentls-test--with
