@@ -1,19 +1,17 @@
 package mcp
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/oauth2"
 )
@@ -165,37 +163,13 @@ func (r *refresher) Token() (*oauth2.Token, error) {
 			form.Set("client_secret", r.cfg.ClientSecret)
 		}
 	}
-	req, err := http.NewRequest(http.MethodPost, r.cfg.Endpoint.TokenURL, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, fmt.Errorf("refreshing the token: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
+	var secret *[2]string
 	if basic {
-		req.SetBasicAuth(url.QueryEscape(r.cfg.ClientID), url.QueryEscape(r.cfg.ClientSecret))
+		secret = &[2]string{r.cfg.ClientID, r.cfg.ClientSecret}
 	}
-	resp, err := r.client.Do(req)
+	tok, err := tokenRequest(context.Background(), r.client, r.cfg.Endpoint.TokenURL, form, secret)
 	if err != nil {
 		return nil, fmt.Errorf("refreshing the token: %w", err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		AccessToken  string `json:"access_token"`
-		TokenType    string `json:"token_type"`
-		RefreshToken string `json:"refresh_token"`
-		ExpiresIn    int64  `json:"expires_in"`
-		Error        string `json:"error"`
-		Description  string `json:"error_description"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
-		return nil, fmt.Errorf("refreshing the token: %s from the token endpoint: %w", resp.Status, err)
-	}
-	if resp.StatusCode != http.StatusOK || body.AccessToken == "" {
-		return nil, fmt.Errorf("refreshing the token: %s from the token endpoint: %s %s", resp.Status, body.Error, body.Description)
-	}
-	tok := &oauth2.Token{AccessToken: body.AccessToken, TokenType: body.TokenType, RefreshToken: body.RefreshToken}
-	if body.ExpiresIn > 0 {
-		tok.Expiry = time.Now().Add(time.Duration(body.ExpiresIn) * time.Second)
 	}
 	if tok.RefreshToken == "" {
 		tok.RefreshToken = r.refresh // the server keeps the one it gave
