@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/agentls/agentls/workspace"
 )
 
 // Type says what kind of consent a call needs, which decides how it is shown.
@@ -81,21 +83,9 @@ type Details struct {
 	PersonOnly bool `json:"-"`
 }
 
-// Hunk is one hunk of an edit's diff, numbered as its @@ header numbers it: 1-based
-// start lines in the old and new text (0 for an empty side at the top) and the lines
-// it spans in each; Index is its 0-based position in the diff.
-type Hunk struct {
-	Index    int `json:"index"`
-	OldStart int `json:"oldStart"`
-	OldLines int `json:"oldLines"`
-	NewStart int `json:"newStart"`
-	NewLines int `json:"newLines"`
-}
-
-// Header returns the hunk's @@ line.
-func (h Hunk) Header() string {
-	return fmt.Sprintf("@@ -%d,%d +%d,%d @@", h.OldStart, h.OldLines, h.NewStart, h.NewLines)
-}
+// Hunk is one hunk of an edit's diff, as workspace.DiffHunks numbers it; an answer
+// names the hunks it accepts by their Index.
+type Hunk = workspace.Hunk
 
 // Question is one question of an ask_user call, as Gemini CLI's ask_user takes it.
 type Question struct {

@@ -156,9 +156,7 @@ func (c change) details(title string) *confirm.Details {
 		OriginalContent: orig,
 		NewContent:      c.new,
 	}
-	for _, h := range hunks {
-		d.Hunks = append(d.Hunks, confirm.Hunk(h))
-	}
+	d.Hunks = append(d.Hunks, hunks...) // nil when there are none
 	return d
 }
 
