@@ -711,15 +711,19 @@ local function open_in_tab(tab, path, line)
   pcall(vim.cmd, 'normal! zv')
 end
 
---- Shows what a prompt of a session changed (agentls.turnDiff) in a new tab, as a diff
---- buffer. Default: the current chat's session, its last prompt that changed files.
---- <CR> opens the file at the line under the cursor in the tab it was run from.
----@param opts table|nil { session?, turn?, callback? }
-function M.turn_diff(opts)
-  opts = opts or {}
+--- What turn_diff and undo_turn start with: their options checked, the callback as
+--- done(err, result), and the session and server the request goes to. Without either,
+--- done is called with an error and session and client are nil.
+---@param opts table { session?, turn?, callback?, force? }
+---@param takes_force boolean whether opts.force is an option (undo_turn's)
+---@return function done, string|nil session, table|nil client
+local function turn_target(opts, takes_force)
   config.check('opts', opts, 'table')
   config.check('opts.session', opts.session, 'string', true)
   config.check('opts.turn', opts.turn, 'number', true)
+  if takes_force then
+    config.check('opts.force', opts.force, 'boolean', true)
+  end
   config.check('opts.callback', opts.callback, 'function', true)
   local function done(err, result)
     if opts.callback then
@@ -729,7 +733,21 @@ function M.turn_diff(opts)
   local session = turn_session(opts.session)
   local client = session and need_client()
   if not client then
-    return done({ message = 'no session or no server' })
+    done({ message = 'no session or no server' })
+    return done, nil, nil
+  end
+  return done, session, client
+end
+
+--- Shows what a prompt of a session changed (agentls.turnDiff) in a new tab, as a diff
+--- buffer. Default: the current chat's session, its last prompt that changed files.
+--- <CR> opens the file at the line under the cursor in the tab it was run from.
+---@param opts table|nil { session?, turn?, callback? }
+function M.turn_diff(opts)
+  opts = opts or {}
+  local done, session, client = turn_target(opts, false)
+  if not client then
+    return
   end
   local params = { session = session, turn = opts.turn }
   call(client, nil, 'agentls.turnDiff', params, nil, function(err, result)
@@ -791,20 +809,9 @@ end
 ---@param opts table|nil { session?, turn?, force?, callback? }
 function M.undo_turn(opts)
   opts = opts or {}
-  config.check('opts', opts, 'table')
-  config.check('opts.session', opts.session, 'string', true)
-  config.check('opts.turn', opts.turn, 'number', true)
-  config.check('opts.force', opts.force, 'boolean', true)
-  config.check('opts.callback', opts.callback, 'function', true)
-  local function done(err, result)
-    if opts.callback then
-      opts.callback(err, result)
-    end
-  end
-  local session = turn_session(opts.session)
-  local client = session and need_client()
+  local done, session, client = turn_target(opts, true)
   if not client then
-    return done({ message = 'no session or no server' })
+    return
   end
   local function names(list)
     local out = {}
