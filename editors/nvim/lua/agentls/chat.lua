@@ -134,6 +134,18 @@ local function block_row(chat, block)
   error('agentls: block not in its chat')
 end
 
+-- Closes the fold at lnum (1-based) in every window that shows the chat with its folds:
+-- Vim keeps a new fold open when the cursor is in it, as a cursor following the end is.
+local function close_fold(chat, lnum)
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == chat.buf and vim.wo[win].foldmethod == 'expr' then
+      api.nvim_win_call(win, function()
+        pcall(vim.cmd, ('silent %dfoldclose'):format(lnum))
+      end)
+    end
+  end
+end
+
 -- The block at 0-based row and the 1-based index of the row in the block's body (0 for
 -- the separator line).
 local function block_at(chat, row)
@@ -487,14 +499,7 @@ local function render_tool(chat, call)
   end
   if fold_from and not had_fold then
     -- Output folds closed, as thoughts do, also under a cursor that follows the end.
-    local lnum = block_row(chat, call.block) + (call.block.sep and 1 or 0) + fold_from
-    for _, win in ipairs(api.nvim_list_wins()) do
-      if api.nvim_win_get_buf(win) == chat.buf and vim.wo[win].foldmethod == 'expr' then
-        api.nvim_win_call(win, function()
-          pcall(vim.cmd, ('silent %dfoldclose'):format(lnum))
-        end)
-      end
-    end
+    close_fold(chat, block_row(chat, call.block) + (call.block.sep and 1 or 0) + fold_from)
   end
 end
 
@@ -601,15 +606,7 @@ local function stream(chat, kind, text)
   end
   append_text(chat, last, text)
   if new and kind == 'thought' and config.options.chat.thoughts == 'fold' then
-    -- Vim keeps a new fold open when the cursor is in it, as a following cursor is.
-    local lnum = block_row(chat, last) + (last.sep and 1 or 0) + 1
-    for _, win in ipairs(api.nvim_list_wins()) do
-      if api.nvim_win_get_buf(win) == chat.buf and vim.wo[win].foldmethod == 'expr' then
-        api.nvim_win_call(win, function()
-          pcall(vim.cmd, ('silent %dfoldclose'):format(lnum))
-        end)
-      end
-    end
+    close_fold(chat, block_row(chat, last) + (last.sep and 1 or 0) + 1)
   end
   if kind == 'message' and chat.turn then
     chat.turn.got_text = true
