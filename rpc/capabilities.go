@@ -141,7 +141,7 @@ func (c ClientCapabilities) PositionEncoding() workspace.PositionEncoding {
 	return workspace.PositionUTF16
 }
 
-// The commands of workspace/executeCommand (see commandTable).
+// The commands of workspace/executeCommand (see commandHandler.table).
 const (
 	cmdRunTool         = "agentls.runTool"
 	cmdListTools       = "agentls.listTools"

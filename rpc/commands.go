@@ -11,8 +11,10 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/workspace"
 )
 
 // The commands of workspace/executeCommand, for every client, and the agentls/* methods
@@ -30,11 +32,11 @@ type executeCommandParams struct {
 	Arguments []json.RawMessage `json:"arguments"`
 }
 
-// editorCommand is one editor command: an agentls.* command of workspace/executeCommand
+// commandEntry is one editor command: an agentls.* command of workspace/executeCommand
 // and, where it has one, the agentls/* method of rich clients that takes the same object
-// as its params. Server.commandTable declares them all; the advertised command list and
-// the method routes come from it.
-type editorCommand struct {
+// as its params. commandHandler.table declares them all; the advertised command list
+// and the method routes come from it.
+type commandEntry struct {
 	name   string // as workspace/executeCommand names it
 	method string // the agentls/* method with the same params; "" when none
 	// notify says that the method may also be sent as a notification.
@@ -42,44 +44,90 @@ type editorCommand struct {
 	// needsModel says that the command is advertised only by a server with a model;
 	// without one it is still served, and says what is missing.
 	needsModel bool
-	// run serves the command; callee is what the client called (name or method), for
-	// messages, and arg its object argument ({} when the client gave none).
-	run func(ctx context.Context, callee string, arg json.RawMessage) (any, error)
+	// run serves the command with its deps resolved; arg is its object argument ({}
+	// when the client gave none), which typed decodes.
+	run func(ctx context.Context, d deps, arg json.RawMessage) (any, error)
 }
 
-// commandTable declares the editor commands, in the order they are advertised.
-func (s *Server) commandTable() []editorCommand {
-	return []editorCommand{
-		{name: cmdRunTool, method: "agentls/runTool", run: s.runTool},
-		{name: cmdListTools, method: "agentls/tools", run: s.listTools},
-		{name: cmdCancel, method: "agentls/cancel", notify: true, run: s.cancel},
-		{name: cmdSetApprovalMode, run: s.setApprovalMode},
-		{name: cmdConfirm, run: s.answerConfirmation},
-		{name: cmdListSessions, method: "agentls/sessions", run: s.listSessions},
-		{name: cmdSessionHistory, run: s.sessionHistory},
-		{name: cmdDiscoverTools, run: s.discoverTools},
-		{name: cmdMCPStatus, run: s.mcpStatus},
-		{name: cmdMCPAuth, run: s.mcpAuth},
-		{name: cmdMetrics, run: s.metrics},
-		{name: cmdListPrompts, run: s.listPrompts},
-		{name: cmdTrust, run: s.trustCommand},
-		{name: cmdUndoTurn, run: s.undoTurn},
-		{name: cmdTurnDiff, run: s.turnDiff},
-		{name: cmdListRules, run: s.listRules},
-		{name: cmdRemoveRule, run: s.removeRule},
-		{name: cmdStatus, run: s.status},
-		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: s.prompt},
-		{name: cmdRunPrompt, needsModel: true, run: s.runPrompt},
+// deps are what a command runs with, resolved once per call (commandHandler.serve) so
+// that no command reads the server's state field by field: what initialize set up,
+// read together under s.mu.
+type deps struct {
+	// callee is what the client called, the command or the method, for messages.
+	callee string
+	caps   ClientCapabilities
+	enc    workspace.PositionEncoding
+	// host hosts the sessions and owns toolbox, the tool system.
+	host    *session.Host
+	toolbox *toolbox.Toolbox
+	// stateDir is where transcripts go; stateErr says why there is none, and with
+	// it no stored sessions.
+	stateDir string
+	stateErr error
+}
+
+// typed adapts a command's method to the table: its object argument is decoded into an
+// A once, here, so that a wrong argument is an InvalidParams error naming the command
+// and what is wrong, the same for every command.
+func typed[A, R any](fn func(ctx context.Context, d deps, a A) (R, error)) func(context.Context, deps, json.RawMessage) (any, error) {
+	return func(ctx context.Context, d deps, arg json.RawMessage) (any, error) {
+		var a A
+		if err := decodeArg(d.callee, arg, &a); err != nil {
+			return nil, err
+		}
+		r, err := fn(ctx, d, a)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
 	}
 }
 
-// addCommands routes the commands' agentls/* methods, and maps their names for
-// executeCommand.
-func (s *Server) addCommands() {
-	s.cmds = map[string]editorCommand{}
-	for _, c := range s.commandTable() {
-		s.cmds[c.name] = c
-		if c.method == "" {
+// commandHandler serves the editor commands, apart from the server's LSP lifecycle and
+// document sync: each of its command methods gets its typed argument and its deps
+// from the table.
+type commandHandler struct {
+	s      *Server
+	table  []commandEntry          // in the order they are advertised
+	byName map[string]commandEntry // by name, for workspace/executeCommand
+}
+
+// newCommandHandler returns the command handler of s.
+func newCommandHandler(s *Server) *commandHandler {
+	c := &commandHandler{s: s}
+	c.table = []commandEntry{
+		{name: cmdRunTool, method: "agentls/runTool", run: typed(c.runTool)},
+		{name: cmdListTools, method: "agentls/tools", run: typed(c.listTools)},
+		{name: cmdCancel, method: "agentls/cancel", notify: true, run: typed(c.cancel)},
+		{name: cmdSetApprovalMode, run: typed(c.setApprovalMode)},
+		{name: cmdConfirm, run: typed(c.answerConfirmation)},
+		{name: cmdListSessions, method: "agentls/sessions", run: legacy(s.listSessions)},
+		{name: cmdSessionHistory, run: legacy(s.sessionHistory)},
+		{name: cmdDiscoverTools, run: legacy(s.discoverTools)},
+		{name: cmdMCPStatus, run: legacy(s.mcpStatus)},
+		{name: cmdMCPAuth, run: legacy(s.mcpAuth)},
+		{name: cmdMetrics, run: typed(c.metrics)},
+		{name: cmdListPrompts, run: legacy(s.listPrompts)},
+		{name: cmdTrust, run: legacy(s.trustCommand)},
+		{name: cmdUndoTurn, run: legacy(s.undoTurn)},
+		{name: cmdTurnDiff, run: legacy(s.turnDiff)},
+		{name: cmdListRules, run: legacy(s.listRules)},
+		{name: cmdRemoveRule, run: legacy(s.removeRule)},
+		{name: cmdStatus, run: legacy(s.status)},
+		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: legacy(s.prompt)},
+		{name: cmdRunPrompt, needsModel: true, run: legacy(s.runPrompt)},
+	}
+	c.byName = map[string]commandEntry{}
+	for _, e := range c.table {
+		c.byName[e.name] = e
+	}
+	return c
+}
+
+// route adds the commands' agentls/* methods to the server's routes and notifications.
+func (c *commandHandler) route(routes map[string]route, notifications map[string]notification) {
+	for _, e := range c.table {
+		if e.method == "" {
 			continue
 		}
 		serve := func(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
@@ -87,11 +135,11 @@ func (s *Server) addCommands() {
 			if len(arg) == 0 || string(arg) == "null" {
 				arg = json.RawMessage("{}")
 			}
-			return c.run(ctx, c.method, arg)
+			return c.serve(ctx, e, e.method, arg)
 		}
-		s.routes[c.method] = route{serve: serve}
-		if c.notify {
-			s.notifications[c.method] = func(ctx context.Context, params jsonrpc2.RawMessage) error {
+		routes[e.method] = route{serve: serve}
+		if e.notify {
+			notifications[e.method] = func(ctx context.Context, params jsonrpc2.RawMessage) error {
 				_, err := serve(ctx, params)
 				return err
 			}
@@ -99,19 +147,41 @@ func (s *Server) addCommands() {
 	}
 }
 
-// commands are the commands executeCommandProvider lists: those that do not need a
-// model and, when the server has one (Options.NewClient), those that do.
-func (s *Server) commands() []string {
+// legacy adapts a command method that decodes its own argument.
+func legacy(fn func(ctx context.Context, command string, arg json.RawMessage) (any, error)) func(context.Context, deps, json.RawMessage) (any, error) {
+	return func(ctx context.Context, d deps, arg json.RawMessage) (any, error) {
+		return fn(ctx, d.callee, arg)
+	}
+}
+
+// serve runs the command e, called as callee, with its deps.
+func (c *commandHandler) serve(ctx context.Context, e commandEntry, callee string, arg json.RawMessage) (any, error) {
+	s := c.s
+	s.mu.Lock()
+	d := deps{callee: callee, caps: s.caps, enc: s.enc, host: s.host, toolbox: s.toolbox, stateDir: s.stateDir, stateErr: s.stateErr}
+	s.mu.Unlock()
+	if d.host == nil {
+		// Unreachable through the lifecycle gate, which lets commands in only after
+		// initialize has set the host up.
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "%s: the workspace is not set up yet", callee)
+	}
+	return e.run(ctx, d, arg)
+}
+
+// names are the commands executeCommandProvider lists: those that do not need a model
+// and, when the server has one (Options.NewClient), those that do.
+func (c *commandHandler) names() []string {
 	var out []string
-	for _, c := range s.commandTable() {
-		if !c.needsModel || s.opts.NewClient != nil {
-			out = append(out, c.name)
+	for _, e := range c.table {
+		if !e.needsModel || c.s.opts.NewClient != nil {
+			out = append(out, e.name)
 		}
 	}
 	return out
 }
 
-func (s *Server) executeCommand(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
+// executeCommand serves workspace/executeCommand.
+func (c *commandHandler) executeCommand(ctx context.Context, params jsonrpc2.RawMessage) (any, error) {
 	var p executeCommandParams
 	if err := decodeParams("workspace/executeCommand", params, &p); err != nil {
 		return nil, err
@@ -123,11 +193,11 @@ func (s *Server) executeCommand(ctx context.Context, params jsonrpc2.RawMessage)
 	if len(p.Arguments) == 1 && string(bytes.TrimSpace(p.Arguments[0])) != "null" {
 		arg = p.Arguments[0]
 	}
-	c, ok := s.cmds[p.Command]
+	e, ok := c.byName[p.Command]
 	if !ok {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: agentls offers %s", p.Command, strings.Join(s.commands(), ", "))
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q: agentls offers %s", p.Command, strings.Join(c.names(), ", "))
 	}
-	return c.run(ctx, p.Command, arg)
+	return c.serve(ctx, e, p.Command, arg)
 }
 
 // invalidArgs is the InvalidParams error of a command (or method) whose argument is wrong.
@@ -159,29 +229,25 @@ type runToolArgs struct {
 // runTool runs one tool call through the host, exactly as a model's call runs:
 // validation, policy, approval mode, confirmation. Its result is the ToolResult, also
 // when the call failed or was cancelled.
-func (s *Server) runTool(ctx context.Context, command string, arg json.RawMessage) (any, error) {
-	var a runToolArgs
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
+func (c *commandHandler) runTool(ctx context.Context, d deps, a runToolArgs) (tools.CallResult, error) {
 	if a.Name == "" {
-		return nil, invalidArgs(command, `"name" must name a tool (see %s)`, cmdListTools)
+		return tools.CallResult{}, invalidArgs(d.callee, `"name" must name a tool (see %s)`, cmdListTools)
 	}
 	args := bytes.TrimSpace(a.Args)
 	switch {
 	case len(args) == 0 || string(args) == "null":
 		args = json.RawMessage("{}")
 	case args[0] != '{':
-		return nil, invalidArgs(command, `"args" must be an object with the tool's parameters, got %s`, tools.Abbreviate(string(args), 60))
+		return tools.CallResult{}, invalidArgs(d.callee, `"args" must be an object with the tool's parameters, got %s`, tools.Abbreviate(string(args), 60))
 	}
 	id := a.ToolCallID
 	if id == "" {
-		id = EditorSession + "-" + strconv.FormatUint(s.seq.Add(1), 10)
+		id = EditorSession + "-" + strconv.FormatUint(c.s.seq.Add(1), 10)
 	}
 	// Each call the editor runs is a turn of its own: the failures of earlier ones are
 	// no longer news.
-	s.newTurn(EditorSession)
-	return s.host.RunTool(ctx, EditorSession, tools.Request{CallID: id, Name: a.Name, Args: args}), nil
+	c.s.newTurn(EditorSession)
+	return d.host.RunTool(ctx, EditorSession, tools.Request{CallID: id, Name: a.Name, Args: args}), nil
 }
 
 // listToolsArgs are the arguments of agentls.listTools and agentls/tools.
@@ -199,20 +265,15 @@ type toolList struct {
 }
 
 // listTools returns the enabled tools as ToolInfo objects, or with details a toolList.
-func (s *Server) listTools(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	var a listToolsArgs
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
-	infos := s.registry().List()
+func (c *commandHandler) listTools(_ context.Context, d deps, a listToolsArgs) (any, error) {
+	infos := d.toolbox.Config().Registry.List()
 	if infos == nil {
 		infos = []tools.Info{}
 	}
 	if !a.Details {
 		return infos, nil
 	}
-	_, _, tb := s.state()
-	return toolList{Tools: infos, Untrusted: tb.Untrusted(), MCPServers: tb.MCPStatuses()}, nil
+	return toolList{Tools: infos, Untrusted: d.toolbox.Untrusted(), MCPServers: d.toolbox.MCPStatuses()}, nil
 }
 
 // cancelArgs are the arguments of agentls.cancel and agentls/cancel.
@@ -221,71 +282,67 @@ type cancelArgs struct {
 }
 
 // cancel cancels the running prompt and tool calls of a session, or of every session.
-func (s *Server) cancel(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	var a cancelArgs
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
-	prompts, calls := s.host.Cancel(a.Session)
-	s.clearFailures(a.Session)
-	s.log.Info("cancelled", "session", a.Session, "prompts", prompts, "calls", calls)
+func (c *commandHandler) cancel(_ context.Context, d deps, a cancelArgs) (any, error) {
+	prompts, calls := d.host.Cancel(a.Session)
+	c.s.clearFailures(a.Session)
+	c.s.log.Info("cancelled", "session", a.Session, "prompts", prompts, "calls", calls)
 	return nil, nil
+}
+
+// approvalModeArgs are the arguments of agentls.setApprovalMode.
+type approvalModeArgs struct {
+	Mode    string `json:"mode"`
+	Session string `json:"session"`
 }
 
 // setApprovalMode switches the approval mode of the workspace's policy or, given a
 // session, of that session only.
-func (s *Server) setApprovalMode(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	var a struct {
-		Mode    string `json:"mode"`
-		Session string `json:"session"`
-	}
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
+func (c *commandHandler) setApprovalMode(_ context.Context, d deps, a approvalModeArgs) (any, error) {
+	s := c.s
 	if a.Mode == "" {
-		return nil, invalidArgs(command, `"mode" is required: default, auto_edit, yolo or plan`)
+		return nil, invalidArgs(d.callee, `"mode" is required: default, auto_edit, yolo or plan`)
 	}
 	m, err := confirm.ParseMode(a.Mode)
 	if err != nil {
-		return nil, invalidArgs(command, "%v", err)
+		return nil, invalidArgs(d.callee, "%v", err)
 	}
 	if a.Session != "" {
-		if !s.host.SetMode(a.Session, m) {
-			return nil, invalidArgs(command, "session %q is not running here: a session's own approval mode is set while it is open", a.Session)
+		if !d.host.SetMode(a.Session, m) {
+			return nil, invalidArgs(d.callee, "session %q is not running here: a session's own approval mode is set while it is open", a.Session)
 		}
 		s.log.Info("approval mode", "mode", m, "session", a.Session)
-		if s.capabilities().RichUpdates() {
+		if d.caps.RichUpdates() {
 			s.notifier(a.Session)(modeNotice{Kind: updateMode, Mode: m})
 		}
 		return nil, nil
 	}
-	s.policy().SetMode(m)
+	d.toolbox.Config().Policy.SetMode(m)
 	s.log.Info("approval mode", "mode", m)
 	s.announceMode()
 	return nil, nil
 }
 
+// answerArgs are the arguments of agentls.confirm as the server reads them (confirmArgs
+// are those its code actions write).
+type answerArgs struct {
+	ID            string  `json:"id"`
+	Outcome       string  `json:"outcome"`
+	Content       *string `json:"content"`
+	AcceptedHunks []int   `json:"acceptedHunks"`
+	Persist       string  `json:"persist"`
+}
+
 // answerConfirmation answers a pending confirmation by its id (agentls.confirm).
-func (s *Server) answerConfirmation(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	var a struct {
-		ID            string  `json:"id"`
-		Outcome       string  `json:"outcome"`
-		Content       *string `json:"content"`
-		AcceptedHunks []int   `json:"acceptedHunks"`
-		Persist       string  `json:"persist"`
-	}
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
+func (c *commandHandler) answerConfirmation(_ context.Context, d deps, a answerArgs) (any, error) {
 	ans, err := parseAnswer(a.Outcome, a.Content, a.AcceptedHunks, a.Persist)
 	if err != nil {
-		return nil, invalidArgs(command, "%v", err)
+		return nil, invalidArgs(d.callee, "%v", err)
 	}
 	if a.ID == "" {
-		return nil, invalidArgs(command, `"id" must name a pending confirmation`)
+		return nil, invalidArgs(d.callee, `"id" must name a pending confirmation`)
 	}
-	if !s.confirms.answer(a.ID, ans) {
-		return nil, invalidArgs(command, "no confirmation %q is pending (it may have been answered or cancelled already)", a.ID)
+	if !c.s.confirms.answer(a.ID, ans) {
+		return nil, invalidArgs(d.callee, "no confirmation %q is pending (it may have been answered or cancelled already)", a.ID)
 	}
 	return nil, nil
 }
@@ -299,17 +356,8 @@ type metricsResult struct {
 }
 
 // metrics returns the tool metrics of the process and of each live session.
-func (s *Server) metrics(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	if err := decodeArg(command, arg, &struct{}{}); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	host := s.host
-	s.mu.Unlock()
-	if host == nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%s: the workspace is not set up yet", command)
-	}
-	return metricsResult{Process: nonNil(host.Metrics()), Sessions: host.SessionMetrics()}, nil
+func (c *commandHandler) metrics(_ context.Context, d deps, _ struct{}) (metricsResult, error) {
+	return metricsResult{Process: nonNil(d.host.Metrics()), Sessions: d.host.SessionMetrics()}, nil
 }
 
 // nonNil returns stats, or an empty list for nil, which JSON must show as [].

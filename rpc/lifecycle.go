@@ -76,7 +76,7 @@ func (s *Server) initialize(_ context.Context, params jsonrpc2.RawMessage) (any,
 		"rich", caps.Rich(), "applyEdit", caps.ApplyEdit(), "documentChanges", caps.DocumentChanges(),
 		"showMessageRequest", caps.ShowMessageRequest())
 	return protocol.InitializeResult{
-		Capabilities: serverCapabilities(enc, s.commands()),
+		Capabilities: serverCapabilities(enc, s.cmds.names()),
 		ServerInfo:   protocol.ServerInfo{Name: "agentls", Version: protocol.NewOptional(s.opts.Version)},
 	}, nil
 }

@@ -137,8 +137,8 @@ type Server struct {
 
 	routes        map[string]route
 	notifications map[string]notification
-	// cmds are the editor commands this server serves, by name (commands.go).
-	cmds map[string]editorCommand
+	// cmds serves the editor commands (commands.go).
+	cmds *commandHandler
 	// observers receive every scheduler event with the session of its call (updates.go,
 	// progress.go, diagnostics.go, transcript.go); they are set up in New and not
 	// changed afterwards.
@@ -185,10 +185,11 @@ func New(o Options) *Server {
 	}
 	s.docs = newDocuments()
 	s.memory.free = debug.FreeOSMemory
+	s.cmds = newCommandHandler(s)
 	s.routes = map[string]route{
 		"initialize":               {serve: s.initialize, inline: true},
 		"shutdown":                 {serve: s.shutdown, first: s.shuttingDown},
-		"workspace/executeCommand": {serve: s.executeCommand},
+		"workspace/executeCommand": {serve: s.cmds.executeCommand},
 		"textDocument/codeAction":  {serve: s.codeAction},
 	}
 	s.notifications = map[string]notification{
@@ -202,7 +203,7 @@ func New(o Options) *Server {
 		"workspace/didChangeConfiguration":    s.didChangeConfiguration,
 		"window/workDoneProgress/cancel":      s.cancelProgress,
 	}
-	s.addCommands()
+	s.cmds.route(s.routes, s.notifications)
 	s.observers = []func(string, tools.Event){s.sendUpdate, s.streamOutput, s.diagnose, s.transcribe}
 	return s
 }
