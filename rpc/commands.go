@@ -101,21 +101,21 @@ func newCommandHandler(s *Server) *commandHandler {
 		{name: cmdCancel, method: "agentls/cancel", notify: true, run: typed(c.cancel)},
 		{name: cmdSetApprovalMode, run: typed(c.setApprovalMode)},
 		{name: cmdConfirm, run: typed(c.answerConfirmation)},
-		{name: cmdListSessions, method: "agentls/sessions", run: legacy(s.listSessions)},
-		{name: cmdSessionHistory, run: legacy(s.sessionHistory)},
-		{name: cmdDiscoverTools, run: legacy(s.discoverTools)},
-		{name: cmdMCPStatus, run: legacy(s.mcpStatus)},
-		{name: cmdMCPAuth, run: legacy(s.mcpAuth)},
+		{name: cmdListSessions, method: "agentls/sessions", run: typed(c.listSessions)},
+		{name: cmdSessionHistory, run: typed(c.sessionHistory)},
+		{name: cmdDiscoverTools, run: typed(c.discoverTools)},
+		{name: cmdMCPStatus, run: typed(c.mcpStatus)},
+		{name: cmdMCPAuth, run: typed(c.mcpAuth)},
 		{name: cmdMetrics, run: typed(c.metrics)},
-		{name: cmdListPrompts, run: legacy(s.listPrompts)},
-		{name: cmdTrust, run: legacy(s.trustCommand)},
-		{name: cmdUndoTurn, run: legacy(s.undoTurn)},
-		{name: cmdTurnDiff, run: legacy(s.turnDiff)},
-		{name: cmdListRules, run: legacy(s.listRules)},
-		{name: cmdRemoveRule, run: legacy(s.removeRule)},
-		{name: cmdStatus, run: legacy(s.status)},
-		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: legacy(s.prompt)},
-		{name: cmdRunPrompt, needsModel: true, run: legacy(s.runPrompt)},
+		{name: cmdListPrompts, run: typed(c.listPrompts)},
+		{name: cmdTrust, run: typed(c.trust)},
+		{name: cmdUndoTurn, run: typed(c.undoTurn)},
+		{name: cmdTurnDiff, run: typed(c.turnDiff)},
+		{name: cmdListRules, run: typed(c.listRules)},
+		{name: cmdRemoveRule, run: typed(c.removeRule)},
+		{name: cmdStatus, run: typed(c.status)},
+		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: typed(c.prompt)},
+		{name: cmdRunPrompt, needsModel: true, run: typed(c.runPrompt)},
 	}
 	c.byName = map[string]commandEntry{}
 	for _, e := range c.table {
@@ -144,13 +144,6 @@ func (c *commandHandler) route(routes map[string]route, notifications map[string
 				return err
 			}
 		}
-	}
-}
-
-// legacy adapts a command method that decodes its own argument.
-func legacy(fn func(ctx context.Context, command string, arg json.RawMessage) (any, error)) func(context.Context, deps, json.RawMessage) (any, error) {
-	return func(ctx context.Context, d deps, arg json.RawMessage) (any, error) {
-		return fn(ctx, d.callee, arg)
 	}
 }
 

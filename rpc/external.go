@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -121,19 +120,16 @@ type trustArgs struct {
 	Scope toolbox.TrustScope `json:"scope"`
 }
 
-func (s *Server) trustCommand(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	var a trustArgs
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
+// trust records the user's trust in the workspace (agentls.trust).
+func (c *commandHandler) trust(_ context.Context, d deps, a trustArgs) (toolbox.TrustChange, error) {
 	switch a.Scope {
 	case toolbox.TrustFolder, toolbox.TrustParent, toolbox.TrustRevoke:
 	default:
-		return nil, invalidArgs(command, `scope %q: want "folder", "parent" or "revoke"`, a.Scope)
+		return toolbox.TrustChange{}, invalidArgs(d.callee, `scope %q: want "folder", "parent" or "revoke"`, a.Scope)
 	}
-	res, err := s.setTrust(a.Scope)
+	res, err := c.s.setTrust(a.Scope)
 	if err != nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+		return toolbox.TrustChange{}, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
 	return res, nil
 }
@@ -158,15 +154,11 @@ func (s *Server) setTrust(scope toolbox.TrustScope) (toolbox.TrustChange, error)
 }
 
 // discoverTools re-runs the discovery command and returns the tools it found.
-func (s *Server) discoverTools(ctx context.Context, command string, arg json.RawMessage) (any, error) {
-	if err := decodeArg(command, arg, &struct{}{}); err != nil {
-		return nil, err
-	}
-	_, _, tb := s.state()
-	if !s.externalAllowed() {
+func (c *commandHandler) discoverTools(ctx context.Context, d deps, _ struct{}) ([]tools.Info, error) {
+	if !c.s.externalAllowed() {
 		return []tools.Info{}, nil
 	}
-	infos, err := tb.Discover(ctx)
+	infos, err := d.toolbox.Discover(ctx)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
@@ -177,21 +169,13 @@ func (s *Server) discoverTools(ctx context.Context, command string, arg json.Raw
 }
 
 // mcpStatus returns the status of each MCP server.
-func (s *Server) mcpStatus(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	if err := decodeArg(command, arg, &struct{}{}); err != nil {
-		return nil, err
-	}
-	_, _, tb := s.state()
-	return tb.MCPStatuses(), nil
+func (c *commandHandler) mcpStatus(_ context.Context, d deps, _ struct{}) ([]toolbox.MCPStatus, error) {
+	return d.toolbox.MCPStatuses(), nil
 }
 
 // listPrompts returns the prompts of the connected MCP servers.
-func (s *Server) listPrompts(ctx context.Context, command string, arg json.RawMessage) (any, error) {
-	if err := decodeArg(command, arg, &struct{}{}); err != nil {
-		return nil, err
-	}
-	_, _, tb := s.state()
-	out, err := tb.MCPPrompts(ctx)
+func (c *commandHandler) listPrompts(ctx context.Context, d deps, _ struct{}) ([]toolbox.MCPPrompt, error) {
+	out, err := d.toolbox.MCPPrompts(ctx)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
@@ -221,24 +205,15 @@ func withContext(rendered, context string) string {
 }
 
 // runPrompt renders an MCP prompt and sends it to the agent as agentls.prompt would.
-func (s *Server) runPrompt(ctx context.Context, command string, arg json.RawMessage) (any, error) {
-	var a runPromptArgs
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
+func (c *commandHandler) runPrompt(ctx context.Context, d deps, a runPromptArgs) (promptResult, error) {
 	if a.Server == "" || a.Name == "" {
-		return nil, invalidArgs(command, "want the prompt's server and name")
+		return promptResult{}, invalidArgs(d.callee, "want the prompt's server and name")
 	}
-	_, _, tb := s.state()
-	text, err := tb.RenderMCPPrompt(ctx, a.Server, a.Name, a.Arguments)
+	text, err := d.toolbox.RenderMCPPrompt(ctx, a.Server, a.Name, a.Arguments)
 	if err != nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+		return promptResult{}, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
-	p, err := json.Marshal(map[string]string{"prompt": withContext(text, a.Context), "session": a.Session})
-	if err != nil {
-		return nil, err
-	}
-	return s.prompt(ctx, command, p)
+	return c.prompt(ctx, d, promptArgs{Prompt: withContext(text, a.Context), Session: a.Session})
 }
 
 // tell shows the user a message with window/showMessage.

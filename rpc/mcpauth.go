@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools/mcp"
 )
 
@@ -41,24 +41,19 @@ type mcpAuthArgs struct {
 }
 
 // mcpAuth runs the OAuth flow of an MCP server (agentls.mcpAuth) and returns its status.
-func (s *Server) mcpAuth(ctx context.Context, command string, arg json.RawMessage) (any, error) {
-	var a mcpAuthArgs
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
+func (c *commandHandler) mcpAuth(ctx context.Context, d deps, a mcpAuthArgs) (toolbox.MCPStatus, error) {
 	if a.Server == "" {
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, `%s: "server" is required`, command)
+		return toolbox.MCPStatus{}, jsonrpc2.Errorf(jsonrpc2.InvalidParams, `%s: "server" is required`, d.callee)
 	}
-	_, _, tb := s.state()
-	if err := tb.AuthorizeMCP(ctx, a.Server); err != nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+	if err := d.toolbox.AuthorizeMCP(ctx, a.Server); err != nil {
+		return toolbox.MCPStatus{}, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
-	for _, st := range tb.MCPStatuses() {
+	for _, st := range d.toolbox.MCPStatuses() {
 		if st.Name == a.Server {
 			return st, nil
 		}
 	}
-	return nil, jsonrpc2.Errorf(codeRequestFailed, "no MCP server is called %q", a.Server)
+	return toolbox.MCPStatus{}, jsonrpc2.Errorf(codeRequestFailed, "no MCP server is called %q", a.Server)
 }
 
 // Elicit implements mcp.Elicitor: rich clients that declare experimental.agentls.elicit

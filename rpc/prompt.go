@@ -3,7 +3,6 @@ package rpc
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -85,24 +84,21 @@ const maxSelection = 64 << 10
 // prompt runs one prompt to its end and returns its PromptResult. A cancelled prompt
 // (agentls.cancel, $/cancelRequest) is answered with its result, stopReason
 // "cancelled"; a model failure with stopReason "error" and the message.
-func (s *Server) prompt(ctx context.Context, command string, arg json.RawMessage) (any, error) {
-	var a promptArgs
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
+func (c *commandHandler) prompt(ctx context.Context, d deps, a promptArgs) (promptResult, error) {
+	s := c.s
 	if strings.TrimSpace(a.Prompt) == "" {
-		return nil, invalidArgs(command, `"prompt" must be the text to send to the model`)
+		return promptResult{}, invalidArgs(d.callee, `"prompt" must be the text to send to the model`)
 	}
 	if s.opts.NewClient == nil {
-		return nil, errNoModel
+		return promptResult{}, errNoModel
 	}
-	ec, err := s.editorContext(a)
+	ec, err := c.editorContext(d, a)
 	if err != nil {
-		return nil, invalidArgs(command, "%v", err)
+		return promptResult{}, invalidArgs(d.callee, "%v", err)
 	}
-	ls, v, err := s.openSession(ctx, a.Session)
+	ls, v, err := c.openSession(ctx, d, a.Session)
 	if err != nil {
-		return nil, err
+		return promptResult{}, err
 	}
 	s.newTurn(ls.ID())
 	s.log.Info("prompt", "session", ls.ID(), "chars", len(a.Prompt))
@@ -113,11 +109,11 @@ func (s *Server) prompt(ctx context.Context, command string, arg json.RawMessage
 	res, perr := ls.Prompt(ctx, a.Prompt, ec)
 	v.updates.flush()
 	if errors.Is(perr, session.ErrBusy) {
-		return nil, jsonrpc2.Errorf(codeRequestFailed,
+		return promptResult{}, jsonrpc2.Errorf(codeRequestFailed,
 			"session %s is already answering a prompt: wait for its result, or cancel it with agentls.cancel {\"session\": %q}", ls.ID(), ls.ID())
 	}
 	if perr != nil && res.StopReason != session.StopError {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "the prompt failed: %v", perr)
+		return promptResult{}, jsonrpc2.Errorf(codeRequestFailed, "the prompt failed: %v", perr)
 	}
 	out := promptResult{Session: ls.ID(), StopReason: res.StopReason, Text: res.Text, Usage: toUsage(&res.Usage)}
 	if perr != nil {
@@ -126,7 +122,7 @@ func (s *Server) prompt(ctx context.Context, command string, arg json.RawMessage
 	}
 	if v.transcript != nil {
 		out.Transcript = v.transcript.path
-		s.finishTranscript(v, out)
+		c.finishTranscript(d, v, out)
 	}
 	s.log.Info("prompt ended", "session", ls.ID(), "stopReason", res.StopReason)
 	return out, nil
@@ -134,7 +130,8 @@ func (s *Server) prompt(ctx context.Context, command string, arg json.RawMessage
 
 // editorContext makes the session's EditorContext from the prompt's uri and range: the
 // file, the lines of the range and the text it selects (as the editor holds it).
-func (s *Server) editorContext(a promptArgs) (*session.EditorContext, error) {
+func (c *commandHandler) editorContext(d deps, a promptArgs) (*session.EditorContext, error) {
+	s := c.s
 	if a.URI == "" {
 		if a.Range != nil {
 			return nil, errors.New(`"range" needs "uri", the document it is in`)
@@ -163,9 +160,8 @@ func (s *Server) editorContext(a promptArgs) (*session.EditorContext, error) {
 	}
 	if r.Start != r.End {
 		if text, ok := s.documentText(path); ok {
-			_, enc, _ := s.state()
-			from := workspace.PositionToOffset(text, workspace.Position{Line: r.Start.Line, Character: r.Start.Character}, enc)
-			to := workspace.PositionToOffset(text, workspace.Position{Line: r.End.Line, Character: r.End.Character}, enc)
+			from := workspace.PositionToOffset(text, workspace.Position{Line: r.Start.Line, Character: r.Start.Character}, d.enc)
+			to := workspace.PositionToOffset(text, workspace.Position{Line: r.End.Line, Character: r.End.Character}, d.enc)
 			if from < to {
 				ec.Selection = tools.Abbreviate(text[from:to], maxSelection)
 			}
@@ -218,11 +214,11 @@ func (s *Server) sessionStore() (*session.Store, string, error) {
 
 // openSession returns the live session id of the host (a new one if id is empty, else
 // the stored session id resumed) and the server's view of it.
-func (s *Server) openSession(ctx context.Context, id string) (*session.Live, *sessionView, error) {
-	if s.stateErr != nil {
-		return nil, nil, jsonrpc2.Errorf(codeRequestFailed, "%v", s.stateErr)
+func (c *commandHandler) openSession(ctx context.Context, d deps, id string) (*session.Live, *sessionView, error) {
+	if d.stateErr != nil {
+		return nil, nil, jsonrpc2.Errorf(codeRequestFailed, "%v", d.stateErr)
 	}
-	ls, err := s.host.Open(ctx, id)
+	ls, err := d.host.Open(ctx, id)
 	var re *session.ResumeError
 	switch {
 	case errors.Is(err, session.ErrNoModel):
@@ -233,7 +229,7 @@ func (s *Server) openSession(ctx context.Context, id string) (*session.Live, *se
 	case err != nil:
 		return nil, nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
-	return ls, s.views.get(s, ls.ID()), nil
+	return ls, c.s.views.get(c.s, d, ls.ID()), nil
 }
 
 // sessionViews are what the server keeps of the host's live sessions, by id: how
@@ -243,8 +239,8 @@ type sessionViews struct {
 	m  map[string]*sessionView
 }
 
-// get returns the view of session id, made on first use.
-func (v *sessionViews) get(s *Server, id string) *sessionView {
+// get returns the view of session id, made on first use, for a prompt with deps d.
+func (v *sessionViews) get(s *Server, d deps, id string) *sessionView {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if sv, ok := v.m[id]; ok {
@@ -253,13 +249,11 @@ func (v *sessionViews) get(s *Server, id string) *sessionView {
 	if v.m == nil {
 		v.m = map[string]*sessionView{}
 	}
-	rich := s.capabilities().RichUpdates()
+	rich := d.caps.RichUpdates()
 	sv := &sessionView{updates: &updateStream{s: s, session: id, rich: rich}, provider: "gemini"}
-	if _, _, tb := s.state(); tb != nil {
-		sv.provider = cmp.Or(tb.Config().Settings.Provider.Type, sv.provider)
-	}
+	sv.provider = cmp.Or(d.toolbox.Config().Settings.Provider.Type, sv.provider)
 	if !rich {
-		sv.transcript = newTranscript(filepath.Join(s.stateDir, "transcripts", fileName(id)+".md"), id, s.log)
+		sv.transcript = newTranscript(filepath.Join(d.stateDir, "transcripts", fileName(id)+".md"), id, s.log)
 	}
 	v.m[id] = sv
 	return sv
@@ -348,7 +342,8 @@ func (v *sessionView) observe(u session.Update) {
 // finishTranscript ends the prompt's part of the transcript and tells the editor: a
 // window/showMessage with the outcome and, after the session's first prompt here, a
 // window/showDocument of the transcript where the client supports it.
-func (s *Server) finishTranscript(v *sessionView, res promptResult) {
+func (c *commandHandler) finishTranscript(d deps, v *sessionView, res promptResult) {
+	s := c.s
 	t := v.transcript
 	t.end(res)
 	typ, what := protocol.MessageTypeInfo, stopText(res.StopReason)
@@ -362,7 +357,7 @@ func (s *Server) finishTranscript(v *sessionView, res promptResult) {
 	first := !v.shown
 	v.shown = true
 	v.mu.Unlock()
-	if !first || !s.capabilities().ShowDocument() {
+	if !first || !d.caps.ShowDocument() {
 		return
 	}
 	// Not waited for: an editor may show it only after it has the prompt's answer.
@@ -397,15 +392,11 @@ func stopText(r session.StopReason) string {
 }
 
 // listSessions returns the stored sessions, newest first (agentls.listSessions).
-func (s *Server) listSessions(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	var a struct{}
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
+func (c *commandHandler) listSessions(_ context.Context, d deps, _ struct{}) ([]sessionInfo, error) {
+	if d.stateErr != nil {
+		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", d.stateErr)
 	}
-	if s.stateErr != nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", s.stateErr)
-	}
-	infos, err := s.host.List()
+	infos, err := d.host.List()
 	if err != nil {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "listing the sessions: %v", err)
 	}
@@ -425,6 +416,11 @@ type sessionInfo struct {
 	Prompts int       `json:"prompts"`
 }
 
+// sessionArgs are the arguments of agentls.sessionHistory.
+type sessionArgs struct {
+	Session string `json:"session"`
+}
+
 // historyResult is the result of agentls.sessionHistory.
 type historyResult struct {
 	Session string `json:"session"`
@@ -440,19 +436,13 @@ type userMessageNotice struct {
 // sessionHistory returns a session's conversation, live or stored, as the updates a
 // rich client would have received had it shown every prompt as it ran (with the user's
 // prompts as user_message): what a client shows of a session it resumes.
-func (s *Server) sessionHistory(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	var a struct {
-		Session string `json:"session"`
-	}
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
+func (c *commandHandler) sessionHistory(_ context.Context, d deps, a sessionArgs) (historyResult, error) {
 	if a.Session == "" {
-		return nil, invalidArgs(command, `"session" must name a session (see %s)`, cmdListSessions)
+		return historyResult{}, invalidArgs(d.callee, `"session" must name a session (see %s)`, cmdListSessions)
 	}
-	ups, err := s.host.Replay(a.Session)
+	ups, err := d.host.Replay(a.Session)
 	if err != nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+		return historyResult{}, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
 	res := historyResult{Session: a.Session, Updates: []any{}}
 	for _, u := range ups {

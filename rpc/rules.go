@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -25,12 +24,9 @@ type savedRule struct {
 	Description string       `json:"description"`
 }
 
-// savedRules returns the saved rules with their per-source indices.
-func (s *Server) savedRules(command string) ([]settings.SavedRule, []savedRule, error) {
-	_, _, tb := s.state()
-	if tb == nil {
-		return nil, nil, invalidArgs(command, "the server is not initialized")
-	}
+// savedRules returns the saved rules of tb's settings files with their per-source
+// indices.
+func savedRules(tb *toolbox.Toolbox) ([]settings.SavedRule, []savedRule, error) {
 	saved, err := settings.SavedRules(tb.ConfigDir, tb.Workspace.Roots()[0])
 	if err != nil {
 		return nil, nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
@@ -45,32 +41,36 @@ func (s *Server) savedRules(command string) ([]settings.SavedRule, []savedRule, 
 	return saved, out, nil
 }
 
-func (s *Server) listRules(_ context.Context, command string, _ json.RawMessage) (any, error) {
-	_, out, err := s.savedRules(command)
+// listRulesResult is the result of agentls.listRules.
+type listRulesResult struct {
+	Rules []savedRule `json:"rules"`
+}
+
+func (c *commandHandler) listRules(_ context.Context, d deps, _ struct{}) (listRulesResult, error) {
+	_, out, err := savedRules(d.toolbox)
 	if err != nil {
-		return nil, err
+		return listRulesResult{}, err
 	}
-	return map[string]any{"rules": out}, nil
+	return listRulesResult{Rules: out}, nil
 }
 
 // removeRule removes the rule {source, index} of agentls.listRules and answers with
 // it. The settings are read again at the next session; the sessions running keep
 // what they allowed.
-func (s *Server) removeRule(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	var a struct {
-		Source string `json:"source"`
-		Index  *int   `json:"index"`
-	}
-	if err := decodeArg(command, arg, &a); err != nil {
-		return nil, err
-	}
+// removeRuleArgs are the arguments of agentls.removeRule.
+type removeRuleArgs struct {
+	Source string `json:"source"`
+	Index  *int   `json:"index"`
+}
+
+func (c *commandHandler) removeRule(_ context.Context, d deps, a removeRuleArgs) (any, error) {
 	if a.Source != "user" && a.Source != "workspace" {
-		return nil, invalidArgs(command, `"source" must be "user" or "workspace"`)
+		return nil, invalidArgs(d.callee, `"source" must be "user" or "workspace"`)
 	}
 	if a.Index == nil {
-		return nil, invalidArgs(command, `"index" is required: the rule's index among its source's rules in %s`, cmdListRules)
+		return nil, invalidArgs(d.callee, `"index" is required: the rule's index among its source's rules in %s`, cmdListRules)
 	}
-	saved, out, err := s.savedRules(command)
+	saved, out, err := savedRules(d.toolbox)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +81,8 @@ func (s *Server) removeRule(_ context.Context, command string, arg json.RawMessa
 		if _, err := settings.RemoveRule(saved[i].File, saved[i].Index); err != nil {
 			return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 		}
-		s.log.Info("rule removed", "file", r.File, "tool", r.Rule.ToolName)
+		c.s.log.Info("rule removed", "file", r.File, "tool", r.Rule.ToolName)
 		return r, nil
 	}
-	return nil, invalidArgs(command, "there is no %s rule %d (see %s)", a.Source, *a.Index, cmdListRules)
+	return nil, invalidArgs(d.callee, "there is no %s rule %d (see %s)", a.Source, *a.Index, cmdListRules)
 }

@@ -3,10 +3,7 @@ package rpc
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"sync"
-
-	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentls/agentls/confirm"
 )
@@ -72,14 +69,8 @@ type statusResult struct {
 }
 
 // status serves agentls.status.
-func (s *Server) status(ctx context.Context, command string, arg json.RawMessage) (any, error) {
-	if err := decodeArg(command, arg, &struct{}{}); err != nil {
-		return nil, err
-	}
-	_, _, tb := s.state()
-	if tb == nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "no workspace yet")
-	}
+func (c *commandHandler) status(ctx context.Context, d deps, _ struct{}) (statusResult, error) {
+	s, tb := c.s, d.toolbox
 	cfg := tb.Config()
 	res := statusResult{
 		Root:         tb.Workspace.Roots()[0],
@@ -93,12 +84,12 @@ func (s *Server) status(ctx context.Context, command string, arg json.RawMessage
 		res.ModelError = "this server has no model client"
 		return res, nil
 	}
-	c, err := s.opts.NewClient(ctx, cfg.Settings)
+	client, err := s.opts.NewClient(ctx, cfg.Settings)
 	if err != nil {
 		res.ModelError = err.Error()
 		return res, nil
 	}
 	res.ModelReady = true
-	res.Model = c.Model()
+	res.Model = client.Model()
 	return res, nil
 }

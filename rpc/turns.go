@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"go.lsp.dev/jsonrpc2"
@@ -23,18 +22,15 @@ type turnArgs struct {
 	Force bool `json:"force"`
 }
 
-func (s *Server) decodeTurnArgs(command string, arg json.RawMessage) (turnArgs, error) {
-	var a turnArgs
-	if err := decodeArg(command, arg, &a); err != nil {
-		return a, err
-	}
+// check says what is wrong with the arguments of command, if anything.
+func (a turnArgs) check(command string) error {
 	if a.Session == "" {
-		return a, invalidArgs(command, `"session" must name a session (see %s)`, cmdListSessions)
+		return invalidArgs(command, `"session" must name a session (see %s)`, cmdListSessions)
 	}
 	if a.Turn < 0 {
-		return a, invalidArgs(command, `"turn" is a prompt's number, from 1`)
+		return invalidArgs(command, `"turn" is a prompt's number, from 1`)
 	}
-	return a, nil
+	return nil
 }
 
 // turnDiffResult is the result of agentls.turnDiff.
@@ -46,16 +42,15 @@ type turnDiffResult struct {
 	Undone  bool     `json:"undone,omitzero"`
 }
 
-func (s *Server) turnDiff(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	a, err := s.decodeTurnArgs(command, arg)
-	if err != nil {
-		return nil, err
+func (c *commandHandler) turnDiff(_ context.Context, d deps, a turnArgs) (turnDiffResult, error) {
+	if err := a.check(d.callee); err != nil {
+		return turnDiffResult{}, err
 	}
-	t, err := s.host.Turn(a.Session, a.Turn)
+	t, err := d.host.Turn(a.Session, a.Turn)
 	if err != nil {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+		return turnDiffResult{}, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
-	res := turnDiffResult{Session: t.Session, Turn: t.Turn, Files: []string{}, Diff: t.Diff(s.host.Toolbox().Workspace), Undone: t.Undone}
+	res := turnDiffResult{Session: t.Session, Turn: t.Turn, Files: []string{}, Diff: t.Diff(d.toolbox.Workspace), Undone: t.Undone}
 	for _, c := range t.Changes {
 		res.Files = append(res.Files, c.Path)
 	}
@@ -64,14 +59,13 @@ func (s *Server) turnDiff(_ context.Context, command string, arg json.RawMessage
 
 // undoTurn answers with what was undone; files changed since the prompt are listed in
 // "changed", and without force nothing is undone then. That is an answer, not an error.
-func (s *Server) undoTurn(ctx context.Context, command string, arg json.RawMessage) (any, error) {
-	a, err := s.decodeTurnArgs(command, arg)
-	if err != nil {
-		return nil, err
+func (c *commandHandler) undoTurn(ctx context.Context, d deps, a turnArgs) (session.UndoResult, error) {
+	if err := a.check(d.callee); err != nil {
+		return session.UndoResult{}, err
 	}
-	res, err := s.host.UndoTurn(ctx, a.Session, a.Turn, a.Force)
+	res, err := d.host.UndoTurn(ctx, a.Session, a.Turn, a.Force)
 	if err != nil && !errors.Is(err, session.ErrChangedSince) {
-		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+		return session.UndoResult{}, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
 	return res, nil
 }
