@@ -398,3 +398,43 @@ func TestToolCallSummary(t *testing.T) {
 	}
 	t.Error("no completed tool_call_update")
 }
+
+// TestCommandArgumentsAreObjects: every command the server advertises, and every
+// agentls/* method, answers an argument that is not an object with InvalidParams
+// naming what was called, before doing anything: the command table decodes each
+// command's argument, the same way for all of them.
+func TestCommandArgumentsAreObjects(t *testing.T) {
+	ctx := testContext(t)
+	root := workspaceDir(t, nil)
+	c := start(t, root)
+	raw, err := c.Initialize(ctx, initParams(root, capsRich, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var init struct {
+		Capabilities struct {
+			ExecuteCommandProvider struct {
+				Commands []string `json:"commands"`
+			} `json:"executeCommandProvider"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(raw, &init); err != nil {
+		t.Fatal(err)
+	}
+	commands := init.Capabilities.ExecuteCommandProvider.Commands
+	if len(commands) == 0 {
+		t.Fatalf("no commands advertised: %s", raw)
+	}
+	for _, cmd := range commands {
+		err := command(ctx, c, cmd, "not an object", nil)
+		if want := "invalid arguments for " + cmd + ": want a JSON object"; codeOf(err) != lsptest.CodeInvalidParams || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s with a string argument: %v, want InvalidParams saying %q", cmd, err, want)
+		}
+	}
+	for _, method := range []string{"agentls/runTool", "agentls/tools", "agentls/cancel", "agentls/sessions", "agentls/prompt"} {
+		err := c.Call(ctx, method, []int{1}, nil)
+		if want := "invalid arguments for " + method + ": want a JSON object"; codeOf(err) != lsptest.CodeInvalidParams || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s with an array: %v, want InvalidParams saying %q", method, err, want)
+		}
+	}
+}

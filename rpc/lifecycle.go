@@ -206,7 +206,10 @@ const shutdownGrace = time.Second
 // for a moment, then they (and the tool calls they run) are cancelled.
 func (s *Server) shutdown(context.Context, jsonrpc2.RawMessage) (any, error) {
 	if !s.requests.waitFor(1, shutdownGrace) { // 1: this request
-		s.host.Cancel("")
+		s.mu.Lock()
+		host := s.host
+		s.mu.Unlock()
+		host.Cancel("")
 		s.requests.cancelAll()
 		if !s.requests.waitFor(1, shutdownGrace) {
 			s.log.Warn("requests still running after shutdown")

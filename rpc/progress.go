@@ -393,7 +393,12 @@ func (s *Server) cancelProgress(_ context.Context, params jsonrpc2.RawMessage) e
 	if !ok {
 		return nil // agentls's tokens are strings
 	}
-	if id, ok := s.streams.call(token); ok && s.host.CancelCall(id) {
+	// The host is set by initialize under s.mu: read it so, as Serve and the
+	// commands' deps do, not by relying on the read loop's order.
+	s.mu.Lock()
+	host := s.host
+	s.mu.Unlock()
+	if id, ok := s.streams.call(token); ok && host.CancelCall(id) {
 		s.log.Info("tool call cancelled from its progress", "call", id)
 	}
 	return nil

@@ -9,10 +9,11 @@
 // codec; capabilities.go what the client may be sent (every capability check goes
 // through ClientCapabilities); config.go settings and the tool system; documents.go the
 // document sync into the workspace overlay; commands.go the commands and agentls/*
-// methods; updates.go the agentls/update notifications; progress.go live output;
-// diagnostics.go and codeactions.go diagnostics and the code actions on them;
-// editwriter.go the workspace.Writer that turns edits into workspace/applyEdit;
-// confirm.go the confirm.Asker; prompt.go the agent's sessions behind agentls.prompt,
+// methods, served by a commandHandler whose table decodes each command's argument and
+// resolves what it needs (deps) once per call; updates.go the agentls/update
+// notifications; progress.go live output; diagnostics.go and codeactions.go
+// diagnostics and the code actions on them; editwriter.go the workspace.Writer that
+// turns edits into workspace/applyEdit; confirm.go the confirm.Asker; prompt.go the agent's sessions behind agentls.prompt,
 // and transcript.go their Markdown transcripts for clients without agentls/update.
 //
 // Concurrency: messages are read one at a time. Notifications, initialize and the
