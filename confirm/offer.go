@@ -20,7 +20,7 @@ func (p *Policy) Offer(c Call) []Choice {
 		return nil
 	}
 	if len(c.Details.Choices) > 0 {
-		return withIDs(c.Details.Choices)
+		return WithIDs(c.Details.Choices)
 	}
 	var ex *execInfo
 	if c.Details.Type == TypeExecute {
@@ -118,9 +118,9 @@ func RunByPath(prefix string) bool {
 	return false
 }
 
-// withIDs returns a question's own choices with an ID each: its outcome where it has
+// WithIDs returns a question's own choices with an ID each: its outcome where it has
 // none.
-func withIDs(choices []Choice) []Choice {
+func WithIDs(choices []Choice) []Choice {
 	out := make([]Choice, len(choices))
 	for i, c := range choices {
 		if c.ID == "" {

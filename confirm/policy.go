@@ -493,7 +493,7 @@ func (p *Policy) ask(c Call, ex *execInfo, reason string) Verdict {
 	if len(d.Choices) == 0 && d.Type != TypeAsk {
 		d.Choices = p.offer(Call{Tool: c.Tool, ReadOnly: c.ReadOnly, Server: c.Server, Args: c.Args, Details: d}, ex)
 	} else {
-		d.Choices = withIDs(d.Choices)
+		d.Choices = WithIDs(d.Choices)
 	}
 	return Verdict{Decision: Ask, Reason: reason, Details: d}
 }

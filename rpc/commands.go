@@ -267,17 +267,11 @@ func (s *Server) setApprovalMode(_ context.Context, command string, arg json.Raw
 
 // answerConfirmation answers a pending confirmation by its id (agentls.confirm).
 func (s *Server) answerConfirmation(_ context.Context, command string, arg json.RawMessage) (any, error) {
-	var a struct {
-		ID            string  `json:"id"`
-		Outcome       string  `json:"outcome"`
-		Content       *string `json:"content"`
-		AcceptedHunks []int   `json:"acceptedHunks"`
-		Persist       string  `json:"persist"`
-	}
+	var a confirmArgs
 	if err := decodeArg(command, arg, &a); err != nil {
 		return nil, err
 	}
-	ans, err := parseAnswer(a.Outcome, a.Content, a.AcceptedHunks, a.Persist)
+	ans, err := parseAnswer(a.answerFields)
 	if err != nil {
 		return nil, invalidArgs(command, "%v", err)
 	}

@@ -351,6 +351,7 @@ func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe t
 		Policy:   policy,
 		Asker:    asker,
 		Observe:  observe,
+		Saver:    tb,
 		Logger:   tb.Logger,
 		Locks:    tb.Workspace,
 		Metrics:  append([]*tools.Metrics{tb.Metrics}, metrics...),
