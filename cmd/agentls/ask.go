@@ -22,11 +22,6 @@ import (
 type terminalAsker struct {
 	in  io.Reader
 	out io.Writer
-	// save, when set, saves the rule of an "always, and save" answer
-	// (toolbox.SaveApproval) and says where it went; without it that answer is not
-	// offered.
-	save func(confirm.Request, confirm.Answer) (string, error)
-
 	once  sync.Once
 	turn  chan struct{} // holds a token while a question is on the terminal
 	lines chan string   // the lines of in; closed at its end
@@ -104,26 +99,18 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 			fmt.Fprintf(&b, "  %s\n", visible(u))
 		}
 	}
-	switch {
-	case len(d.Choices) > 0:
-		// The question's own answers, numbered.
-		for i, c := range d.Choices {
-			fmt.Fprintf(&b, "  [%d] %s\n", i+1, visible(c.Label))
+	// The question's choices, numbered, with a letter for the usual ones.
+	for i, c := range d.Choices {
+		key := strconv.Itoa(i + 1)
+		if letter, _ := choiceKeys(c.ID); letter != "" {
+			key += "/" + letter
 		}
-		b.WriteString("Answer: ")
-	default:
-		b.WriteString("Allow? [y] yes, once  ")
-		if !d.NoAlways {
-			fmt.Fprintf(&b, "[a] always allow %s  ", alwaysScope(d))
-			if a.save != nil {
-				b.WriteString("[s] always, and save in your settings  ")
-			}
-		}
-		if a.perHunk(d) {
-			fmt.Fprintf(&b, "[p] choose among the %d hunks  ", len(d.Hunks))
-		}
-		b.WriteString("[n] no: ")
+		fmt.Fprintf(&b, "  [%s] %s\n", key, visible(c.Label))
 	}
+	if a.perHunk(d) {
+		fmt.Fprintf(&b, "  [p] choose among the %d hunks\n", len(d.Hunks))
+	}
+	b.WriteString("Answer: ")
 	io.WriteString(a.out, b.String())
 
 	s, err := a.readLine(ctx)
@@ -132,39 +119,35 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 		return confirm.Answer{}, err
 	}
 	s = strings.ToLower(strings.TrimSpace(s))
-	if len(d.Choices) > 0 {
-		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(d.Choices) {
-			return confirm.Answer{Outcome: d.Choices[n-1].Outcome}, nil
-		}
-		return confirm.Answer{Outcome: confirm.Cancel}, nil
+	if s == "p" && a.perHunk(d) {
+		return a.askHunks(ctx, d)
 	}
-	switch s {
-	case "y", "yes":
-		return confirm.Answer{Outcome: confirm.ProceedOnce}, nil
-	case "a", "always", "s", "save":
-		if d.NoAlways || (s == "s" || s == "save") && a.save == nil {
-			break
-		}
-		o := confirm.ProceedAlways
-		if d.Type == confirm.TypeMCP {
-			o = confirm.ProceedAlwaysTool
-		}
-		ans := confirm.Answer{Outcome: o}
-		if s == "s" || s == "save" {
-			ans.Persist = confirm.ScopeUser
-			msg, err := a.save(req, ans)
-			if err != nil {
-				msg = err.Error()
-			}
-			fmt.Fprintf(a.out, "agentls: %s\n", visible(msg))
-		}
-		return ans, nil
-	case "p":
-		if a.perHunk(d) {
-			return a.askHunks(ctx, d)
+	for i, c := range d.Choices {
+		letter, word := choiceKeys(c.ID)
+		if s == strconv.Itoa(i+1) || s != "" && (s == letter || s == word) {
+			return confirm.Answer{Choice: c.ID}, nil
 		}
 	}
+	// Anything else is no.
 	return confirm.Answer{Outcome: confirm.Cancel}, nil
+}
+
+// choiceKeys returns the letter and the word that answer one of the usual choices
+// besides its number.
+func choiceKeys(id string) (letter, word string) {
+	switch id {
+	case confirm.ChoiceOnce:
+		return "y", "yes"
+	case confirm.ChoiceAlways:
+		return "a", "always"
+	case confirm.ChoiceAlwaysSave:
+		return "s", "save"
+	case confirm.ChoiceReject:
+		return "n", "no"
+	case confirm.ChoiceRejectAlways:
+		return "r", "reject"
+	}
+	return "", ""
 }
 
 // perHunk reports whether an edit's hunks can be chosen one by one.
@@ -311,22 +294,6 @@ func questionAnswer(q confirm.Question, typed string) string {
 	return strings.Join(labels, ", ")
 }
 
-// alwaysScope says, printable, what answering "always" allows.
-func alwaysScope(d confirm.Details) string {
-	switch d.Type {
-	case confirm.TypeExecute:
-		roots := make([]string, len(d.RootCommands))
-		for i, r := range d.RootCommands {
-			roots[i] = visible(r)
-		}
-		return strings.Join(roots, ", ") + " commands this run"
-	case confirm.TypeEdit:
-		return "edits this run"
-	case confirm.TypeMCP:
-		return visible(d.Tool) + " of " + visible(d.Server) + " this run"
-	}
-	return "this tool this run"
-}
 
 // visible returns s as it can be shown on a terminal without acting on it: control
 // characters (C0, DEL and C1, which start escape sequences, return the carriage or
