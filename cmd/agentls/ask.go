@@ -20,8 +20,8 @@ import (
 // so that an answer typed ahead is kept for the next question, and it puts one question
 // at a time.
 type terminalAsker struct {
-	in  io.Reader
-	out io.Writer
+	in    io.Reader
+	out   io.Writer
 	once  sync.Once
 	turn  chan struct{} // holds a token while a question is on the terminal
 	lines chan string   // the lines of in; closed at its end
@@ -293,7 +293,6 @@ func questionAnswer(q confirm.Question, typed string) string {
 	}
 	return strings.Join(labels, ", ")
 }
-
 
 // visible returns s as it can be shown on a terminal without acting on it: control
 // characters (C0, DEL and C1, which start escape sequences, return the carriage or
