@@ -325,7 +325,7 @@ func messageChoices(d confirm.Details) ([]string, map[string]confirm.Answer) {
 	titles := make([]string, len(d.Choices))
 	answers := make(map[string]confirm.Answer, len(d.Choices))
 	for i, c := range d.Choices {
-		titles[i], answers[c.Label] = c.Label, confirm.Answer{Choice: c.ID}
+		titles[i], answers[c.Label] = c.Label, confirm.Answer{Choice: c.ID, Outcome: c.Outcome, Persist: c.Persist}
 	}
 	return titles, answers
 }
