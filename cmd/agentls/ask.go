@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,18 +100,30 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 			fmt.Fprintf(&b, "  %s\n", visible(u))
 		}
 	}
-	// The question's choices, numbered, with a letter for the usual ones.
-	for i, c := range d.Choices {
-		key := strconv.Itoa(i + 1)
-		if letter, _ := choiceKeys(c.ID); letter != "" {
-			key += "/" + letter
+	choices := d.Choices
+	if len(choices) == 0 {
+		// A question that offers nothing (it should not come): once or not at all.
+		choices = []confirm.Choice{{ID: confirm.ChoiceOnce, Outcome: confirm.ProceedOnce, Label: "Allow once"},
+			{ID: confirm.ChoiceReject, Outcome: confirm.Cancel, Label: "Reject"}}
+	}
+	if slices.ContainsFunc(choices, func(c confirm.Choice) bool { letter, _ := choiceKeys(c.ID); return letter == "" }) {
+		// A question's own answers, numbered.
+		for i, c := range choices {
+			fmt.Fprintf(&b, "  [%d] %s\n", i+1, visible(c.Label))
 		}
-		fmt.Fprintf(&b, "  [%s] %s\n", key, visible(c.Label))
+		b.WriteString("Answer: ")
+	} else {
+		// The usual answers, each with its letter, on the question's line.
+		var keys []string
+		for _, c := range choices {
+			letter, _ := choiceKeys(c.ID)
+			keys = append(keys, fmt.Sprintf("[%s] %s", letter, visible(c.Label)))
+		}
+		if a.perHunk(d) {
+			keys = append(keys, fmt.Sprintf("[p] choose among the %d hunks", len(d.Hunks)))
+		}
+		b.WriteString("Allow? " + strings.Join(keys, "  ") + ": ")
 	}
-	if a.perHunk(d) {
-		fmt.Fprintf(&b, "  [p] choose among the %d hunks\n", len(d.Hunks))
-	}
-	b.WriteString("Answer: ")
 	io.WriteString(a.out, b.String())
 
 	s, err := a.readLine(ctx)
@@ -122,7 +135,7 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	if s == "p" && a.perHunk(d) {
 		return a.askHunks(ctx, d)
 	}
-	for i, c := range d.Choices {
+	for i, c := range choices {
 		letter, word := choiceKeys(c.ID)
 		if s == strconv.Itoa(i+1) || s != "" && (s == letter || s == word) {
 			return confirm.Answer{Choice: c.ID}, nil
@@ -132,14 +145,15 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	return confirm.Answer{Outcome: confirm.Cancel}, nil
 }
 
-// choiceKeys returns the letter and the word that answer one of the usual choices
-// besides its number.
+// choiceKeys returns the letter and the word that answer one of the usual choices.
 func choiceKeys(id string) (letter, word string) {
 	switch id {
 	case confirm.ChoiceOnce:
 		return "y", "yes"
 	case confirm.ChoiceAlways:
 		return "a", "always"
+	case confirm.ChoiceAlwaysServer:
+		return "v", "server"
 	case confirm.ChoiceAlwaysSave:
 		return "s", "save"
 	case confirm.ChoiceReject:

@@ -58,13 +58,13 @@ func TestAskPerHunk(t *testing.T) {
 		{"none of the rest", hunkRequest(), "p\nd\n", confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{}},
 			[]string{"Apply hunk 1 of 3?"}, "Apply hunk 2 of 3?"},
 		{"input ends: the rest left out", hunkRequest(), "p\ny\n", confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{0}}, nil, ""},
-		{"one hunk: no per-hunk choice", single, "p\n", confirm.Answer{Outcome: confirm.Cancel}, []string{"[1/y] Allow once"}, "[p]"},
+		{"one hunk: no per-hunk choice", single, "p\n", confirm.Answer{Outcome: confirm.Cancel}, []string{"[y] Allow once"}, "[p]"},
 		{"save by its letter", hunkRequest(), "s\n", confirm.Answer{Choice: confirm.ChoiceAlwaysSave},
-			[]string{"[3/s] Always allow write_file, and save it in your settings"}, ""},
-		{"every edit by its number", hunkRequest(), "2\n", confirm.Answer{Choice: confirm.ChoiceAlways},
-			[]string{"[2/a] Allow every edit for this session"}, ""},
+			[]string{"[s] Always allow write_file, and save it in your settings"}, ""},
+		{"every edit by its letter", hunkRequest(), "a\n", confirm.Answer{Choice: confirm.ChoiceAlways},
+			[]string{"[a] Allow every edit for this session"}, ""},
 		{"reject always", hunkRequest(), "r\n", confirm.Answer{Choice: confirm.ChoiceRejectAlways},
-			[]string{"[5/r] Always reject write_file for this session"}, ""},
+			[]string{"[r] Always reject write_file for this session"}, ""},
 		{"anything else is no", hunkRequest(), "maybe\n", confirm.Answer{Outcome: confirm.Cancel}, nil, ""},
 	}
 	for _, tt := range tests {
