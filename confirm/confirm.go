@@ -11,6 +11,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/agentls/agentls/workspace"
 )
@@ -62,10 +64,10 @@ type Details struct {
 	// Ask: the questions, in Gemini CLI's ask_user form.
 	Questions []Question `json:"questions,omitempty"`
 
-	// Choices, when set, replace the usual answers with these labels: a question that
-	// is not "may this call run?" (such as whether to trust a folder) says what each
-	// outcome means. Front ends that cannot show them fall back to the usual answers,
-	// which map to the same outcomes.
+	// Choices are the answers the person is offered, in the order to show them. The
+	// policy fills them in for every question it asks (see Policy.Offer); a question
+	// that is not "may this call run?" (such as whether to trust a folder) brings its
+	// own. Front ends show exactly these and answer with the chosen one's ID.
 	Choices []Choice `json:"choices,omitempty"`
 
 	// NoAlways makes the answer hold for this call only: the question is asked in every
@@ -140,11 +142,31 @@ type Option struct {
 	Description string `json:"description"`
 }
 
-// Choice is one answer offered for a question, and the outcome it stands for.
+// Choice is one answer offered for a question: what it is called, the outcome it
+// stands for, and, for an "always" answer, what it covers and where it is saved.
 type Choice struct {
+	// ID names the choice in an answer (Answer.Choice): one of the Choice… constants
+	// for the answers the policy offers, the outcome for a question's own choices.
+	ID      string  `json:"id"`
 	Outcome Outcome `json:"outcome"`
 	Label   string  `json:"label"`
+	// Covers says, for an "always" or "reject always" choice, what it holds for in
+	// the rest of the session: the programs of a shell command ("git, go"), a tool,
+	// an MCP server's tool or every tool of a server, or every edit.
+	Covers string `json:"covers,omitempty"`
+	// Persist, when set, saves the approval as a rule in that settings file too.
+	Persist Scope `json:"persist,omitempty"`
 }
+
+// The IDs of the choices the policy offers (see Policy.Offer).
+const (
+	ChoiceOnce         = "once"
+	ChoiceAlways       = "always"
+	ChoiceAlwaysServer = "always_server"
+	ChoiceAlwaysSave   = "always_save"
+	ChoiceReject       = "reject"
+	ChoiceRejectAlways = "reject_always"
+)
 
 // Outcome is a person's answer to a confirmation.
 type Outcome string
@@ -157,19 +179,22 @@ const (
 	ProceedAlwaysTool   Outcome = "proceed_always_tool"
 	ModifyWithEditor    Outcome = "modify_with_editor"
 	Cancel              Outcome = "cancel"
+	// RejectAlways refuses the call and, for the rest of the session, every call
+	// like it without asking (see Policy.RememberIn).
+	RejectAlways Outcome = "reject_always"
 )
 
 // Valid reports whether o is one of the known outcomes.
 func (o Outcome) Valid() bool {
 	switch o {
-	case ProceedOnce, ProceedAlways, ProceedAlwaysServer, ProceedAlwaysTool, ModifyWithEditor, Cancel:
+	case ProceedOnce, ProceedAlways, ProceedAlwaysServer, ProceedAlwaysTool, ModifyWithEditor, Cancel, RejectAlways:
 		return true
 	}
 	return false
 }
 
 // Proceeds reports whether the outcome lets the call run.
-func (o Outcome) Proceeds() bool { return o.Valid() && o != Cancel }
+func (o Outcome) Proceeds() bool { return o.Valid() && o != Cancel && o != RejectAlways }
 
 // Always reports whether the outcome allows calls like this one for the session.
 func (o Outcome) Always() bool {
@@ -205,6 +230,27 @@ type Answer struct {
 	// Persist, with an "always" outcome, also saves the rule the answer stands for
 	// in the settings file of that scope.
 	Persist Scope `json:"persist,omitempty"`
+	// Choice is the ID of the offered choice (Details.Choices) the person took; with
+	// it, the choice's outcome and Persist are the answer's (see Resolve).
+	Choice string `json:"choice,omitempty"`
+}
+
+// Resolve returns a with the outcome and Persist of the choice it names, checked
+// against the question d (see Check). An answer that names no choice is checked as
+// it is.
+func (a Answer) Resolve(d Details) (Answer, error) {
+	if a.Choice != "" {
+		i := slices.IndexFunc(d.Choices, func(c Choice) bool { return c.ID == a.Choice })
+		if i < 0 {
+			ids := make([]string, len(d.Choices))
+			for j, c := range d.Choices {
+				ids[j] = c.ID
+			}
+			return Answer{}, fmt.Errorf("choice %q was not offered (the choices were %s)", a.Choice, strings.Join(ids, ", "))
+		}
+		a.Outcome, a.Persist = d.Choices[i].Outcome, d.Choices[i].Persist
+	}
+	return a, a.Check(d)
 }
 
 // Check reports what makes a an invalid answer to a question with details d: an

@@ -24,8 +24,10 @@ import (
 //     ask beating allow) refuses the call when it is a deny rule. A deny rule with a
 //     command condition also refuses, failing closed, a shell call whose line cannot
 //     be parsed or has an Opaque command, since what it hides could match.
-//  2. In plan mode a call that is not read-only is refused. A call whose Details say
-//     PersonOnly is asked about: no rule, mode or earlier answer allows it.
+//  2. In plan mode a call that is not read-only is refused. A call the person
+//     rejected for the rest of the session ("reject always", see RememberIn) is
+//     refused. A call whose Details say PersonOnly is asked about: no rule, mode or
+//     earlier answer allows it.
 //  3. An edit of a sensitive file (see SensitivePath) or a shell command that writes
 //     one is asked about, unless the mode is yolo: no allow rule, "always" or auto_edit
 //     covers it.
@@ -39,7 +41,8 @@ import (
 //     NoAlways is asked about.
 //  7. Yolo mode runs everything.
 //  8. auto_edit mode runs edits.
-//  9. The session allowlist (see Remember): a shell command runs when each of its
+//  9. The session's "always" answers (Grants, see RememberIn): an edit runs when
+//     every edit was allowed; a shell command runs when each of its
 //     Roots was allowed and it is neither substituting, dangerous nor opaque; an MCP
 //     call when its server, or the server's tool, was allowed; any other call when
 //     its tool was.
@@ -60,12 +63,11 @@ type Policy struct {
 	// protected are the user's settings folders, sensitive wherever the workspace is.
 	protected []string
 
-	mu           sync.RWMutex
-	mode         Mode
-	allowRoots   map[string]bool // shell command roots
-	allowTools   map[string]bool // tool names
-	allowServers map[string]bool // MCP servers
-	allowMCP     map[string]bool // serverToolKey of MCP tools
+	mu   sync.RWMutex
+	mode Mode
+	// grants are the "always" answers of callers that keep none of their own (one
+	// front end's direct calls, a test): Decide and Remember use them.
+	grants Grants
 }
 
 // rule is a Rule compiled.
@@ -89,13 +91,9 @@ func NewPolicy(mode Mode, rules []Rule, roots func() []string) (*Policy, error) 
 		roots = func() []string { return nil }
 	}
 	p := &Policy{
-		roots:        roots,
-		protected:    protectedPaths(),
-		mode:         mode,
-		allowRoots:   make(map[string]bool),
-		allowTools:   make(map[string]bool),
-		allowServers: make(map[string]bool),
-		allowMCP:     make(map[string]bool),
+		roots:     roots,
+		protected: protectedPaths(),
+		mode:      mode,
 	}
 	for i, r := range rules {
 		c, err := compileRule(i+1, r)
@@ -309,13 +307,19 @@ func (p *Policy) SetMode(m Mode) {
 }
 
 // Decide says whether c runs, is refused, or must be asked about; see Policy for how.
+// The answers it goes by are the policy's own Grants.
 func (p *Policy) Decide(c Call) Verdict {
-	return p.DecideIn(c, p.Mode())
+	return p.DecideWith(c, p.Mode(), &p.grants)
 }
 
-// DecideIn is Decide in the given approval mode rather than the policy's: the mode of one
-// session, where a front end lets each session have its own.
+// DecideIn is Decide in the given approval mode rather than the policy's.
 func (p *Policy) DecideIn(c Call, mode Mode) Verdict {
+	return p.DecideWith(c, mode, &p.grants)
+}
+
+// DecideWith is Decide for one session: in its approval mode, with its "always"
+// answers g.
+func (p *Policy) DecideWith(c Call, mode Mode, g *Grants) Verdict {
 	var ex *execInfo
 	if c.Details != nil && c.Details.Type == TypeExecute {
 		ex = p.analyze(c.Details)
@@ -333,26 +337,31 @@ func (p *Policy) DecideIn(c Call, mode Mode) Verdict {
 	if mode == ModePlan && !c.ReadOnly {
 		return Verdict{Decision: Deny, Reason: "plan mode runs only read-only tools"}
 	}
+	if c.Details != nil && !c.Details.NoAlways {
+		if k := g.rejected(rejectKeys(c, ex)); k != "" {
+			return Verdict{Decision: Deny, Reason: "the user rejected " + keyText(k) + " for the rest of this session"}
+		}
+	}
 	if c.Details != nil && c.Details.PersonOnly {
-		return ask(c, ex, "only the user's answer lets this call run")
+		return p.ask(c, ex, "only the user's answer lets this call run")
 	}
 	if why := p.sensitive(c, ex); why != "" && mode != ModeYolo {
-		return ask(c, ex, why)
+		return p.ask(c, ex, why)
 	}
 	if win != nil && win.Decision == Allow {
 		if ex != nil && ex.unsafe() && !blanket && mode != ModeYolo {
-			return ask(c, ex, fmt.Sprintf("%s matches the command, but %s", win, ex.concerns()))
+			return p.ask(c, ex, fmt.Sprintf("%s matches the command, but %s", win, ex.concerns()))
 		}
 		return Verdict{Decision: Allow, Reason: "allowed by " + win.String()}
 	}
 	if win != nil && win.Decision == Ask {
-		return ask(c, ex, "asked by "+win.String())
+		return p.ask(c, ex, "asked by "+win.String())
 	}
 	if c.Details == nil {
 		return Verdict{Decision: Allow, Reason: "the tool needs no confirmation"}
 	}
 	if c.Details.NoAlways {
-		return ask(c, ex, "the call is asked about every time")
+		return p.ask(c, ex, "the call is asked about every time")
 	}
 	if mode == ModeYolo {
 		return Verdict{Decision: Allow, Reason: "yolo mode"}
@@ -360,13 +369,16 @@ func (p *Policy) DecideIn(c Call, mode Mode) Verdict {
 	if mode == ModeAutoEdit && c.Details.Type == TypeEdit {
 		return Verdict{Decision: Allow, Reason: "auto_edit mode"}
 	}
-	if p.allowlisted(c, ex) {
+	if c.Details.Type == TypeEdit && g.allEdits() {
+		return Verdict{Decision: Allow, Reason: "every edit was allowed for this session"}
+	}
+	if allowlisted(c, ex, g) {
 		return Verdict{Decision: Allow, Reason: "allowed for this session"}
 	}
 	if ex != nil && ex.unsafe() {
-		return ask(c, ex, "the command needs confirmation: "+ex.concerns())
+		return p.ask(c, ex, "the command needs confirmation: "+ex.concerns())
 	}
-	return ask(c, ex, "the call needs confirmation")
+	return p.ask(c, ex, "the call needs confirmation")
 }
 
 // hiddenWhat names what of a shell call no rule can see.
@@ -461,100 +473,136 @@ func strictness(d Decision) int {
 	return 0
 }
 
-// ask returns an Ask verdict with the details to show.
-func ask(c Call, ex *execInfo, reason string) Verdict {
+// ask returns an Ask verdict with the details to show, and the answers to offer
+// (see Offer) unless the question brings its own.
+func (p *Policy) ask(c Call, ex *execInfo, reason string) Verdict {
 	d := c.Details
-	switch {
-	case d == nil:
+	if d == nil {
 		d = &Details{
 			Type:   TypeInfo,
 			Title:  fmt.Sprintf("Allow %s?", c.Tool),
 			Prompt: fmt.Sprintf("A policy rule asks before the tool %s runs.", c.Tool),
 		}
-	case ex != nil && len(d.RootCommands) == 0 && len(ex.analysis.Roots) > 0:
+	} else {
 		copied := *d
-		copied.RootCommands = ex.analysis.Roots
 		d = &copied
+	}
+	if ex != nil && len(d.RootCommands) == 0 && len(ex.analysis.Roots) > 0 {
+		d.RootCommands = ex.analysis.Roots
+	}
+	if len(d.Choices) == 0 && d.Type != TypeAsk {
+		d.Choices = p.offer(Call{Tool: c.Tool, ReadOnly: c.ReadOnly, Server: c.Server, Args: c.Args, Details: d}, ex)
+	} else {
+		d.Choices = WithIDs(d.Choices)
 	}
 	return Verdict{Decision: Ask, Reason: reason, Details: d}
 }
 
-// allowlisted reports whether the person allowed calls like c for the session.
-func (p *Policy) allowlisted(c Call, ex *execInfo) bool {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	switch c.Details.Type {
-	case TypeExecute:
-		if ex.unsafe() || ex.hidden() || len(ex.analysis.Roots) == 0 {
-			return false
-		}
-		for _, root := range ex.analysis.Roots {
-			if !p.allowRoots[root] {
-				return false
-			}
-		}
-		return true
-	case TypeMCP:
-		server := serverOf(c)
-		return server != "" && p.allowServers[server] || p.allowMCP[serverToolKey(c)]
-	default:
-		return p.allowTools[c.Tool]
+// allowKeys returns the grant keys an "always" answer o to c allows, or none when o
+// allows nothing for the session: a shell command that cannot be analysed, is
+// dangerous or runs code no rule can see is asked about every time. An edit's
+// ProceedAlways allows every edit (Grants.edits), not a key.
+func allowKeys(c Call, ex *execInfo, o Outcome) []string {
+	typ := TypeInfo
+	if c.Details != nil {
+		typ = c.Details.Type
 	}
+	switch {
+	case typ == TypeExecute:
+		if o == ProceedAlwaysServer || ex == nil || ex.unsafe() || ex.hidden() || len(ex.analysis.Roots) == 0 {
+			return nil
+		}
+		keys := make([]string, len(ex.analysis.Roots))
+		for i, r := range ex.analysis.Roots {
+			keys[i] = keyRoot + r
+		}
+		return keys
+	case o == ProceedAlwaysServer:
+		if server := serverOf(c); server != "" {
+			return []string{keyServer + server}
+		}
+		return nil
+	case typ == TypeMCP:
+		return []string{keyMCP + serverToolKey(c)}
+	case typ == TypeEdit && o == ProceedAlways:
+		return nil
+	}
+	return []string{keyTool + c.Tool}
 }
 
-// Remember records an answer that allows calls like c for the rest of the session:
+// rejectKeys returns the grant keys a "reject always" answer to c refuses: each
+// program of a shell command (its whole line when it has none), the MCP server's
+// tool, or the tool.
+func rejectKeys(c Call, ex *execInfo) []string {
+	switch {
+	case ex != nil && len(ex.analysis.Roots) > 0:
+		keys := make([]string, len(ex.analysis.Roots))
+		for i, r := range ex.analysis.Roots {
+			keys[i] = keyRoot + r
+		}
+		return keys
+	case ex != nil:
+		return []string{keyLine + ex.line}
+	case c.Details != nil && c.Details.Type == TypeMCP:
+		return []string{keyMCP + serverToolKey(c)}
+	}
+	return []string{keyTool + c.Tool}
+}
+
+// allowlisted reports whether the person allowed calls like c for the session.
+func allowlisted(c Call, ex *execInfo, g *Grants) bool {
+	switch c.Details.Type {
+	case TypeExecute:
+		return g.allowed(allowKeys(c, ex, ProceedAlways))
+	case TypeMCP:
+		server := serverOf(c)
+		return server != "" && g.allowed([]string{keyServer + server}) || g.allowed([]string{keyMCP + serverToolKey(c)})
+	}
+	return g.allowed([]string{keyTool + c.Tool})
+}
+
+// Remember records, in the policy's own Grants, an answer that holds for the rest
+// of the session; see RememberIn.
+func (p *Policy) Remember(c Call, o Outcome) { p.RememberIn(&p.grants, c, o) }
+
+// RememberIn records in g an answer that holds for the rest of the session:
 //
 //   - ProceedAlways on a shell command allowlists its Roots (which carry the
 //     command's assignments, see Analysis), unless it has a substitution, a Dangerous
 //     reason or an Opaque command, or cannot be parsed (those are asked about every
-//     time); on an edit it switches default mode to auto_edit; on an MCP call it
+//     time); on an edit it allows every edit, as auto_edit does; on an MCP call it
 //     allowlists that tool of that server; on any other call, the tool.
 //   - ProceedAlwaysServer allowlists the MCP server of c.
 //   - ProceedAlwaysTool allowlists the MCP server's tool; for a shell command it does
 //     what ProceedAlways does (a shell tool as a whole is never allowlisted); for any
 //     other call it allowlists the tool.
+//   - RejectAlways refuses, without asking, every later call with a program of the
+//     shell command (its line, when it has none), the MCP server's tool, or the tool.
 //
 // Other outcomes, and answers to calls whose Details say NoAlways, change nothing.
-func (p *Policy) Remember(c Call, o Outcome) {
+func (p *Policy) RememberIn(g *Grants, c Call, o Outcome) {
 	if c.Details != nil && c.Details.NoAlways {
 		return
 	}
-	typ := TypeInfo
-	if c.Details != nil {
-		typ = c.Details.Type
+	var ex *execInfo
+	if c.Details != nil && c.Details.Type == TypeExecute {
+		ex = p.analyze(c.Details)
 	}
-	var roots []string
-	if typ == TypeExecute && (o == ProceedAlways || o == ProceedAlwaysTool) {
-		ex := p.analyze(c.Details)
-		if ex.unsafe() || ex.hidden() {
-			return
-		}
-		roots = ex.analysis.Roots
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch o {
-	case ProceedAlways, ProceedAlwaysTool:
-		switch typ {
-		case TypeExecute:
-			for _, r := range roots {
-				p.allowRoots[r] = true
-			}
-		case TypeMCP:
-			p.allowMCP[serverToolKey(c)] = true
-		case TypeEdit:
-			if o == ProceedAlwaysTool {
-				p.allowTools[c.Tool] = true
-			} else if p.mode == ModeDefault {
-				p.mode = ModeAutoEdit
-			}
-		default:
-			p.allowTools[c.Tool] = true
-		}
-	case ProceedAlwaysServer:
-		if server := serverOf(c); server != "" {
-			p.allowServers[server] = true
-		}
+	switch {
+	case o == RejectAlways:
+		keys := rejectKeys(c, ex)
+		g.mu.Lock()
+		g.set(&g.reject, keys)
+		g.mu.Unlock()
+	case o == ProceedAlways && c.Details != nil && c.Details.Type == TypeEdit:
+		g.mu.Lock()
+		g.edits = true
+		g.mu.Unlock()
+	case o.Always():
+		keys := allowKeys(c, ex, o)
+		g.mu.Lock()
+		g.set(&g.allow, keys)
+		g.mu.Unlock()
 	}
 }
 

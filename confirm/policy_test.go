@@ -190,7 +190,15 @@ func TestPolicyDecide(t *testing.T) {
 		{name: "cancel is not remembered", answers: []answer{{shellCall("ls"), Cancel}}, call: shellCall("ls"), want: Ask},
 		{name: "always tool on shell allowlists roots", answers: []answer{{shellCall("ls"), ProceedAlwaysTool}}, call: shellCall("ls -l"), want: Allow},
 		{name: "always tool on shell is not every command", answers: []answer{{shellCall("ls"), ProceedAlwaysTool}}, call: shellCall("make"), want: Ask},
-		{name: "always edit switches to auto_edit", answers: []answer{{editCall(testRoot + "/a.go"), ProceedAlways}}, call: editCall(testRoot + "/b.go"), want: Allow, wantReason: "auto_edit"},
+		{name: "always edit allows every edit", answers: []answer{{editCall(testRoot + "/a.go"), ProceedAlways}}, call: editCall(testRoot + "/b.go"), want: Allow, wantReason: "every edit"},
+		{name: "always edit is edits only", answers: []answer{{editCall(testRoot + "/a.go"), ProceedAlways}}, call: infoCall("web_fetch"), want: Ask},
+		{name: "reject always on shell", answers: []answer{{shellCall("make build"), RejectAlways}}, call: shellCall("ls && make test"), want: Deny, wantReason: "rejected"},
+		{name: "reject always beats yolo", mode: ModeYolo, answers: []answer{{shellCall("make build"), RejectAlways}}, call: shellCall("make"), want: Deny},
+		{name: "reject always beats an earlier always", answers: []answer{{shellCall("make"), ProceedAlways}, {shellCall("make"), RejectAlways}}, call: shellCall("make"), want: Deny},
+		{name: "reject always on shell is its programs", answers: []answer{{shellCall("make build"), RejectAlways}}, call: shellCall("ls"), want: Ask},
+		{name: "reject always on mcp is the tool", answers: []answer{{mcpCall("srv", "wipe"), RejectAlways}}, call: mcpCall("srv", "search"), want: Ask},
+		{name: "reject always on mcp", answers: []answer{{mcpCall("srv", "wipe"), RejectAlways}}, call: mcpCall("srv", "wipe"), want: Deny},
+		{name: "reject always on a tool", answers: []answer{{editCall(testRoot + "/a.go"), RejectAlways}}, call: editCall(testRoot + "/b.go"), want: Deny},
 		{name: "always tool on edit", answers: []answer{{editCall(testRoot + "/a.go"), ProceedAlwaysTool}}, call: editCall(testRoot + "/b.go"), want: Allow, wantReason: "session"},
 		{name: "always server", answers: []answer{{mcpCall("srv", "search"), ProceedAlwaysServer}}, call: mcpCall("srv", "delete"), want: Allow},
 		{name: "always server is one server", answers: []answer{{mcpCall("srv", "search"), ProceedAlwaysServer}}, call: mcpCall("other", "search"), want: Ask},
@@ -293,8 +301,11 @@ func TestPolicyModes(t *testing.T) {
 	}
 	p.SetMode(ModeDefault)
 	p.Remember(editCall(testRoot+"/a.go"), ProceedAlways)
-	if p.Mode() != ModeAutoEdit {
-		t.Errorf("Mode() = %q after an always-allow edit answer, want auto_edit", p.Mode())
+	if p.Mode() != ModeDefault {
+		t.Errorf("Mode() = %q after an always-allow edit answer, want default: the answer is the session's, not the mode", p.Mode())
+	}
+	if got := p.Decide(editCall(testRoot + "/b.go")); got.Decision != Allow {
+		t.Errorf("after an always-allow edit answer, Decide(edit) = %+v, want allow", got)
 	}
 }
 

@@ -81,9 +81,8 @@ type command struct {
 
 // confirmArgs are the argument of agentls.confirm.
 type confirmArgs struct {
-	ID      string `json:"id"`
-	Outcome string `json:"outcome"`
-	Persist string `json:"persist,omitempty"`
+	ID string `json:"id"`
+	answerFields
 }
 
 // The titles of the code actions that prompt.
@@ -171,7 +170,7 @@ func (s *Server) confirmationActions(path string, r protocol.Range, diags []cont
 				// Which question is which, when several wait on one line.
 				title += " — " + tools.Abbreviate(strings.TrimPrefix(c.mark.diag.Message, "agentls asks: "), 80)
 			}
-			cmd := command{Title: title, Command: cmdConfirm, Arguments: []any{confirmArgs{ID: c.id, Outcome: string(answers[t].Outcome), Persist: string(answers[t].Persist)}}}
+			cmd := command{Title: title, Command: cmdConfirm, Arguments: []any{confirmArgs{ID: c.id, answerFields: answerFields{Choice: answers[t].Choice}}}}
 			actions = append(actions, codeAction{Title: title, Kind: string(protocol.CodeActionKindQuickFix),
 				Diagnostics: []any{c.mark.diag}, Command: cmd})
 		}

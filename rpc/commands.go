@@ -315,19 +315,9 @@ func (c *commandHandler) setApprovalMode(_ context.Context, d deps, a approvalMo
 	return nil, nil
 }
 
-// answerArgs are the arguments of agentls.confirm as the server reads them (confirmArgs
-// are those its code actions write).
-type answerArgs struct {
-	ID            string  `json:"id"`
-	Outcome       string  `json:"outcome"`
-	Content       *string `json:"content"`
-	AcceptedHunks []int   `json:"acceptedHunks"`
-	Persist       string  `json:"persist"`
-}
-
 // answerConfirmation answers a pending confirmation by its id (agentls.confirm).
-func (c *commandHandler) answerConfirmation(_ context.Context, d deps, a answerArgs) (any, error) {
-	ans, err := parseAnswer(a.Outcome, a.Content, a.AcceptedHunks, a.Persist)
+func (c *commandHandler) answerConfirmation(_ context.Context, d deps, a confirmArgs) (any, error) {
+	ans, err := parseAnswer(a.answerFields)
 	if err != nil {
 		return nil, invalidArgs(d.callee, "%v", err)
 	}

@@ -74,15 +74,27 @@ func (c *confirmations) answer(id string, a confirm.Answer) bool {
 	return ok
 }
 
-// parseAnswer validates an outcome (and the content modify_with_editor carries), with
-// the hunks accepted and the scope to save the approval in, either of which may be
-// absent (nil, "").
-func parseAnswer(outcome string, content *string, hunks []int, persist string) (confirm.Answer, error) {
-	o := confirm.Outcome(outcome)
-	if !o.Valid() {
-		return confirm.Answer{}, fmt.Errorf("%q is not an outcome (want proceed_once, proceed_always, proceed_always_server, proceed_always_tool, modify_with_editor or cancel)", outcome)
+// answerFields are the fields of an answer to a confirmation, in agentls/confirm's
+// result and agentls.confirm's argument: the chosen choice's id, or an outcome (and
+// the content modify_with_editor carries), with the hunks accepted and the scope to
+// save the approval in, any of which may be absent.
+type answerFields struct {
+	Choice        string  `json:"choice,omitzero"`
+	Outcome       string  `json:"outcome,omitzero"`
+	Content       *string `json:"content,omitzero"`
+	AcceptedHunks []int   `json:"acceptedHunks,omitzero"`
+	Persist       string  `json:"persist,omitzero"`
+}
+
+// parseAnswer validates the fields of an answer. Whether a choice was offered is the
+// scheduler's to check, against the question (confirm.Answer.Resolve).
+func parseAnswer(f answerFields) (confirm.Answer, error) {
+	o := confirm.Outcome(f.Outcome)
+	if !o.Valid() && (f.Choice == "" || f.Outcome != "") {
+		return confirm.Answer{}, fmt.Errorf("%q is not an outcome (want a \"choice\" id of the question's choices, or an outcome: proceed_once, proceed_always, proceed_always_server, proceed_always_tool, modify_with_editor, cancel or reject_always)", f.Outcome)
 	}
-	a := confirm.Answer{Outcome: o, AcceptedHunks: hunks, Persist: confirm.Scope(persist)}
+	a := confirm.Answer{Choice: f.Choice, Outcome: o, AcceptedHunks: f.AcceptedHunks, Persist: confirm.Scope(f.Persist)}
+	content := f.Content
 	if o == confirm.ModifyWithEditor {
 		if content == nil {
 			return confirm.Answer{}, errors.New(`modify_with_editor must carry "content", the edited version of the proposal`)
@@ -142,33 +154,9 @@ func (s *Server) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, 
 	case <-ctx.Done():
 		return confirm.Answer{}, ctx.Err()
 	}
-	if err := a.Check(req.Details); err != nil {
-		// The scheduler refuses the call; nothing of the answer is acted on.
-		s.log.Warn("invalid answer to a confirmation", "id", req.ID, "outcome", a.Outcome, "err", err)
-		return confirm.Answer{}, fmt.Errorf("the editor's answer is invalid: %w", err)
-	}
-	s.saveApproval(req, a)
+	// The scheduler checks the answer against the question, and refuses the call
+	// when it is invalid.
 	return a, nil
-}
-
-// saveApproval saves the rule of an "always, and save" answer (toolbox.SaveApproval)
-// and tells the user where it went, or why it was not saved (the answer still holds
-// for the session).
-func (s *Server) saveApproval(req confirm.Request, a confirm.Answer) {
-	if a.Persist == "" {
-		return
-	}
-	_, _, tb := s.state()
-	if tb == nil {
-		return
-	}
-	msg, err := tb.SaveApproval(req, a)
-	if err != nil {
-		s.log.Warn("approval not saved", "id", req.ID, "err", err)
-		s.tell(protocol.MessageTypeWarning, "agentls: "+err.Error())
-		return
-	}
-	s.tell(protocol.MessageTypeInfo, "agentls: "+msg)
 }
 
 // confirmDetails are the params of agentls/confirm (ConfirmDetails in docs/protocol.md):
@@ -241,10 +229,7 @@ func newConfirmDetails(req confirm.Request) confirmDetails {
 
 // confirmResult is the result of agentls/confirm.
 type confirmResult struct {
-	Outcome       string  `json:"outcome"`
-	Content       *string `json:"content"`
-	AcceptedHunks []int   `json:"acceptedHunks"`
-	Persist       string  `json:"persist"`
+	answerFields
 	// Answers answer the questions of an ask_user confirmation.
 	Answers map[string]string `json:"answers"`
 }
@@ -258,7 +243,7 @@ func (s *Server) askRich(ctx context.Context, req confirm.Request) (confirm.Answ
 	if res == nil {
 		return confirm.Answer{}, errors.New("the editor answered agentls/confirm with null")
 	}
-	a, err := parseAnswer(res.Outcome, res.Content, res.AcceptedHunks, res.Persist)
+	a, err := parseAnswer(res.answerFields)
 	if err != nil {
 		return confirm.Answer{}, fmt.Errorf("the editor's answer to agentls/confirm is invalid: %w", err)
 	}
@@ -333,43 +318,16 @@ func questionMessage(i, n int, q confirm.Question) string {
 	return b.String()
 }
 
-// The choices of a window/showMessageRequest confirmation.
-const (
-	choiceOnce         = "Allow once"
-	choiceAlways       = "Allow always"
-	choiceAlwaysSave   = "Allow always and save"
-	choiceAlwaysTool   = "Always allow this tool"
-	choiceAlwaysServer = "Always allow this server"
-	choiceReject       = "Reject"
-)
-
-// messageChoices returns the titles offered for a confirmation and the answer of each:
-// the question's own choices when it has them. A question asked every time (NoAlways,
-// such as a switch of the approval mode) offers no "always": it would mean "once".
-// "Allow always and save" also saves the approval in the user's settings
-// (confirm.Answer.Persist).
+// messageChoices returns the titles offered for a confirmation, the labels of its
+// choices (confirm.Details.Choices, the same in every front end), and the answer of
+// each.
 func messageChoices(d confirm.Details) ([]string, map[string]confirm.Answer) {
-	if d.NoAlways && len(d.Choices) == 0 {
-		return []string{choiceOnce, choiceReject}, map[string]confirm.Answer{choiceOnce: {Outcome: confirm.ProceedOnce}, choiceReject: {Outcome: confirm.Cancel}}
+	titles := make([]string, len(d.Choices))
+	answers := make(map[string]confirm.Answer, len(d.Choices))
+	for i, c := range d.Choices {
+		titles[i], answers[c.Label] = c.Label, confirm.Answer{Choice: c.ID, Outcome: c.Outcome, Persist: c.Persist}
 	}
-	if len(d.Choices) > 0 {
-		titles := make([]string, len(d.Choices))
-		answers := make(map[string]confirm.Answer, len(d.Choices))
-		for i, c := range d.Choices {
-			titles[i], answers[c.Label] = c.Label, confirm.Answer{Outcome: c.Outcome}
-		}
-		return titles, answers
-	}
-	if d.Type == confirm.TypeMCP {
-		return []string{choiceOnce, choiceAlwaysTool, choiceAlwaysServer, choiceReject}, map[string]confirm.Answer{
-			choiceOnce: {Outcome: confirm.ProceedOnce}, choiceAlwaysTool: {Outcome: confirm.ProceedAlwaysTool},
-			choiceAlwaysServer: {Outcome: confirm.ProceedAlwaysServer}, choiceReject: {Outcome: confirm.Cancel},
-		}
-	}
-	return []string{choiceOnce, choiceAlways, choiceAlwaysSave, choiceReject}, map[string]confirm.Answer{
-		choiceOnce: {Outcome: confirm.ProceedOnce}, choiceAlways: {Outcome: confirm.ProceedAlways},
-		choiceAlwaysSave: {Outcome: confirm.ProceedAlways, Persist: confirm.ScopeUser}, choiceReject: {Outcome: confirm.Cancel},
-	}
+	return titles, answers
 }
 
 // askMessage puts the confirmation with window/showMessageRequest.

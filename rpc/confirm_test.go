@@ -126,7 +126,8 @@ func TestMessageRequestConfirmation(t *testing.T) {
 		wantMsg string
 	}{
 		{name: "allow once", handler: answer(map[string]any{"title": "Allow once"}), want: tools.StatusSuccess},
-		{name: "allow always", handler: answer(map[string]any{"title": "Allow always"}), want: tools.StatusSuccess},
+		{name: "allow always", handler: answer(map[string]any{"title": "Always allow touch for this session"}), want: tools.StatusSuccess},
+		{name: "reject always", handler: answer(map[string]any{"title": "Always reject touch for this session"}), want: tools.StatusCancelled, wantMsg: "for the rest of the session"},
 		{name: "reject", handler: answer(map[string]any{"title": "Reject"}), want: tools.StatusCancelled, wantMsg: "declined"},
 		{name: "a title not offered", handler: answer(map[string]any{"title": "Sure"}), want: tools.StatusCancelled, wantMsg: `"Sure"`},
 		{name: "dismissed", handler: answer(nil), want: tools.StatusCancelled, wantMsg: "dismissed"},
@@ -162,7 +163,8 @@ func TestMessageRequestConfirmation(t *testing.T) {
 				Actions []struct{ Title string }
 			}
 			json.Unmarshal(asked[0].Params, &p)
-			if !strings.Contains(p.Message, "touch ran") || len(p.Actions) != 4 || p.Actions[0].Title != "Allow once" || p.Actions[2].Title != "Allow always and save" {
+			if !strings.Contains(p.Message, "touch ran") || len(p.Actions) != 5 || p.Actions[0].Title != "Allow once" ||
+				p.Actions[2].Title != "Always allow touch, and save it in your settings" || p.Actions[4].Title != "Always reject touch for this session" {
 				t.Errorf("showMessageRequest = %s", asked[0].Params)
 			}
 			if tt.name == "no answer in time" {
@@ -276,7 +278,8 @@ func codeActions(ctx context.Context, t *testing.T, c *lsptest.Client, uri strin
 // confirmArg is the argument of agentls.confirm.
 type confirmArg struct {
 	ID      string `json:"id"`
-	Outcome string `json:"outcome"`
+	Choice  string `json:"choice,omitempty"`
+	Outcome string `json:"outcome,omitempty"`
 	Persist string `json:"persist,omitempty"`
 }
 
@@ -302,8 +305,9 @@ func TestConfirmationAsDiagnostic(t *testing.T) {
 		text   string
 	}{
 		{choose: "Allow once", want: tools.StatusSuccess, text: "one\nTWO\n"},
-		{choose: "Allow always", want: tools.StatusSuccess, text: "one\nTWO\n"},
-		{choose: "Allow always and save", want: tools.StatusSuccess, text: "one\nTWO\n"},
+		{choose: "Allow every edit for this session", want: tools.StatusSuccess, text: "one\nTWO\n"},
+		{choose: "Always allow replace, and save it in your settings", want: tools.StatusSuccess, text: "one\nTWO\n"},
+		{choose: "Always reject replace for this session", want: tools.StatusCancelled, text: "one\ntwo\n"},
 		{choose: "Reject", want: tools.StatusCancelled, text: "one\ntwo\n"},
 		{choose: "", want: tools.StatusCancelled, text: "one\ntwo\n"},
 	} {
@@ -339,10 +343,10 @@ func TestConfirmationAsDiagnostic(t *testing.T) {
 			}
 			// At the cursor on the diagnostic's line, with or without it in the context.
 			actions := codeActions(ctx, t, c, uri, lsptest.Range{Start: lsptest.Position{Character: 2}, End: lsptest.Position{Character: 2}}, nil)
-			if len(actions) != 4 {
-				t.Fatalf("code actions %+v, want Allow once, Allow always, Allow always and save, and Reject", actions)
+			if len(actions) != 5 {
+				t.Fatalf("code actions %+v, want the five choices offered", actions)
 			}
-			if with := codeActions(ctx, t, c, uri, q.Range, []lsptest.Diagnostic{q}); len(with) != 4 {
+			if with := codeActions(ctx, t, c, uri, q.Range, []lsptest.Diagnostic{q}); len(with) != 5 {
 				t.Errorf("code actions for the diagnostic in context: %+v", with)
 			}
 			for _, a := range actions {
@@ -371,7 +375,7 @@ func TestConfirmationAsDiagnostic(t *testing.T) {
 			if doc, _ := c.Editor().Doc(uri); doc.Text != tt.text {
 				t.Errorf("editor text %q, want %q", doc.Text, tt.text)
 			}
-			if tt.choose == "Allow always and save" {
+			if strings.Contains(tt.choose, "save") {
 				if _, err := c.WaitFor(ctx, "window/showMessage", func(m lsptest.Message) bool {
 					return strings.Contains(string(m.Params), "Saved in") && strings.Contains(string(m.Params), "allow replace")
 				}); err != nil {
@@ -437,8 +441,8 @@ func TestConfirmationAsDiagnosticPlacement(t *testing.T) {
 		"range": questions(diags)[0].Range, "context": map[string]any{"diagnostics": []any{}}}, &commands); err != nil {
 		t.Fatal(err)
 	}
-	if len(commands) != 4 || commands[0].Command != "agentls.confirm" || commands[0].Title != "Allow once" {
-		t.Fatalf("commands %+v, want the four answers as commands", commands)
+	if len(commands) != 5 || commands[0].Command != "agentls.confirm" || commands[0].Title != "Allow once" {
+		t.Fatalf("commands %+v, want the five choices as commands", commands)
 	}
 	if err := command(ctx, c, "agentls.confirm", commands[0].Arguments[0], nil); err != nil {
 		t.Fatal(err)

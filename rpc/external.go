@@ -78,18 +78,18 @@ func (s *Server) askTrust(tb *toolbox.Toolbox) {
 			prompt += "  - " + item + "\n"
 		}
 		prompt += "Only trust folders whose contents you trust: their settings can start programs."
-		a, err := s.Ask(s.ctx, confirm.Request{
-			ID:       fmt.Sprintf("trust-%d", s.seq.Add(1)),
-			ToolName: "agentls",
-			Details: confirm.Details{
-				Type: confirm.TypeInfo, Title: "Trust this folder?", Prompt: prompt,
-				Choices: []confirm.Choice{
-					{Outcome: confirm.ProceedOnce, Label: trustFolderLabel},
-					{Outcome: confirm.ProceedAlways, Label: trustParentLabel},
-					{Outcome: confirm.Cancel, Label: trustNotNowLabel},
-				},
-			},
-		})
+		d := confirm.Details{
+			Type: confirm.TypeInfo, Title: "Trust this folder?", Prompt: prompt,
+			Choices: confirm.WithIDs([]confirm.Choice{
+				{Outcome: confirm.ProceedOnce, Label: trustFolderLabel},
+				{Outcome: confirm.ProceedAlways, Label: trustParentLabel},
+				{Outcome: confirm.Cancel, Label: trustNotNowLabel},
+			}),
+		}
+		a, err := s.Ask(s.ctx, confirm.Request{ID: fmt.Sprintf("trust-%d", s.seq.Add(1)), ToolName: "agentls", Details: d})
+		if err == nil {
+			a, err = a.Resolve(d)
+		}
 		var scope toolbox.TrustScope
 		switch {
 		case err != nil:

@@ -113,9 +113,9 @@ func TestPersistApproval(t *testing.T) {
 	var answerWith atomic.Value
 	answerWith.Store(map[string]any{"outcome": "proceed_once"})
 	c.Handle("agentls/confirm", func(_ context.Context, p json.RawMessage) (any, error) {
-		var d struct{ Choices []any }
+		var d struct{ Title string }
 		json.Unmarshal(p, &d)
-		if len(d.Choices) > 0 {
+		if d.Title == "Trust this folder?" {
 			return map[string]any{"outcome": "cancel"}, nil // the question whether to trust the folder: no
 		}
 		return answerWith.Load(), nil
@@ -200,14 +200,14 @@ func TestPersistApproval(t *testing.T) {
 	}
 }
 
-// TestAllowAlwaysAndSave: a plain client's "Allow always and save" saves the rule in
+// TestAllowAlwaysAndSave: a plain client's "Always allow …, and save" saves the rule in
 // the user's settings.
 func TestAllowAlwaysAndSave(t *testing.T) {
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	config := t.TempDir()
 	c := sessionIn(t, root, config, capsEditor)
-	c.Handle("window/showMessageRequest", answer(map[string]any{"title": "Allow always and save"}))
+	c.Handle("window/showMessageRequest", answer(map[string]any{"title": "Always allow echo, and save it in your settings"}))
 	if res := runTool(ctx, t, c, "run_shell_command", map[string]any{"command": "echo hi"}); res.Status != tools.StatusSuccess {
 		t.Fatalf("echo: %+v", res)
 	}

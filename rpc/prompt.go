@@ -289,6 +289,15 @@ type sessionView struct {
 func (s *Server) onUpdate(u session.Update) {
 	switch u.Kind {
 	case session.UpdateToolCall:
+		if n := u.Call.Note; n != nil {
+			// Where an approval was saved, or why not.
+			level := protocol.MessageTypeInfo
+			if n.Warning {
+				level = protocol.MessageTypeWarning
+			}
+			s.tell(level, "agentls: "+n.Text)
+			return
+		}
 		s.observe(u.Session, *u.Call)
 	case session.UpdatePlan:
 		id := cmp.Or(u.Session, EditorSession)

@@ -143,23 +143,34 @@ func TestSessionInfo(t *testing.T) {
 	}
 }
 
-// TestModeChangedByAlways: "accept always" on an edit switches the workspace to
-// auto_edit on the server, and the client is told.
-func TestModeChangedByAlways(t *testing.T) {
+// TestAlwaysOnEditKeepsTheMode: "always" on an edit allows every later edit of the
+// same session (here the editor's runTool calls) without a question, and changes no
+// approval mode: the workspace stays in default for every other session (it used to
+// switch the whole server to auto_edit, red team R8).
+func TestAlwaysOnEditKeepsTheMode(t *testing.T) {
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"f.txt": "one\n"})
 	c := session(t, root, capsRich, nil)
 	c.Handle("agentls/confirm", func(context.Context, json.RawMessage) (any, error) {
-		return map[string]any{"outcome": "proceed_always"}, nil
+		return map[string]any{"choice": "always"}, nil
 	})
 	if got := waitMode(ctx, t, c, "", 1); got[0] != "default" {
 		t.Fatalf("first mode %v, want default", got)
 	}
-	if res := runTool(ctx, t, c, "replace", replaceArgs("f.txt", "one", "two")); res.Status != "success" {
-		t.Fatalf("replace: %+v", res)
+	for _, step := range [][2]string{{"one", "two"}, {"two", "three"}} {
+		if res := runTool(ctx, t, c, "replace", replaceArgs("f.txt", step[0], step[1])); res.Status != "success" {
+			t.Fatalf("replace: %+v", res)
+		}
 	}
-	if got := waitMode(ctx, t, c, "", 2); got[1] != "auto_edit" {
-		t.Errorf("modes %v, want [default auto_edit]", got)
+	if n := len(c.Received("agentls/confirm")); n != 1 {
+		t.Errorf("%d questions, want 1: the second edit is allowed by the first answer", n)
+	}
+	var st struct{ ApprovalMode string }
+	if err := command(ctx, c, "agentls.status", nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.ApprovalMode != "default" {
+		t.Errorf("approval mode %q after an always on an edit, want default", st.ApprovalMode)
 	}
 }
 

@@ -112,6 +112,9 @@ type runningCall struct {
 type schedulerFor struct {
 	sched *tools.Scheduler
 	cfg   *toolbox.Config
+	// grants are the "always" answers given to the scope's calls (RunTool's), which
+	// outlive its schedulers.
+	grants *confirm.Grants
 }
 
 // stale reports whether the toolbox's policy or registry changed since the scheduler
@@ -339,8 +342,12 @@ func (h *Host) scopeScheduler(scope string) *tools.Scheduler {
 	defer h.mu.Unlock()
 	ss := h.scopes[scope]
 	if ss.stale(h.tb) {
-		ss = schedulerFor{cfg: h.tb.Config()}
-		ss.sched = h.tb.Scheduler(ss.cfg.Policy, h.o.Asker, func(ev tools.Event) {
+		grants := ss.grants
+		if grants == nil {
+			grants = new(confirm.Grants)
+		}
+		ss = schedulerFor{cfg: h.tb.Config(), grants: grants}
+		ss.sched = h.tb.Scheduler(sessionPolicy{p: ss.cfg.Policy, grants: grants}, h.o.Asker, func(ev tools.Event) {
 			h.emit(Update{Kind: UpdateToolCall, Session: scope, Call: &ev})
 		})
 		h.scopes[scope] = ss
@@ -440,6 +447,9 @@ type Live struct {
 	metrics *tools.Metrics
 	// mode is the session's approval mode; nil or empty means the workspace's.
 	mode atomic.Pointer[confirm.Mode]
+	// grants are what the person answered "always" (or "reject always") in this
+	// session: they hold for it alone.
+	grants confirm.Grants
 
 	mu     sync.Mutex
 	cancel context.CancelFunc // of the running prompt; nil when none runs
@@ -684,7 +694,7 @@ func (l *Live) scheduler() *tools.Scheduler {
 	h := l.h
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
-		l.sched = schedulerFor{cfg: cfg, sched: h.tb.Scheduler(sessionPolicy{p: cfg.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
+		l.sched = schedulerFor{cfg: cfg, sched: h.tb.Scheduler(l.policy(cfg.Policy), h.o.Asker, func(ev tools.Event) {
 			l.noteCall(ev)
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		}, l.metrics)}
@@ -692,21 +702,32 @@ func (l *Live) scheduler() *tools.Scheduler {
 	return l.sched.sched
 }
 
-// sessionPolicy is the workspace's policy in the session's approval mode, when the
-// session has one of its own. "Always" answers are the workspace's.
+// policy returns the workspace's policy p as the session sees it: in its approval
+// mode, with its own "always" answers.
+func (l *Live) policy(p *confirm.Policy) sessionPolicy {
+	return sessionPolicy{p: p, mode: &l.mode, grants: &l.grants}
+}
+
+// sessionPolicy is the workspace's policy in a session's approval mode, when the
+// session has one of its own (mode; nil means the workspace's), with the session's
+// "always" answers (grants), which no other session shares.
 type sessionPolicy struct {
-	p *confirm.Policy
-	l *Live
+	p      *confirm.Policy
+	mode   *atomic.Pointer[confirm.Mode]
+	grants *confirm.Grants
 }
 
 func (s sessionPolicy) Decide(c confirm.Call) confirm.Verdict {
-	if m := s.l.mode.Load(); m != nil && *m != "" {
-		return s.p.DecideIn(c, *m)
+	m := s.p.Mode()
+	if s.mode != nil {
+		if own := s.mode.Load(); own != nil && *own != "" {
+			m = *own
+		}
 	}
-	return s.p.Decide(c)
+	return s.p.DecideWith(c, m, s.grants)
 }
 
-func (s sessionPolicy) Remember(c confirm.Call, o confirm.Outcome) { s.p.Remember(c, o) }
+func (s sessionPolicy) Remember(c confirm.Call, o confirm.Outcome) { s.p.RememberIn(s.grants, c, o) }
 
 // planOf makes the plan of a todo list.
 func planOf(items []todos.Item) []PlanEntry {

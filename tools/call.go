@@ -80,10 +80,21 @@ type Event struct {
 	Output string
 	// Result is set with a terminal Status.
 	Result *CallResult
+	// Note is a message for the person about the call that is neither its output nor
+	// its result, such as where the rule of an "always, and save" answer was saved or
+	// why it was not; it comes on an event of its own (no Status, no Output).
+	Note *Note
 	// Parent is the id of the call this call runs within (a sub-agent's call, the
 	// invoke_agent call that started the sub-agent); empty for a call of its own. The
 	// scheduler leaves it empty: whoever runs calls within a call sets it.
 	Parent string
+}
+
+// Note is a message for the person (Event.Note).
+type Note struct {
+	Text string
+	// Warning marks a note that says something did not happen as asked.
+	Warning bool
 }
 
 // callIDKey carries the id of the call whose Execute runs.

@@ -34,11 +34,20 @@ const (
 	defaultRetryBase = 200 * time.Millisecond
 )
 
-// Policy decides whether a call runs, is refused or must be asked about, and remembers
-// "always" answers. *confirm.Policy implements it.
+// Policy decides whether a call runs, is refused or must be asked about (with the
+// answers to offer in the verdict's Details.Choices), and remembers the answers that
+// hold for the rest of the session ("always", "reject always"). *confirm.Policy
+// implements it.
 type Policy interface {
 	Decide(c confirm.Call) confirm.Verdict
 	Remember(c confirm.Call, o confirm.Outcome)
+}
+
+// ApprovalSaver saves the rule an "always, and save" answer stands for (see
+// confirm.Answer.Persist) and says where it went, or, as an error, why it was not
+// saved; *toolbox.Toolbox implements it.
+type ApprovalSaver interface {
+	SaveApproval(req confirm.Request, a confirm.Answer) (string, error)
 }
 
 // Options configure a Scheduler.
@@ -53,6 +62,8 @@ type Options struct {
 	Asker confirm.Asker
 	// Observe receives every state change and output chunk; it may be nil.
 	Observe Observer
+	// Saver saves the approvals a person asks to keep; nil tells them it cannot.
+	Saver ApprovalSaver
 	// OutputDir is where the full output of a shortened result is saved; empty means
 	// agentls-output in os.TempDir().
 	OutputDir string
@@ -91,6 +102,7 @@ type Scheduler struct {
 	policy    Policy
 	asker     confirm.Asker
 	observe   Observer
+	saver     ApprovalSaver
 	outputDir string
 	logger    *slog.Logger
 	retryBase time.Duration
@@ -126,6 +138,7 @@ func NewScheduler(o Options) *Scheduler {
 		policy:     o.Policy,
 		asker:      o.Asker,
 		observe:    o.Observe,
+		saver:      o.Saver,
 		outputDir:  o.OutputDir,
 		logger:     o.Logger,
 		shared:     o.Locks,
@@ -555,14 +568,19 @@ func (s *Scheduler) propose(ctx context.Context, c *call) {
 	case verdict.Decision == confirm.Allow && c.details != nil && c.details.PersonOnly:
 		// Whatever the policy says, only the person's answer runs it (see
 		// confirm.Details.PersonOnly).
+		c.details = offered(c.details)
 		c.needsAsk = true
 	case verdict.Decision == confirm.Allow:
 		c.allowed = true
 	case verdict.Decision == confirm.Ask:
-		if c.details == nil {
+		switch {
+		case verdict.Details != nil:
+			c.details = verdict.Details
+		case c.details == nil:
 			c.details = &confirm.Details{Type: confirm.TypeInfo, Title: c.title,
 				Prompt: fmt.Sprintf("Allow %s: %s?", c.info.Name, c.title)}
 		}
+		c.details = offered(c.details)
 		c.needsAsk = true
 	default:
 		reason := verdict.Reason
@@ -571,6 +589,25 @@ func (s *Scheduler) propose(ctx context.Context, c *call) {
 		}
 		s.finishError(c, &Error{Type: ErrPolicyViolation, Message: reason})
 	}
+}
+
+// offered returns d with the answers a person is offered: the policy's (set in its
+// verdict), the question's own, or else allow once and reject, which hold for this
+// call alone. ask_user's questions are answered with words, not choices.
+func offered(d *confirm.Details) *confirm.Details {
+	if d.Type == confirm.TypeAsk {
+		return d
+	}
+	copied := *d
+	if len(d.Choices) > 0 {
+		copied.Choices = confirm.WithIDs(d.Choices)
+		return &copied
+	}
+	copied.Choices = []confirm.Choice{
+		{ID: confirm.ChoiceOnce, Outcome: confirm.ProceedOnce, Label: "Allow once"},
+		{ID: confirm.ChoiceReject, Outcome: confirm.Cancel, Label: "Reject"},
+	}
+	return &copied
 }
 
 // checkCommand enforces the registry's command restriction on a shell call.
@@ -668,26 +705,32 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 		s.finishError(c, &Error{Type: ErrCancelled, Err: err,
 			Message: fmt.Sprintf("The user did not approve the call (asking failed: %v), so it was not run.", err)})
 		return false
+	}
+	ans, err = ans.Resolve(*c.details)
+	if err != nil {
+		s.logger.Warn("invalid answer to a confirmation", "tool", c.req.Name, "call", c.req.CallID, "err", err)
+		s.finishError(c, &Error{Type: ErrCancelled,
+			Message: fmt.Sprintf("The user did not approve the call (invalid answer: %v), so it was not run.", err)})
+		return false
+	}
+	switch {
 	case ans.Outcome == confirm.Cancel && c.details.Type == confirm.TypeAsk:
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The user dismissed the questions without answering."})
 		return false
 	case ans.Outcome == confirm.Cancel:
 		s.finishError(c, &Error{Type: ErrCancelled, Message: "The user declined to run this call."})
 		return false
-	case !ans.Outcome.Valid():
-		s.finishError(c, &Error{Type: ErrCancelled,
-			Message: fmt.Sprintf("The user did not approve the call (unknown answer %q), so it was not run.", ans.Outcome)})
+	case ans.Outcome == confirm.RejectAlways:
+		if s.policy != nil {
+			s.policy.Remember(c.pcall, ans.Outcome)
+		}
+		s.finishError(c, &Error{Type: ErrCancelled, Message: "The user declined to run this call, and every call like it (" +
+			rejectedCovers(c.details) + ") for the rest of the session: do not ask for them again."})
 		return false
 	case ans.Outcome == confirm.ModifyWithEditor && c.details.PersonOnly && c.caps.Modify == nil:
 		// No content to modify was offered: the answer is not one to this question.
 		s.finishError(c, &Error{Type: ErrCancelled,
 			Message: "The front end answered modify_with_editor, which is not an answer to this question, so the call was not run."})
-		return false
-	}
-	if err := ans.Check(*c.details); err != nil {
-		s.logger.Warn("invalid answer to a confirmation", "tool", c.req.Name, "call", c.req.CallID, "err", err)
-		s.finishError(c, &Error{Type: ErrCancelled,
-			Message: fmt.Sprintf("The user did not approve the call (invalid answer: %v), so it was not run.", err)})
 		return false
 	}
 	switch {
@@ -697,11 +740,42 @@ func (s *Scheduler) ask(ctx context.Context, c *call) bool {
 		return s.modify(c, ans.Content)
 	case ans.Outcome != confirm.ProceedOnce && s.policy != nil:
 		s.policy.Remember(c.pcall, ans.Outcome)
+		s.save(c, req, ans)
 	}
 	if answered := c.caps.Answered; answered != nil {
 		return s.guard(c, "Answered", func() { answered(ans) })
 	}
 	return true
+}
+
+// save saves the rule of an "always, and save" answer and tells the person where it
+// went, or why it was not saved; the answer holds for the session either way.
+func (s *Scheduler) save(c *call, req confirm.Request, ans confirm.Answer) {
+	if ans.Persist == "" {
+		return
+	}
+	note := &Note{Text: "the approval was not saved: nothing can save it here; it holds for this session", Warning: true}
+	if s.saver != nil {
+		msg, err := s.saver.SaveApproval(req, ans)
+		switch {
+		case err != nil:
+			s.logger.Warn("approval not saved", "call", c.req.CallID, "err", err)
+			note.Text = err.Error()
+		default:
+			note = &Note{Text: msg}
+		}
+	}
+	s.emit(c, Event{Note: note})
+}
+
+// rejectedCovers says what a "reject always" answer to d covers, for the model.
+func rejectedCovers(d *confirm.Details) string {
+	for _, ch := range d.Choices {
+		if ch.Outcome == confirm.RejectAlways && ch.Covers != "" {
+			return ch.Covers
+		}
+	}
+	return "this tool"
 }
 
 // acceptHunks applies the hunks of c's proposal the person accepted (valid indices

@@ -848,7 +848,7 @@ func TestSchedulerPolicyAndConfirmation(t *testing.T) {
 		{name: "cancel", tool: &fakeTool{name: "t", confirm: true}, asker: answer(confirm.Cancel),
 			status: StatusCancelled, errType: ErrCancelled, msg: []string{"declined"}, asked: true},
 		{name: "unknown answer", tool: &fakeTool{name: "t", confirm: true}, asker: answer("sure"),
-			status: StatusCancelled, errType: ErrCancelled, msg: []string{`unknown answer "sure"`}, asked: true},
+			status: StatusCancelled, errType: ErrCancelled, msg: []string{`"sure" is not an outcome`}, asked: true},
 		{name: "asker error", tool: &fakeTool{name: "t", confirm: true},
 			asker: askerFunc(func(context.Context, confirm.Request) (confirm.Answer, error) {
 				return confirm.Answer{}, errors.New("editor went away")

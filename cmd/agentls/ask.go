@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,13 +21,8 @@ import (
 // so that an answer typed ahead is kept for the next question, and it puts one question
 // at a time.
 type terminalAsker struct {
-	in  io.Reader
-	out io.Writer
-	// save, when set, saves the rule of an "always, and save" answer
-	// (toolbox.SaveApproval) and says where it went; without it that answer is not
-	// offered.
-	save func(confirm.Request, confirm.Answer) (string, error)
-
+	in    io.Reader
+	out   io.Writer
 	once  sync.Once
 	turn  chan struct{} // holds a token while a question is on the terminal
 	lines chan string   // the lines of in; closed at its end
@@ -104,25 +100,29 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 			fmt.Fprintf(&b, "  %s\n", visible(u))
 		}
 	}
-	switch {
-	case len(d.Choices) > 0:
-		// The question's own answers, numbered.
-		for i, c := range d.Choices {
+	choices := d.Choices
+	if len(choices) == 0 {
+		// A question that offers nothing (it should not come): once or not at all.
+		choices = []confirm.Choice{{ID: confirm.ChoiceOnce, Outcome: confirm.ProceedOnce, Label: "Allow once"},
+			{ID: confirm.ChoiceReject, Outcome: confirm.Cancel, Label: "Reject"}}
+	}
+	if slices.ContainsFunc(choices, func(c confirm.Choice) bool { letter, _ := choiceKeys(c.ID); return letter == "" }) {
+		// A question's own answers, numbered.
+		for i, c := range choices {
 			fmt.Fprintf(&b, "  [%d] %s\n", i+1, visible(c.Label))
 		}
 		b.WriteString("Answer: ")
-	default:
-		b.WriteString("Allow? [y] yes, once  ")
-		if !d.NoAlways {
-			fmt.Fprintf(&b, "[a] always allow %s  ", alwaysScope(d))
-			if a.save != nil {
-				b.WriteString("[s] always, and save in your settings  ")
-			}
+	} else {
+		// The usual answers, each with its letter, on the question's line.
+		var keys []string
+		for _, c := range choices {
+			letter, _ := choiceKeys(c.ID)
+			keys = append(keys, fmt.Sprintf("[%s] %s", letter, visible(c.Label)))
 		}
 		if a.perHunk(d) {
-			fmt.Fprintf(&b, "[p] choose among the %d hunks  ", len(d.Hunks))
+			keys = append(keys, fmt.Sprintf("[p] choose among the %d hunks", len(d.Hunks)))
 		}
-		b.WriteString("[n] no: ")
+		b.WriteString("Allow? " + strings.Join(keys, "  ") + ": ")
 	}
 	io.WriteString(a.out, b.String())
 
@@ -132,39 +132,36 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 		return confirm.Answer{}, err
 	}
 	s = strings.ToLower(strings.TrimSpace(s))
-	if len(d.Choices) > 0 {
-		if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(d.Choices) {
-			return confirm.Answer{Outcome: d.Choices[n-1].Outcome}, nil
-		}
-		return confirm.Answer{Outcome: confirm.Cancel}, nil
+	if s == "p" && a.perHunk(d) {
+		return a.askHunks(ctx, d)
 	}
-	switch s {
-	case "y", "yes":
-		return confirm.Answer{Outcome: confirm.ProceedOnce}, nil
-	case "a", "always", "s", "save":
-		if d.NoAlways || (s == "s" || s == "save") && a.save == nil {
-			break
-		}
-		o := confirm.ProceedAlways
-		if d.Type == confirm.TypeMCP {
-			o = confirm.ProceedAlwaysTool
-		}
-		ans := confirm.Answer{Outcome: o}
-		if s == "s" || s == "save" {
-			ans.Persist = confirm.ScopeUser
-			msg, err := a.save(req, ans)
-			if err != nil {
-				msg = err.Error()
-			}
-			fmt.Fprintf(a.out, "agentls: %s\n", visible(msg))
-		}
-		return ans, nil
-	case "p":
-		if a.perHunk(d) {
-			return a.askHunks(ctx, d)
+	for i, c := range choices {
+		letter, word := choiceKeys(c.ID)
+		if s == strconv.Itoa(i+1) || s != "" && (s == letter || s == word) {
+			return confirm.Answer{Choice: c.ID}, nil
 		}
 	}
+	// Anything else is no.
 	return confirm.Answer{Outcome: confirm.Cancel}, nil
+}
+
+// choiceKeys returns the letter and the word that answer one of the usual choices.
+func choiceKeys(id string) (letter, word string) {
+	switch id {
+	case confirm.ChoiceOnce:
+		return "y", "yes"
+	case confirm.ChoiceAlways:
+		return "a", "always"
+	case confirm.ChoiceAlwaysServer:
+		return "v", "server"
+	case confirm.ChoiceAlwaysSave:
+		return "s", "save"
+	case confirm.ChoiceReject:
+		return "n", "no"
+	case confirm.ChoiceRejectAlways:
+		return "r", "reject"
+	}
+	return "", ""
 }
 
 // perHunk reports whether an edit's hunks can be chosen one by one.
@@ -309,23 +306,6 @@ func questionAnswer(q confirm.Question, typed string) string {
 		return typed
 	}
 	return strings.Join(labels, ", ")
-}
-
-// alwaysScope says, printable, what answering "always" allows.
-func alwaysScope(d confirm.Details) string {
-	switch d.Type {
-	case confirm.TypeExecute:
-		roots := make([]string, len(d.RootCommands))
-		for i, r := range d.RootCommands {
-			roots[i] = visible(r)
-		}
-		return strings.Join(roots, ", ") + " commands this run"
-	case confirm.TypeEdit:
-		return "edits this run"
-	case confirm.TypeMCP:
-		return visible(d.Tool) + " of " + visible(d.Server) + " this run"
-	}
-	return "this tool this run"
 }
 
 // visible returns s as it can be shown on a terminal without acting on it: control

@@ -26,12 +26,19 @@ import (
 // hunkRequest is an edit with three hunks.
 func hunkRequest() confirm.Request {
 	diff := "--- a/f\n+++ b/f\n@@ -1,4 +1,4 @@\n-a\n+A\n b\n c\n d\n@@ -10,7 +10,7 @@\n x\n x\n x\n-j\n+J\n x\n x\n x\n@@ -20,4 +20,4 @@\n x\n x\n x\n-t\n+T\n"
-	return confirm.Request{ToolName: "write_file", Details: confirm.Details{Type: confirm.TypeEdit, Title: "Write f", Path: "/w/f",
-		Diff: diff, Hunks: []confirm.Hunk{{Index: 0}, {Index: 1}, {Index: 2}}}}
+	d := confirm.Details{Type: confirm.TypeEdit, Title: "Write f", Path: "/w/f",
+		Diff: diff, Hunks: []confirm.Hunk{{Index: 0}, {Index: 1}, {Index: 2}}}
+	// The choices every front end offers, as the policy makes them.
+	p, err := confirm.NewPolicy("", nil, nil)
+	if err != nil {
+		panic(err)
+	}
+	d.Choices = p.Offer(confirm.Call{Tool: "write_file", Details: &d})
+	return confirm.Request{ToolName: "write_file", Details: d}
 }
 
 // TestAskPerHunk: on the terminal an edit of several hunks can be answered hunk by
-// hunk, as git add -p does; "always, and save" is offered where it can be saved.
+// hunk, as git add -p does; the offered choices are answered by number or letter.
 func TestAskPerHunk(t *testing.T) {
 	single := hunkRequest()
 	single.Details.Hunks = single.Details.Hunks[:1]
@@ -40,41 +47,37 @@ func TestAskPerHunk(t *testing.T) {
 		name     string
 		req      confirm.Request
 		in       string
-		save     bool
 		want     confirm.Answer
 		shown    []string
 		notShown string
 	}{
-		{"yes no yes", hunkRequest(), "p\ny\nn\ny\n", false, confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{0, 2}},
-			[]string{"[p] choose among the 3 hunks", "Apply hunk 1 of 3?", "@@ -10,7 +10,7 @@\n x\n x\n x\n-j\n+J\n", "Apply hunk 3 of 3?"}, "[s]"},
-		{"no, then all the rest", hunkRequest(), "p\nn\na\n", false, confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{1, 2}},
+		{"yes no yes", hunkRequest(), "p\ny\nn\ny\n", confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{0, 2}},
+			[]string{"[p] choose among the 3 hunks", "Apply hunk 1 of 3?", "@@ -10,7 +10,7 @@\n x\n x\n x\n-j\n+J\n", "Apply hunk 3 of 3?"}, ""},
+		{"no, then all the rest", hunkRequest(), "p\nn\na\n", confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{1, 2}},
 			[]string{"Apply hunk 2 of 3?"}, "Apply hunk 3 of 3?"},
-		{"none of the rest", hunkRequest(), "p\nd\n", false, confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{}},
+		{"none of the rest", hunkRequest(), "p\nd\n", confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{}},
 			[]string{"Apply hunk 1 of 3?"}, "Apply hunk 2 of 3?"},
-		{"input ends: the rest left out", hunkRequest(), "p\ny\n", false, confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{0}}, nil, ""},
-		{"one hunk: no per-hunk choice", single, "p\n", false, confirm.Answer{Outcome: confirm.Cancel}, []string{"[y] yes"}, "[p]"},
-		{"save offered", hunkRequest(), "s\n", true, confirm.Answer{Outcome: confirm.ProceedAlways, Persist: confirm.ScopeUser},
-			[]string{"[s] always, and save in your settings", "agentls: saved it"}, ""},
-		{"save not offered", hunkRequest(), "s\n", false, confirm.Answer{Outcome: confirm.Cancel}, nil, "[s]"},
+		{"input ends: the rest left out", hunkRequest(), "p\ny\n", confirm.Answer{Outcome: confirm.ProceedOnce, AcceptedHunks: []int{0}}, nil, ""},
+		{"one hunk: no per-hunk choice", single, "p\n", confirm.Answer{Outcome: confirm.Cancel}, []string{"[y] Allow once"}, "[p]"},
+		{"save by its letter", hunkRequest(), "s\n", confirm.Answer{Choice: confirm.ChoiceAlwaysSave},
+			[]string{"[s] Always allow write_file, and save it in your settings"}, ""},
+		{"every edit by its letter", hunkRequest(), "a\n", confirm.Answer{Choice: confirm.ChoiceAlways},
+			[]string{"[a] Allow every edit for this session"}, ""},
+		{"reject always", hunkRequest(), "r\n", confirm.Answer{Choice: confirm.ChoiceRejectAlways},
+			[]string{"[r] Always reject write_file for this session"}, ""},
+		{"anything else is no", hunkRequest(), "maybe\n", confirm.Answer{Outcome: confirm.Cancel}, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out strings.Builder
 			a := &terminalAsker{in: strings.NewReader(tt.in), out: &out}
-			var saved []confirm.Answer
-			if tt.save {
-				a.save = func(_ confirm.Request, ans confirm.Answer) (string, error) {
-					saved = append(saved, ans)
-					return "saved it", nil
-				}
-			}
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second) // a hang guard
 			defer cancel()
 			ans, err := a.Ask(ctx, tt.req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ans.Outcome != tt.want.Outcome || ans.Persist != tt.want.Persist || !slices.Equal(ans.AcceptedHunks, tt.want.AcceptedHunks) ||
+			if ans.Outcome != tt.want.Outcome || ans.Choice != tt.want.Choice || !slices.Equal(ans.AcceptedHunks, tt.want.AcceptedHunks) ||
 				(ans.AcceptedHunks == nil) != (tt.want.AcceptedHunks == nil) {
 				t.Errorf("Ask = %+v, want %+v", ans, tt.want)
 			}
@@ -85,9 +88,6 @@ func TestAskPerHunk(t *testing.T) {
 			}
 			if tt.notShown != "" && strings.Contains(out.String(), tt.notShown) {
 				t.Errorf("printed %q, want no %q", out.String(), tt.notShown)
-			}
-			if tt.save && len(saved) != 1 {
-				t.Errorf("saved %d times, want once", len(saved))
 			}
 		})
 	}

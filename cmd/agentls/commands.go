@@ -186,9 +186,6 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err := tb.StartExternal(ctx); err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 	}
-	if ta != nil {
-		ta.save = tb.SaveApproval
-	}
 	liveOutput := false
 	if f, ok := stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		// Live output shows on the terminal while the call runs; stdout stays the result.
@@ -199,6 +196,9 @@ func cmdRun(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		needed *confirm.Details // the question nobody could answer
 	)
 	observe := func(ev tools.Event) {
+		if ev.Note != nil {
+			fmt.Fprintf(stderr, "agentls: %s\n", visible(ev.Note.Text))
+		}
 		if liveOutput && ev.Output != "" {
 			io.WriteString(stderr, ev.Output)
 		}

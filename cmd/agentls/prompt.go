@@ -81,9 +81,6 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	defer host.Close()
 	tb := host.Toolbox()
-	if ta != nil {
-		ta.save = tb.SaveApproval
-	}
 	s := tb.Config().Settings
 	if *model != "" {
 		s.Model.Name = *model
@@ -244,6 +241,9 @@ func (o *promptOutput) event(ev tools.Event) {
 		ev.Result = &r
 	}
 	switch {
+	case ev.Note != nil:
+		// Where an approval was saved, or why not.
+		fmt.Fprintf(o.stderr, "agentls: %s\n", visible(ev.Note.Text))
 	case ev.Output != "":
 		if o.format == "text" {
 			io.WriteString(o.stderr, ev.Output)

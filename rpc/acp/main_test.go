@@ -228,6 +228,14 @@ func (e *editor) RequestPermission(ctx context.Context, p sdk.RequestPermissionR
 		<-ctx.Done()
 		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
 	}
+	// An answer named by a kind is the first option of that kind, as a person
+	// clicking the first button of its kind would choose.
+	for _, o := range p.Options {
+		if string(o.Kind) == string(answer) {
+			answer = o.OptionId
+			break
+		}
+	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(answer)}, nil
 }
 

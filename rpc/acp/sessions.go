@@ -39,8 +39,6 @@ type sessionState struct {
 	// model, when set, names the model the session's client is made for (the model
 	// config option); else the settings decide.
 	model string
-	// rejected are the keys (rejectKey) of what the user rejected always.
-	rejected map[string]bool
 	// calls are the tool calls shown to the client and not yet ended, by id.
 	calls map[string]*callView
 	// held counts the calls holding each file's editor text in the workspace's
@@ -98,7 +96,7 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 	c.mu.Lock()
 	caps := c.caps
 	c.mu.Unlock()
-	st := &sessionState{c: c, cwd: cwd, caps: caps, rejected: map[string]bool{}, calls: map[string]*callView{}, held: map[string]int{},
+	st := &sessionState{c: c, cwd: cwd, caps: caps, calls: map[string]*callView{}, held: map[string]int{},
 		executing: map[string][]string{}, elicits: map[int]context.CancelFunc{}}
 	o := c.srv.o
 	// MCP servers' questions go to a client that takes forms; else they are declined.

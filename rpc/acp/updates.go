@@ -77,6 +77,13 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 		return // shown once scheduled, with its title, kind and arguments
 	}
 	id := sdk.ToolCallId(ev.CallID)
+	if n := ev.Note; n != nil {
+		// Where an approval was saved, or why not: shown on the call, before its
+		// output replaces it.
+		st.c.notify(sessionID, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: id, Meta: parentMeta(ev.Parent),
+			Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock("agentls: " + n.Text))}}})
+		return
+	}
 	st.mu.Lock()
 	v, shown := st.calls[ev.CallID]
 	if !shown {

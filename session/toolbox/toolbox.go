@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -352,6 +351,7 @@ func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe t
 		Policy:   policy,
 		Asker:    asker,
 		Observe:  observe,
+		Saver:    tb,
 		Logger:   tb.Logger,
 		Locks:    tb.Workspace,
 		Metrics:  append([]*tools.Metrics{tb.Metrics}, metrics...),
@@ -395,7 +395,7 @@ func (tb *Toolbox) SaveApproval(req confirm.Request, a confirm.Answer) (string, 
 	switch a.Persist {
 	case confirm.ScopeUser:
 		for _, prefix := range rule.CommandPrefix {
-			if commandByPath(prefix) {
+			if confirm.RunByPath(prefix) {
 				// ./build.sh in this repository is not ./build.sh in the next one: a
 				// rule of the user's, which holds in every workspace, would run the
 				// next one's unseen.
@@ -453,18 +453,6 @@ func insideRoot(root, file string) error {
 		return fmt.Errorf("%s leads outside the workspace (to %s)", p, real)
 	}
 	return nil
-}
-
-// commandByPath reports whether a command prefix runs its program by a path ("./x",
-// "bin/x") rather than by a name looked up in PATH, after any assignments.
-func commandByPath(prefix string) bool {
-	for _, w := range strings.Fields(prefix) {
-		if strings.Contains(w, "=") && !strings.HasPrefix(w, "=") {
-			continue // NAME=value before the program
-		}
-		return strings.ContainsRune(w, '/')
-	}
-	return false
 }
 
 // DescribeRule says in one line what a policy rule does.

@@ -181,7 +181,10 @@ export function startAgent(env, permit = () => null, buffers = null, terminals =
         await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
         return { outcome: { outcome: 'cancelled' } };
       }
-      return { outcome: { outcome: 'selected', optionId: answer } };
+      // An answer named by a kind is the first option of that kind, as a person
+      // clicking the first button of its kind would choose.
+      const byKind = params.options.find((o) => o.kind === answer);
+      return { outcome: { outcome: 'selected', optionId: byKind ? byKind.optionId : answer } };
     })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       updates.push(params);
