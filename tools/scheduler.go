@@ -548,6 +548,9 @@ func (s *Scheduler) propose(ctx context.Context, c *call) {
 		}
 		return
 	}
+	if !s.checkShown(c) {
+		return
+	}
 	c.pcall = confirm.Call{Tool: c.info.Name, ReadOnly: c.info.Kind.ReadOnly(), Server: c.info.Server,
 		Args: c.req.Args, Details: c.details}
 	verdict := s.decide(c.pcall)
@@ -579,6 +582,21 @@ func (s *Scheduler) checkCommand(c *call) bool {
 		return true
 	}
 	if err := s.reg.CheckCommand(c.info.Name, c.caps.Command); err != nil {
+		s.finishError(c, AsError(err, ErrPolicyViolation))
+		return false
+	}
+	return true
+}
+
+// checkShown enforces the registry's command restriction on the line c's confirmation
+// shows, when it differs from the call's own command: a persistent shell puts the
+// variables it carries in front (export NAME=value; …), and they run as part of the
+// line, so the restriction judges the line the policy judges.
+func (s *Scheduler) checkShown(c *call) bool {
+	if c.caps.Command == "" || c.details == nil || c.details.Type != confirm.TypeExecute || c.details.Command == c.caps.Command {
+		return true
+	}
+	if err := s.reg.CheckCommand(c.info.Name, c.details.Command); err != nil {
 		s.finishError(c, AsError(err, ErrPolicyViolation))
 		return false
 	}
