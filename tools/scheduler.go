@@ -84,7 +84,9 @@ type PathLocker interface {
 // it writes (Options.Locks) from its first proposal to its end, so that batches of
 // different schedulers writing one file are kept apart in the same way, in the order
 // they asked. A call whose arguments set wait_for_previous (see WaitForPrevious) starts
-// only after the earlier calls of its batch have ended, and the later ones after it.
+// only after the earlier calls of its batch have ended, and the later ones after it; so
+// does a call that may change the shape of the file tree (Capabilities.Reshapes), so that
+// no call of the batch is judged before it and runs after it.
 // It is safe for concurrent use.
 type Scheduler struct {
 	reg       *Registry
@@ -164,8 +166,9 @@ type call struct {
 	pcall    confirm.Call
 	allowed  bool // run without asking
 	needsAsk bool
-	// waitPrevious is the call's wait_for_previous: it is proposed and run only after
-	// every earlier call of its batch has ended.
+	// waitPrevious is the call's wait_for_previous, or set because the call reshapes
+	// the file tree: it is proposed and run only after every earlier call of its batch
+	// has ended, and the later ones only after it.
 	waitPrevious bool
 	// note is told the model after the call's own output: which hunks of its proposal
 	// the person accepted.
@@ -421,6 +424,13 @@ func (s *Scheduler) build(ctx context.Context, c *call, prev *call) bool {
 	}
 	if !s.guard(c, "Capabilities", func() { c.caps = c.inv.Capabilities() }) || !s.checkCommand(c) {
 		return false
+	}
+	if c.caps.Reshapes {
+		// The paths the other calls of the batch are judged by (a redirection, a file
+		// to edit) must not change shape between their consent and their write: the
+		// call is proposed after the earlier ones end, and the later ones after it
+		// ends (awaitSequence).
+		c.waitPrevious = true
 	}
 	if !s.guard(c, "Describe", func() { c.title = c.inv.Describe() }) ||
 		!s.guard(c, "Locations", func() { c.locs = c.inv.Locations() }) {

@@ -650,5 +650,7 @@ func drainBuffered(pr *os.File, col *collector, buf []byte) pumpResult {
 
 // Capabilities implements tools.Invocation.
 func (inv *runInvocation) Capabilities() tools.Capabilities {
-	return tools.Capabilities{Command: inv.args.Command}
+	// A line that cannot be parsed is refused by Confirmation; nothing to order.
+	a, err := confirm.Analyze(inv.args.Command, inv.dir, inv.s.ws.Roots())
+	return tools.Capabilities{Command: inv.args.Command, Reshapes: err == nil && a.Reshapes}
 }
