@@ -238,14 +238,22 @@ func TestPersistentShellForgeryLive(t *testing.T) {
 	})
 	t.Run("unforged state carries", func(t *testing.T) {
 		f := newForgeStack(t)
-		if _, err := run(f.ctx, t, f.s, "cd sub && export X=1", nil, nil); err != nil {
-			t.Fatal(err)
-		}
-		res, err := run(f.ctx, t, f.s, `echo "$PWD|$X"`, nil, nil)
+		// agentls's own environment may hold names that are not identifiers (an
+		// exported function of the user's shell): they are not the command's, so
+		// they do not drop what it carries.
+		f.s.env = append(f.s.env, "BASH_FUNC_hello%%=() { echo hello; }", "odd-name=1")
+		res, err := run(f.ctx, t, f.s, "cd sub && export X=1", nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := filepath.Join(f.root, "sub") + "|1"; res.Display != want {
+		if strings.Contains(res.Output, "not a shell variable name") {
+			t.Errorf("agentls's own variables dropped the state:\n%s", res.Output)
+		}
+		res, err = run(f.ctx, t, f.s, `echo "$PWD|$X|$(hello)"`, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := filepath.Join(f.root, "sub") + "|1|hello"; res.Display != want {
 			t.Errorf("got %q, want %q", res.Display, want)
 		}
 	})

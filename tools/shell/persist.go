@@ -278,13 +278,20 @@ func parseEnv(data []byte, base []string) (set map[string]string, unset map[stri
 	seen := map[string]bool{}
 	for _, kv := range strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00") {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !isName(k) {
+		_, inBase := baseVars[k]
+		switch {
+		case ok && !isName(k) && inBase:
+			// agentls's own environment holds it (an exported function of the user's
+			// shell, which bash gives back re-spelt): not the command's to carry, and
+			// the next command gets it as agentls gives it.
+			seen[k] = true
+			continue
+		case !ok || !isName(k):
 			if bad == "" {
 				bad = k
 			}
 			continue
-		}
-		if ignoredVars[k] {
+		case ignoredVars[k]:
 			continue
 		}
 		seen[k] = true
