@@ -76,6 +76,13 @@ type Analysis struct {
 	// anything under .git, .agentls, .gemini or .vscode, and the user's agentls and
 	// Gemini CLI settings.
 	Sensitive []string
+	// Reshapes reports that the line may change the shape of the file tree: make,
+	// move or remove links or directories (ln, mv, cp -r, rsync, mkdir, rm -r …),
+	// check out or unpack files (git checkout, switch, reset, stash, clone, worktree
+	// …; tar x, unzip, patch), or run a command not known before it runs (Opaque).
+	// Paths judged before such a line runs, such as another call's redirection into
+	// a directory it turns into a link, may name other files after it.
+	Reshapes bool
 }
 
 // maxNesting bounds how many levels of bash -c, eval and find -exec are analysed, and
@@ -147,6 +154,7 @@ func analyze(command string, env lineEnv) (Analysis, []forms, error) {
 	if an.wrote && an.linksMade {
 		an.danger("writes to paths that links the line makes or moves may redirect")
 	}
+	an.out.Reshapes = an.linksMade || an.dirsChanged || len(an.out.Opaque) > 0
 	return an.out, an.forms, err
 }
 
@@ -164,6 +172,9 @@ type analyzer struct {
 	// wrote and linksMade record that the line writes a file, and that it makes or
 	// moves links (ln, cp -s, mv, tar x, git checkout …), which can redirect its writes.
 	wrote, linksMade bool
+	// dirsChanged records that the line makes or removes directories, or unpacks
+	// files (mkdir, rm -r, tar x …): see Analysis.Reshapes.
+	dirsChanged bool
 
 	out        Analysis
 	forms      []forms
@@ -567,6 +578,9 @@ func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) err
 	}
 	if makesLinks(name, args) {
 		an.linksMade = true
+	}
+	if changesDirs(name, args) || unpacks(name, args) {
+		an.dirsChanged = true
 	}
 	for _, w := range outputFiles(args) {
 		an.write(w)

@@ -250,7 +250,31 @@ func makesLinks(name string, args []word) bool {
 	case "git":
 		switch sub := gitSubcommand(args); sub {
 		case "checkout", "switch", "clone", "worktree", "restore", "reset", "pull", "merge", "rebase",
-			"stash", "apply", "am", "cherry-pick", "revert", "submodule", "checkout-index", "read-tree":
+			"stash", "apply", "am", "cherry-pick", "revert", "submodule", "checkout-index", "read-tree",
+			"mv", "bisect", "sparse-checkout":
+			return true
+		}
+	}
+	return false
+}
+
+// changesDirs reports a command that makes or removes directories (mkdir, rmdir,
+// rm -r, git rm -r, git clean -d, install -d …), so that the paths below them are not
+// what the file system says before it runs.
+func changesDirs(name string, args []word) bool {
+	switch name {
+	case "mkdir", "rmdir", "unlink", "mktemp":
+		return true
+	case "rm", "install":
+		for _, o := range options(args) {
+			if name == "rm" && (o == "--recursive" || o == "--dir" || !strings.HasPrefix(o, "--") && strings.ContainsAny(o, "rRd")) ||
+				name == "install" && (o == "--directory" || !strings.HasPrefix(o, "--") && strings.Contains(o, "d")) {
+				return true
+			}
+		}
+	case "git":
+		switch gitSubcommand(args) {
+		case "rm", "clean", "init":
 			return true
 		}
 	}

@@ -95,7 +95,9 @@ type PathLocker interface {
 // it writes (Options.Locks) from its first proposal to its end, so that batches of
 // different schedulers writing one file are kept apart in the same way, in the order
 // they asked. A call whose arguments set wait_for_previous (see WaitForPrevious) starts
-// only after the earlier calls of its batch have ended, and the later ones after it.
+// only after the earlier calls of its batch have ended, and the later ones after it; so
+// does a call that may change the shape of the file tree (Capabilities.Reshapes), so that
+// no call of the batch is judged before it and runs after it.
 // It is safe for concurrent use.
 type Scheduler struct {
 	reg       *Registry
@@ -177,8 +179,9 @@ type call struct {
 	pcall    confirm.Call
 	allowed  bool // run without asking
 	needsAsk bool
-	// waitPrevious is the call's wait_for_previous: it is proposed and run only after
-	// every earlier call of its batch has ended.
+	// waitPrevious is the call's wait_for_previous, or set because the call reshapes
+	// the file tree: it is proposed and run only after every earlier call of its batch
+	// has ended, and the later ones only after it.
 	waitPrevious bool
 	// note is told the model after the call's own output: which hunks of its proposal
 	// the person accepted.
@@ -435,6 +438,13 @@ func (s *Scheduler) build(ctx context.Context, c *call, prev *call) bool {
 	if !s.guard(c, "Capabilities", func() { c.caps = c.inv.Capabilities() }) || !s.checkCommand(c) {
 		return false
 	}
+	if c.caps.Reshapes {
+		// The paths the other calls of the batch are judged by (a redirection, a file
+		// to edit) must not change shape between their consent and their write: the
+		// call is proposed after the earlier ones end, and the later ones after it
+		// ends (awaitSequence).
+		c.waitPrevious = true
+	}
 	if !s.guard(c, "Describe", func() { c.title = c.inv.Describe() }) ||
 		!s.guard(c, "Locations", func() { c.locs = c.inv.Locations() }) {
 		return false
@@ -561,6 +571,9 @@ func (s *Scheduler) propose(ctx context.Context, c *call) {
 		}
 		return
 	}
+	if !s.checkShown(c) {
+		return
+	}
 	c.pcall = confirm.Call{Tool: c.info.Name, ReadOnly: c.info.Kind.ReadOnly(), Server: c.info.Server,
 		Args: c.req.Args, Details: c.details}
 	verdict := s.decide(c.pcall)
@@ -616,6 +629,21 @@ func (s *Scheduler) checkCommand(c *call) bool {
 		return true
 	}
 	if err := s.reg.CheckCommand(c.info.Name, c.caps.Command); err != nil {
+		s.finishError(c, AsError(err, ErrPolicyViolation))
+		return false
+	}
+	return true
+}
+
+// checkShown enforces the registry's command restriction on the line c's confirmation
+// shows, when it differs from the call's own command: a persistent shell puts the
+// variables it carries in front (export NAME=value; …), and they run as part of the
+// line, so the restriction judges the line the policy judges.
+func (s *Scheduler) checkShown(c *call) bool {
+	if c.caps.Command == "" || c.details == nil || c.details.Type != confirm.TypeExecute || c.details.Command == c.caps.Command {
+		return true
+	}
+	if err := s.reg.CheckCommand(c.info.Name, c.details.Command); err != nil {
 		s.finishError(c, AsError(err, ErrPolicyViolation))
 		return false
 	}

@@ -125,6 +125,12 @@ type Capabilities struct {
 	// such as run_shell_command(git status) can be enforced; empty for a call that runs
 	// none.
 	Command string
+	// Reshapes reports that the call may change the shape of the file tree: make, move
+	// or remove links or directories, check out or unpack files (see
+	// confirm.Analysis.Reshapes). What other calls of its batch were judged by, such
+	// as a redirection into a directory it turns into a link, may then name another
+	// file; so the scheduler runs it apart from them, as if it set wait_for_previous.
+	Reshapes bool
 	// Modify, when set, accepts a person's edited version of the call's proposal (the
 	// modify_with_editor outcome): it replaces the proposed new content, and the call
 	// recomputes its parameters from it. A call without it runs as proposed. Modify

@@ -129,6 +129,13 @@ func (w *Workspace) Contains(abs string) bool {
 	return slices.ContainsFunc(w.Roots(), func(r string) bool { return within(r, real) })
 }
 
+// Real returns the file the absolute path abs reaches when written: every symbolic
+// link along it resolved, through a missing final part and a dangling link too. Two
+// calls that return different paths for one abs saw a link along it change.
+func (w *Workspace) Real(abs string) (string, error) {
+	return realPath(filepath.Clean(abs))
+}
+
 // Rel returns abs relative to the root that holds it, for display; abs itself if no
 // root does.
 func (w *Workspace) Rel(abs string) string {

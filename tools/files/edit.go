@@ -46,22 +46,50 @@ func readCurrent(ws *workspace.Workspace, abs, verb string) (*workspace.File, er
 // Execute applies the call only to that same text: a person approved a diff against it,
 // and the same change applied to other text (say, after the person typed in the buffer
 // while the question was open) is a change nobody saw.
+//
+// The path is held too: abs spelled the same may reach another file once a link along
+// it changes (a directory replaced by a link to .git/hooks, say, by a checkout), and
+// the consent given was for the file it reached when proposed.
 type basis struct {
 	mu     sync.Mutex
 	shown  bool
 	abs    string
+	real   string // the file abs reached, every link resolved
 	exists bool
 	text   string
+	// applied is the file abs reached when Execute read it, which the write must
+	// still reach when it is committed.
+	applied string
 }
 
 // record remembers cur, read from abs (nil: no such file), as what the proposal shown
 // was computed from.
-func (b *basis) record(abs string, cur *workspace.File) {
+func (b *basis) record(ws *workspace.Workspace, abs string, cur *workspace.File) {
+	real, err := ws.Real(abs)
+	if err != nil {
+		real = "" // unresolvable now: nothing resolvable later matches it
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.shown, b.abs, b.exists, b.text = true, abs, cur != nil, ""
+	b.shown, b.abs, b.real, b.exists, b.text = true, abs, real, cur != nil, ""
 	if cur != nil {
 		b.text = cur.Text
+	}
+}
+
+// errMoved is the stale_content error for a write whose path now reaches another file
+// than the one consent was given for.
+func errMoved(ws *workspace.Workspace, abs, was, now string) *tools.Error {
+	rel := ws.Rel(abs)
+	what := fmt.Sprintf("%s now leads to %s, not to %s as when the change was proposed (a link along the path changed)", rel, now, was)
+	if now == "" {
+		what = rel + " can no longer be resolved as when the change was proposed (a link along the path changed)"
+	}
+	return &tools.Error{
+		Type: tools.ErrStaleContent,
+		Message: what + ", so the change was not applied and nothing was written. " +
+			"Read the file again and retry the change if it is still wanted.",
+		Err: fmt.Errorf("%s: %w", abs, workspace.ErrStale),
 	}
 }
 
@@ -70,8 +98,13 @@ func (b *basis) record(abs string, cur *workspace.File) {
 // Execute) there is nothing to hold the call to.
 func (b *basis) check(ws *workspace.Workspace, abs string, cur *workspace.File) error {
 	b.mu.Lock()
-	shown, was, exists, text := b.shown, b.abs, b.exists, b.text
+	shown, was, wasReal, exists, text := b.shown, b.abs, b.real, b.exists, b.text
 	b.mu.Unlock()
+	if shown && was == abs {
+		if real, err := ws.Real(abs); err != nil || real != wasReal {
+			return errMoved(ws, abs, wasReal, real)
+		}
+	}
 	var what string
 	switch {
 	case !shown:
@@ -122,7 +155,31 @@ func (b *basis) readToApply(ctx context.Context, ws *workspace.Workspace, read f
 	if err := checkRead(ctx, ws, abs, cur); err != nil {
 		return "", nil, err
 	}
+	real, err := ws.Real(abs)
+	if err != nil {
+		return "", nil, fileError(ws, abs, err)
+	}
+	b.mu.Lock()
+	b.applied = real
+	b.mu.Unlock()
 	return abs, cur, nil
+}
+
+// commit commits ch, read by readToApply, once its path is judged again: still inside
+// the workspace and reaching the file it reached when read. A link swapped in between
+// (by a command running meanwhile) would otherwise carry the write to a file nobody
+// judged.
+func (b *basis) commit(ctx context.Context, ws *workspace.Workspace, ch change, label string) (*tools.FileDiff, error) {
+	b.mu.Lock()
+	want := b.applied
+	b.mu.Unlock()
+	if _, err := ws.Resolve(ch.abs); err != nil {
+		return nil, errMoved(ws, ch.abs, want, "a place outside the workspace")
+	}
+	if real, err := ws.Real(ch.abs); err != nil || real != want {
+		return nil, errMoved(ws, ch.abs, want, real)
+	}
+	return ch.commit(ctx, ws, label)
 }
 
 // change is a proposed new text for one file.

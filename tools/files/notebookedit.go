@@ -280,7 +280,7 @@ func (c *notebookEditCall) Confirmation(ctx context.Context) (*confirm.Details, 
 	if err != nil {
 		return nil, err
 	}
-	c.basis.record(abs, cur)
+	c.basis.record(c.ws, abs, cur)
 	return ch.details("Confirm Notebook Edit"), nil
 }
 
@@ -297,7 +297,7 @@ func (c *notebookEditCall) Execute(ctx context.Context, _ io.Writer) (*tools.Res
 	if err != nil {
 		return nil, err
 	}
-	diff, err := ch.commit(ctx, c.ws, c.Describe())
+	diff, err := c.basis.commit(ctx, c.ws, ch, c.Describe())
 	if err != nil {
 		return nil, err
 	}

@@ -281,7 +281,7 @@ func (c *replaceCall) Confirmation(ctx context.Context) (*confirm.Details, error
 	if err != nil {
 		return nil, err
 	}
-	c.basis.record(abs, cur)
+	c.basis.record(c.ws, abs, cur)
 	return p.details("Confirm Edit"), nil
 }
 
@@ -300,7 +300,7 @@ func (c *replaceCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, 
 	if err != nil {
 		return nil, err
 	}
-	diff, err := p.commit(ctx, c.ws, c.Describe())
+	diff, err := c.basis.commit(ctx, c.ws, p.change, c.Describe())
 	if err != nil {
 		return nil, err
 	}

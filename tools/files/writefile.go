@@ -136,7 +136,7 @@ func (c *writeFileCall) Confirmation(ctx context.Context) (*confirm.Details, err
 	if err != nil {
 		return nil, err
 	}
-	c.basis.record(abs, cur)
+	c.basis.record(c.ws, abs, cur)
 	return ch.details("Confirm Write"), nil
 }
 
@@ -155,7 +155,7 @@ func (c *writeFileCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result
 	if err != nil {
 		return nil, err
 	}
-	diff, err := ch.commit(ctx, c.ws, c.Describe())
+	diff, err := c.basis.commit(ctx, c.ws, ch, c.Describe())
 	if err != nil {
 		return nil, err
 	}

@@ -60,9 +60,14 @@ func TestPersistentShell(t *testing.T) {
 			{command: "cd /", note: "outside the workspace, so the shell's working directory was reset to the workspace root"},
 			{command: "pwd", want: "ROOT"},
 		}},
-		{"a removed directory resets to the root", true, []step{
+		{"a directory removed by the command resets to the root", true, []step{
 			{command: "mkdir gone && cd gone"},
-			{command: "rmdir ../gone"},
+			{command: "rmdir ../gone", note: "gone, which no longer exists, so the shell's working directory was reset"},
+			{command: "pwd", want: "ROOT"},
+		}},
+		{"a directory removed by another command resets to the root", true, []step{
+			{command: "mkdir gone && cd gone"},
+			{command: "rmdir gone", dirPath: "."},
 			{command: "pwd", want: "ROOT", note: "no longer exists, so the shell went back to the workspace root"},
 		}},
 		{"not persistent", false, []step{

@@ -255,16 +255,17 @@ func (inv *runInvocation) executePersistent(ctx context.Context, p *Session, out
 	file := f.Name()
 	f.Close()
 	defer os.Remove(file)
-	res, err := inv.executeIn(ctx, st.dir, &persistRun{env: env, trap: stateTrap(file)}, out)
+	pers := &persistRun{env: env, trap: stateTrap(file)}
+	res, err := inv.executeIn(ctx, st.dir, pers, out)
 	switch te := tools.AsError(err, ""); {
 	case err == nil:
-		note = joinNotes(note, p.capture(inv.s, file, base, st.dir))
+		note = joinNotes(note, p.capture(inv.s, file, pers.cwd, base, st.dir))
 	case te.Type == tools.ErrCancelled:
 		p.restart("its last command was cancelled")
 	case te.Type == tools.ErrTimeout:
 		p.restart("its last command printed nothing for " + inv.s.noOutput.String() + " and was stopped")
 	default:
-		note = joinNotes(note, p.capture(inv.s, file, base, st.dir))
+		note = joinNotes(note, p.capture(inv.s, file, pers.cwd, base, st.dir))
 	}
 	return withNote(res, err, note)
 }
@@ -287,6 +288,8 @@ func withNote(res *tools.Result, err error, note string) (*tools.Result, error) 
 type persistRun struct {
 	env  []string
 	trap string
+	// cwd is set by run: where the shell was when its trap ran (see cwdProbe).
+	cwd kernelDir
 }
 
 // maxUnsavedListed bounds the files the unsaved-files note names.
@@ -364,8 +367,15 @@ func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer, pers *
 	}
 	growPipe(pr)
 	var cmd *exec.Cmd
+	var probe *cwdProbe
 	if pers != nil {
 		cmd = s.command(pers.trap+line, dir, pers.env)
+		if probe, err = newCwdProbe(); err != nil {
+			pw.Close()
+			pr.Close()
+			return nil, tools.Errorf(tools.ErrShellExecute, "%w", err)
+		}
+		cmd.ExtraFiles = probe.files()
 	} else {
 		cmd = s.command(line, dir, nil)
 	}
@@ -374,9 +384,16 @@ func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer, pers *
 	pw.Close() // the command has its own copy; ours would keep the pipe from ending
 	if err != nil {
 		pr.Close()
+		if probe != nil {
+			probe.abandon()
+		}
 		return nil, tools.Errorf(tools.ErrShellExecute, "starting %s: %w", s.shell, err)
 	}
 	pgid := cmd.Process.Pid
+	if probe != nil {
+		// Before anything waits for the shell, so that its /proc entry is its own.
+		probe.start(pgid)
+	}
 	start := time.Now()
 
 	col := newCollector(out, s.outputDir)
@@ -415,6 +432,9 @@ wait:
 		}
 		waitErr = <-exited
 		break wait
+	}
+	if probe != nil {
+		pers.cwd = probe.stop()
 	}
 
 	var background []int
@@ -630,5 +650,7 @@ func drainBuffered(pr *os.File, col *collector, buf []byte) pumpResult {
 
 // Capabilities implements tools.Invocation.
 func (inv *runInvocation) Capabilities() tools.Capabilities {
-	return tools.Capabilities{Command: inv.args.Command}
+	// A line that cannot be parsed is refused by Confirmation; nothing to order.
+	a, err := confirm.Analyze(inv.args.Command, inv.dir, inv.s.ws.Roots())
+	return tools.Capabilities{Command: inv.args.Command, Reshapes: err == nil && a.Reshapes}
 }
