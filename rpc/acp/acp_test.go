@@ -413,3 +413,45 @@ func TestClientMCPServers(t *testing.T) {
 		t.Errorf("an MCP server without a name: %v", err)
 	}
 }
+
+// TestAnswersHoldForTheirSession: an "always" answer in one ACP session allows the
+// same command again in that session only; another session of the same connection
+// is asked, as is a third after a "reject always" in the second.
+func TestAnswersHoldForTheirSession(t *testing.T) {
+	ctx := testContext(t)
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	touch := func(id, file string) clients.Turn {
+		return clients.Turn{Calls: []clients.ScriptCall{call(id, "run_shell_command", map[string]any{"command": "touch " + file})}}
+	}
+	_, model := fakeModel(t,
+		touch("a1", "a1"), clients.Turn{Text: "made a1"},
+		touch("a2", "a2"), clients.Turn{Text: "made a2"},
+		touch("b1", "b1"), clients.Turn{Text: "not allowed"},
+		touch("b2", "b2"), clients.Turn{Text: "still not"},
+		touch("c1", "c1"), clients.Turn{Text: "made c1"},
+	)
+	answers := []sdk.PermissionOptionId{"allow_always", "reject_always", "allow_once"}
+	var asked int
+	a := start(t, env(t.TempDir(), t.TempDir(), model...), func(sdk.RequestPermissionRequest) sdk.PermissionOptionId {
+		asked++
+		return answers[min(asked, len(answers))-1]
+	})
+	a.initialize(ctx)
+	first, second, third := a.newSession(ctx, root), a.newSession(ctx, root), a.newSession(ctx, root)
+	for _, p := range []struct {
+		id   sdk.SessionId
+		text string
+	}{{first.SessionId, "a1"}, {first.SessionId, "a2"}, {second.SessionId, "b1"}, {second.SessionId, "b2"}, {third.SessionId, "c1"}} {
+		if res, err := a.prompt(ctx, p.id, p.text); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("prompt %q = %+v, %v", p.text, res, err)
+		}
+	}
+	if perms := a.client.takePermissions(); len(perms) != 3 {
+		t.Errorf("%d permission requests, want 3 (a1, b1, c1): each session's answers are its own", len(perms))
+	}
+	for f, want := range map[string]bool{"a1": true, "a2": true, "b1": false, "b2": false, "c1": true} {
+		if _, err := os.Stat(filepath.Join(root, f)); (err == nil) != want {
+			t.Errorf("%s made: %v, want %v", f, err == nil, want)
+		}
+	}
+}
