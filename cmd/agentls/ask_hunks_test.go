@@ -220,3 +220,35 @@ func TestPromptPerHunkOnTerminal(t *testing.T) {
 		t.Errorf("the model was not told which hunks were taken; terminal %q", out)
 	}
 }
+
+// TestTerminalRejectAlways: on the terminal, "r" rejects the command and every later
+// call of its program in the run without asking; the model is told so.
+func TestTerminalRejectAlways(t *testing.T) {
+	root, cfg := t.TempDir(), t.TempDir()
+	touch := func(file string) clients.Turn {
+		args, _ := json.Marshal(map[string]string{"command": "touch " + file})
+		return clients.Turn{Calls: []clients.ScriptCall{{Name: "run_shell_command", Args: args}}}
+	}
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{touch("one"), touch("two"), {Text: "gave up"}}})
+	defer srv.Close()
+	env := []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + srv.URL, "XDG_STATE_HOME=" + filepath.Join(cfg, "state")}
+	out, code := ttyRun(t, root, cfg, env, [][2]string{{"Always reject touch for this session", "r"}}, "prompt", "touch two files")
+	if code != 0 {
+		t.Fatalf("exit %d, terminal %q", code, out)
+	}
+	if n := strings.Count(out, "Allow?"); n != 1 {
+		t.Errorf("asked %d times, want once: %q", n, out)
+	}
+	for _, f := range []string{"one", "two"} {
+		if _, err := os.Stat(filepath.Join(root, f)); err == nil {
+			t.Errorf("%s was made after reject always", f)
+		}
+	}
+	told := false
+	for _, r := range srv.Requests() {
+		told = told || strings.Contains(string(r.Body), "the user rejected the command") && strings.Contains(string(r.Body), "for the rest of this session")
+	}
+	if !told {
+		t.Errorf("the model was not told the second call was rejected; terminal %q", out)
+	}
+}
