@@ -170,7 +170,7 @@ func (s *Server) confirmationActions(path string, r protocol.Range, diags []cont
 				// Which question is which, when several wait on one line.
 				title += " — " + tools.Abbreviate(strings.TrimPrefix(c.mark.diag.Message, "agentls asks: "), 80)
 			}
-			cmd := command{Title: title, Command: cmdConfirm, Arguments: []any{confirmArgs{ID: c.id, answerFields: answerFields{Choice: answers[t].Choice}}}}
+			cmd := command{Title: title, Command: cmdConfirm, Arguments: []any{confirmArgs{ID: c.id, answerFields: answerFields{Choice: answers[t].Choice, Outcome: string(answers[t].Outcome)}}}}
 			actions = append(actions, codeAction{Title: title, Kind: string(protocol.CodeActionKindQuickFix),
 				Diagnostics: []any{c.mark.diag}, Command: cmd})
 		}
