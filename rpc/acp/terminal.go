@@ -85,8 +85,11 @@ func (c *terminalCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result,
 	if callID, ok := st.takeExecuting(c.args); ok {
 		st.showTerminal(callID, tid)
 	}
-	// The terminal outlives a cancelled call's context only as long as it takes to
-	// kill it and read what it printed.
+	exit, waitErr := st.c.sdk.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: sid, TerminalId: tid})
+	// The terminal outlives the wait (a cancelled call's context, say) only as long as
+	// it takes to kill it and read what it printed: the bound starts now, not at
+	// terminal/create, or a command that ran longer than the bound would lose its
+	// kill, output and release.
 	end, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	defer func() {
@@ -94,7 +97,6 @@ func (c *terminalCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result,
 			st.c.log.Debug("terminal/release", "terminal", tid, "error", err)
 		}
 	}()
-	exit, waitErr := st.c.sdk.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: sid, TerminalId: tid})
 	if waitErr != nil {
 		if _, err := st.c.sdk.KillTerminal(end, sdk.KillTerminalRequest{SessionId: sid, TerminalId: tid}); err != nil {
 			st.c.log.Debug("terminal/kill", "terminal", tid, "error", err)
