@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     := ./...
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build demo run test unit fuzz editors bench lint deps clean
+.PHONY: all build demo run test unit fuzz editors bench benchcheck lint deps clean
 
 all: build
 
@@ -22,8 +22,9 @@ deps:
 	./scripts/deps.sh
 
 # The test command of README.md (and of .ci/run): lint, unit and integration tests under
-# the race detector, each fuzz target for a bounded number of runs, and the real editor clients.
-test: deps lint unit fuzz editors
+# the race detector, each fuzz target for a bounded number of runs, the real editor
+# clients, and every benchmark script once in its quick form.
+test: deps lint unit fuzz editors benchcheck
 
 # AGENTLS_REQUIRE_NPM makes the tests against the npm MCP servers fail, not skip, when
 # those servers are missing (deps installs them).
@@ -62,10 +63,21 @@ editors: build
 bench: deps
 	./bench/run.sh
 
+# Every benchmark script of bench/run.sh once, in its shortest form, with each run's own
+# checks but no time or memory targets (and without Gemini CLI, which needs an npm
+# install): a script that no longer works fails make test, not the next make bench.
+benchcheck:
+	BENCH_QUICK=1 ./bench/run.sh
+
+# go mod tidy -diff fails when tidying would change go.mod or go.sum (it changes
+# neither); it may fetch modules through the Go module proxy. docs/layers_test.go checks
+# the layer table of docs/design.md against the packages' imports.
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) mod tidy -diff
+	$(GO) test -count=1 ./docs
 
 clean:
 	rm -rf bin

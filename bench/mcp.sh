@@ -16,11 +16,18 @@
 # the CPU time of one).
 #
 # Usage: bench/mcp.sh              (BENCHTIME=3000x STARTTIME=5x by default)
+#        BENCH_QUICK=1 bench/mcp.sh (make benchcheck: BENCHTIME=20x STARTTIME=1x; the
+#                                    targets are printed, not enforced, but every figure
+#                                    must be there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+quick=${BENCH_QUICK:-}
 benchtime=${BENCHTIME:-3000x}
 starttime=${STARTTIME:-5x}
+if [ -n "$quick" ]; then
+	benchtime=20x starttime=1x
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go test -c -o "$tmp/mcp.test" ./tools/mcp
@@ -29,6 +36,14 @@ go test -c -o "$tmp/mcp.test" ./tools/mcp
 median() { # benchmark name → its median metric
 	awk -v name="$1" '$1 ~ "^"name"(-[0-9]+)?$" { for (i = 2; i < NF; i++) if ($(i+1) ~ /^median/) print $i }' "$tmp/out"
 }
+need() { # need NAME VALUE: a benchmark's figure must be there
+	[ -n "$2" ] || { echo "bench/mcp.sh: no median figure of $1" >&2; exit 1; }
+}
+# verdict_status TEXT: a missed target (TEXT not ending in ok) fails the script unless BENCH_QUICK.
+verdict_status() {
+	[[ $1 == *ok ]] && return
+	if [ -n "$quick" ]; then echo "(BENCH_QUICK: not enforced)"; else status=1; fi
+}
 
 echo "== echo overhead (-test.benchtime $benchtime)"
 (cd tools/mcp && "$tmp/mcp.test" -test.run '^$' -test.bench '^BenchmarkEcho' -test.benchtime "$benchtime") | tee "$tmp/out"
@@ -36,18 +51,22 @@ status=0
 for transport in inmemory stdio; do
 	direct=$(median "BenchmarkEchoDirect/$transport")
 	agentls=$(median "BenchmarkEchoThroughManager/$transport")
+	need "BenchmarkEchoDirect/$transport" "$direct"
+	need "BenchmarkEchoThroughManager/$transport" "$agentls"
 	verdict=$(awk -v d="$direct" -v a="$agentls" 'BEGIN { o = a - d; printf "%.1f µs %s", o, (o < 1000 ? "ok" : "FAIL") }')
 	echo "$transport: median direct $direct µs, through agentls $agentls µs, overhead $verdict (target < 1000 µs)"
-	[[ $verdict == *ok ]] || status=1
+	verdict_status "$verdict"
 done
 
 echo "== parallel start (-test.benchtime $starttime)"
 (cd tools/mcp && "$tmp/mcp.test" -test.run '^$' -test.bench '^BenchmarkParallelStart' -test.benchtime "$starttime") | tee "$tmp/out"
 eight=$(median "BenchmarkParallelStart/go-8")
 one=$(median "BenchmarkParallelStart/go-slowest")
+need BenchmarkParallelStart/go-8 "$eight"
+need BenchmarkParallelStart/go-slowest "$one"
 verdict=$(awk -v e="$eight" -v o="$one" 'BEGIN { r = e / o; printf "%.2f× %s", r, (r <= 1.3 ? "ok" : "FAIL") }')
 echo "go servers: eight at once $eight ms, the slowest alone $one ms: $verdict (target ≤ 1.3×)"
-[[ $verdict == *ok ]] || status=1
+verdict_status "$verdict"
 eight=$(median "BenchmarkParallelStart/everything-8")
 one=$(median "BenchmarkParallelStart/everything-1")
 if [[ -n $eight && -n $one ]]; then

@@ -1,19 +1,40 @@
 #!/usr/bin/env bash
 # Reruns every benchmark recorded in BENCHMARKS.md, each beside its reference in the same
 # run. Run from the repository root (make bench does).
+#
+# BENCH_QUICK=1 (make benchcheck, part of make test): every script and benchmark once, in
+# its shortest form: one iteration, no Gemini CLI (no npm install), every run's own checks
+# kept, the time and memory targets printed but not enforced. It keeps the scripts from
+# rotting; its figures mean nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=${BENCH_QUICK:-}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+# gobench ARGS...: go test's benchmarks; under BENCH_QUICK one iteration, one count. A
+# pattern that matches no benchmark (one renamed or removed) fails.
+gobench() {
+	if [ -n "$quick" ]; then
+		local args=() a
+		for a in "$@"; do
+			case $a in -benchtime=* | -count=*) ;; *) args+=("$a") ;; esac
+		done
+		set -- "${args[@]}" -benchtime=1x -count=1
+	fi
+	go test -run='^$' "$@" | tee "$out"
+	grep -q '^Benchmark' "$out" || { echo "bench/run.sh: no benchmark ran: go test $*" >&2; exit 1; }
+}
 echo "== search"; bench/search.sh
 echo "== shell"; bench/shell.sh
 echo "== replace in a 10 MB file"
-go test -run='^$' -bench='^BenchmarkReplace10MB' -benchtime=20x -count=3 ./tools/files
+gobench -bench='^BenchmarkReplace10MB' -benchtime=20x -count=3 ./tools/files
 echo "== diffs, walking"
-go test -run='^$' -bench='BenchmarkUnifiedDiff10MB|BenchmarkTextEdits10MB|BenchmarkWalkGoroot' -count=3 ./workspace
+gobench -bench='BenchmarkUnifiedDiff10MB|BenchmarkTextEdits10MB|BenchmarkWalkGoroot' -count=3 ./workspace
 echo "== scheduler, policy"
-go test -run='^$' -bench='BenchmarkSchedulerRun' -benchmem -count=3 ./tools
-go test -run='^$' -bench='BenchmarkDecideShell' -benchmem ./confirm
+gobench -bench='BenchmarkSchedulerRun' -benchmem -count=3 ./tools
+gobench -bench='BenchmarkDecideShell' -benchmem ./confirm
 echo "== editor server"
-go test -run='^$' -bench=. -benchtime=2000x ./rpc
+gobench -bench=. -benchtime=2000x ./rpc
 echo "== MCP: echo overhead, eight servers connecting in parallel"
 bench/mcp.sh
 echo "== agent session end to end, beside Gemini CLI (npm install of @google/gemini-cli on first run)"

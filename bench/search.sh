@@ -22,21 +22,30 @@
 #
 # Usage: bench/search.sh            (COUNT=n to change -count, default 5)
 #        BENCH=GrepGoroot/icase bench/search.sh
+#        BENCH_QUICK=1 bench/search.sh   (make benchcheck: one run of one iteration each,
+#                                         no hyperfine; the ratios are printed as always)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 count="${COUNT:-5}"
 bench="${BENCH:-Goroot}"
+benchtime=()
+if [ -n "${BENCH_QUICK:-}" ]; then
+	count=1 benchtime=(-benchtime=1x)
+fi
 
 if ! command -v rg >/dev/null; then
 	echo "note: rg is not installed; only the pure-Go figures are measured" >&2
 fi
 
-cmd=(go test -run='^$' -bench="$bench" -count="$count" ./tools/search)
+cmd=(go test -run='^$' -bench="$bench" "${benchtime[@]}" -count="$count" ./tools/search)
 echo "\$ ${cmd[*]}"
 out="$("${cmd[@]}")"
 echo "$out"
 echo
+# A benchmark renamed or gone would otherwise leave an empty table.
+grep -q '^BenchmarkGrepGoroot/.*/tool-go' <<<"$out" && grep -q '^BenchmarkGlobGoroot/tool' <<<"$out" ||
+	{ [ "$bench" != Goroot ] || { echo "bench/search.sh: the grep and glob benchmarks did not run" >&2; exit 1; }; }
 
 echo "$out" | awk '
 /^Benchmark/ && $4 == "ns/op" {
@@ -100,7 +109,7 @@ END {
 	}
 }'
 
-if command -v hyperfine >/dev/null && command -v rg >/dev/null; then
+if [ -z "${BENCH_QUICK:-}" ] && command -v hyperfine >/dev/null && command -v rg >/dev/null; then
 	# A cross-check of the in-process reference figure with an outside timer.
 	echo
 	(cd "$(go env GOROOT)/src" && hyperfine --warmup 3 --style basic "rg --files -g '*.go'")

@@ -17,6 +17,7 @@ import (
 // model; where the questions cannot be put, or are dismissed, the call says so and
 // nothing is made up.
 func TestAskUser(t *testing.T) {
+	t.Parallel()
 	capsAsk := withCaps(capsEditor, "experimental", map[string]any{"agentls": map[string]any{"confirm": true, "updates": true, "askUser": true}})
 	choice := map[string]any{"question": "Which database?", "header": "DB", "type": "choice",
 		"options": []any{map[string]any{"label": "Postgres", "description": "relational"}, map[string]any{"label": "SQLite", "description": "a file"}}}

@@ -11,6 +11,7 @@ import (
 // TestBadInput: malformed messages are answered as JSON-RPC prescribes (under their id
 // when it can be read, else null), and the server serves on after each.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		raw      []byte
@@ -63,6 +64,7 @@ func TestBadInput(t *testing.T) {
 // start of the next; both are lost, the error is answered, and the server reads on
 // from the next header.
 func TestWrongContentLengthTooLong(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsNone, nil)
@@ -84,6 +86,7 @@ func TestWrongContentLengthTooLong(t *testing.T) {
 // TestErrorsKeepServing: unknown methods, invalid params and requests after shutdown
 // get their errors, and the connection stays up.
 func TestErrorsKeepServing(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsNone, nil)

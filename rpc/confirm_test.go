@@ -21,6 +21,7 @@ func answer(result any) lsptest.Handler {
 // TestRichConfirmation: agentls/confirm carries the ConfirmDetails of an edit, and each
 // outcome has its effect.
 func TestRichConfirmation(t *testing.T) {
+	t.Parallel()
 	modified := "modified by the user\n"
 	tests := []struct {
 		name       string
@@ -87,6 +88,7 @@ func TestRichConfirmation(t *testing.T) {
 // TestRichConfirmationKinds checks the ConfirmDetails of a new file and of a shell
 // command, and that "always" is remembered.
 func TestRichConfirmationKinds(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsRich, nil)
@@ -119,6 +121,7 @@ func TestRichConfirmationKinds(t *testing.T) {
 // TestMessageRequestConfirmation: a client that knows nothing of agentls but shows
 // message requests is asked with one; only an offered approving title approves.
 func TestMessageRequestConfirmation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		handler lsptest.Handler // nil: MethodNotFound
@@ -181,6 +184,7 @@ func TestMessageRequestConfirmation(t *testing.T) {
 // nor diagnostics is never sent any of them, and the call is refused saying the editor
 // cannot ask.
 func TestConfirmationWithoutUI(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsNone, nil)
@@ -201,6 +205,7 @@ func TestConfirmationWithoutUI(t *testing.T) {
 // TestConfirmByCommand: agentls.confirm answers a pending confirmation by its id, and
 // the question the editor still shows is withdrawn.
 func TestConfirmByCommand(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsRich, nil)
@@ -299,6 +304,7 @@ type codeActionResult struct {
 // with agentls.confirm, the call waits until then (or the timeout), and the diagnostic
 // goes once it is answered.
 func TestConfirmationAsDiagnostic(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		choose string // the title of the code action run; "" for none
 		want   tools.Status
@@ -401,6 +407,7 @@ func TestConfirmationAsDiagnostic(t *testing.T) {
 // is asked on the document last opened or changed; with nothing open it is refused,
 // saying why. A client without code action literals gets the commands alone.
 func TestConfirmationAsDiagnosticPlacement(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	noLiterals := withCaps(helix, "textDocument", map[string]any{"publishDiagnostics": map[string]any{}})

@@ -10,6 +10,7 @@ import (
 )
 
 func TestCompilerRange(t *testing.T) {
+	t.Parallel()
 	text := "package a\n\n\tx := 😀undefinedThing + 1\n"
 	pos := func(l, c uint32) protocol.Position { return protocol.Position{Line: l, Character: c} }
 	tests := []struct {
@@ -39,6 +40,7 @@ func TestCompilerRange(t *testing.T) {
 }
 
 func TestProgressText(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"plain line", "plain line"},
 		{"  padded\t\r", "padded"},
@@ -56,6 +58,7 @@ func TestProgressText(t *testing.T) {
 }
 
 func TestWantsKind(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		only []string
 		want bool

@@ -44,6 +44,7 @@ func runToolAs(c *lsptest.Client, id, name string, args any) *lsptest.Pending {
 // TestCallLocationDiagnostics: a call that waits (here for approval) shows its file as
 // an Information diagnostic naming it, cleared when the call ends.
 func TestCallLocationDiagnostics(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"doc.txt": "first line\nsecond\n"})
 	c := session(t, root, withDiagnostics(capsRich), nil)
@@ -87,6 +88,7 @@ func TestCallLocationDiagnostics(t *testing.T) {
 // TestFailureDiagnostics: a failed call's file gets an Error diagnostic until the next
 // call the editor runs; several sources on one file are published together.
 func TestFailureDiagnostics(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"doc.txt": "alpha\nbeta\n"})
 	c := session(t, root, withDiagnostics(capsEditor), yolo)
@@ -156,6 +158,7 @@ func TestFailureDiagnostics(t *testing.T) {
 // workspace become agentls/shell diagnostics, relative to the command's directory,
 // with their severity and the word at their column; the next run replaces them.
 func TestShellDiagnostics(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{
 		"a.go":     "package a\n\nvar x = undefinedThing + 1\n",
@@ -240,6 +243,7 @@ func TestShellDiagnostics(t *testing.T) {
 // TestNoDiagnosticsUnadvertised: a client that does not advertise
 // textDocument.publishDiagnostics is sent none.
 func TestNoDiagnosticsUnadvertised(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.go": "package a\n"})
 	c := session(t, root, capsEditor, yolo)
@@ -254,6 +258,7 @@ func TestNoDiagnosticsUnadvertised(t *testing.T) {
 // plain client go when that session is cancelled (agentls.cancel with its id), and a
 // file that was not open when they were made gets them once it is opened.
 func TestCancelledSessionFailures(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"doc.txt": "alpha\n", "other.txt": "other\n"})
 	doc, other := filepath.Join(root, "doc.txt"), filepath.Join(root, "other.txt")

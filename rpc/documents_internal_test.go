@@ -66,6 +66,7 @@ func benchmarkApplyDidChange(b *testing.B, read bool) {
 // date first. The tool runs on its own here, outside any scheduler, so no event is
 // raised at all.
 func TestToolReadsEditorTextAfterDidChange(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	path := filepath.Join(root, "a.go")
 	if err := os.WriteFile(path, []byte("package disk\n"), 0o644); err != nil {

@@ -14,6 +14,7 @@ import (
 // fast as the pipe takes them, then reads the document back through a tool: every
 // change must have been applied, in order.
 func TestRapidIncrementalChanges(t *testing.T) {
+	t.Parallel()
 	for _, enc := range []string{"utf-16", "utf-8", "utf-32"} {
 		t.Run(enc, func(t *testing.T) {
 			ctx := testContext(t)
@@ -96,6 +97,7 @@ func randomOffset(rng *rand.Rand, text string) int {
 // TestPositionEncodings checks a change after non-ASCII text in each encoding: the
 // same place in the text has a different character number in each.
 func TestPositionEncodings(t *testing.T) {
+	t.Parallel()
 	line := "a😀é日x" // x is at UTF-16 unit 5, UTF-8 byte 10, code point 4
 	tests := []struct {
 		enc  string
@@ -131,6 +133,7 @@ func TestPositionEncodings(t *testing.T) {
 // TestBadDocumentNotifications: notifications for documents that are not files or not
 // open, malformed ones and unknown ones are ignored without harm or answer.
 func TestBadDocumentNotifications(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.txt": "a\n"})
 	c := session(t, root, capsNone, nil)

@@ -60,6 +60,7 @@ func replaceArgs(path, old, new string) map[string]any {
 // as one applyEdit of minimal edits against the document's version, labelled with the
 // call, and the tools read the result; the disk is left to the editor.
 func TestReplaceInOpenDocument(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	original := "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"
 	root := workspaceDir(t, map[string]string{"main.go": original})
@@ -119,6 +120,7 @@ func TestReplaceInOpenDocument(t *testing.T) {
 // TestReplaceInCRLFDocument: positions and inserted line breaks fit a CRLF document,
 // and the editor keeps its line endings.
 func TestReplaceInCRLFDocument(t *testing.T) {
+	t.Parallel()
 	for _, enc := range []string{"utf-16", "utf-8"} {
 		t.Run(enc, func(t *testing.T) {
 			ctx := testContext(t)
@@ -149,6 +151,7 @@ func TestReplaceInCRLFDocument(t *testing.T) {
 // TestEditRefused: when the editor does not apply an edit, the call fails and nothing
 // is written anywhere.
 func TestEditRefused(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		reply    any
@@ -198,6 +201,7 @@ func TestEditRefused(t *testing.T) {
 // editor holds them as modified buffers), new files with CreateFile; the disk is left
 // alone, and the tools read the edited text.
 func TestEditFilesNotOpen(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"closed.txt": "one\ntwo\n"})
 	c := session(t, root, capsEditor, map[string]any{"approvalMode": "auto_edit"})
@@ -244,6 +248,7 @@ func TestEditFilesNotOpen(t *testing.T) {
 // without the create operation gets new files written to disk, and existing ones
 // through applyEdit.
 func TestEditFallbacks(t *testing.T) {
+	t.Parallel()
 	noCreate := withCaps(capsEditor, "workspace", map[string]any{"applyEdit": true,
 		"workspaceEdit": map[string]any{"documentChanges": true, "resourceOperations": []string{"rename"}}})
 	noVersions := withCaps(capsEditor, "workspace", map[string]any{"applyEdit": true})
@@ -303,6 +308,7 @@ func TestEditFallbacks(t *testing.T) {
 // or refuse because the text changed since it was shown), the typing is never lost
 // and nothing stale is written.
 func TestTypingDuringConfirmation(t *testing.T) {
+	t.Parallel()
 	showOnly := map[string]any{"window": map[string]any{"showMessage": map[string]any{}}}
 	for name, caps := range map[string]map[string]any{"applyEdit": capsEditor, "disk": showOnly} {
 		t.Run(name, func(t *testing.T) {
@@ -344,6 +350,7 @@ func TestTypingDuringConfirmation(t *testing.T) {
 // TestURIsAsTheEditorSpellsThem: a document whose path needs escaping in a URI is
 // found by its path and edited under the URI the editor gave it.
 func TestURIsAsTheEditorSpellsThem(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	name := "dir with space/a+b é.txt"
 	root := workspaceDir(t, map[string]string{name: "before\n"})
@@ -378,6 +385,7 @@ func TestURIsAsTheEditorSpellsThem(t *testing.T) {
 // version, made against that text; once the editor has reported, edits carry its
 // version again.
 func TestLateReportingEditor(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	original := "alpha\nbeta\ngamma\n"
 	root := workspaceDir(t, map[string]string{"notes.txt": original})

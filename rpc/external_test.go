@@ -33,6 +33,7 @@ func discoveringWorkspace(t *testing.T) string {
 // TestTrustQuestion: in an untrusted workspace whose settings would run a command, the
 // server asks once whether to trust the folder; only a trusting answer runs it.
 func TestTrustQuestion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		answer     string
 		wantKind   string // the entry written to trusted-folders.json, "" for none
@@ -144,6 +145,7 @@ func waitALittle(ctx context.Context) {
 // stdio) connects after initialized, rich clients hear its status, its calls are
 // confirmed as type mcp, and "always for this server" covers its other tools.
 func TestMCPInTheEditor(t *testing.T) {
+	t.Parallel()
 	entry := testutil.NPMServer(t, "server-everything")
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
@@ -206,6 +208,7 @@ func strconvQuote(s string) string {
 // entry that a more specific DO_NOT_TRUST overrides for the workspace still trusts the
 // user's other folders, and stays.
 func TestTrustRevoke(t *testing.T) {
+	t.Parallel()
 	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -284,6 +287,7 @@ func TestTrustRevoke(t *testing.T) {
 // command line mentions) after it, separated by a blank line; without context the
 // rendered prompt goes alone.
 func TestRunPromptContext(t *testing.T) {
+	t.Parallel()
 	entry := testutil.NPMServer(t, "server-everything")
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)

@@ -32,6 +32,7 @@ func sessionIn(t *testing.T, root, config string, caps map[string]any) *lsptest.
 // acceptedHunks apply only those hunks to the editor's text and the model is told
 // which were taken; invalid choices are refusals that change nothing.
 func TestConfirmHunks(t *testing.T) {
+	t.Parallel()
 	var old, proposed strings.Builder
 	for i := 1; i <= 30; i++ {
 		fmt.Fprintf(&old, "line %d\n", i)
@@ -101,6 +102,7 @@ func TestConfirmHunks(t *testing.T) {
 // answer still holds for the session. A hostile workspace's settings never reach the
 // user's file: only the user's answer does.
 func TestPersistApproval(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	// The workspace asks for everything to be allowed and for yolo mode; it is not
 	// trusted, so neither applies, and nothing of it may land in the user's file.
@@ -203,6 +205,7 @@ func TestPersistApproval(t *testing.T) {
 // TestAllowAlwaysAndSave: a plain client's "Always allow …, and save" saves the rule in
 // the user's settings.
 func TestAllowAlwaysAndSave(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	config := t.TempDir()

@@ -13,6 +13,7 @@ import (
 )
 
 func TestInitializeResult(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := start(t, root)
@@ -48,6 +49,7 @@ func TestInitializeResult(t *testing.T) {
 }
 
 func TestLifecycle(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.txt": "a\n"})
 	c := start(t, root)
@@ -88,6 +90,7 @@ func TestLifecycle(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		shutdown bool
@@ -125,6 +128,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestExitStopsRunningTools(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsNone, map[string]any{"approvalMode": "yolo"})
@@ -142,6 +146,7 @@ func TestExitStopsRunningTools(t *testing.T) {
 }
 
 func TestPositionEncodingNegotiation(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		offered []string
 		want    string
@@ -180,6 +185,7 @@ func TestPositionEncodingNegotiation(t *testing.T) {
 }
 
 func TestWorkspaceRoots(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	a := workspaceDir(t, map[string]string{"a.txt": "in a\n"})
 	b := workspaceDir(t, map[string]string{"b.txt": "in b\n"})
@@ -227,6 +233,7 @@ func TestWorkspaceRoots(t *testing.T) {
 }
 
 func TestInitializeErrors(t *testing.T) {
+	t.Parallel()
 	root := workspaceDir(t, nil)
 	tests := []struct {
 		name   string
@@ -256,6 +263,7 @@ func TestInitializeErrors(t *testing.T) {
 }
 
 func TestSettingsFromTheEditor(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsNone, map[string]any{"excludeTools": []string{"glob"}, "approvalMode": "yolo"})

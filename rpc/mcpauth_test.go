@@ -41,6 +41,7 @@ func oauthMCPServer(t *testing.T) *testutil.OAuthServers {
 // (external); the token lands in $XDG_STATE_HOME/agentls/mcp-tokens, mode 0600; the
 // server's question comes as window/showMessageRequest with its choices.
 func TestMCPAuthInTheEditor(t *testing.T) {
+	t.Parallel()
 	o := oauthMCPServer(t)
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
@@ -126,6 +127,7 @@ func TestMCPAuthInTheEditor(t *testing.T) {
 // reaches the server; a client without it, for which one choice cannot answer the form,
 // sees the question declined with a message saying why.
 func TestElicitInTheEditor(t *testing.T) {
+	t.Parallel()
 	entry := testutil.NPMServer(t, "server-everything")
 	for _, kind := range []string{"rich", "askUser", "plain"} {
 		rich := kind == "rich"

@@ -13,6 +13,7 @@ import (
 // back to the system when the document was large, and only then: normal traffic must
 // not pay for a collection.
 func TestCloseReleasesMemoryOfLargeDocuments(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	s := runningServer(t, root)
 	var freed atomic.Int32
@@ -56,6 +57,7 @@ func TestCloseReleasesMemoryOfLargeDocuments(t *testing.T) {
 // TestMemoryReleaserCoalesces checks that documents closed while memory is being given
 // back cost one more release between them, not one each, and are not forgotten.
 func TestMemoryReleaserCoalesces(t *testing.T) {
+	t.Parallel()
 	var freed atomic.Int32
 	started, proceed := make(chan struct{}), make(chan struct{})
 	m := memoryReleaser{free: func() {

@@ -14,6 +14,7 @@ import (
 // window/showMessage for a client without agentls/update), the thought as a
 // thought_chunk, and the edit the model tries next is refused by plan mode.
 func TestPromptPlanModeSwitch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		caps map[string]any

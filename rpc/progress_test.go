@@ -77,6 +77,7 @@ var yolo = map[string]any{"approvalMode": "yolo"}
 // window.workDoneProgress as $/progress begin, reports of its latest line, and end, on
 // a token created first; nothing of it goes to the log.
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.txt": "x\n"})
 	c := session(t, root, capsEditor, yolo)
@@ -145,6 +146,7 @@ func TestProgress(t *testing.T) {
 // TestProgressThrottled: a command printing hundreds of lines gets nowhere near one
 // report per line.
 func TestProgressThrottled(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsEditor, yolo)
@@ -174,6 +176,7 @@ func TestProgressThrottled(t *testing.T) {
 // TestProgressCancel: window/workDoneProgress/cancel cancels the call whose progress it
 // names, and the progress ends.
 func TestProgressCancel(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsEditor, yolo)
@@ -211,6 +214,7 @@ func TestProgressCancel(t *testing.T) {
 // TestOutputToLog: without window.workDoneProgress, or when the editor refuses the
 // token, output goes to window/logMessage (type Log) in bounded batches.
 func TestOutputToLog(t *testing.T) {
+	t.Parallel()
 	noProgress := withCaps(capsEditor, "window", map[string]any{"showMessage": map[string]any{}})
 	for _, tt := range []struct {
 		name    string

@@ -13,6 +13,7 @@ import (
 )
 
 func TestInstruction(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ line, want string }{
 		{"x := 1 // agentls: rename x to count\n", "rename x to count"},
 		{"/* agentls: add a doc comment */", "add a doc comment"},
@@ -32,6 +33,7 @@ func TestInstruction(t *testing.T) {
 // answer's text ends with, the answer's chunks are written in order, and a resumed
 // session's transcript is appended to.
 func TestTranscript(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "transcripts", "s1.md")
 	rel := func(p string) string { return filepath.Base(p) }

@@ -183,6 +183,7 @@ func call(name string, args map[string]any, id string) clients.ScriptCall {
 // client sees it all as agentls/update in order, the model gets every result under
 // its own call ids, and the prompt's result is the model's final answer.
 func TestPromptTurn(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"notes.txt": "hello\nworld\n"})
 	file := filepath.Join(root, "notes.txt")
@@ -332,6 +333,7 @@ func promptUntilStreaming(ctx context.Context, t *testing.T, c *lsptest.Client, 
 // whose model is still streaming; it is answered with stopReason cancelled, and the
 // session takes the next prompt.
 func TestPromptCancel(t *testing.T) {
+	t.Parallel()
 	for _, how := range []string{"agentls/cancel", "agentls.cancel", "$/cancelRequest"} {
 		t.Run(how, func(t *testing.T) {
 			ctx := testContext(t)
@@ -380,6 +382,7 @@ func TestPromptCancel(t *testing.T) {
 // TestPromptOneAtATime: a second prompt to a session that is answering one is refused,
 // saying so; prompts of other sessions run meanwhile.
 func TestPromptOneAtATime(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	a := newAgent(t, root, "",
@@ -411,6 +414,7 @@ func TestPromptOneAtATime(t *testing.T) {
 // server with the same state directory, and its model gets the earlier history;
 // agentls.listSessions lists it. An unknown id is refused by name.
 func TestPromptResume(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	stateDir := t.TempDir()
@@ -478,6 +482,7 @@ func TestPromptResume(t *testing.T) {
 // prompt where the client supports it, and a window/showMessage at the end of each
 // prompt.
 func TestPromptTranscript(t *testing.T) {
+	t.Parallel()
 	for _, showDocument := range []bool{true, false} {
 		t.Run(map[bool]string{true: "showDocument", false: "no showDocument"}[showDocument], func(t *testing.T) {
 			ctx := testContext(t)
@@ -582,6 +587,7 @@ func TestPromptTranscript(t *testing.T) {
 // instruction" on an agentls: line prompt with their context; without a model they are
 // not offered.
 func TestPromptCodeActions(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	text := "package main\n\nfunc main() {\n\tx := 1 // agentls: rename x to count\n}\n"
 	root := workspaceDir(t, map[string]string{"main.go": text})
@@ -691,6 +697,7 @@ func TestPromptCodeActions(t *testing.T) {
 // TestPromptWithoutModel: a server without a model does not offer agentls.prompt and
 // answers it with a clear error; one whose model cannot be made says why.
 func TestPromptWithoutModel(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.go": "package a // agentls: do it\n"})
 	var log testutil.Buffer
@@ -755,6 +762,7 @@ func TestPromptWithoutModel(t *testing.T) {
 // TestPromptModelError: a model that answers with an HTTP error ends the prompt with
 // stopReason error and the model's message, in the result and the transcript.
 func TestPromptModelError(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	a := newAgent(t, root, "", clients.Turn{HTTPError: &clients.ScriptHTTPError{Status: 400, Message: "API key not valid. Please pass a valid API key."}})
@@ -778,6 +786,7 @@ func TestPromptModelError(t *testing.T) {
 // TestPromptBinary: the agentls binary answers a prompt with the Gemini model the
 // environment names (GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL), here the fake API.
 func TestPromptBinary(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.txt": "alpha\n"})
 	file := filepath.Join(root, "a.txt")
@@ -823,6 +832,7 @@ func TestPromptBinary(t *testing.T) {
 // this") starts a session; the server keeps a bounded number of idle ones in memory,
 // and one it let go is resumed from the store with its history.
 func TestIdleSessionsBounded(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	n := rpc.MaxIdleSessions + 5
@@ -874,6 +884,7 @@ func TestIdleSessionsBounded(t *testing.T) {
 // the user's answer ends the prompt cancelled, withdraws the question the editor shows
 // ($/cancelRequest for its agentls/confirm) and never runs the call.
 func TestPromptCancelTakesDownConfirmation(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	a := newAgent(t, root, "",
@@ -920,6 +931,7 @@ func TestPromptCancelTakesDownConfirmation(t *testing.T) {
 // without a model, as the updates a rich client renders: the prompt, the tool call and
 // its end, the answer.
 func TestSessionHistory(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"notes.txt": "hello\n"})
 	stateDir := t.TempDir()

@@ -93,6 +93,7 @@ func readTestFrame(r *bufio.Reader) ([]byte, error) {
 }
 
 func TestPanicsAreRecovered(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	s := New(Options{ConfigDir: t.TempDir()})
 	s.routes["test/panic"] = route{serve: func(context.Context, jsonrpc2.RawMessage) (any, error) { panic("boom") }}

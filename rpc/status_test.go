@@ -47,6 +47,7 @@ func waitMode(ctx context.Context, t *testing.T, c *lsptest.Client, session stri
 // TestModeUpdates: a rich client is told the approval mode in force after initialized
 // and each time it changes, whoever changed it; a plain client is told nothing.
 func TestModeUpdates(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	c := session(t, root, capsRich, map[string]any{"approvalMode": "auto_edit"})
@@ -91,6 +92,7 @@ func TestModeUpdates(t *testing.T) {
 // TestSessionInfo: a prompt's updates begin with the model serving the session; a
 // session's own mode is announced under the session.
 func TestSessionInfo(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	a := newAgent(t, root, "", clients.Turn{Text: "one"}, clients.Turn{Text: "two"})
@@ -148,6 +150,7 @@ func TestSessionInfo(t *testing.T) {
 // approval mode: the workspace stays in default for every other session (it used to
 // switch the whole server to auto_edit, red team R8).
 func TestAlwaysOnEditKeepsTheMode(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"f.txt": "one\n"})
 	c := session(t, root, capsRich, nil)
@@ -178,6 +181,7 @@ func TestAlwaysOnEditKeepsTheMode(t *testing.T) {
 // model the next session gets, or why it would get none (a missing key), without a
 // request to the model.
 func TestStatus(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.txt": "a\n"})
 	type status struct {

@@ -20,6 +20,7 @@ import (
 // live output, its answer reaches the parent, and the prompt's usage includes the
 // agent's tokens.
 func TestPromptSubagent(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"a.txt": "a\n"})
 	u := func(in, out int) *clients.Usage { return &clients.Usage{PromptTokens: in, OutputTokens: out} }
@@ -137,6 +138,7 @@ func TestPromptSubagent(t *testing.T) {
 // TestSubagentCallDiagnostics: a sub-agent's call that waits for approval shows its file
 // as a diagnostic naming it, as any call's does, cleared when it ends.
 func TestSubagentCallDiagnostics(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"doc.txt": "first line\nsecond\n"})
 	a := newAgent(t, root, "",

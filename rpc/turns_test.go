@@ -16,6 +16,7 @@ import (
 // workspace/applyEdit; where the user changed a file since, nothing is undone and the
 // answer names the file.
 func TestUndoTurn(t *testing.T) {
+	t.Parallel()
 	for _, userEdits := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unchanged", true: "changed since"}[userEdits], func(t *testing.T) {
 			ctx := testContext(t)

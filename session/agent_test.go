@@ -191,6 +191,7 @@ func respText(fr *clients.FunctionResponse) string {
 }
 
 func TestPromptToolBatch(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"}
 	h := newHarness(t, files, clients.Script{Turns: []clients.Turn{
 		{Thought: "I should read both files.", Text: "Reading both files.", Calls: []clients.ScriptCall{
@@ -344,6 +345,7 @@ func shellCall(id, command string) clients.ScriptCall {
 // TestPromptParallelCalls: two shell commands of one batch wait for each other; each
 // sees the other only if they run at the same time.
 func TestPromptParallelCalls(t *testing.T) {
+	t.Parallel()
 	meet := func(mine, other string) string {
 		return "touch " + mine + "; for i in $(seq 400); do if [ -e " + other + " ]; then echo met; exit 0; fi; sleep 0.05; done; echo alone"
 	}
@@ -364,6 +366,7 @@ func TestPromptParallelCalls(t *testing.T) {
 }
 
 func TestPromptMaxTurns(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, map[string]string{"a.txt": "a"}, clients.Script{Turns: []clients.Turn{
 		{Calls: []clients.ScriptCall{shellCall("c1", "echo 1")}},
 		{Calls: []clients.ScriptCall{shellCall("c2", "echo 2")}},
@@ -395,6 +398,7 @@ func TestPromptMaxTurns(t *testing.T) {
 }
 
 func TestPromptCancelMidStream(t *testing.T) {
+	t.Parallel()
 	for _, withCall := range []bool{false, true} {
 		t.Run("call="+strconv.FormatBool(withCall), func(t *testing.T) {
 			turn := clients.Turn{Text: "I am thinking about", Hang: true}
@@ -435,6 +439,7 @@ func TestPromptCancelMidStream(t *testing.T) {
 }
 
 func TestPromptCancelMidTool(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
 		{Calls: []clients.ScriptCall{shellCall("c1", "echo $$ > pid; exec sleep 60"), shellCall("c2", "echo quick")}},
 		{Text: "Next prompt."},
@@ -488,6 +493,7 @@ func TestPromptCancelMidTool(t *testing.T) {
 }
 
 func TestPromptModelError(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
 		{Text: "Half an", Calls: []clients.ScriptCall{shellCall("c1", "echo x")}, Error: "the stream broke"},
 		{Text: "Recovered."},
@@ -506,6 +512,7 @@ func TestPromptModelError(t *testing.T) {
 // TestPromptCutStream: a Gemini stream that ends without a finish reason broke off; the
 // prompt fails saying so instead of passing the half answer off as the whole one.
 func TestPromptCutStream(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
 		{Text: "The first half of the answer", Cut: true},
 		{Text: "Recovered."},
@@ -525,6 +532,7 @@ func TestPromptCutStream(t *testing.T) {
 // the prompt itself blocked) stays in the record but leaves the history the model is
 // sent, so that the prompts after it are not refused for it; the user is told.
 func TestPromptRefusal(t *testing.T) {
+	t.Parallel()
 	for _, reason := range []string{"SAFETY", "BLOCKED:PROHIBITED_CONTENT"} {
 		t.Run(reason, func(t *testing.T) {
 			h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
@@ -566,6 +574,7 @@ func TestPromptRefusal(t *testing.T) {
 // TestPromptRefusalAfterAnswer: a refusal that comes after the model answered part of
 // the prompt keeps the prompt in the history: the model did answer it.
 func TestPromptRefusalAfterAnswer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
 		{Text: "Here is the start", FinishReason: "SAFETY"},
 		{Text: "ok"},
@@ -581,6 +590,7 @@ func TestPromptRefusalAfterAnswer(t *testing.T) {
 }
 
 func TestPromptLoopDetection(t *testing.T) {
+	t.Parallel()
 	t.Run("calls", func(t *testing.T) {
 		var turns []clients.Turn
 		for range 6 {
@@ -626,6 +636,7 @@ func TestPromptLoopDetection(t *testing.T) {
 }
 
 func TestPromptConcurrent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{{Text: "slow", Hang: true}}})
 	streaming := make(chan struct{}, 8)
 	s := h.session(func(o *Options) {
@@ -650,6 +661,7 @@ func TestPromptConcurrent(t *testing.T) {
 }
 
 func TestPromptCompression(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("Here is a lot of context about the task. ", 50)
 	h := newHarness(t, nil, clients.Script{ContextWindow: 60000, Turns: []clients.Turn{
 		{Text: "answer one", Usage: &clients.Usage{PromptTokens: 10000}},
@@ -721,6 +733,7 @@ func checkTexts(t *testing.T, hist []clients.Content, want []string) {
 }
 
 func TestPromptCompressionFails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{ContextWindow: 1000, Turns: []clients.Turn{
 		{Text: "answer one", Usage: &clients.Usage{PromptTokens: 900}},
 		{Error: "summary broke"},
@@ -740,6 +753,7 @@ func TestPromptCompressionFails(t *testing.T) {
 }
 
 func TestPromptResume(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, map[string]string{"a.txt": "alpha\n"}, clients.Script{Turns: []clients.Turn{
 		{Calls: []clients.ScriptCall{{ID: "r1", Name: "read_file", Args: json.RawMessage(`{"file_path": "ROOT/a.txt"}`)}}, ThoughtSignature: "c2lnbmF0dXJl"},
 		{Text: "It says alpha."},
@@ -804,6 +818,7 @@ func TestPromptResume(t *testing.T) {
 // TestResumeAnswersDanglingCalls: a session that ended while its calls ran (the
 // process died) resumes with cancelled responses for them, so its history is valid.
 func TestResumeAnswersDanglingCalls(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{{Text: "Back."}}})
 	q := user("run it")
 	m := modelTurn(text("Running."), callPart("c1", "run_shell_command", `{"command":"sleep 100"}`))
@@ -827,6 +842,7 @@ func TestResumeAnswersDanglingCalls(t *testing.T) {
 }
 
 func TestStoreRecords(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{{Text: "Hi.", Usage: &clients.Usage{PromptTokens: 10, OutputTokens: 2}}}})
 	s := h.session(nil)
 	if _, err := s.Prompt(context.Background(), "hello", nil); err != nil {
@@ -863,6 +879,7 @@ func TestStoreRecords(t *testing.T) {
 // unavailable for a while) are written with the next records, so that the file never
 // has holes and resumes to the conversation as it went.
 func TestPersistAfterAFailedWrite(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{
 		{Calls: []clients.ScriptCall{shellCall("c1", "echo one")}},
 		{Text: "First done."},

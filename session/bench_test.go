@@ -29,7 +29,7 @@ const (
 // prompt` does minus the process: a Toolbox over a fresh copy of the fixture project
 // (yolo mode), the real Gemini client against the fake Gemini server on loopback
 // (in process, so its own work counts too), a stored session, and the 4-turn script
-// making 14 tool calls (read_file, glob, grep_search, replace, run_shell_command).
+// making 15 tool calls (read_file, glob, grep_search, replace, run_shell_command).
 // The copy and the fake server are made with the timer stopped; after each iteration
 // the benchmark checks that every call succeeded, the answer arrived and the project
 // was edited exactly as expected.

@@ -17,6 +17,7 @@ func respContent(outputs ...string) clients.Content {
 }
 
 func TestResponseCap(t *testing.T) {
+	t.Parallel()
 	x := func(n int) string { return strings.Repeat("x", n) }
 	tests := []struct {
 		name     string
@@ -62,6 +63,7 @@ func TestResponseCap(t *testing.T) {
 }
 
 func TestShortenResponses(t *testing.T) {
+	t.Parallel()
 	long := "HEAD" + strings.Repeat("é", 3000) + "TAIL"
 	orig := []clients.Content{
 		user(long),

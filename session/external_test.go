@@ -19,6 +19,7 @@ import (
 // a changed command is reported for reloading, and google_web_search comes and goes with
 // a model that can search.
 func TestExternalTools(t *testing.T) {
+	t.Parallel()
 	root, config := testutil.Dirs(t, map[string]string{
 		"discover.sh": "#!/bin/sh\necho '[{\"name\": \"lint\", \"description\": \"Lints.\"}]'\n",
 		"other.sh":    "#!/bin/sh\necho '[{\"name\": \"format\", \"description\": \"Formats.\"}]'\n",

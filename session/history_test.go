@@ -34,6 +34,7 @@ func respPart(id, name, output string) clients.Part {
 }
 
 func TestCurate(t *testing.T) {
+	t.Parallel()
 	sig := []byte("sig")
 	tests := []struct {
 		name string
@@ -123,6 +124,7 @@ func js(t *testing.T, v any) string {
 }
 
 func TestResponseTo(t *testing.T) {
+	t.Parallel()
 	fc := clients.FunctionCall{ID: "c1", Name: "read_file"}
 	tests := []struct {
 		name string
@@ -153,6 +155,7 @@ func TestResponseTo(t *testing.T) {
 }
 
 func TestSplitPoint(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("x", 1000)
 	call := func(id string) clients.Content { return modelTurn(callPart(id, "f", "{}")) }
 	resp := func(id string) clients.Content {
@@ -208,6 +211,7 @@ func TestSplitPoint(t *testing.T) {
 }
 
 func TestUnanswered(t *testing.T) {
+	t.Parallel()
 	h := []clients.Content{user("q"), modelTurn(text("let me look"), callPart("a", "read_file", "{}"), callPart("b", "glob", "{}"))}
 	c, ok := unanswered(h)
 	if !ok {
@@ -222,6 +226,7 @@ func TestUnanswered(t *testing.T) {
 }
 
 func TestMergeText(t *testing.T) {
+	t.Parallel()
 	sig := []byte("s")
 	th := func(s string) clients.Part { return clients.Part{Text: s, Thought: true} }
 	got := mergeText([]clients.Part{th("a"), th("b"), text("c"), {Text: "d", Raw: json.RawMessage(`{"text":"d"}`)}, callPart("1", "f", "{}"), text("e"), {Text: "f", ThoughtSignature: sig}, text("g")})
@@ -236,6 +241,7 @@ func TestMergeText(t *testing.T) {
 // holds (runs of model contents with invalid ones, user contents that merge, thoughts,
 // text to merge), and after the history is cut back or replaced.
 func TestCurationIncremental(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	parts := [][]clients.Part{
 		{{Text: "a"}}, {{Text: "b"}, {Text: "c"}}, {{Text: "t", Thought: true}, {Text: "x"}},

@@ -43,6 +43,7 @@ func (*askError) Error() string { return "the front end cannot ask" }
 // when they refuse (or nobody can be asked), and an agreed switch changes the session's
 // mode and reaches the front ends as a mode update.
 func TestInteractTools(t *testing.T) {
+	t.Parallel()
 	proceed := &confirm.Answer{Outcome: confirm.ProceedOnce}
 	cancel := &confirm.Answer{Outcome: confirm.Cancel}
 	cases := []struct {
@@ -158,6 +159,7 @@ func TestInteractTools(t *testing.T) {
 // does. A refused exit_plan_mode leaves the session in plan mode, where the write the
 // model tries next is refused and its marker file never appears.
 func TestModeSwitchTakesThePersonsAnswer(t *testing.T) {
+	t.Parallel()
 	cancel := &confirm.Answer{Outcome: confirm.Cancel}
 	exit := clients.ScriptCall{ID: "c1", Name: "exit_plan_mode", Args: json.RawMessage(`{}`)}
 	enter := clients.ScriptCall{ID: "c1", Name: "enter_plan_mode", Args: json.RawMessage(`{}`)}

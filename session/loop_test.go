@@ -9,6 +9,7 @@ import (
 )
 
 func TestLoopDetectorCalls(t *testing.T) {
+	t.Parallel()
 	fc := func(name, args string) clients.FunctionCall {
 		return clients.FunctionCall{Name: name, Args: json.RawMessage(args)}
 	}
@@ -42,6 +43,7 @@ func TestLoopDetectorCalls(t *testing.T) {
 }
 
 func TestLoopDetectorText(t *testing.T) {
+	t.Parallel()
 	sentence := "I will now read the configuration file to check the settings. "
 	tests := []struct {
 		name   string
@@ -80,6 +82,7 @@ func TestLoopDetectorText(t *testing.T) {
 }
 
 func TestLoopDetectorTextResetsPerResponse(t *testing.T) {
+	t.Parallel()
 	sentence := "I will now read the configuration file to check the settings.\n"
 	var d loopDetector
 	d.response()

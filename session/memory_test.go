@@ -17,6 +17,7 @@ import (
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func TestMemoryHierarchy(t *testing.T) {
+	t.Parallel()
 	top := t.TempDir()
 	config := t.TempDir()
 	testutil.WriteFiles(t, config, map[string]string{"AGENTS.md": "user agents", "GEMINI.md": "user gemini"})
@@ -74,6 +75,7 @@ func TestMemoryHierarchy(t *testing.T) {
 }
 
 func TestMemoryBounds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := strings.Repeat("a", maxMemoryFile+100)
 	testutil.WriteFiles(t, dir, map[string]string{"AGENTS.md": big})
@@ -104,6 +106,7 @@ func TestMemoryBounds(t *testing.T) {
 }
 
 func TestReadMemoryCutsAtCharacter(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := filepath.Join(dir, "AGENTS.md")
 	if err := os.WriteFile(p, []byte("ab€€"), 0o644); err != nil { // € is three bytes
@@ -124,6 +127,7 @@ func TestReadMemoryCutsAtCharacter(t *testing.T) {
 // named pipe is left out rather than waited on. The user's own configuration directory
 // may link anywhere.
 func TestMemoryLinksAndSpecialFiles(t *testing.T) {
+	t.Parallel()
 	top := t.TempDir()
 	config := t.TempDir()
 	elsewhere := t.TempDir()

@@ -132,6 +132,7 @@ func loadRecord(t *testing.T, h *harness, id string) []clients.Content {
 // make the session compress before sending it, although the last request was well below
 // the threshold; the session goes on.
 func TestToolOutputsOverflow(t *testing.T) {
+	t.Parallel()
 	h := newHarnessWith(t, bigFiles("a.txt", "b.txt", "c.txt", "d.txt", "e.txt"),
 		clients.Script{ContextWindow: overflowWindow, Turns: overflowTurns(false)},
 		fakegemini.Options{MaxRequestTokens: overflowWindow})
@@ -149,6 +150,7 @@ func TestToolOutputsOverflow(t *testing.T) {
 // the estimate said it fits, the session compresses harder, tells the user, and sends
 // the request again once.
 func TestContextLengthErrorRetry(t *testing.T) {
+	t.Parallel()
 	h := newHarnessWith(t, bigFiles("a.txt", "b.txt", "c.txt", "d.txt", "e.txt"),
 		clients.Script{ContextWindow: overflowWindow, Turns: overflowTurns(true)},
 		fakegemini.Options{MaxRequestTokens: overflowWindow})
@@ -174,6 +176,7 @@ func TestContextLengthErrorRetry(t *testing.T) {
 // the prompt with the model's error, after one retry only. Here the system instruction
 // and the tools alone pass the limit, which no compression can help.
 func TestOverflowRetriedOnce(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{{Text: "hi"}}})
 	s := h.session(nil)
 	if _, err := s.Prompt(context.Background(), "hello", nil); err != nil {

@@ -15,6 +15,7 @@ import (
 // prompts made: the prompt, the thought, the answer, and each call with its title,
 // kind and outcome under the host's call id.
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	read := clients.ScriptCall{ID: "r1", Name: "read_file", Args: json.RawMessage(`{"file_path": "ROOT/a.txt"}`)}
 	missing := clients.ScriptCall{ID: "r2", Name: "read_file", Args: json.RawMessage(`{"file_path": "ROOT/missing.txt"}`)}
 	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
@@ -80,6 +81,7 @@ func TestReplay(t *testing.T) {
 // TestReplayUnanswered: a call the record has no response for (the process ended while
 // it ran) replays as cancelled, and calls without ids get ids of their own.
 func TestReplayUnanswered(t *testing.T) {
+	t.Parallel()
 	record := []clients.Content{
 		{Role: clients.RoleUser, Parts: []clients.Part{{Text: "go"}}},
 		{Role: clients.RoleModel, Parts: []clients.Part{{FunctionCall: &clients.FunctionCall{Name: "x"}}}},
@@ -94,6 +96,7 @@ func TestReplayUnanswered(t *testing.T) {
 
 // TestHostMode: a session runs in the workspace's mode until SetMode gives it its own.
 func TestHostMode(t *testing.T) {
+	t.Parallel()
 	hh := newHostHarness(t, "auto_edit", clients.Script{}, nil)
 	l, err := hh.host.Open(context.Background(), "")
 	if err != nil {
@@ -117,6 +120,7 @@ func TestHostMode(t *testing.T) {
 // TestContextUsage: after a prompt the session reports the prompt tokens of its last
 // request against its model's window.
 func TestContextUsage(t *testing.T) {
+	t.Parallel()
 	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
 		{Text: "hi", Usage: &clients.Usage{PromptTokens: 1234, OutputTokens: 2}},
 	}}, nil)

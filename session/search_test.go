@@ -15,6 +15,7 @@ import (
 // TestSetSearcherThroughWrappers: google_web_search is offered for a text-mode model
 // only when the model it wraps can search.
 func TestSetSearcherThroughWrappers(t *testing.T) {
+	t.Parallel()
 	srv := fakegemini.Start(clients.Script{})
 	defer srv.Close()
 	gemini, err := clients.NewGemini(context.Background(), clients.GeminiOptions{APIKey: "k", BaseURL: srv.URL})

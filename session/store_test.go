@@ -13,6 +13,7 @@ import (
 )
 
 func TestNewIDSortsByTime(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	var ids []string
 	for i := range 5 {
@@ -32,6 +33,7 @@ func TestNewIDSortsByTime(t *testing.T) {
 }
 
 func TestCheckID(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{"", "../x", "a/b", ".hidden", `a\b`, "a b"} {
 		if checkID(id) == nil {
 			t.Errorf("id %q accepted", id)
@@ -50,6 +52,7 @@ func writeSession(t *testing.T, st *Store, id string, recs ...record) string {
 }
 
 func TestStoreLoad(t *testing.T) {
+	t.Parallel()
 	kept := 2
 	st := NewStore(t.TempDir())
 	created := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
@@ -114,6 +117,7 @@ func TestStoreLoad(t *testing.T) {
 }
 
 func TestStoreLoadErrors(t *testing.T) {
+	t.Parallel()
 	st := NewStore(t.TempDir())
 	writeSession(t, st, "nohead", record{Type: recPrompt, Text: "x"})
 	writeSession(t, st, "other", record{Type: recSession, ID: "someone-else"})
@@ -148,6 +152,7 @@ func TestStoreLoadErrors(t *testing.T) {
 }
 
 func TestStoreList(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st := NewStore(dir)
 	if infos, err := st.List(); err != nil || len(infos) != 0 {

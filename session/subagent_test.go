@@ -43,6 +43,7 @@ func declared(r clients.Request) []string {
 // call's live output; its answer is the call's result; its tokens count in the
 // parent's usage, and its calls in the session's metrics.
 func TestInvokeAgentInvestigator(t *testing.T) {
+	t.Parallel()
 	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
 		{Calls: []clients.ScriptCall{invokeCall(Investigator, "What does a.txt say? Report the text.")}, Usage: usage(100)},
 		{Calls: []clients.ScriptCall{{ID: "c1", Name: "read_file", Args: json.RawMessage(`{"file_path": "ROOT/a.txt"}`)}}, Usage: usage(20)},
@@ -124,6 +125,7 @@ func (a *approver) Ask(_ context.Context, r confirm.Request) (confirm.Answer, er
 // its writes through the host's Asker, as the parent would; with nobody to ask the
 // write is refused and the file is left alone.
 func TestInvokeAgentConsent(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name    string
 		asker   *approver
@@ -178,6 +180,7 @@ func TestInvokeAgentConsent(t *testing.T) {
 // TestInvokeAgentCancel: cancelling the parent's prompt while the child waits for the
 // model ends the child, and the call and the prompt end cancelled.
 func TestInvokeAgentCancel(t *testing.T) {
+	t.Parallel()
 	childStarted := make(chan struct{})
 	var once sync.Once
 	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
@@ -226,6 +229,7 @@ func TestInvokeAgentCancel(t *testing.T) {
 // TestInvokeAgentBadCalls: an unknown agent and an empty prompt are refused with what
 // to do, and a call outside a model session (a person's own) says why it cannot run.
 func TestInvokeAgentBadCalls(t *testing.T) {
+	t.Parallel()
 	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
 		{Calls: []clients.ScriptCall{invokeCall("typo", "Do it.")}},
 		{Text: "It could not start."},
@@ -265,6 +269,7 @@ func TestInvokeAgentBadCalls(t *testing.T) {
 // agent-tool.ts): agent_name and prompt, both required, so that a model prompted for
 // Gemini CLI calls it unchanged; the description lists the agents.
 func TestInvokeAgentSchema(t *testing.T) {
+	t.Parallel()
 	hh := newHostHarness(t, "default", clients.Script{}, func(o *HostOptions) {
 		o.Toolbox.Overrides = settings.Settings{Agents: map[string]settings.AgentSettings{"docs": {Description: "writes the docs"}}}
 	})
@@ -303,6 +308,7 @@ func TestInvokeAgentSchema(t *testing.T) {
 // TestToolRunsStored: each tool call of a session's prompt is kept in its file with its
 // status, so that agentls stats counts it after the process is gone.
 func TestToolRunsStored(t *testing.T) {
+	t.Parallel()
 	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
 		{Calls: []clients.ScriptCall{
 			{ID: "r1", Name: "read_file", Args: json.RawMessage(`{"file_path": "ROOT/a.txt"}`)},
@@ -325,6 +331,7 @@ func TestToolRunsStored(t *testing.T) {
 // writing the same file ends, both writes done in request order: the agent runs after
 // the batch's other calls, whose locks would otherwise hold it up for ever.
 func TestInvokeAgentWithWriterInBatch(t *testing.T) {
+	t.Parallel()
 	hh := newHostHarness(t, "yolo", clients.Script{Turns: []clients.Turn{
 		{Calls: []clients.ScriptCall{
 			{ID: "w0", Name: "write_file", Args: json.RawMessage(`{"file_path": "ROOT/b.txt", "content": "parent\n"}`)},
@@ -367,6 +374,7 @@ func (f askFunc) Ask(ctx context.Context, r confirm.Request) (confirm.Answer, er
 // confirmation refers to was announced before it was asked about, and its end carries
 // what it touched and its diff.
 func TestInvokeAgentCallsAnnounced(t *testing.T) {
+	t.Parallel()
 	var hh *hostHarness
 	var asked []confirm.Request
 	var announcedFirst []bool

@@ -93,6 +93,7 @@ func (decliner) Ask(context.Context, confirm.Request) (confirm.Answer, error) {
 // must exist, and a line of it that speaks of what tools do must be one of the checked
 // statements.
 func TestBasePromptClaims(t *testing.T) {
+	t.Parallel()
 	ws, root := testutil.Workspace(t, map[string]string{
 		"dir/a.txt": "alpha\n",
 		"kept.go":   "package p\n\n// rest of code ...\nfunc f() {}\n",

@@ -13,6 +13,7 @@ import (
 )
 
 func TestListingBounded(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	files := map[string]string{
 		".git/HEAD":             "x",
@@ -56,6 +57,7 @@ func TestListingBounded(t *testing.T) {
 }
 
 func TestSystemInstruction(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	config := t.TempDir()
 	testutil.WriteFiles(t, root, map[string]string{"main.go": "package main", "AGENTS.md": "Run make test before finishing."})
@@ -120,6 +122,7 @@ func TestSystemInstruction(t *testing.T) {
 // TestListingStaysInTheWorkspace: a link to a directory elsewhere is listed, not
 // entered, so the listing never shows what lies outside the workspace.
 func TestListingStaysInTheWorkspace(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	outside := t.TempDir()
 	testutil.WriteFiles(t, root, map[string]string{"pkg/a.go": "x"})
@@ -142,6 +145,7 @@ func TestListingStaysInTheWorkspace(t *testing.T) {
 // TestReadDirBounded: a folder larger than the bound is read only in part, sorted; a
 // smaller one whole, as os.ReadDir reads it.
 func TestReadDirBounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{}
 	for i := range 50 {

@@ -31,6 +31,7 @@ func editScript() clients.Script {
 // undone as one: the edited file gets its text back and the created file goes; the
 // prompt cannot be undone twice.
 func TestUndoTurn(t *testing.T) {
+	t.Parallel()
 	hh := newHostHarness(t, "yolo", editScript(), nil)
 	l, _ := hh.prompt("", "edit")
 	a, created := filepath.Join(hh.root, "a.txt"), filepath.Join(hh.root, "new.txt")
@@ -76,6 +77,7 @@ func TestUndoTurn(t *testing.T) {
 // TestUndoTurnChangedSince: a file the user changed after the prompt is never
 // reverted; without force nothing is, with force the other files are.
 func TestUndoTurnChangedSince(t *testing.T) {
+	t.Parallel()
 	for _, force := range []bool{false, true} {
 		hh := newHostHarness(t, "yolo", editScript(), nil)
 		l, _ := hh.prompt("", "edit")

@@ -97,7 +97,7 @@ func TestAskPerHunk(t *testing.T) {
 // cfg and env added to its environment, answering each prompt that contains the key of a step with its line.
 func ttyRun(t *testing.T, root, cfg string, env []string, steps [][2]string, args ...string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(agentlsBinary(t), args...)
 	cmd.Dir = root
 	cmd.Env = append(append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg), env...)
 	tty, err := pty.Start(cmd)

@@ -34,6 +34,7 @@ func TestConcurrentReplaceNeverLosesAnEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := t.TempDir()
+	binary := agentlsBinary(t)
 
 	// replace runs one agentls process that marks line i of writer w done.
 	replace := func(w string, i int) (code int, stderr string, err error) {

@@ -28,7 +28,7 @@ func TestTerminalElicitation(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, "run", "everything__trigger-elicitation-request", `{}`)
+	cmd := exec.Command(agentlsBinary(t), "run", "everything__trigger-elicitation-request", `{}`)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg, "GORACE=atexit_sleep_ms=10")
 	tty, err := pty.Start(cmd)

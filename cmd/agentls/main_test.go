@@ -22,9 +22,9 @@ import (
 	"github.com/agentls/agentls/tools"
 )
 
-// binary is the agentls binary built once for these tests: they drive the real command
-// over real pipes.
-var binary string
+// bin is the agentls binary, built on first use (agentlsBinary): these tests drive the
+// real command over real pipes.
+var bin testutil.Binary
 
 func TestMain(m *testing.M) {
 	if os.Getenv("AGENTLS_TEST_BROWSER") == "1" {
@@ -37,19 +37,18 @@ func TestMain(m *testing.M) {
 		resp.Body.Close()
 		os.Exit(0)
 	}
-	dir, err := os.MkdirTemp("", "agentls-cmd-test")
-	if err != nil {
-		panic(err)
-	}
-	binary = filepath.Join(dir, "agentls")
-	build := exec.Command("go", "build", "-race", "-o", binary, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("building agentls: " + err.Error())
-	}
+	// The command runs under the race detector when its tests do (a race build takes
+	// several times as long to link and to run).
+	bin.Race = raceEnabled
 	code := m.Run()
-	os.RemoveAll(dir)
+	bin.Remove()
 	os.Exit(code)
+}
+
+// agentlsBinary returns the agentls binary, built once; a failed build fails t.
+func agentlsBinary(t testing.TB) string {
+	t.Helper()
+	return bin.Path(t)
 }
 
 type outcome struct {
@@ -61,7 +60,7 @@ type outcome struct {
 // a pipe (no terminal).
 func agentls(t *testing.T, root string, args ...string) outcome {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(agentlsBinary(t), args...)
 	cmd.Dir = root
 	cfg := t.TempDir()
 	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg, "GORACE=atexit_sleep_ms=10")
@@ -263,7 +262,7 @@ func TestServe(t *testing.T) {
 	logFile := filepath.Join(t.TempDir(), "agentls.log")
 	for _, args := range [][]string{nil, {"serve"}, {"serve", "--log-file", logFile}} {
 		t.Run(strings.Join(append([]string{"agentls"}, args...), " "), func(t *testing.T) {
-			cmd := exec.Command(binary, args...)
+			cmd := exec.Command(agentlsBinary(t), args...)
 			cmd.Dir = root
 			cfg := t.TempDir()
 			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg, "AGENTLS_LOG_LEVEL=info", "GORACE=atexit_sleep_ms=10")
@@ -379,7 +378,7 @@ func TestTerminalConsent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("answer %q", tt.answer), func(t *testing.T) {
 			root := workspaceDir(t)
-			cmd := exec.Command(binary, "run", "write_file", `{"file_path":"new.txt","content":"x\n"}`)
+			cmd := exec.Command(agentlsBinary(t), "run", "write_file", `{"file_path":"new.txt","content":"x\n"}`)
 			cmd.Dir = root
 			cfg := t.TempDir()
 			cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "HOME="+cfg)

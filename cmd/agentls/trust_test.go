@@ -15,7 +15,7 @@ import (
 // that needs consent can be approved.
 func agentlsWith(t *testing.T, dir, cfg string, env []string, args ...string) outcome {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
+	cmd := exec.Command(agentlsBinary(t), args...)
 	cmd.Dir = dir
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AGENTLS_TRUST_WORKSPACE=") {

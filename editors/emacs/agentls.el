@@ -180,7 +180,13 @@ This turns `flymake-mode' on in the touched buffers."
 
 (defvar-local agentls--chat-conn nil "The connection of this chat buffer.")
 (defvar-local agentls--session nil "The session of this chat buffer.")
-(defvar-local agentls--busy nil "Non-nil while a prompt of this chat runs.")
+(defvar-local agentls--busy nil
+  "Non-nil while a prompt of this chat runs: from sending it to its turn_end.")
+(defvar-local agentls--turn nil
+  "The running prompt of this chat: a token its response is matched against.
+The session is free once its turn_end arrives, before the prompt's
+response, so the response of a prompt that is no longer the running one
+changes nothing.")
 
 (defclass agentls-connection (jsonrpc-process-connection)
   ((root :initarg :root :accessor agentls--root
@@ -1489,6 +1495,13 @@ KIND, when non-nil, names what it is (text, thought, heading, ...)."
          (chat (agentls--chat-for-session conn session)))
     (agentls--shell-update conn u)
     (agentls--touch-update conn u)
+    ;; The session is free when its turn_end is sent (docs/protocol.md): a
+    ;; new prompt or session may follow at once, before the prompt's response.
+    (when (and chat (equal kind "turn_end"))
+      (with-current-buffer chat
+        (setq agentls--busy nil
+              agentls--turn nil))
+      (force-mode-line-update t))
     (when chat
       (agentls--chat-render conn u))
     (when (equal kind "turn_end")
@@ -2078,11 +2091,13 @@ for `agentls'."
          (context (or context
                       (unless (derived-mode-p 'agentls-chat-mode) (agentls--region-params))))
          (chat (agentls--chat-buffer conn))
-         (session (buffer-local-value 'agentls--session chat)))
+         (session (buffer-local-value 'agentls--session chat))
+         (turn (list prompt)))
     (when (buffer-local-value 'agentls--busy chat)
       (user-error "The agent is still answering; `agentls-cancel' stops it"))
     (with-current-buffer chat
-      (setq agentls--busy t))
+      (setq agentls--busy t
+            agentls--turn turn))
     (agentls--chat-newline conn)
     (agentls--chat-insert conn "## You\n\n" 'agentls-heading)
     (agentls--chat-insert conn (concat prompt "\n\n"))
@@ -2096,9 +2111,13 @@ for `agentls'."
      conn :agentls/prompt
      (append (list :prompt prompt) (when session (list :session session)) context)
      (lambda (result)
+       ;; Usually its turn_end has freed the chat already, and the person may
+       ;; have started a new session or prompt since.
        (with-current-buffer (agentls--chat-buffer conn)
-         (setq agentls--busy nil)
-         (setq agentls--session (plist-get result :session)))
+         (when (eq agentls--turn turn)
+           (setq agentls--busy nil
+                 agentls--turn nil
+                 agentls--session (plist-get result :session))))
        (when (equal (plist-get result :stopReason) "error")
          (agentls--chat-newline conn)
          (agentls--chat-insert conn (format "error: %s\n"
@@ -2108,7 +2127,9 @@ for `agentls'."
        (force-mode-line-update t))
      (lambda (err)
        (with-current-buffer (agentls--chat-buffer conn)
-         (setq agentls--busy nil))
+         (when (eq agentls--turn turn)
+           (setq agentls--busy nil
+                 agentls--turn nil)))
        (agentls--chat-newline conn)
        (agentls--chat-insert conn (format "error: %s\n\n" (plist-get err :message))
                              'agentls-error)

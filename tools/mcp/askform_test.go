@@ -18,6 +18,7 @@ var formQuestions = []confirm.Question{
 }
 
 func TestNewAskForm(t *testing.T) {
+	t.Parallel()
 	f := NewAskForm("m", formQuestions)
 	want := []Field{
 		{Name: "0", Title: "DB", Description: "Which database?\n- Postgres: a server", Type: "string", Choices: []string{"Postgres", "SQLite"}},
@@ -34,6 +35,7 @@ func TestNewAskForm(t *testing.T) {
 }
 
 func TestAskFormAnswers(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		values map[string]any
@@ -70,6 +72,7 @@ func TestAskFormAnswers(t *testing.T) {
 }
 
 func TestQuestionCheck(t *testing.T) {
+	t.Parallel()
 	q := &Question{Fields: []Field{
 		{Name: "age", Type: "integer", Required: true},
 		{Name: "score", Type: "number", Default: 1.5, Required: true},
@@ -111,6 +114,7 @@ func TestQuestionCheck(t *testing.T) {
 // TestElicitationAnswerDoesNotFit: an answer whose values do not fit the form is an
 // error to the server, which its tool reports, saying what does not fit.
 func TestElicitationAnswerDoesNotFit(t *testing.T) {
+	t.Parallel()
 	url := newAskServer(t)
 	e := &scriptedElicitor{answer: &Answer{Action: ActionAccept, Values: map[string]any{"age": "old"}}}
 	m := startManager(t, Options{Servers: map[string]ServerConfig{"s": {URL: url, Trust: true}}, Elicit: e})

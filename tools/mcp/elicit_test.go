@@ -61,6 +61,7 @@ func (e *scriptedElicitor) Elicit(_ context.Context, q *Question) (*Answer, erro
 }
 
 func TestElicitation(t *testing.T) {
+	t.Parallel()
 	url := newAskServer(t)
 	defaults := map[string]any{"name": "Ada", "age": 36.0, "score": 9.5, "ok": true, "color": "green"}
 	for _, tc := range []struct {
@@ -95,6 +96,7 @@ func TestElicitation(t *testing.T) {
 }
 
 func TestQuestionOf(t *testing.T) {
+	t.Parallel()
 	q, err := questionOf("s", &sdk.ElicitParams{Message: "m", RequestedSchema: json.RawMessage(askSchema)})
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +133,7 @@ func TestQuestionOf(t *testing.T) {
 // field type, the enum forms of SEP-1330, defaults) reaches the Elicitor as a Question,
 // and the answer, with the defaults applied, reaches the server.
 func TestElicitationEverything(t *testing.T) {
+	t.Parallel()
 	e := &scriptedElicitor{answer: &Answer{Action: ActionAccept, Values: map[string]any{"name": "Ada Lovelace", "check": true}}}
 	m := startManager(t, Options{Servers: map[string]ServerConfig{"everything": everythingStdio(t)}, Elicit: e})
 	requireState(t, m, "everything", StateConnected)
@@ -185,6 +188,7 @@ func (a *askAnswerer) Ask(_ context.Context, req confirm.Request) (confirm.Answe
 // name, ok, score, size, tags), the labels chosen mapped back to their values, empty
 // answers taking the defaults.
 func TestAskElicitor(t *testing.T) {
+	t.Parallel()
 	url := newAskServer(t)
 	a := &askAnswerer{outcome: confirm.ProceedOnce, answers: map[string]string{
 		"0": "7", "1": "Red", "2": "Bob", "3": "No", "5": "Large", "6": "a, b"}}

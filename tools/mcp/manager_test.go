@@ -106,6 +106,7 @@ func waitFile(t *testing.T, path string) {
 }
 
 func TestStdioToolsAndCall(t *testing.T) {
+	t.Parallel()
 	m := kit(t)
 	echo := toolNamed(t, m, "kit__echo")
 	info := echo.Info()
@@ -130,6 +131,7 @@ func TestStdioToolsAndCall(t *testing.T) {
 }
 
 func TestCrashMidCallThenReconnect(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var states []State
 	m := startManager(t, Options{
@@ -169,6 +171,7 @@ func TestCrashMidCallThenReconnect(t *testing.T) {
 }
 
 func TestCallTimeoutCancelsRequest(t *testing.T) {
+	t.Parallel()
 	marks := t.TempDir()
 	cfg := kitConfig("kit", map[string]string{markDirEnv: marks})
 	cfg.Timeout = 300
@@ -211,6 +214,7 @@ func (w *lineWriter) String() string {
 }
 
 func TestProgressAndCancellation(t *testing.T) {
+	t.Parallel()
 	marks := t.TempDir()
 	m := startManager(t, Options{Servers: map[string]ServerConfig{"kit": kitConfig("kit", map[string]string{markDirEnv: marks})}})
 	steps := toolNamed(t, m, "kit__steps")
@@ -241,6 +245,7 @@ func TestProgressAndCancellation(t *testing.T) {
 }
 
 func TestToolErrorResult(t *testing.T) {
+	t.Parallel()
 	m := kit(t)
 	_, err := call(t.Context(), t, m, "kit__fail", `{}`)
 	if testutil.ErrorType(err) != tools.ErrExecutionFailed || !strings.Contains(err.Error(), "the disk is on fire") ||
@@ -258,6 +263,7 @@ func TestToolErrorResult(t *testing.T) {
 }
 
 func TestResultContent(t *testing.T) {
+	t.Parallel()
 	m := kit(t)
 	r := mustCall(t, m, "kit__media", `{}`)
 	wantParts := []tools.Part{
@@ -287,6 +293,7 @@ func TestResultContent(t *testing.T) {
 }
 
 func TestDraft07Schema(t *testing.T) {
+	t.Parallel()
 	m := kit(t)
 	tool := toolNamed(t, m, "kit__draft07")
 	var params map[string]any
@@ -315,6 +322,7 @@ func TestDraft07Schema(t *testing.T) {
 }
 
 func TestInputSchema(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		in    string
@@ -363,6 +371,7 @@ func TestInputSchema(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
+	t.Parallel()
 	m := startManager(t, Options{Servers: map[string]ServerConfig{
 		"a": kitConfig("kit", nil), "b": kitConfig("kit", nil),
 	}})
@@ -393,6 +402,7 @@ func TestNames(t *testing.T) {
 }
 
 func TestAssignNames(t *testing.T) {
+	t.Parallel()
 	m := NewManager(Options{Servers: map[string]ServerConfig{"my server": {}, "my_server": {}, "s": {}}})
 	defer m.Close()
 	first := m.assignNames(m.servers["my server"], []string{"echo"}, nil)
@@ -420,6 +430,7 @@ func TestAssignNames(t *testing.T) {
 }
 
 func TestIncludeExclude(t *testing.T) {
+	t.Parallel()
 	cfg := kitConfig("kit", nil)
 	cfg.IncludeTools = []string{"echo", "fail", "crash"}
 	cfg.ExcludeTools = []string{"crash", "media"}
@@ -437,6 +448,7 @@ func TestIncludeExclude(t *testing.T) {
 }
 
 func TestEnvExpansionAndCwd(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
@@ -465,6 +477,7 @@ func TestEnvExpansionAndCwd(t *testing.T) {
 }
 
 func TestSecretsReachServerButNotLog(t *testing.T) {
+	t.Parallel()
 	const token, team, envSecret = "s3cr3t-t0ken-value", "team-secret-42", "env-secret-value-99"
 	getenv := func(k string) string {
 		return map[string]string{"TOKEN": token, "TEAM": team, "API_KEY": envSecret}[k]
@@ -518,6 +531,7 @@ func TestSecretsReachServerButNotLog(t *testing.T) {
 }
 
 func TestProgressOverHTTP(t *testing.T) {
+	t.Parallel()
 	for _, sse := range []bool{false, true} {
 		k := newHTTPKit(t, sse)
 		cfg := ServerConfig{URL: k.URL, Trust: true}
@@ -542,6 +556,7 @@ func TestProgressOverHTTP(t *testing.T) {
 }
 
 func TestFailedServersDoNotStopOthers(t *testing.T) {
+	t.Parallel()
 	silent := kitConfig("silent", nil)
 	silent.Timeout = 500
 	m := startManager(t, Options{Servers: map[string]ServerConfig{
@@ -587,6 +602,7 @@ func TestFailedServersDoNotStopOthers(t *testing.T) {
 }
 
 func TestToolOfDeadServerFailsClearly(t *testing.T) {
+	t.Parallel()
 	m := kit(t)
 	echo := toolNamed(t, m, "kit__echo")
 	s := m.servers["kit"]
@@ -619,6 +635,7 @@ func TestToolOfDeadServerFailsClearly(t *testing.T) {
 }
 
 func TestConfirmation(t *testing.T) {
+	t.Parallel()
 	untrusted := kitConfig("kit", nil)
 	untrusted.Trust = false
 	m := startManager(t, Options{Servers: map[string]ServerConfig{"kit": untrusted, "trusted": kitConfig("kit", nil)}})
@@ -643,6 +660,7 @@ func TestConfirmation(t *testing.T) {
 }
 
 func TestListChanged(t *testing.T) {
+	t.Parallel()
 	reloads := make(chan []string, 10)
 	m := startManager(t, Options{
 		Servers: map[string]ServerConfig{"kit": kitConfig("kit", nil)},
@@ -672,6 +690,7 @@ func TestListChanged(t *testing.T) {
 }
 
 func TestPromptsAndResources(t *testing.T) {
+	t.Parallel()
 	m := kit(t)
 	prompts, err := m.Prompts(t.Context())
 	if err != nil {
@@ -712,6 +731,7 @@ func TestPromptsAndResources(t *testing.T) {
 }
 
 func TestToolsBeforeStart(t *testing.T) {
+	t.Parallel()
 	cfg := kitConfig("kit", nil)
 	m := NewManager(Options{Servers: map[string]ServerConfig{"kit": cfg}})
 	defer m.Close()
@@ -721,6 +741,7 @@ func TestToolsBeforeStart(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
+	t.Parallel()
 	m := NewManager(Options{Servers: map[string]ServerConfig{"kit": kitConfig("kit", nil)}})
 	if err := m.Start(t.Context()); err != nil {
 		t.Fatal(err)
@@ -742,6 +763,7 @@ func TestClose(t *testing.T) {
 }
 
 func TestServerConfigTransport(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		cfg     ServerConfig
 		want    string
@@ -774,6 +796,7 @@ func TestServerConfigTransport(t *testing.T) {
 }
 
 func TestStderrLog(t *testing.T) {
+	t.Parallel()
 	var logs testutil.Buffer
 	l := newStderrLog(slog.New(slog.NewTextHandler(&logs, nil)), "srv")
 	_, _ = l.Write([]byte("first\r\nsec"))
@@ -800,6 +823,7 @@ func TestStderrLog(t *testing.T) {
 // configuration change does that) leaves it disconnected, saying it was closed: not
 // failed with a timeout it never had, and with nothing reported after Close returns.
 func TestCloseWhileConnecting(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var reports []ServerStatus
 	closed := false
@@ -871,6 +895,7 @@ func (h messages) Handle(_ context.Context, r slog.Record) error {
 // tools/list_changed runs under the manager's context: when that ends (Close ends it
 // first), a reload waiting for the server stops, rather than at its own timeout.
 func TestListChangedReloadEndsWithManager(t *testing.T) {
+	t.Parallel()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "slow", Version: "1"},
 		&sdk.ServerOptions{Logger: slog.New(slog.DiscardHandler)})
 	noop := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return text("ok"), nil }

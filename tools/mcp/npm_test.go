@@ -196,11 +196,13 @@ func exerciseEverything(t *testing.T, m *Manager) {
 }
 
 func TestEverythingStdio(t *testing.T) {
+	t.Parallel()
 	m := startManager(t, Options{Servers: map[string]ServerConfig{"everything": everythingStdio(t)}})
 	exerciseEverything(t, m)
 }
 
 func TestEverythingStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	port := startEverythingHTTP(t, "streamableHttp")
 	m := startManager(t, Options{Servers: map[string]ServerConfig{
 		"everything": {URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), Trust: true}}})
@@ -208,6 +210,7 @@ func TestEverythingStreamableHTTP(t *testing.T) {
 }
 
 func TestEverythingSSE(t *testing.T) {
+	t.Parallel()
 	port := startEverythingHTTP(t, "sse")
 	m := startManager(t, Options{Servers: map[string]ServerConfig{
 		"everything": {URL: fmt.Sprintf("http://127.0.0.1:%d/sse", port), Type: "sse", Trust: true}}})
@@ -215,6 +218,7 @@ func TestEverythingSSE(t *testing.T) {
 }
 
 func TestFilesystemStdio(t *testing.T) {
+	t.Parallel()
 	entry := npmServer(t, "server-filesystem")
 	dir := t.TempDir()
 	testutil.WriteFiles(t, dir, map[string]string{"notes.txt": "line one\nline two\n", "sub/inner.txt": "x"})

@@ -28,6 +28,7 @@ func newOAuthServers(t *testing.T, sse bool) *testutil.OAuthServers {
 }
 
 func TestOAuthFlow(t *testing.T) {
+	t.Parallel()
 	for _, sse := range []bool{false, true} {
 		t.Run(map[bool]string{false: "http", true: "sse"}[sse], func(t *testing.T) {
 			o := newOAuthServers(t, sse)
@@ -87,6 +88,7 @@ func TestOAuthFlow(t *testing.T) {
 }
 
 func TestOAuthNeedsAuthorizationUntilAsked(t *testing.T) {
+	t.Parallel()
 	o := newOAuthServers(t, false)
 	b := &testutil.Browser{}
 	cfg := ServerConfig{URL: o.Endpoint, Trust: true}
@@ -124,6 +126,7 @@ func TestOAuthNeedsAuthorizationUntilAsked(t *testing.T) {
 // A token stored by another process (`agentls mcp auth` in a terminal) is taken up on
 // the server's next connection.
 func TestOAuthTokenFromAnotherProcess(t *testing.T) {
+	t.Parallel()
 	o := newOAuthServers(t, false)
 	dir := t.TempDir()
 	cfg := map[string]ServerConfig{"gh": {URL: o.Endpoint, Trust: true}}
@@ -140,6 +143,7 @@ func TestOAuthTokenFromAnotherProcess(t *testing.T) {
 // A workspace's settings that give a server the name of the user's authorized server,
 // with another URL, never get its token.
 func TestOAuthTokenStaysWithItsServer(t *testing.T) {
+	t.Parallel()
 	o := newOAuthServers(t, false)
 	dir := t.TempDir()
 	b := &testutil.Browser{}
@@ -163,6 +167,7 @@ func TestOAuthTokenStaysWithItsServer(t *testing.T) {
 // The transport adds the token to the server's origin only: an SSE endpoint event or a
 // redirect naming another origin gets none.
 func TestOAuthTokenOnlyToItsOrigin(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var seen []string
 	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -191,6 +196,7 @@ func TestOAuthTokenOnlyToItsOrigin(t *testing.T) {
 }
 
 func TestOAuthStateMismatch(t *testing.T) {
+	t.Parallel()
 	o := newOAuthServers(t, false)
 	o.SetWrongState()
 	dir := t.TempDir()
@@ -206,6 +212,7 @@ func TestOAuthStateMismatch(t *testing.T) {
 }
 
 func TestOAuthRefresh(t *testing.T) {
+	t.Parallel()
 	o := newOAuthServers(t, false)
 	// A token that expires within oauth2's early-refresh margin is refreshed before
 	// its next use.
@@ -238,6 +245,7 @@ func TestOAuthRefresh(t *testing.T) {
 }
 
 func TestOAuthConfigValidation(t *testing.T) {
+	t.Parallel()
 	off := false
 	for _, tc := range []struct {
 		oauth *OAuthConfig
@@ -285,6 +293,7 @@ func TestOAuthConfigValidation(t *testing.T) {
 // OAuth is off for a server whose settings send their own Authorization header, and for
 // one with "enabled": false: a 401 is then an error, not a flow.
 func TestOAuthOff(t *testing.T) {
+	t.Parallel()
 	o := newOAuthServers(t, false)
 	off := false
 	b := &testutil.Browser{}

@@ -36,6 +36,7 @@ func newOAuthServersWith(t *testing.T, opts testutil.OAuthOptions) *testutil.OAu
 // protected resource metadata names the authorization server, is refused (RFC 8414
 // section 3.3).
 func TestOAuthLegacyMetadataIssuer(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		opts   testutil.OAuthOptions
@@ -107,6 +108,7 @@ func writeKey(t *testing.T, key crypto.Signer, kind string) string {
 // The client-credentials grant with private_key_jwt: each key type signs an assertion
 // the token endpoint verifies; no browser; the key never reaches the log.
 func TestOAuthClientCredentialsJWT(t *testing.T) {
+	t.Parallel()
 	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	rsaKey, _ := rsa.GenerateKey(rand.Reader, 2048)
@@ -147,6 +149,7 @@ func TestOAuthClientCredentialsJWT(t *testing.T) {
 
 // Bad key settings: the server fails with what is wrong, and not the key's bytes.
 func TestOAuthClientCredentialsJWTBadKey(t *testing.T) {
+	t.Parallel()
 	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	good := writeKey(t, p256, "PRIVATE KEY")
 	junk := filepath.Join(t.TempDir(), "junk.pem")
@@ -181,6 +184,7 @@ func TestOAuthClientCredentialsJWTBadKey(t *testing.T) {
 // the authorization server takes, with the client's Basic authentication, for the
 // server's token.
 func TestOAuthEnterprise(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		tokenURL bool // the identity provider's token endpoint in the settings
@@ -257,6 +261,7 @@ func TestOAuthEnterprise(t *testing.T) {
 // Gemini CLI's authorizationUrl and tokenUrl skip discovery; its audiences go with the
 // authorization, token and refresh requests.
 func TestOAuthEndpointsFromSettings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		audiences []string
@@ -311,6 +316,7 @@ func TestOAuthEndpointsFromSettings(t *testing.T) {
 // A stored token is refreshed at the token endpoint it came from: settings naming the
 // server with a tokenUrl of their own get no request with its refresh token.
 func TestOAuthStoredTokenRefreshKeepsItsTokenURL(t *testing.T) {
+	t.Parallel()
 	o := newOAuthServersWith(t, testutil.OAuthOptions{})
 	o.SetExpiresIn(5)
 	dir := t.TempDir()

@@ -28,6 +28,7 @@ func processGone(pid int) bool {
 // npx and uvx start theirs) that keeps running after its stdin ends is stopped by
 // Close, not left running once the wrapper is gone.
 func TestCloseStopsWrappedServer(t *testing.T) {
+	t.Parallel()
 	marks := t.TempDir()
 	cfg := kitConfig("linger", map[string]string{markDirEnv: marks})
 	// "; :" keeps the shell from replacing itself with the server.

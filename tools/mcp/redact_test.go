@@ -15,6 +15,7 @@ import (
 // about a server it cannot reach: its status, the errors of its tools and of a
 // reconnection, and the log, the SDK's records included.
 func TestUnreachableServerURLRedacted(t *testing.T) {
+	t.Parallel()
 	secrets := []string{"hunter2", "SECRET"}
 	for _, kind := range []string{"http", "sse"} {
 		t.Run(kind, func(t *testing.T) {

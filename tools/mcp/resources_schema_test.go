@@ -9,6 +9,7 @@ import (
 // TestResourceToolSchemas holds the parameter schemas of the resource tools, which
 // are generated from their argument structs, to the ones they had when written by hand.
 func TestResourceToolSchemas(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		got  json.RawMessage

@@ -587,6 +587,64 @@ and arrive in one read."
                           "the prompt to end")
       (should (equal (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn))) id)))))
 
+;; The session is free when its turn_end is sent, before the prompt's
+;; response (docs/protocol.md): a person who starts a new session or types
+;; the next prompt as soon as "turn ended" shows must not be told the agent
+;; is still answering.  The advice acts at that very moment, inside the
+;; handling of turn_end, when the response cannot have been read yet; the
+;; stale response that follows must then change neither the busy state nor
+;; the session of the prompt that runs by then.
+(ert-deftest agentls-test-free-at-turn-end ()
+  "A new session and a new prompt can start the moment a turn ends."
+  (agentls-test--with
+    (let* ((url (agentls-test--fake-gemini
+                 '(:turns [(:text "Answer one.") (:text "Answer two.")
+                           (:text "Answer three.") (:text "Answer four.")])))
+           (root (agentls-test--workspace '(("e.txt" . "e\n"))))
+           (buf (agentls-test--start root "e.txt" url))
+           (next '(new-session "prompt two" "prompt three" new-session "prompt four"))
+           (ended 0) sessions errors)
+      (cl-flet ((at-turn-end (&rest _)
+                  (cl-incf ended)
+                  (push (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn)))
+                        sessions)
+                  ;; The steps up to the next prompt, as a person would take them.
+                  (condition-case err
+                      (let (sent)
+                        (while (and next (not sent))
+                          (let ((step (pop next)))
+                            (with-current-buffer buf
+                              (if (eq step 'new-session)
+                                  (agentls-new-session)
+                                (agentls step)
+                                (setq sent t))))))
+                    (error (push (error-message-string err) errors)))))
+        (advice-add 'agentls--chat-turn-end :after #'at-turn-end '((name . agentls-test-turn-end)))
+        (unwind-protect
+            (progn
+              (with-current-buffer buf (agentls "prompt one"))
+              (agentls-test--wait (lambda () (or errors (= ended 4))) "four turns to end" 30)
+              (should-not errors)
+              (agentls-test--wait (lambda () (not (buffer-local-value 'agentls--busy (agentls--chat (agentls-test--conn)))))
+                                  "the last prompt to end"))
+          (advice-remove 'agentls--chat-turn-end 'agentls-test-turn-end)))
+      (let ((text (agentls-test--chat-text))
+            (chat (agentls--chat (agentls-test--conn))))
+        (dolist (answer '("Answer one." "Answer two." "Answer three." "Answer four."))
+          (should (string-search answer text)))
+        (should (= 4 (agentls-test--count "_turn ended: end_turn" text)))
+        (should (= 2 (agentls-test--count "_new session_" text)))
+        ;; The sessions at each turn's end: prompt one's, then two's and
+        ;; three's (one session, begun after "new session"), then four's.
+        (setq sessions (reverse sessions))
+        (should (cl-every #'stringp sessions))
+        (should-not (equal (nth 0 sessions) (nth 1 sessions)))
+        (should (equal (nth 1 sessions) (nth 2 sessions)))
+        (should-not (member (nth 3 sessions) (list (nth 0 sessions) (nth 1 sessions))))
+        ;; The late responses of the earlier prompts left the last one's session.
+        (should (equal (buffer-local-value 'agentls--session chat) (nth 3 sessions)))
+        (should-not (buffer-local-value 'agentls--busy chat))))))
+
 (ert-deftest agentls-test-sync-answer-no-stall ()
   "Answers given through a synchronous request (as eglot's code actions do) do not stall.
 jsonrpc 1.0.14 leaves the messages that arrive with such a request's

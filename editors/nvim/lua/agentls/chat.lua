@@ -824,6 +824,25 @@ local function set_keys(chat)
   end
 end
 
+-- Makes buf a Markdown buffer. Neovim 0.12's markdown ftplugin starts tree-sitter
+-- unconditionally, which raises an error where no markdown parser is installed (a build
+-- without the bundled parsers); the chat and the prompt buffer must open all the same,
+-- with Vim's regex syntax then. So tree-sitter is started only where it can be while the
+-- filetype is set; with a parser, nothing changes.
+local function set_markdown(buf)
+  local start = vim.treesitter.start
+  vim.treesitter.start = function(...)
+    pcall(start, ...)
+  end
+  local ok, err = pcall(function()
+    vim.bo[buf].filetype = 'markdown'
+  end)
+  vim.treesitter.start = start
+  if not ok then
+    notify('the markdown filetype plugins failed: ' .. tostring(err), vim.log.levels.WARN)
+  end
+end
+
 local function new_chat(client_id, session)
   define_highlights()
   state.seq = state.seq + 1
@@ -833,7 +852,7 @@ local function new_chat(client_id, session)
   vim.bo[buf].swapfile = false
   vim.bo[buf].undolevels = -1
   pcall(api.nvim_buf_set_name, buf, ('agentls://chat/%d'):format(state.seq))
-  vim.bo[buf].filetype = 'markdown'
+  set_markdown(buf)
   vim.bo[buf].modifiable = false
   local chat = {
     buf = buf,
@@ -1484,7 +1503,7 @@ function M.ask(opts)
   vim.bo[buf].bufhidden = 'wipe'
   vim.bo[buf].swapfile = false
   pcall(api.nvim_buf_set_name, buf, ('agentls://prompt/%d'):format(state.seq))
-  vim.bo[buf].filetype = 'markdown'
+  set_markdown(buf)
   vim.bo[buf].completefunc = "v:lua.require'agentls.chat'.complete"
   vim.cmd(('belowright %dsplit'):format(M.prompt_height))
   local win = api.nvim_get_current_win()
