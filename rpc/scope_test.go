@@ -25,6 +25,7 @@ func shellTurns(command string) []clients.Turn {
 // call for the rest of its session only, without asking; the choices offered are
 // the server's, with ids, and answered by id.
 func TestAnswerScopeIsTheSession(t *testing.T) {
+	t.Parallel()
 	ctx := testContext(t)
 	root := workspaceDir(t, nil)
 	var turns []clients.Turn
