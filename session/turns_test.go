@@ -201,7 +201,7 @@ func TestUndoTurnConfined(t *testing.T) {
 					}
 					return
 				}
-				if !errors.Is(err, ErrOutside) || !strings.Contains(err.Error(), edits[1].Path) || !strings.Contains(err.Error(), "outside the workspace") {
+				if msg := fmt.Sprint(err); !errors.Is(err, ErrOutside) || !strings.Contains(msg, edits[1].Path) || !strings.Contains(msg, "outside the workspace") {
 					t.Errorf("undo: %v, want ErrOutside naming %s", err, edits[1].Path)
 				}
 				if len(res.Reverted)+len(res.Deleted) != 0 {
