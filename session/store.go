@@ -324,8 +324,8 @@ func (st *Store) load(id string, logger *slog.Logger) (*stored, error) {
 }
 
 // List describes the stored sessions, most recently updated first. Files that are not
-// session files are left out, and so are those the store refuses (another's, or not
-// private: see store_perm.go).
+// session files are left out. A session file the store refuses (another's, or not
+// private: see store_perm.go) fails the listing, with what to do about it.
 func (st *Store) List() ([]Info, error) {
 	if err := st.checkDir(); err != nil {
 		return nil, err
@@ -338,16 +338,27 @@ func (st *Store) List() ([]Info, error) {
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}
 	var infos []Info
+	var unsafe []error
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
 		if !ok || e.IsDir() || checkID(id) != nil {
 			continue
 		}
 		info, err := st.info(id)
-		if err != nil {
-			continue // not a session file, or one damaged beyond its header
+		var ue *unsafeError
+		switch {
+		case errors.As(err, &ue):
+			// Said, not skipped: a session left out without a word would look lost,
+			// and the fix is one chmod the error names.
+			unsafe = append(unsafe, err)
+		case err != nil:
+			// Not a session file, or one damaged beyond its header.
+		default:
+			infos = append(infos, info)
 		}
-		infos = append(infos, info)
+	}
+	if len(unsafe) > 0 {
+		return nil, errors.Join(unsafe...)
 	}
 	slices.SortFunc(infos, func(a, b Info) int {
 		return cmp.Or(b.Updated.Compare(a.Updated), strings.Compare(b.ID, a.ID))
