@@ -179,8 +179,8 @@ func (h *Host) UndoTurn(ctx context.Context, id string, n int, force bool) (Undo
 		paths[i] = p
 	}
 	if len(outside) > 0 {
-		return res, fmt.Errorf("%w: the session's file names %s, outside the workspace (roots: %s); nothing was undone",
-			ErrOutside, strings.Join(outside, ", "), strings.Join(ws.Roots(), ", "))
+		return res, fmt.Errorf("%w: the file of session %s names %s, outside the workspace (roots: %s); nothing was undone",
+			ErrOutside, id, strings.Join(outside, ", "), strings.Join(ws.Roots(), ", "))
 	}
 	var changes []workspace.Change
 	for i, c := range t.Changes {

@@ -136,7 +136,7 @@ func TestUndoConfined(t *testing.T) {
 				}
 				return
 			}
-			if got.code != exitFailure || !strings.Contains(got.stderr, "undo refused: the session's file names "+path+", outside the workspace") {
+			if got.code != exitFailure || !strings.Contains(got.stderr, "undo refused: the file of session 20261128-020000.000-deadbeef names "+path+", outside the workspace") {
 				t.Errorf("undo: %+v, want a refusal naming %s", got, path)
 			}
 			if string(data) != "orig" {
