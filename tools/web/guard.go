@@ -90,7 +90,7 @@ type blockedError struct {
 func (e *blockedError) Error() string {
 	switch {
 	case e.name:
-		return fmt.Sprintf("%s is a loopback name: it means this machine, whatever DNS says", e.host)
+		return fmt.Sprintf("%s is a loopback name: it names a loopback address, this machine, whatever DNS says", e.host)
 	case e.host == "" || e.host == e.addr.String():
 		return fmt.Sprintf("access to %s (a %s address) is not allowed", e.addr, e.class)
 	case e.literal:
@@ -105,7 +105,8 @@ func (e *blockedError) Error() string {
 // way is rewritten in u to its dotted-decimal form, which is what browsers send and
 // what the dialler then takes for an address rather than a name to look up.
 func (s *Set) checkURL(u *url.URL) error {
-	host, port := u.Hostname(), u.Port()
+	host, urlPort := u.Hostname(), u.Port()
+	port := urlPort
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
@@ -125,8 +126,8 @@ func (s *Set) checkURL(u *url.URL) error {
 	}
 	if addr.Is4() && addr.String() != host {
 		u.Host = addr.String()
-		if u.Port() != "" {
-			u.Host += ":" + u.Port()
+		if urlPort != "" {
+			u.Host += ":" + urlPort
 		}
 	}
 	if allowed {
