@@ -548,3 +548,39 @@ func TestInvokeAgentInheritsRestrictions(t *testing.T) {
 		})
 	}
 }
+
+// TestInvokeAgentSharesSessionAnswers: a sub-agent's calls are decided with its
+// session's policy, "always" answers included: after the person answered "always" to
+// the session's touch, the child's touch runs without a question, and the child's own
+// question about another command goes to the same person.
+func TestInvokeAgentSharesSessionAnswers(t *testing.T) {
+	var asked []string
+	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{shellCall("p1", "touch ROOT/one")}},
+		{Calls: []clients.ScriptCall{invokeCall("runner", "Touch two, then make a folder.")}},
+		{Calls: []clients.ScriptCall{shellCall("s1", "touch ROOT/two")}},
+		{Calls: []clients.ScriptCall{shellCall("s2", "mkdir ROOT/three")}},
+		{Text: "Done."},
+		{Text: "The runner is done."},
+	}}, func(o *HostOptions) {
+		o.Toolbox.Overrides = settings.Settings{Agents: map[string]settings.AgentSettings{
+			"runner": {Description: "runs commands", Tools: []string{"run_shell_command"}},
+		}}
+		o.Asker = askFunc(func(_ context.Context, r confirm.Request) (confirm.Answer, error) {
+			asked = append(asked, r.Details.Command)
+			return confirm.Answer{Outcome: confirm.ProceedAlways}, nil
+		})
+	})
+	if _, res := hh.prompt("", "touch one, then have the runner touch two"); res.StopReason != StopEndTurn {
+		t.Fatalf("result %+v", res)
+	}
+	for _, f := range []string{"one", "two", "three"} {
+		if _, err := os.Stat(filepath.Join(hh.root, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	want := []string{"touch " + filepath.Join(hh.root, "one"), "mkdir " + filepath.Join(hh.root, "three")}
+	if !slices.Equal(asked, want) {
+		t.Errorf("asked about %q, want %q (the child's touch covered by the session's answer)", asked, want)
+	}
+}
