@@ -36,7 +36,8 @@ import (
 //	{"type":"end","stopReason":…,"usage":{…}}                     a prompt ended
 //
 // A Store is safe for concurrent use; one session's file is written by that session
-// only.
+// only. Its files are private to the user (0600 in a 0700 folder); a file or folder
+// that is not is refused (store_perm.go).
 type Store struct {
 	dir string
 }
@@ -149,12 +150,9 @@ func (st *Store) append(id string, recs ...record) error {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	if err := os.MkdirAll(st.dir, 0o700); err != nil {
-		return fmt.Errorf("session store: %w", err)
-	}
-	f, err := os.OpenFile(st.path(id), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := st.openFile(id, os.O_RDWR|os.O_APPEND|os.O_CREATE)
 	if err != nil {
-		return fmt.Errorf("session store: %w", err)
+		return fmt.Errorf("writing session %s: %w", id, err)
 	}
 	err = appendLines(f, buf.Bytes())
 	if cerr := f.Close(); err == nil {
@@ -195,9 +193,9 @@ func appendLines(f *os.File, lines []byte) error {
 // appendNewline ends the last line of the session file of id, which a crash left
 // incomplete, so that the next record starts on a line of its own.
 func (st *Store) appendNewline(id string) error {
-	f, err := os.OpenFile(st.path(id), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := st.openFile(id, os.O_WRONLY|os.O_APPEND)
 	if err != nil {
-		return fmt.Errorf("session store: %w", err)
+		return fmt.Errorf("writing session %s: %w", id, err)
 	}
 	_, err = f.Write([]byte{'\n'})
 	if cerr := f.Close(); err == nil {
@@ -234,10 +232,15 @@ func (st *Store) load(id string, logger *slog.Logger) (*stored, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(st.path(id))
+	f, err := st.openFile(id, os.O_RDONLY)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("no session %q in %s", id, st.dir)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("reading session %s: %w", id, err)
+	}
+	data, err := io.ReadAll(f)
+	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("reading session %s: %w", id, err)
 	}
@@ -321,8 +324,12 @@ func (st *Store) load(id string, logger *slog.Logger) (*stored, error) {
 }
 
 // List describes the stored sessions, most recently updated first. Files that are not
-// session files are left out.
+// session files are left out. A session file the store refuses (another's, or not
+// private: see store_perm.go) fails the listing, with what to do about it.
 func (st *Store) List() ([]Info, error) {
+	if err := st.checkDir(); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(st.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -331,16 +338,27 @@ func (st *Store) List() ([]Info, error) {
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}
 	var infos []Info
+	var unsafe []error
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
 		if !ok || e.IsDir() || checkID(id) != nil {
 			continue
 		}
 		info, err := st.info(id)
-		if err != nil {
-			continue // not a session file, or one damaged beyond its header
+		var ue *unsafeError
+		switch {
+		case errors.As(err, &ue):
+			// Said, not skipped: a session left out without a word would look lost,
+			// and the fix is one chmod the error names.
+			unsafe = append(unsafe, err)
+		case err != nil:
+			// Not a session file, or one damaged beyond its header.
+		default:
+			infos = append(infos, info)
 		}
-		infos = append(infos, info)
+	}
+	if len(unsafe) > 0 {
+		return nil, errors.Join(unsafe...)
 	}
 	slices.SortFunc(infos, func(a, b Info) int {
 		return cmp.Or(b.Updated.Compare(a.Updated), strings.Compare(b.ID, a.ID))
@@ -351,7 +369,7 @@ func (st *Store) List() ([]Info, error) {
 // info reads the header of a session file and counts its prompts, decoding only the
 // header and prompt lines.
 func (st *Store) info(id string) (Info, error) {
-	f, err := os.Open(st.path(id))
+	f, err := st.openFile(id, os.O_RDONLY)
 	if err != nil {
 		return Info{}, err
 	}

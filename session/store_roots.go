@@ -13,7 +13,7 @@ func (st *Store) Roots(id string) ([]string, error) {
 	if err := checkID(id); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(st.path(id))
+	f, err := st.openFile(id, os.O_RDONLY)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}

@@ -149,19 +149,11 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 	}
 	h := parent.h
 	cfg := h.tb.Config()
-	reg := tools.NewRegistry(h.log, tools.Filter{})
-	var missing []string
-	for _, n := range names {
-		// A sub-agent starts no sub-agents of its own: the depth stays one.
-		if n == AgentToolName {
-			continue
-		}
-		if tool, ok := cfg.Registry.Get(n); ok {
-			reg.Register(tool)
-		} else {
-			missing = append(missing, n)
-		}
-	}
+	// A sub-agent starts no sub-agents of its own: the depth stays one.
+	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == AgentToolName })
+	// The child's registry keeps the parent's filter: coreTools and excludeTools
+	// restrict the commands of the child's calls as they do the parent's.
+	reg, missing := cfg.Registry.Subset(names)
 	if len(missing) > 0 {
 		// A misspelt or excluded tool would leave the agent unable to do its task
 		// without saying why.

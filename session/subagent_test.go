@@ -466,3 +466,129 @@ func callStarts(ups []Update) []string {
 	}
 	return out
 }
+
+// TestInvokeAgentInheritsRestrictions: a sub-agent is held to every restriction of the
+// session that starts it (red team R4): the command restrictions of coreTools and
+// excludeTools, deny rules, and the session's own approval mode. The person approves
+// every question, so only a restriction can stop the child's touch; the control, with
+// none, shows that the same touch runs.
+func TestInvokeAgentInheritsRestrictions(t *testing.T) {
+	runner := map[string]settings.AgentSettings{
+		"runner": {Description: "runs commands", Tools: []string{"run_shell_command"}},
+	}
+	for _, tt := range []struct {
+		name        string
+		hostMode    string
+		sessionMode confirm.Mode
+		settings    settings.Settings
+		want        string // the refusal, "" when the touch runs
+	}{
+		{name: "control", hostMode: "yolo"},
+		{name: "control default mode approved", hostMode: "default"},
+		{
+			name: "excludeTools command", hostMode: "yolo",
+			settings: settings.Settings{ExcludeTools: []string{"run_shell_command(touch)"}},
+			want:     "restricted by the coreTools/excludeTools settings",
+		},
+		{
+			name: "coreTools allowlist", hostMode: "yolo",
+			settings: settings.Settings{CoreTools: []string{"run_shell_command(git status)", AgentToolName}},
+			want:     "restricted by the coreTools/excludeTools settings",
+		},
+		{
+			name: "deny rule", hostMode: "yolo",
+			settings: settings.Settings{Policy: settings.PolicySettings{Rules: []confirm.Rule{
+				{ToolName: "run_shell_command", Decision: confirm.Deny, CommandPrefix: []string{"touch"}},
+			}}},
+			want: "denied by",
+		},
+		{name: "session in plan mode", hostMode: "yolo", sessionMode: confirm.ModePlan, want: "plan mode"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			asker := &approver{}
+			hh := newHostHarness(t, tt.hostMode, clients.Script{Turns: []clients.Turn{
+				{Calls: []clients.ScriptCall{invokeCall("runner", "Touch the marker.")}},
+				{Calls: []clients.ScriptCall{shellCall("s1", "touch ROOT/rt-pwned-subagent")}},
+				{Text: "Tried."},
+				{Text: "The runner tried."},
+			}}, func(o *HostOptions) {
+				s := tt.settings
+				s.Agents = runner
+				o.Toolbox.Overrides = s
+				o.Asker = asker
+			})
+			l, err := hh.host.Open(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.sessionMode != "" && !hh.host.SetMode(l.ID(), tt.sessionMode) {
+				t.Fatal("SetMode failed")
+			}
+			if res, err := l.Prompt(context.Background(), "Have the runner touch the marker.", nil); err != nil || res.StopReason != StopEndTurn {
+				t.Fatalf("result %+v, %v", res, err)
+			}
+			_, err = os.Stat(filepath.Join(hh.root, "rt-pwned-subagent"))
+			if ran := err == nil; ran != (tt.want == "") {
+				t.Fatalf("the child's touch ran: %v, want %v", ran, tt.want == "")
+			}
+			var end *tools.Event
+			for _, u := range hh.of(UpdateToolCall) {
+				if u.Call.Name == "run_shell_command" && u.Call.Parent != "" && u.Call.Status.Terminal() {
+					end = u.Call
+				}
+			}
+			if end == nil {
+				t.Fatal("no end of the child's call on the update stream")
+			}
+			if tt.want == "" {
+				if end.Status != tools.StatusSuccess {
+					t.Errorf("control: the child's call ended %s: %+v", end.Status, end.Result)
+				}
+				return
+			}
+			if end.Result == nil || end.Result.Error == nil || end.Result.Error.Type != tools.ErrPolicyViolation ||
+				!strings.Contains(end.Result.Error.Message, tt.want) {
+				t.Errorf("the child's call ended %s with %+v, want a policy_violation saying %q", end.Status, end.Result, tt.want)
+			}
+			if len(asker.asked) != 0 {
+				t.Errorf("asked about %v; a refused call is not asked about", asker.asked)
+			}
+		})
+	}
+}
+
+// TestInvokeAgentSharesSessionAnswers: a sub-agent's calls are decided with its
+// session's policy, "always" answers included: after the person answered "always" to
+// the session's touch, the child's touch runs without a question, and the child's own
+// question about another command goes to the same person.
+func TestInvokeAgentSharesSessionAnswers(t *testing.T) {
+	var asked []string
+	hh := newHostHarness(t, "default", clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{shellCall("p1", "touch ROOT/one")}},
+		{Calls: []clients.ScriptCall{invokeCall("runner", "Touch two, then make a folder.")}},
+		{Calls: []clients.ScriptCall{shellCall("s1", "touch ROOT/two")}},
+		{Calls: []clients.ScriptCall{shellCall("s2", "mkdir ROOT/three")}},
+		{Text: "Done."},
+		{Text: "The runner is done."},
+	}}, func(o *HostOptions) {
+		o.Toolbox.Overrides = settings.Settings{Agents: map[string]settings.AgentSettings{
+			"runner": {Description: "runs commands", Tools: []string{"run_shell_command"}},
+		}}
+		o.Asker = askFunc(func(_ context.Context, r confirm.Request) (confirm.Answer, error) {
+			asked = append(asked, r.Details.Command)
+			return confirm.Answer{Outcome: confirm.ProceedAlways}, nil
+		})
+	})
+	if _, res := hh.prompt("", "touch one, then have the runner touch two"); res.StopReason != StopEndTurn {
+		t.Fatalf("result %+v", res)
+	}
+	for _, f := range []string{"one", "two", "three"} {
+		if _, err := os.Stat(filepath.Join(hh.root, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	want := []string{"touch " + filepath.Join(hh.root, "one"), "mkdir " + filepath.Join(hh.root, "three")}
+	if !slices.Equal(asked, want) {
+		t.Errorf("asked about %q, want %q (the child's touch covered by the session's answer)", asked, want)
+	}
+}

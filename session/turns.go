@@ -131,13 +131,18 @@ type UndoResult struct {
 // ErrChangedSince is the error of an undo refused because files changed since the turn.
 var ErrChangedSince = errors.New("files changed since the prompt")
 
+// ErrOutside is the error of an undo refused because the session's file names a file
+// outside the workspace's roots.
+var ErrOutside = errors.New("undo refused")
+
 // UndoTurn takes back what prompt n of session id changed (n 0: its last prompt that
 // changed files and was not undone), as one edit through the workspace's writer: each
 // file gets the text it had before the prompt, and a file the prompt created is
 // deleted. A file changed since the prompt (its text is not what the prompt left) is
 // left alone; unless force is set, nothing is undone then, and the error wraps
-// ErrChangedSince with the result naming those files. A session answering a prompt
-// cannot be undone (ErrBusy).
+// ErrChangedSince with the result naming those files. A prompt whose recorded files
+// are not all inside the workspace's roots (links resolved) is not undone at all: the
+// error wraps ErrOutside. A session answering a prompt cannot be undone (ErrBusy).
 func (h *Host) UndoTurn(ctx context.Context, id string, n int, force bool) (UndoResult, error) {
 	if l := h.get(id); l != nil {
 		_, end, err := l.begin(ctx)
@@ -157,23 +162,44 @@ func (h *Host) UndoTurn(ctx context.Context, id string, n int, force bool) (Undo
 		return res, fmt.Errorf("prompt %d of session %s was undone already", t.Turn, id)
 	}
 	ws := h.tb.Workspace
+	// The session file is data on disk, not a record the host can vouch for: whatever
+	// path it names is confined to the workspace's roots, links resolved, as a tool's
+	// write would be. A file naming any path outside undoes nothing, force or not.
+	paths := make([]string, len(t.Changes))
+	var outside []string
+	for i, c := range t.Changes {
+		p, err := ws.Resolve(c.Path)
+		var oe *workspace.OutsideError
+		switch {
+		case errors.As(err, &oe):
+			outside = append(outside, c.Path)
+		case err != nil:
+			return res, fmt.Errorf("undo of prompt %d of session %s: %w", t.Turn, id, err)
+		}
+		paths[i] = p
+	}
+	if len(outside) > 0 {
+		return res, fmt.Errorf("%w: the file of session %s names %s, outside the workspace (roots: %s); nothing was undone",
+			ErrOutside, id, strings.Join(outside, ", "), strings.Join(ws.Roots(), ", "))
+	}
 	var changes []workspace.Change
-	for _, c := range t.Changes {
-		cur, err := ws.ReadText(c.Path, maxUndoFile)
+	for i, c := range t.Changes {
+		path := paths[i]
+		cur, err := ws.ReadText(path, maxUndoFile)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return res, fmt.Errorf("reading %s: %w", c.Path, err)
+			return res, fmt.Errorf("reading %s: %w", path, err)
 		}
 		if err != nil || cur.Text != c.After {
-			res.Changed = append(res.Changed, c.Path)
+			res.Changed = append(res.Changed, path)
 			continue
 		}
 		label := fmt.Sprintf("agentls: undo prompt %d", t.Turn)
 		if c.Before == nil {
-			changes = append(changes, workspace.Change{Path: c.Path, Old: cur, Delete: true, Label: label})
-			res.Deleted = append(res.Deleted, c.Path)
+			changes = append(changes, workspace.Change{Path: path, Old: cur, Delete: true, Label: label})
+			res.Deleted = append(res.Deleted, path)
 		} else {
-			changes = append(changes, workspace.Change{Path: c.Path, Old: cur, New: *c.Before, Label: label})
-			res.Reverted = append(res.Reverted, c.Path)
+			changes = append(changes, workspace.Change{Path: path, Old: cur, New: *c.Before, Label: label})
+			res.Reverted = append(res.Reverted, path)
 		}
 	}
 	if len(res.Changed) > 0 && !force {

@@ -142,6 +142,25 @@ func NewRegistry(logger *slog.Logger, filter Filter) *Registry {
 	return &Registry{logger: logger, rules: rules, coreAll: coreAll, tools: map[string]registered{}}
 }
 
+// Subset returns a registry of r's enabled tools called by names, under r's filter, and
+// the names r enables no tool for. A registry made for part of a session's work (a
+// sub-agent's) refuses what r refuses: the tools r does not enable, and the command
+// lines coreTools and excludeTools forbid (CheckCommand), which an empty filter would
+// let through.
+func (r *Registry) Subset(names []string) (sub *Registry, missing []string) {
+	// The rules are never changed after NewRegistry, so the two registries share them.
+	sub = &Registry{logger: r.logger, rules: r.rules, coreAll: r.coreAll, tools: map[string]registered{}}
+	for _, n := range names {
+		t, ok := r.Get(n)
+		if !ok {
+			missing = append(missing, n)
+			continue
+		}
+		sub.Register(t)
+	}
+	return sub, missing
+}
+
 // Register adds t under Info().Name. A tool of the same name is replaced, with a
 // warning in the log, as when an MCP server offers a tool a built-in already has.
 func (r *Registry) Register(t Tool) {

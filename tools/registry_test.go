@@ -186,6 +186,39 @@ func TestRegistryCheckCommand(t *testing.T) {
 	}
 }
 
+// TestRegistrySubset: a subset holds the named tools the registry enables, names the
+// rest, and keeps the registry's filter: its command restrictions and its allowlist.
+func TestRegistrySubset(t *testing.T) {
+	const shell = "run_shell_command"
+	for _, tt := range []struct {
+		name        string
+		filter      Filter
+		want        []string
+		missing     []string
+		command     string
+		commandErrs bool
+	}{
+		{"no filter", Filter{}, []string{"read_file", shell}, []string{"nope"}, "touch x", false},
+		{"excluded command", Filter{Exclude: []string{"run_shell_command(touch)"}}, []string{"read_file", shell}, []string{"nope"}, "touch x", true},
+		{"excluded tool", Filter{Exclude: []string{"read_file"}}, []string{shell}, []string{"read_file", "nope"}, "touch x", false},
+		{"allowlist", Filter{Core: []string{"run_shell_command(git status)"}}, []string{shell}, []string{"read_file", "nope"}, "touch x", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := registryWith(tt.filter, stub(shell, SourceBuiltin, ""), stub("read_file", SourceBuiltin, ""), stub("glob", SourceBuiltin, ""))
+			sub, missing := r.Subset([]string{"read_file", shell, "nope"})
+			if got := names(sub.List()); !slices.Equal(got, tt.want) {
+				t.Errorf("tools %v, want %v", got, tt.want)
+			}
+			if !slices.Equal(missing, tt.missing) {
+				t.Errorf("missing %v, want %v", missing, tt.missing)
+			}
+			if err := sub.CheckCommand(shell, tt.command); (err != nil) != tt.commandErrs {
+				t.Errorf("CheckCommand(%q) = %v, want an error: %v", tt.command, err, tt.commandErrs)
+			}
+		})
+	}
+}
+
 func TestRegistryOverwriteWarns(t *testing.T) {
 	var buf bytes.Buffer
 	r := NewRegistry(slog.New(slog.NewTextHandler(&buf, nil)), Filter{})

@@ -31,6 +31,10 @@ type ServerConfig struct {
 	Timeout int `json:"timeout,omitempty"`
 	// Trust skips confirmation for the server's tools.
 	Trust bool `json:"trust,omitempty"`
+	// ReadOnly says that the server's tools change nothing, so that plan mode runs
+	// them. Only the user's settings can say so: a tool's own readOnlyHint is the
+	// server's claim, shown to people but never trusted.
+	ReadOnly bool `json:"readOnly,omitempty"`
 	// IncludeTools, when not empty, registers only the tools it names; ExcludeTools
 	// never registers the tools it names, and wins over IncludeTools.
 	IncludeTools []string `json:"includeTools,omitempty"`

@@ -110,12 +110,10 @@ func TestStdioToolsAndCall(t *testing.T) {
 	m := kit(t)
 	echo := toolNamed(t, m, "kit__echo")
 	info := echo.Info()
+	// echo says it only reads (readOnlyHint), but the settings do not: its kind is other.
 	if info.DisplayName != "echo (kit)" || info.Source != tools.SourceMCP || info.Server != "kit" ||
-		info.Kind != tools.KindRead || info.Description != "Echoes message." || !info.Idempotent {
+		info.Kind != tools.KindOther || info.Description != "Echoes message." || !info.Idempotent {
 		t.Errorf("info = %+v", info)
-	}
-	if got := toolNamed(t, m, "kit__fail").Info().Kind; got != tools.KindOther {
-		t.Errorf("kind of a tool without readOnlyHint = %s, want other", got)
 	}
 	r := mustCall(t, m, "kit__echo", `{"message":"hi"}`)
 	if r.Output != "echo: hi" || r.Summary != "echo (kit): echo: hi" {
@@ -632,6 +630,46 @@ func TestToolOfDeadServerFailsClearly(t *testing.T) {
 		t.Error("the dead server's tools were dropped")
 	}
 	requireState(t, m, "kit", StateError)
+}
+
+// TestToolKindFromSettings: a tool is a read (which plan mode runs) only when the
+// settings say the server's tools are read-only (red team R14), whatever its
+// readOnlyHint; the hint is only shown, in the question about an untrusted server's call.
+func TestToolKindFromSettings(t *testing.T) {
+	readOnly := kitConfig("kit", nil)
+	readOnly.ReadOnly = true
+	untrusted := kitConfig("kit", nil)
+	untrusted.Trust = false
+	m := startManager(t, Options{Servers: map[string]ServerConfig{"kit": kitConfig("kit", nil), "ro": readOnly, "asked": untrusted}})
+	for _, tt := range []struct {
+		tool  string
+		kind  tools.Kind
+		title string // of the question; "" when nobody is asked
+	}{
+		{"kit__echo", tools.KindOther, ""},
+		{"kit__fail", tools.KindOther, ""},
+		{"ro__echo", tools.KindRead, ""},
+		{"ro__fail", tools.KindRead, ""},
+		{"asked__echo", tools.KindOther, "Run echo from MCP server asked (the server says it only reads)"},
+		{"asked__fail", tools.KindOther, "Run fail from MCP server asked"},
+	} {
+		tool := toolNamed(t, m, tt.tool)
+		if got := tool.Info().Kind; got != tt.kind {
+			t.Errorf("%s: kind %s, want %s", tt.tool, got, tt.kind)
+		}
+		args := `{}`
+		if strings.HasSuffix(tt.tool, "__echo") {
+			args = `{"message":"hi"}`
+		}
+		inv, err := testutil.Build(t, tool, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := inv.Confirmation(t.Context())
+		if err != nil || (d == nil) != (tt.title == "") || (d != nil && d.Title != tt.title) {
+			t.Errorf("%s: Confirmation = %+v, %v; want the title %q", tt.tool, d, err, tt.title)
+		}
+	}
 }
 
 func TestConfirmation(t *testing.T) {

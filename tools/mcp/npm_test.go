@@ -99,7 +99,7 @@ func exerciseEverything(t *testing.T, m *Manager) {
 			t.Errorf("no tool %s among %v", want, names)
 		}
 	}
-	if info := toolNamed(t, m, "everything__get-sum").Info(); info.DisplayName != "get-sum (everything)" || info.Kind != tools.KindRead {
+	if info := toolNamed(t, m, "everything__get-sum").Info(); info.DisplayName != "get-sum (everything)" || info.Kind != tools.KindOther {
 		t.Errorf("get-sum info = %+v", info)
 	}
 	if r := mustCall(t, m, "everything__echo", `{"message":"hello"}`); r.Output != "Echo: hello" {

@@ -23,6 +23,9 @@ type Tool struct {
 	srv  *server
 	raw  string // the server's name for the tool
 	info tools.Info
+	// claimsReadOnly is the tool's readOnlyHint: what the server says, which people
+	// are shown and plan mode does not go by.
+	claimsReadOnly bool
 }
 
 var _ tools.Tool = (*Tool)(nil)
@@ -34,19 +37,22 @@ func (s *server) newTool(t *sdk.Tool, name string) *Tool {
 		s.m.logger.Warn("MCP tool's input schema was adapted for validation",
 			"server", s.name, "tool", t.Name, "changes", strings.Join(notes, "; "))
 	}
+	// Plan mode runs the tools whose kind is read-only. A server's readOnlyHint is no
+	// ground for that (a tool may say so and write), so only the user's readOnly
+	// setting for the server makes its tools reads.
 	kind := tools.KindOther
-	idempotent := false
+	if s.cfg.ReadOnly {
+		kind = tools.KindRead
+	}
+	idempotent, claimsReadOnly := false, false
 	if a := t.Annotations; a != nil {
-		if a.ReadOnlyHint {
-			kind = tools.KindRead
-		}
-		idempotent = a.IdempotentHint
+		idempotent, claimsReadOnly = a.IdempotentHint, a.ReadOnlyHint
 	}
 	desc := t.Description
 	if desc == "" {
 		desc = t.Title
 	}
-	return &Tool{srv: s, raw: t.Name, info: tools.Info{
+	return &Tool{srv: s, raw: t.Name, claimsReadOnly: claimsReadOnly, info: tools.Info{
 		Name:        name,
 		DisplayName: t.Name + " (" + s.name + ")",
 		Description: desc,
@@ -95,9 +101,13 @@ func (inv *invocation) Confirmation(context.Context) (*confirm.Details, error) {
 	if s.cfg.Trust {
 		return nil, nil
 	}
+	title := fmt.Sprintf("Run %s from MCP server %s", inv.tool.raw, s.name)
+	if inv.tool.claimsReadOnly && !s.cfg.ReadOnly {
+		title += " (the server says it only reads)"
+	}
 	return &confirm.Details{
 		Type:      confirm.TypeMCP,
-		Title:     fmt.Sprintf("Run %s from MCP server %s", inv.tool.raw, s.name),
+		Title:     title,
 		Server:    s.name,
 		Tool:      inv.tool.raw,
 		Arguments: inv.args,

@@ -82,10 +82,15 @@ type blockedError struct {
 	// literal says that host is a spelling of addr, read without asking DNS, rather
 	// than a name that resolved to it.
 	literal bool
+	// name says that host is a loopback name (loopbackName), refused without asking
+	// DNS; addr is not set.
+	name bool
 }
 
 func (e *blockedError) Error() string {
 	switch {
+	case e.name:
+		return fmt.Sprintf("%s is a loopback name: it names a loopback address, this machine, whatever DNS says", e.host)
 	case e.host == "" || e.host == e.addr.String():
 		return fmt.Sprintf("access to %s (a %s address) is not allowed", e.addr, e.class)
 	case e.literal:
@@ -100,7 +105,18 @@ func (e *blockedError) Error() string {
 // way is rewritten in u to its dotted-decimal form, which is what browsers send and
 // what the dialler then takes for an address rather than a name to look up.
 func (s *Set) checkURL(u *url.URL) error {
-	host := u.Hostname()
+	host, urlPort := u.Hostname(), u.Port()
+	port := urlPort
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	allowed := s.opts.AllowPrivate || s.allowed(host, port)
+	if loopbackName(host) && !allowed {
+		// Refused here, not after resolving: a resolver may send "localhost." or
+		// "x.localhost" to DNS, which is a query the model chose, or answer it with
+		// an address the guard would let through.
+		return &blockedError{host: host, class: "loopback", name: true}
+	}
 	addr, ok, err := hostAddr(host)
 	if err != nil {
 		return &badHostError{host: host, err: err}
@@ -108,17 +124,13 @@ func (s *Set) checkURL(u *url.URL) error {
 	if !ok {
 		return nil // a name: the dialler checks what it resolves to
 	}
-	port := u.Port()
 	if addr.Is4() && addr.String() != host {
 		u.Host = addr.String()
-		if port != "" {
-			u.Host += ":" + port
+		if urlPort != "" {
+			u.Host += ":" + urlPort
 		}
 	}
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	if s.opts.AllowPrivate || s.allowed(host, port) {
+	if allowed {
 		return nil
 	}
 	if class := addressClass(addr); class != "" {
@@ -184,6 +196,11 @@ func (s *Set) newClient() *http.Client {
 		}
 		if s.opts.AllowPrivate || s.allowed(host, port) {
 			return open.DialContext(ctx, network, addr)
+		}
+		if loopbackName(host) {
+			// checkURL refuses these first; this keeps them from DNS should one come
+			// by another way.
+			return nil, &blockedError{host: host, class: "loopback", name: true}
 		}
 		conn, err := guarded.DialContext(ctx, network, addr)
 		if be, ok := errors.AsType[*blockedError](err); ok {

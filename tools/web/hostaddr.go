@@ -55,6 +55,22 @@ func hostAddr(host string) (addr netip.Addr, ok bool, err error) {
 	return a, true, nil
 }
 
+// loopbackName reports whether host is a name that means this machine whatever DNS
+// says (RFC 6761, section 6.3): "localhost" and the names under it, in any case, with
+// or without the trailing dot of a fully qualified name, and in any spelling that IDNA
+// maps to one of those, since net/http dials the mapped form.
+func loopbackName(host string) bool {
+	if !isASCII(host) {
+		a, err := idna.Lookup.ToASCII(host)
+		if err != nil {
+			return false // not a name net/http can dial
+		}
+		host = a
+	}
+	h := strings.TrimRight(strings.ToLower(host), ".")
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
 func isASCII(s string) bool {
 	for i := range len(s) {
 		if s[i] >= 0x80 {

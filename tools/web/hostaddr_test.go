@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -223,6 +224,55 @@ func TestFetchNumericHostsRefusedWithoutDNS(t *testing.T) {
 	}
 	if n := srv.hits.Load(); n != 0 {
 		t.Errorf("the loopback server was reached %d times", n)
+	}
+}
+
+// TestFetchLoopbackNamesRefusedWithoutDNS: "localhost" and the names under it mean
+// this machine (RFC 6761), so web_fetch refuses them in every spelling (case, trailing
+// dot, IDNA) before any DNS query: a resolver may send "localhost." or
+// "x.localhost" to DNS, where the model picks what the query says. The controls show
+// that the recorder sees a name's query, and that the loopback server is reached by
+// name when the user allows it.
+func TestFetchLoopbackNamesRefusedWithoutDNS(t *testing.T) {
+	srv := serve(t, text("internal", "text/plain"))
+	port := srv.port()
+	var dns dnsRecorder
+	set := func() *Set { return newSet(t, Options{Resolver: dns.resolver()}) }
+
+	if _, err := fetch(t, set(), "read http://www.example.org:"+port+"/"); err == nil || dns.count() == 0 {
+		t.Fatalf("a name: err = %v after %d DNS queries; the recorder is not consulted", err, dns.count())
+	}
+	before := dns.count()
+	for _, host := range []string{
+		"localhost", "LOCALHOST", "LocalHost", "localhost.", "LOCALHOST.", "localhost..",
+		"a.localhost", "x.y.LOCALHOST", "a.localhost.", "A.LocalHost.",
+		"ｌｏｃａｌｈｏｓｔ", "a。localhost", // full-width letters and an ideographic full stop, mapped by IDNA
+	} {
+		target := "http://" + host + ":" + port + "/"
+		_, err := fetch(t, set(), "read "+target)
+		if testutil.ErrorType(err) != tools.ErrPolicyViolation || !strings.Contains(err.Error(), "is a loopback name") {
+			t.Errorf("%s: err = %v, want policy_violation saying it is a loopback name", target, err)
+		}
+	}
+	if n := dns.count() - before; n != 0 {
+		t.Errorf("%d DNS queries for loopback names", n)
+	}
+	if n := srv.hits.Load(); n != 0 {
+		t.Fatalf("the loopback server was reached %d times", n)
+	}
+
+	// Not loopback names: these are asked of DNS, as any name is.
+	for _, host := range []string{"localhost.example.org", "notlocalhost", "localhostx."} {
+		n := dns.count()
+		if _, err := fetch(t, set(), "read http://"+host+":"+port+"/"); strings.Contains(fmt.Sprint(err), "loopback name") || dns.count() == n {
+			t.Errorf("%s: err = %v after %d DNS queries; want it resolved, not refused as a loopback name", host, err, dns.count()-n)
+		}
+	}
+
+	// Allowed by the user, localhost is fetched (from /etc/hosts, without DNS).
+	allowed := newSet(t, Options{Resolver: dns.resolver(), AllowHosts: []string{"localhost:" + port}})
+	if res, err := fetch(t, allowed, "read http://localhost:"+port+"/"); err != nil || !strings.Contains(res.Output, "internal") {
+		t.Errorf("allowed localhost: %v, %v", res, err)
 	}
 }
 
