@@ -39,8 +39,11 @@
 ;; - Proposed edits are shown as a diff (`agentls-diff-mode'): accept
 ;;   (a), accept always (A) and save that (S), reject the hunk at point
 ;;   (t) and accept the others (s), edit the proposal (e) and accept
-;;   your version, ediff (E), reject (r).  An accepted edit is one undo step
-;;   in its buffer and is saved (`agentls-save-after-edit').
+;;   your version, ediff (E), reject (r), reject always (R), every
+;;   choice (c).  An accepted edit is one undo step in its buffer and is
+;;   saved (`agentls-save-after-edit').
+;; - Every question offers the server's choices, with its labels; an
+;;   "always" lasts for the session.
 ;; - Shell commands are asked with `read-multiple-choice'; their output
 ;;   streams into a `compilation-mode' buffer, progress shows in the
 ;;   mode line, and `agentls-cancel' stops them.
@@ -900,21 +903,58 @@ as its answer."
            (agentls--answer entry "cancel")))))
     (force-mode-line-update t)))
 
-(defun agentls--answer (entry outcome &optional content extra)
-  "Answer the confirmation ENTRY with OUTCOME (and CONTENT).
-EXTRA is a plist of more fields of the answer, such as
-:acceptedHunks or :persist."
+(defun agentls--send-answer (entry result)
+  "Answer the confirmation ENTRY with RESULT, a plist, once."
   (unless (agentls--confirmation-done entry)
     (setf (agentls--confirmation-done entry) t)
     (let ((conn (agentls--confirmation-conn entry))
           (id (agentls--confirmation-request-id entry)))
       (remhash id (agentls--confirmations conn))
       (agentls--flush-all conn)
-      (agentls--reply conn id (append (list :outcome outcome)
-                                      (and content (list :content content))
-                                      extra)))
+      (agentls--reply conn id result))
     (agentls--close-confirmation entry)
     (force-mode-line-update t)))
+
+(defun agentls--answer (entry outcome &optional content extra)
+  "Answer the confirmation ENTRY with OUTCOME (and CONTENT).
+For answers that are no offered choice: modify_with_editor with
+CONTENT, the answers of ask_user, a refusal when the call moved on.
+EXTRA is a plist of more fields of the answer, such as :answers."
+  (agentls--send-answer entry (append (list :outcome outcome)
+                                      (and content (list :content content))
+                                      extra)))
+
+(defun agentls--choose (entry choice &optional extra)
+  "Answer the confirmation ENTRY with CHOICE, an item of `agentls--choices'.
+Its id goes back as the answer's choice, so that the server applies
+exactly the answer it offered; a choice without an id (from a server
+that offered none) sends its outcome.  EXTRA is a plist of more
+fields, such as :acceptedHunks with the choice \"once\"."
+  (if (nth 2 choice)
+      (agentls--send-answer entry (append (list :choice (nth 2 choice)) extra))
+    (agentls--answer entry (nth 3 choice) nil extra)))
+
+(defun agentls--offered (entry id)
+  "The choice of ENTRY whose id is ID, or nil when it is not offered.
+Without choices from the server, \"once\" and \"reject\" are
+still there, as outcomes."
+  (let ((choices (agentls--choices (agentls--confirmation-details entry))))
+    (or (cl-find id choices :key (lambda (c) (nth 2 c)) :test #'equal)
+        (and (member id '("once" "reject"))
+             (cl-find (if (equal id "once") "proceed_once" "cancel")
+                      (agentls--choices nil)
+                      :key (lambda (c) (nth 3 c)) :test #'equal)))))
+
+(defun agentls--choose-id (entry id &optional extra)
+  "Answer ENTRY with its offered choice ID (and EXTRA), or say it is not offered."
+  (let ((c (or (agentls--offered entry id)
+               (user-error "This question does not offer \"%s\"" id))))
+    (agentls--choose entry c extra)))
+
+(defun agentls--refuse (entry)
+  "Refuse the confirmation ENTRY: its \"reject\" choice, else cancel."
+  (let ((c (agentls--offered entry "reject")))
+    (if c (agentls--choose entry c) (agentls--answer entry "cancel"))))
 
 (defun agentls--close-confirmation (entry)
   "Take the buffers of the confirmation ENTRY down."
@@ -966,6 +1006,8 @@ EXTRA is a plist of more fields of the answer, such as
     (define-key map "E" #'agentls-diff-ediff)
     (define-key map "r" #'agentls-diff-reject)
     (define-key map "q" #'agentls-diff-reject)
+    (define-key map "R" #'agentls-diff-reject-always)
+    (define-key map "c" #'agentls-diff-choose)
     (define-key map (kbd "C-c C-c") #'agentls-diff-accept)
     (define-key map (kbd "C-c C-k") #'agentls-diff-reject)
     map)
@@ -973,8 +1015,10 @@ EXTRA is a plist of more fields of the answer, such as
 
 (define-derived-mode agentls-diff-mode diff-mode "agentls-diff"
   "A proposed edit of the agent, waiting for your answer.
-\\<agentls-diff-mode-map>\\[agentls-diff-accept] accepts it,
-\\[agentls-diff-accept-always] accepts it and stops asking about edits,
+The answers are the server's choices; the header line shows their
+labels.
+\\<agentls-diff-mode-map>\\[agentls-diff-accept] accepts it once,
+\\[agentls-diff-accept-always] accepts it and every edit of this session,
 \\[agentls-diff-accept-always-save] does that and saves the approval in
 your settings,
 \\[agentls-diff-toggle-hunk] marks the hunk at point rejected (or accepted
@@ -982,7 +1026,9 @@ again) and \\[agentls-diff-submit-hunks] accepts only the hunks not marked,
 \\[agentls-diff-edit] opens the proposal to edit (then
 \\[agentls-diff-accept] accepts your version),
 \\[agentls-diff-ediff] compares in ediff,
-\\[agentls-diff-reject] rejects it.
+\\[agentls-diff-reject] rejects it,
+\\[agentls-diff-reject-always] rejects it and every call of the tool for
+this session, and \\[agentls-diff-choose] offers every choice.
 
 \\{agentls-diff-mode-map}"
   (setq buffer-read-only t)
@@ -990,9 +1036,40 @@ again) and \\[agentls-diff-submit-hunks] accepts only the hunks not marked,
   (setq header-line-format
         (substitute-command-keys
          "agentls: \\<agentls-diff-mode-map>\\[agentls-diff-accept] accept  \
-\\[agentls-diff-accept-always] always  \\[agentls-diff-accept-always-save] always+save  \
 \\[agentls-diff-toggle-hunk] toggle hunk  \\[agentls-diff-submit-hunks] submit hunks  \
-\\[agentls-diff-edit] edit  \\[agentls-diff-ediff] ediff  \\[agentls-diff-reject] reject")))
+\\[agentls-diff-edit] edit  \\[agentls-diff-ediff] ediff  \\[agentls-diff-reject] reject  \
+\\[agentls-diff-choose] choices")))
+
+(defconst agentls--diff-choice-commands
+  '(("once" . agentls-diff-accept)
+    ("always" . agentls-diff-accept-always)
+    ("always_save" . agentls-diff-accept-always-save)
+    ("reject" . agentls-diff-reject)
+    ("reject_always" . agentls-diff-reject-always))
+  "The commands of `agentls-diff-mode' that answer with a choice, by its id.")
+
+(defun agentls--diff-header (entry)
+  "The header line of the diff buffer of the edit confirmation ENTRY.
+Each offered choice with its key and the server's label, then the
+keys to edit, choose hunks and compare."
+  (concat
+   "agentls: "
+   (mapconcat
+    (lambda (c)
+      (let ((cmd (cdr (assoc (or (nth 2 c) (if (equal (nth 3 c) "cancel") "reject" "once"))
+                             agentls--diff-choice-commands))))
+        (format "%s %s"
+                (if cmd
+                    (substitute-command-keys
+                     (format "\\<agentls-diff-mode-map>\\[%s]" cmd))
+                  (substitute-command-keys "\\<agentls-diff-mode-map>\\[agentls-diff-choose]"))
+                (nth 1 c))))
+    (agentls--choices (agentls--confirmation-details entry))
+    " · ")
+   (substitute-command-keys
+    " · \\<agentls-diff-mode-map>\\[agentls-diff-toggle-hunk] toggle hunk  \
+\\[agentls-diff-submit-hunks] submit hunks  \\[agentls-diff-edit] edit  \
+\\[agentls-diff-ediff] ediff  \\[agentls-diff-choose] choices")))
 
 (defvar agentls-proposal-mode-map
   (let ((map (make-sparse-keymap)))
@@ -1041,11 +1118,12 @@ accept this version  \\[agentls-diff-reject] reject"))))
       (agentls-diff-mode)
       (setq default-directory (agentls--root conn))
       (setq agentls--entry entry)
+      (setq header-line-format (agentls--diff-header entry))
       ;; Killing the diff without deciding is a refusal: no answer is never consent.
       (add-hook 'kill-buffer-hook
                 (lambda ()
                   (unless (agentls--confirmation-done entry)
-                    (agentls--answer entry "cancel")))
+                    (agentls--refuse entry)))
                 nil t)
       (goto-char (point-min))
       (ignore-errors (diff-hunk-next)))
@@ -1084,25 +1162,42 @@ With hunks marked rejected, accept only the others."
     (cond (mine (agentls--answer entry "modify_with_editor" mine))
           ((and agentls--rejected-hunks (eq agentls--entry entry))
            (agentls-diff-submit-hunks))
-          (t (agentls--answer entry "proceed_once")))))
+          (t (agentls--choose-id entry "once")))))
 
-(defun agentls-diff-accept-always ()
-  "Accept the proposed edit and stop asking about edits this session."
-  (interactive)
+(defun agentls--diff-choose-unmodified (id)
+  "Answer the edit of this buffer with its offered choice ID.
+An \"always\" answer applies the proposal as proposed, so not after
+you edited it."
   (let ((entry (agentls--diff-entry)))
     (when (agentls--proposal-text entry)
       (user-error "You edited the proposal: accept your version with `agentls-diff-accept'"))
-    (agentls--answer entry "proceed_always")))
+    (agentls--choose-id entry id)))
+
+(defun agentls-diff-accept-always ()
+  "Accept the proposed edit and every edit of this session (choice always)."
+  (interactive)
+  (agentls--diff-choose-unmodified "always"))
 
 (defun agentls-diff-accept-always-save ()
-  "Accept the proposed edit, stop asking about edits like it, and save that.
+  "Accept the proposed edit always, and save that (choice always_save).
 The server writes the rule into your settings file; `agentls rules'
 on the command line lists and removes saved rules."
   (interactive)
-  (let ((entry (agentls--diff-entry)))
-    (when (agentls--proposal-text entry)
+  (agentls--diff-choose-unmodified "always_save"))
+
+(defun agentls-diff-reject-always ()
+  "Reject the edit, and every call of its tool for this session (reject_always)."
+  (interactive)
+  (agentls--choose-id (agentls--diff-entry) "reject_always"))
+
+(defun agentls-diff-choose ()
+  "Answer the edit with one of the server's choices, read in the minibuffer."
+  (interactive)
+  (let* ((entry (agentls--diff-entry))
+         (choice (or (agentls--read-choice entry) (user-error "Quit"))))
+    (when (and (agentls--proposal-text entry) (not (member (nth 3 choice) '("cancel" "reject_always"))))
       (user-error "You edited the proposal: accept your version with `agentls-diff-accept'"))
-    (agentls--answer entry "proceed_always" nil (list :persist "user"))))
+    (agentls--choose entry choice)))
 
 ;;;;; Choosing hunks
 
@@ -1169,16 +1264,16 @@ taken.  With every hunk rejected, this rejects the edit."
                     (user-error "This edit can only be accepted or rejected whole"))))
     (when (agentls--proposal-text entry)
       (user-error "You edited the proposal: accept your version with `agentls-diff-accept'"))
-    (agentls--answer entry "proceed_once" nil
-                     (list :acceptedHunks
-                           (vconcat (cl-loop for i below (length hunks)
-                                             unless (memq i agentls--rejected-hunks)
-                                             collect i))))))
+    (agentls--choose-id entry "once"
+                        (list :acceptedHunks
+                              (vconcat (cl-loop for i below (length hunks)
+                                                unless (memq i agentls--rejected-hunks)
+                                                collect i))))))
 
 (defun agentls-diff-reject ()
   "Reject the proposed edit."
   (interactive)
-  (agentls--answer (agentls--diff-entry) "cancel"))
+  (agentls--refuse (agentls--diff-entry)))
 
 (defun agentls--proposal-buffer (entry)
   "ENTRY's buffer holding the editable proposal."
@@ -1242,33 +1337,36 @@ After quitting ediff, accept or reject in the diff buffer."
 
 ;;;;; Other questions, in the minibuffer
 
+(defconst agentls--choice-keys
+  '(("once" . ?y) ("always" . ?a) ("always_server" . ?s) ("always_save" . ?S)
+    ("reject" . ?n) ("reject_always" . ?N))
+  "The keys of the server's choices, by choice id.
+Choices with other ids (a question's own, whose ids are outcomes)
+are numbered from 1.")
+
 (defun agentls--choices (d)
-  "The choices of the confirmation details D.
-A list of (KEY LABEL OUTCOME [PERSIST]), where PERSIST, when there,
-is where the answer is saved: \"user\" for the user's settings."
-  (let ((own (plist-get d :choices)))
-    (if (and own (> (length own) 0))
-        (cl-loop for c across own
-                 for i from 1
-                 collect (list (+ ?0 i) (or (plist-get c :label) (plist-get c :title))
-                               (plist-get c :outcome)))
-      (append
-       (list (list ?y "yes" "proceed_once"))
-       (unless (eq (plist-get d :noAlways) t)
-         (pcase (plist-get d :type)
-           ("execute"
-            (let ((roots (mapconcat #'identity (plist-get d :rootCommands) " and ")))
-              (list (list ?a (if (string-empty-p roots) "always allow this command"
-                               (format "always allow %s" roots))
-                          "proceed_always")
-                    (list ?S "always, and save in your settings" "proceed_always" "user"))))
-           ("mcp"
-            (list (list ?t (format "always allow tool %s" (plist-get d :tool)) "proceed_always_tool")
-                  (list ?s (format "always allow server %s" (plist-get d :server))
-                        "proceed_always_server")))
-           (_ (list (list ?a "always" "proceed_always")
-                    (list ?S "always, and save in your settings" "proceed_always" "user")))))
-       (list (list ?n "no" "cancel"))))))
+  "The answers offered by the confirmation details D, in the order to show them.
+Exactly the server's choices (D's :choices, made once by the server
+for every front end), as a list of (KEY LABEL ID OUTCOME): KEY the
+key that picks it, LABEL the server's label, ID what the answer
+sends back (nil for a choice without one: the answer is then its
+OUTCOME).  A server that offers none (it should not) gets \"Allow
+once\" and \"Reject\", without ids."
+  (let ((used nil) (n 0) out)
+    (dolist (c (append (plist-get d :choices) nil))
+      (let ((label (plist-get c :label))
+            (id (and (stringp (plist-get c :id)) (not (string-empty-p (plist-get c :id)))
+                     (plist-get c :id)))
+            (outcome (plist-get c :outcome)))
+        (when (and (stringp label) (or id (stringp outcome)))
+          (let ((key (cdr (assoc id agentls--choice-keys))))
+            (when (or (null key) (memq key used))
+              (while (memq (setq key (+ ?1 n)) used) (setq n (1+ n))))
+            (push key used)
+            (push (list key label id outcome) out)))))
+    (or (nreverse out)
+        (list (list ?y "Allow once" nil "proceed_once")
+              (list ?n "Reject" nil "cancel")))))
 
 (defun agentls--question (d &optional conn)
   "The question to ask for the confirmation details D of CONN."
@@ -1360,27 +1458,32 @@ when the user quits any question, which dismisses them all."
           (agentls--next-modal)))
     (agentls--ask-choice entry)))
 
+(defun agentls--read-choice (entry)
+  "Ask for one of the choices of ENTRY with `read-multiple-choice'.
+Return the choice, or nil when the user quits."
+  (let* ((d (agentls--confirmation-details entry))
+         (choices (agentls--choices d))
+         (key (condition-case nil
+                  (progn
+                    ;; Keys typed for something else answer nothing.
+                    (discard-input)
+                    (read-multiple-choice
+                     (agentls--question d (agentls--confirmation-conn entry))
+                     (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices)))
+                (quit nil))))
+    (and key (assq (car key) choices))))
+
 (defun agentls--ask-choice (entry)
-  "Ask the question of ENTRY with `read-multiple-choice' and answer it."
-  (let ((outcome "cancel") persist)
+  "Ask the question of ENTRY with `read-multiple-choice' and answer it.
+Quitting refuses."
+  (let (choice)
     (unwind-protect
         (unless (agentls--confirmation-done entry)
-          (let* ((d (agentls--confirmation-details entry))
-                 (choices (agentls--choices d))
-                 (choice (condition-case nil
-                             (progn
-                               ;; Keys typed for something else answer nothing.
-                               (discard-input)
-                               (read-multiple-choice
-                                (agentls--question d (agentls--confirmation-conn entry))
-                                (mapcar (lambda (c) (list (nth 0 c) (nth 1 c))) choices)))
-                           (quit nil))))
-            (when choice
-              (let ((c (assq (car choice) choices)))
-                (setq outcome (nth 2 c)
-                      persist (nth 3 c))))))
+          (setq choice (agentls--read-choice entry)))
       (setq agentls--modal-busy nil)
-      (agentls--answer entry outcome nil (and persist (list :persist persist)))
+      (if choice
+          (agentls--choose entry choice)
+        (agentls--refuse entry))
       (agentls--next-modal))))
 
 ;;;; Updates: chat, shell output, touched places

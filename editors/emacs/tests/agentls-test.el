@@ -1289,7 +1289,7 @@ Lisp unless told the format, which costs time on every message (Emacs
             (progn
               (with-current-buffer buf (agentls "touch it"))
               (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
-              (should (member "always, and save in your settings" labels))
+              (should (member "Always allow touch, and save it in your settings" labels))
               (should (file-exists-p (expand-file-name "created-by-shell" root)))
               (agentls-test--wait (lambda () (file-exists-p settings)) "the user's settings file")
               (let ((rule (aref (plist-get (plist-get (json-parse-string (agentls-test--disk settings) :object-type 'plist)
@@ -1299,6 +1299,137 @@ Lisp unless told the format, which costs time on every message (Emacs
                 (should (equal (plist-get rule :toolName) "run_shell_command"))
                 (should (equal (plist-get rule :commandPrefix) ["touch"]))))
           (advice-remove 'read-multiple-choice 'agentls-test))))))
+
+;;;; Issue 21: the server's choices
+
+(defconst agentls-test--touch-choices
+  '((?y . "Allow once") (?a . "Always allow touch for this session")
+    (?S . "Always allow touch, and save it in your settings")
+    (?n . "Reject") (?N . "Always reject touch for this session"))
+  "The keys and labels of a question about a shell command whose program is touch.
+The labels are the server's; the keys the package's, by choice id.")
+
+(defun agentls-test--answer-with (keys asked)
+  "Advise `read-multiple-choice' to answer the questions by typing KEYS.
+KEYS holds one key per question, in the order they are asked.  The
+\(KEY . LABEL) pairs of each question are pushed onto the symbol
+ASKED's value."
+  (advice-remove 'read-multiple-choice 'agentls-test)
+  (advice-add 'read-multiple-choice :around
+              (lambda (orig prompt choices &rest rest)
+                (set asked (cons (mapcar (lambda (c) (cons (car c) (cadr c))) choices)
+                                 (symbol-value asked)))
+                (unless keys (error "An unexpected question: %s" prompt))
+                (unless (assq (car keys) choices)
+                  (error "No key %c among %S" (car keys) choices))
+                ;; The user types the key.
+                (setq unread-command-events (list (pop keys)))
+                (apply orig prompt choices rest))
+              '((name . agentls-test))))
+
+(defvar agentls-test--asked nil "The keys and labels of the questions asked, newest first.")
+
+(ert-deftest agentls-test-reject-always ()
+  "The server's labels are shown; \"always reject\" refuses the next touch of the session unasked."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "one\n"))))
+           (url (agentls-test--fake-gemini
+                 '(:turns [(:calls [(:name "run_shell_command" :args (:command "touch first-marker"))])
+                           (:calls [(:name "run_shell_command" :args (:command "touch second-marker"))])
+                           (:calls [(:name "run_shell_command" :args (:command "mkdir made-dir"))])
+                           (:text "Done.")])))
+           (buf (agentls-test--start root "a.txt" url)))
+      (setq agentls-test--asked nil)
+      ;; N rejects touch always; the control, mkdir, is still asked about (y).
+      (agentls-test--answer-with '(?N ?y) 'agentls-test--asked)
+      (unwind-protect
+          (progn
+            (with-current-buffer buf (agentls "touch twice, then mkdir"))
+            (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+            (should (= 2 (length agentls-test--asked)))
+            (should (equal (cadr agentls-test--asked) agentls-test--touch-choices))
+            (should (equal (assq ?N (car agentls-test--asked)) '(?N . "Always reject mkdir for this session")))
+            (should-not (file-exists-p (expand-file-name "first-marker" root)))
+            (should-not (file-exists-p (expand-file-name "second-marker" root)))
+            (should (file-directory-p (expand-file-name "made-dir" root)))
+            (let ((lines (cl-remove-if-not (lambda (l) (string-prefix-p "- run_shell_command: " l))
+                                           (split-string (agentls-test--chat-text) "\n"))))
+              (should (= 3 (length lines)))
+              (should (string-suffix-p " · cancelled" (nth 0 lines)))
+              ;; Refused by the session's "always reject", unasked.
+              (should (string-match-p " · \\(cancelled\\|failed\\)$" (nth 1 lines)))
+              (should (string-suffix-p " · done" (nth 2 lines)))))
+        (advice-remove 'read-multiple-choice 'agentls-test)))))
+
+(ert-deftest agentls-test-always-session-scoped ()
+  "\"Always allow\" lasts for its session: the next session asks again."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "one\n"))))
+           (url (agentls-test--fake-gemini
+                 '(:turns [(:calls [(:name "run_shell_command" :args (:command "touch s1-first"))])
+                           (:calls [(:name "run_shell_command" :args (:command "touch s1-second"))])
+                           (:text "First session done.")
+                           (:calls [(:name "run_shell_command" :args (:command "touch s2-first"))])
+                           (:text "Second session done.")])))
+           (buf (agentls-test--start root "a.txt" url)))
+      (setq agentls-test--asked nil)
+      (agentls-test--answer-with '(?a) 'agentls-test--asked)
+      (unwind-protect
+          (let (first-session)
+            (with-current-buffer buf (agentls "touch twice"))
+            (agentls-test--wait-chat "First session done." "the first answer")
+            (agentls-test--wait (lambda () (not (buffer-local-value 'agentls--busy (agentls--chat (agentls-test--conn)))))
+                                "the first prompt to end")
+            (should (equal agentls-test--asked (list agentls-test--touch-choices)))
+            (should (file-exists-p (expand-file-name "s1-first" root)))
+            (should (file-exists-p (expand-file-name "s1-second" root)))
+            (setq first-session (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn))))
+            (should (stringp first-session))
+            (with-current-buffer buf
+              (agentls-new-session)
+              (agentls-test--answer-with '(?n) 'agentls-test--asked)
+              (agentls "touch again"))
+            (agentls-test--wait-chat "Second session done." "the second answer")
+            (should-not (equal first-session
+                               (buffer-local-value 'agentls--session (agentls--chat (agentls-test--conn)))))
+            (should (= 2 (length agentls-test--asked)))
+            (should (equal (car agentls-test--asked) agentls-test--touch-choices))
+            (should-not (file-exists-p (expand-file-name "s2-first" root))))
+        (advice-remove 'read-multiple-choice 'agentls-test)))))
+
+(ert-deftest agentls-test-diff-choices ()
+  "The diff's header line shows the server's labels; R rejects the session's later edits unasked."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\ngamma\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "beta" :new_string "BETA"))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "gamma" :new_string "GAMMA"))])
+                           (:text "Both refused.")])))
+           (buf (agentls-test--start root "greek.txt" url))
+           (diffs 0))
+      (with-current-buffer buf (agentls "capitalize beta and gamma"))
+      (with-current-buffer (agentls-test--diff-buffer)
+        ;; Reject has several keys (r, q, C-c C-k): the header shows one of them.
+        (dolist (want '("a Allow once" "A Allow every edit for this session"
+                        "S Always allow replace, and save it in your settings"
+                        " Reject · " "R Always reject replace for this session"))
+          (should (string-search want header-line-format)))
+        (advice-add 'agentls--show-edit :before (lambda (&rest _) (cl-incf diffs)) '((name . agentls-test)))
+        (agentls-diff-reject-always))
+      (unwind-protect
+          (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+        (advice-remove 'agentls--show-edit 'agentls-test))
+      (should (= diffs 0))
+      (let ((lines (cl-remove-if-not (lambda (l) (string-prefix-p "- replace: " l))
+                                     (split-string (agentls-test--chat-text) "\n"))))
+        (should (= 2 (length lines)))
+        (should (string-suffix-p " · cancelled" (nth 0 lines)))
+        ;; Refused by the session's "always reject", unasked.
+        (should (string-match-p " · \\(cancelled\\|failed\\)$" (nth 1 lines))))
+      (should (equal (agentls-test--text buf) "alpha\nbeta\ngamma\n"))
+      (should (equal (agentls-test--disk path) "alpha\nbeta\ngamma\n")))))
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here

@@ -1,8 +1,9 @@
 -- Issue 14, edits and confirmations: no "Applied changes" message (Neovim 0.11+'s report
 -- of annotated edits, which stopped at "Press ENTER") after approved edits, also in an
 -- auto_edit run; save_after_edit leaves a buffer with the user's own unsaved changes
--- unsaved and says so; the diff tab's per-hunk keys and "accept always and save" send
--- acceptedHunks / persist as docs/protocol.md says; the choices offer "… and save".
+-- unsaved and says so; the diff tab's per-hunk keys and "accept always and save" answer
+-- with the offered choice ids (once with acceptedHunks, always_save) as docs/protocol.md
+-- says; the picker shows exactly the offered choices.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
 local api = vim.api
 
@@ -45,6 +46,20 @@ local function hunk_details(root, id)
     originalContent = numbered(20),
     newContent = numbered(20, { [2] = 'TWO', [18] = 'EIGHTEEN' }),
     diff = '',
+    -- As the server offers them for an edit (confirm.Policy.Offer).
+    choices = {
+      { id = 'once', outcome = 'proceed_once', label = 'Allow once' },
+      { id = 'always', outcome = 'proceed_always', covers = 'every edit', label = 'Allow every edit for this session' },
+      {
+        id = 'always_save',
+        outcome = 'proceed_always_tool',
+        covers = 'write_file',
+        persist = 'user',
+        label = 'Always allow write_file, and save it in your settings',
+      },
+      { id = 'reject', outcome = 'cancel', label = 'Reject' },
+      { id = 'reject_always', outcome = 'reject_always', covers = 'write_file', label = 'Always reject write_file for this session' },
+    },
     hunks = {
       { index = 0, oldStart = 1, oldLines = 5, newStart = 1, newLines = 5 },
       { index = 1, oldStart = 15, oldLines = 6, newStart = 15, newLines = 6 },
@@ -131,7 +146,7 @@ H.main(function()
     H.wait('the answer', function()
       return box.result
     end)
-    H.eq(box.result, { outcome = 'proceed_once', acceptedHunks = { 0 } }, 'the answer')
+    H.eq(box.result, { choice = 'once', acceptedHunks = { 0 } }, 'the answer')
     H.eq(#api.nvim_list_tabpages(), 1, 'the diff tab is closed')
 
     -- Every hunk accepted is the whole proposal; in the left window too.
@@ -146,7 +161,7 @@ H.main(function()
     H.wait('the answer', function()
       return box.result
     end)
-    H.eq(box.result, { outcome = 'proceed_once' }, 'the whole proposal')
+    H.eq(box.result, { choice = 'once' }, 'the whole proposal')
 
     -- None accepted is a rejection, and the call counts as rejected.
     box = ask(hunk_details(root, 'h3'))
@@ -157,7 +172,7 @@ H.main(function()
     H.wait('the answer', function()
       return box.result
     end)
-    H.eq(box.result, { outcome = 'cancel' }, 'a rejection')
+    H.eq(box.result, { choice = 'reject' }, 'a rejection')
     H.truthy(require('agentls.confirm').was_rejected('hunks/h3'), 'rejected')
 
     -- Hunk answers and the user's own changes exclude each other.
@@ -176,49 +191,103 @@ H.main(function()
     H.eq(box.result.outcome, 'modify_with_editor', 'the user\'s version')
   end)
 
-  H.test('gS accepts always and saves (persist user); the choices offer "and save"; noAlways offers none', function()
+  H.test('gS answers always_save, gX reject_always; the winbar and the picker show the offered labels', function()
     local root = H.workspace({ ['x.txt'] = numbered(20) })
     local d = hunk_details(root, 's1')
     d.hunks = nil
     local box = ask(d)
     H.confirmation('edit')
+    for _, want in ipairs({
+      'ga Allow once',
+      'gA Allow every edit for this session',
+      'gS Always allow write_file, and save it in your settings',
+      'gx Reject',
+      'gX Always reject write_file for this session',
+    }) do
+      H.contains(vim.wo.winbar, want, 'the winbar')
+    end
     H.press('gS')
     H.wait('the answer', function()
       return box.result
     end)
-    H.eq(box.result, { outcome = 'proceed_always', persist = 'user' }, 'the answer')
+    H.eq(box.result, { choice = 'always_save' }, 'the answer')
 
-    local choices = require('agentls.confirm').choices({ type = 'execute', rootCommands = { 'make' } })
-    local labels = {}
-    for _, c in ipairs(choices) do
-      labels[#labels + 1] = c.label .. ' → ' .. c.outcome .. (c.persist and (' ' .. c.persist) or '')
-    end
-    H.eq(labels, {
-      'Allow once → proceed_once',
-      'Always allow make → proceed_always',
-      'Always allow make, and save the rule in my settings → proceed_always user',
-      'Reject → cancel',
-    }, 'execute choices')
-    local once = require('agentls.confirm').choices({ type = 'info', noAlways = true })
-    H.eq(#once, 2, 'noAlways: once or reject')
-
-    -- Through vim.ui.select: the saved choice sends persist.
-    H.select_choice = function(items)
-      return items[3]
-    end
-    box = ask({ id = 's2', toolCallId = 'x/s2', type = 'execute', title = 'Run make', command = 'make', rootCommands = { 'make' }, directory = root })
+    box = ask(hunk_details(root, 's1x'))
+    H.confirmation('edit')
+    H.press('gX')
     H.wait('the answer', function()
       return box.result
     end)
-    H.eq(box.result, { outcome = 'proceed_always', persist = 'user' }, 'the select answer')
+    H.eq(box.result, { choice = 'reject_always' }, 'reject always')
+    H.truthy(require('agentls.confirm').was_rejected('hunks/s1x'), 'rejecting always is rejecting')
+
+    -- A question asked every time offers no "always": the keys say so and send nothing.
+    d = hunk_details(root, 's1n')
+    d.choices = { d.choices[1], d.choices[4] }
+    box = ask(d)
+    H.confirmation('edit')
+    H.not_contains(vim.wo.winbar, 'gA', 'no always key in the winbar')
+    H.press('gA')
+    H.truthy(note_with('does not offer "always"'), 'told')
+    H.eq(box.result, nil, 'not answered')
+    H.press('ga')
+    H.wait('the answer', function()
+      return box.result
+    end)
+    H.eq(box.result, { choice = 'once' }, 'once')
+
+    -- Through vim.ui.select: exactly the offered items; the chosen id goes back.
+    local execute_choices = {
+      { id = 'once', outcome = 'proceed_once', label = 'Allow once' },
+      { id = 'always', outcome = 'proceed_always', covers = 'make', label = 'Always allow make for this session' },
+      { id = 'always_save', outcome = 'proceed_always', covers = 'make', persist = 'user', label = 'Always allow make, and save it in your settings' },
+      { id = 'reject', outcome = 'cancel', label = 'Reject' },
+      { id = 'reject_always', outcome = 'reject_always', covers = 'make', label = 'Always reject make for this session' },
+    }
+    local labels
+    H.select_choice = function(items, opts)
+      labels = vim.tbl_map(opts.format_item, items)
+      return items[3]
+    end
+    box = ask({
+      id = 's2',
+      toolCallId = 'x/s2',
+      type = 'execute',
+      title = 'Run make',
+      command = 'make',
+      rootCommands = { 'make' },
+      directory = root,
+      choices = execute_choices,
+    })
+    H.wait('the answer', function()
+      return box.result
+    end)
+    H.eq(labels, vim.tbl_map(function(c)
+      return c.label
+    end, execute_choices), 'the labels')
+    H.eq(box.result, { choice = 'always_save' }, 'the select answer')
     H.select_choice = function()
       return nil
     end
-    box = ask({ id = 's3', toolCallId = 'x/s3', type = 'execute', title = 'Run make', command = 'make', rootCommands = { 'make' }, directory = root })
+    box = ask({ id = 's3', toolCallId = 'x/s3', type = 'execute', title = 'Run make', command = 'make', rootCommands = { 'make' }, directory = root, choices = execute_choices })
     H.wait('the answer', function()
       return box.result
     end)
-    H.eq(box.result, { outcome = 'cancel' }, 'dismissed')
+    H.eq(box.result, { choice = 'reject' }, 'dismissed')
     H.truthy(require('agentls.confirm').was_rejected('x/s3'), 'dismissing is rejecting')
+
+    -- Without choices (an older server): allow once or reject, answered by outcome.
+    H.select_choice = function(items)
+      labels = vim.tbl_map(function(i)
+        return i.label
+      end, items)
+      return items[1]
+    end
+    box = ask({ id = 's4', toolCallId = 'x/s4', type = 'execute', title = 'Run make', command = 'make', rootCommands = { 'make' }, directory = root })
+    H.wait('the answer', function()
+      return box.result
+    end)
+    H.eq(labels, { 'Allow once', 'Reject' }, 'the fallback labels')
+    H.eq(box.result, { outcome = 'proceed_once' }, 'the fallback answer')
   end)
 end)

@@ -85,25 +85,23 @@ H.main(function()
     H.eq(entries()[parent], nil, 'the parent entry is removed')
   end)
 
-  H.test('a confirmation offering its own choices gets exactly those', function()
+  H.test("a confirmation offers exactly the server's choices; without any, allow once or reject", function()
     local confirm = require('agentls.confirm')
     local offered = {
-      { outcome = 'proceed_once', label = 'Trust this folder' },
-      { outcome = 'proceed_always', label = 'Trust the parent folder' },
-      { outcome = 'cancel', label = 'Not now' },
+      { id = 'proceed_once', outcome = 'proceed_once', label = 'Trust this folder' },
+      { id = 'proceed_always', outcome = 'proceed_always', label = 'Trust the parent folder' },
+      { id = 'cancel', outcome = 'cancel', label = 'Not now' },
     }
     H.eq(confirm.choices({ type = 'info', title = 'Trust this folder?', choices = offered }), offered, 'choices')
     H.eq(
-      vim.tbl_map(function(i)
-        return i.outcome
-      end, confirm.choices({ type = 'info', title = 'Allow web_fetch?' })),
-      { 'proceed_once', 'proceed_always', 'proceed_always', 'cancel' }, -- the second "always" also saves
-      'the usual answers without choices'
+      confirm.choices({ type = 'info', title = 'Allow web_fetch?' }),
+      { { label = 'Allow once', outcome = 'proceed_once' }, { label = 'Reject', outcome = 'cancel' } },
+      'without choices: allow once or reject, answered by outcome'
     )
     H.eq(
       #confirm.choices({ type = 'info', choices = { { outcome = 'bogus', label = 'x' } } }),
-      4,
-      'invalid choices fall back to the usual answers'
+      2,
+      'a choice with neither an id nor a known outcome is left out'
     )
   end)
 

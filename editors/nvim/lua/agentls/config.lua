@@ -31,6 +31,7 @@ M.defaults = {
     accept_always_save = 'gS',
     accept_modified = 'gm',
     reject = 'gx',
+    reject_always = 'gX',
     accept_hunk = 'gy',
     reject_hunk = 'gn',
     submit_hunks = 'gs',

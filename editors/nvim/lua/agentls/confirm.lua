@@ -71,8 +71,8 @@ local function register(params, client_id, resolve)
     client_id = client_id,
     details = params,
   }
-  --- Answers once; extra holds the optional fields acceptedHunks and persist.
-  function entry.answer(outcome, content, extra)
+  -- Sends result as the answer, once.
+  local function send(result)
     if entry.done then
       return false
     end
@@ -83,20 +83,52 @@ local function register(params, client_id, resolve)
     if entry.close then
       pcall(entry.close)
     end
-    local result = vim.tbl_extend('force', extra or {}, { outcome = outcome })
-    if content ~= nil then
-      result.content = content
-    end
     resolve(result)
     pcall(vim.cmd, 'redrawstatus')
     return true
   end
+  --- Answers once with an outcome (modify_with_editor with content, the answers of
+  --- ask_user, a refusal when the call moved on); extra holds optional fields such as
+  --- acceptedHunks.
+  function entry.answer(outcome, content, extra)
+    local result = vim.tbl_extend('force', extra or {}, { outcome = outcome })
+    if content ~= nil then
+      result.content = content
+    end
+    return send(result)
+  end
+  --- Answers once with one of the offered choices (an item of M.choices): its id goes
+  --- back as `choice`, so the server applies exactly the answer it offered; a choice
+  --- without an id (a server that offered none) sends its outcome. A refusal marks the
+  --- call "rejected".
+  function entry.choose(choice, extra)
+    if choice.outcome == 'cancel' or choice.outcome == 'reject_always' then
+      if not entry.done and entry.tool_call_id then
+        rejected[entry.tool_call_id] = true
+      end
+    end
+    if choice.id == nil then
+      return entry.answer(choice.outcome, nil, extra)
+    end
+    return send(vim.tbl_extend('force', extra or {}, { choice = choice.id }))
+  end
+  --- The choice with this id among those offered, or nil.
+  function entry.offered(id)
+    for _, c in ipairs(M.choices(params)) do
+      if c.id == id then
+        return c
+      end
+    end
+    -- Without choices from the server, accepting and rejecting still work.
+    if id == 'once' or id == 'reject' then
+      local fallback = M.choices({})
+      return fallback[id == 'once' and 1 or 2]
+    end
+    return nil
+  end
   --- The user's refusal (a key, a choice, closing the diff): the call is "rejected".
   function entry.reject()
-    if not entry.done and entry.tool_call_id then
-      rejected[entry.tool_call_id] = true
-    end
-    return entry.answer('cancel')
+    return entry.choose(entry.offered('reject'))
   end
   if entry.id ~= nil then
     pending[entry.id] = entry
@@ -111,14 +143,24 @@ function M.was_rejected(tool_call_id)
   return rejected[tool_call_id] == true
 end
 
+-- The keys (names in the keys option) of the diff tab's answers, by choice id.
+local choice_keys = {
+  once = 'accept',
+  always = 'accept_always',
+  always_save = 'accept_always_save',
+  reject = 'reject',
+  reject_always = 'reject_always',
+}
+
 local function set_keys(entry, buf, actions)
   local keys = config.options.keys
   local descs = {
     accept = 'agentls: accept the edit once',
-    accept_always = 'agentls: accept, and stop asking about edits',
-    accept_always_save = 'agentls: accept, stop asking about edits, and save that rule in your settings',
+    accept_always = 'agentls: accept, and allow every edit for this session',
+    accept_always_save = 'agentls: accept always, and save the rule in your settings',
     accept_modified = 'agentls: accept my edited version of the proposal',
     reject = 'agentls: reject the edit',
+    reject_always = 'agentls: reject, and every call like it for this session',
     accept_hunk = 'agentls: accept the hunk under the cursor',
     reject_hunk = 'agentls: reject the hunk under the cursor',
     submit_hunks = 'agentls: apply the accepted hunks only',
@@ -208,18 +250,26 @@ local function open_edit(entry)
   local keys = config.options.keys
   local hints = {}
   local hunks = type(d.hunks) == 'table' and #d.hunks > 0 and d.hunks or nil
-  for _, k in ipairs({
-    { 'accept', 'accept' },
-    { 'accept_always', 'always' },
-    { 'accept_always_save', 'always+save' },
-    { 'accept_modified', 'accept my version' },
-    { 'reject', 'reject' },
-    hunks and #hunks > 1 and { 'accept_hunk', 'hunk ok' } or nil,
-    hunks and #hunks > 1 and { 'reject_hunk', 'hunk no' } or nil,
-    hunks and #hunks > 1 and { 'submit_hunks', 'apply hunks' } or nil,
-  }) do
-    if keys[k[1]] then
-      hints[#hints + 1] = keys[k[1]] .. ' ' .. k[2]
+  -- The server's choices, each on its key, with the server's label; "accept my
+  -- version" and the per-hunk keys after "once", where they belong.
+  local shown_modified = false
+  for _, c in ipairs(M.choices(d)) do
+    local key = keys[choice_keys[c.id or (c.outcome == 'cancel' and 'reject' or 'once')] or '']
+    if key then
+      hints[#hints + 1] = key .. ' ' .. c.label
+    end
+    if c.outcome == 'proceed_once' and not shown_modified then
+      shown_modified = true
+      for _, k in ipairs({
+        { 'accept_modified', 'accept my version' },
+        hunks and #hunks > 1 and { 'accept_hunk', 'hunk ok' } or nil,
+        hunks and #hunks > 1 and { 'reject_hunk', 'hunk no' } or nil,
+        hunks and #hunks > 1 and { 'submit_hunks', 'apply hunks' } or nil,
+      }) do
+        if keys[k[1]] then
+          hints[#hints + 1] = keys[k[1]] .. ' ' .. k[2]
+        end
+      end
     end
   end
   local what = orig_text == nil and 'new file ' or ''
@@ -311,38 +361,50 @@ local function open_edit(entry)
     end
   end
 
+  -- Answers with the offered choice id, if the server offered it.
+  local function choose(id)
+    local c = entry.offered(id)
+    if not c then
+      notify(('this confirmation does not offer "%s"'):format(id), vim.log.levels.WARN)
+      return
+    end
+    entry.choose(c)
+  end
+  -- An "always" answer applies the proposal as proposed: not with changes of the user's.
+  local function choose_unmodified(id)
+    if modified() then
+      notify(
+        ('you edited the proposal: press %s to accept your version, or undo your changes first'):format(
+          keys.accept_modified or ':w'
+        ),
+        vim.log.levels.WARN
+      )
+      return
+    end
+    choose(id)
+  end
   local actions = {
     accept = function()
       if modified() then
         entry.answer('modify_with_editor', proposal())
       else
-        entry.answer('proceed_once')
+        choose('once')
       end
     end,
     accept_always = function()
-      if modified() then
-        notify(
-          ('you edited the proposal: press %s to accept your version, or undo your changes first'):format(
-            keys.accept_modified or ':w'
-          ),
-          vim.log.levels.WARN
-        )
-        return
-      end
-      entry.answer('proceed_always')
+      choose_unmodified('always')
     end,
     accept_always_save = function()
-      if modified() then
-        notify('you edited the proposal: accept your version, or undo your changes first', vim.log.levels.WARN)
-        return
-      end
-      entry.answer('proceed_always', nil, { persist = 'user' })
+      choose_unmodified('always_save')
     end,
     accept_modified = function()
       entry.answer('modify_with_editor', proposal())
     end,
     reject = function()
       entry.reject()
+    end,
+    reject_always = function()
+      choose('reject_always')
     end,
     accept_hunk = function()
       decide_hunk(true)
@@ -378,10 +440,10 @@ local function open_edit(entry)
       if #accepted == 0 then
         entry.reject()
       elseif #accepted == #hunks then
-        entry.answer('proceed_once')
+        choose('once')
       else
         -- Undecided hunks are not applied.
-        entry.answer('proceed_once', nil, { acceptedHunks = accepted })
+        entry.choose(entry.offered('once'), { acceptedHunks = accepted })
       end
     end,
   }
@@ -415,78 +477,45 @@ local function open_edit(entry)
   api.nvim_create_autocmd('BufWipeout', { group = group, buffer = orig, callback = refuse_later })
 end
 
+-- The answers a client may send as an outcome (docs/protocol.md, Outcome).
 local outcomes = {
   proceed_once = true,
   proceed_always = true,
   proceed_always_server = true,
   proceed_always_tool = true,
   cancel = true,
+  reject_always = true,
 }
 
--- The choices a question offers itself (details.choices: [{ label, outcome }], an
--- extension of the protocol), such as the server's own "Trust this folder?"; nil when it
--- offers none usable.
-local function offered(d)
-  if type(d.choices) ~= 'table' then
-    return nil
-  end
-  local items = {}
-  for _, c in ipairs(d.choices) do
-    local label = type(c) == 'table' and (c.title or c.label)
-    if type(label) ~= 'string' or not outcomes[c.outcome] then
-      return nil
-    end
-    items[#items + 1] = { label = label, outcome = c.outcome }
-  end
-  -- Exactly the labels offered; dismissing the picker still refuses.
-  if #items == 0 then
-    return nil
-  end
-  return items
-end
-
---- Items offered for a non-edit confirmation: { label, outcome } in display order. A
---- question that offers its own choices (details.choices) gets exactly those.
+--- The answers offered for a confirmation, in the order to show them: exactly the
+--- server's choices (details.choices: [{ id, outcome, label, covers?, persist? }], made
+--- once by the server for every front end), each item { id, label, outcome, covers?,
+--- persist? }; the id is what the answer sends back (a choice without one is answered
+--- with its outcome). A choice with neither an id nor a known outcome, or without a
+--- label, is left out. A server that sends none (it should not) gets "Allow once" and
+--- "Reject", without ids.
 ---@param d table ConfirmDetails
 ---@return table[]
 function M.choices(d)
-  local own = offered(d)
-  if own then
-    return own
+  local items = {}
+  for _, c in ipairs(type(d.choices) == 'table' and d.choices or {}) do
+    local id = type(c) == 'table' and type(c.id) == 'string' and c.id ~= '' and c.id or nil
+    if type(c) == 'table' and type(c.label) == 'string' and (id or outcomes[c.outcome]) then
+      items[#items + 1] = {
+        id = id,
+        label = c.label,
+        outcome = c.outcome,
+        covers = type(c.covers) == 'string' and c.covers or nil,
+        persist = type(c.persist) == 'string' and c.persist or nil,
+      }
+    end
   end
-  local items = { { label = 'Allow once', outcome = 'proceed_once' } }
-  if d.noAlways == true then
-    items[#items + 1] = { label = 'Reject', outcome = 'cancel' }
-    return items
-  end
-  if d.type == 'execute' then
-    local roots = type(d.rootCommands) == 'table' and table.concat(d.rootCommands, ', ') or ''
-    items[#items + 1] = {
-      label = roots ~= '' and ('Always allow %s'):format(roots) or 'Always allow this command',
-      outcome = 'proceed_always',
-    }
-  elseif d.type == 'mcp' then
-    items[#items + 1] = {
-      label = ('Always allow tool %s of server %s'):format(tostring(d.tool), tostring(d.server)),
-      outcome = 'proceed_always_tool',
-    }
-    items[#items + 1] = {
-      label = ('Always allow every tool of server %s'):format(tostring(d.server)),
-      outcome = 'proceed_always_server',
-    }
-  else
-    items[#items + 1] = { label = 'Always allow', outcome = 'proceed_always' }
-  end
-  -- Each "always" once more, written into the user's settings as well (persist).
-  local n = #items
-  for i = 2, n do
-    items[#items + 1] = {
-      label = items[i].label .. ', and save the rule in my settings',
-      outcome = items[i].outcome,
-      persist = 'user',
+  if #items == 0 then
+    return {
+      { label = 'Allow once', outcome = 'proceed_once' },
+      { label = 'Reject', outcome = 'cancel' },
     }
   end
-  items[#items + 1] = { label = 'Reject', outcome = 'cancel' }
   return items
 end
 
@@ -518,10 +547,11 @@ local function open_select(entry)
       return item.label
     end,
   }, function(choice)
-    if type(choice) ~= 'table' or choice.outcome == 'cancel' then
+    if type(choice) ~= 'table' then
+      -- Dismissed: no answer is never consent.
       entry.reject()
     else
-      entry.answer(choice.outcome, nil, choice.persist and { persist = choice.persist } or nil)
+      entry.choose(choice)
     end
   end)
 end
@@ -648,6 +678,22 @@ function M.answer(id, outcome, content, extra)
     return false
   end
   return e.answer(outcome, content, extra)
+end
+
+--- Answers a pending confirmation from code (custom UIs) with one of the choices it
+--- offers (its `id`, as in M.choices). Returns false if there is no such confirmation,
+--- it was already answered, or it does not offer that choice.
+---@param id string
+---@param choice string the choice's id: once, always, always_save, reject, reject_always, …
+---@param extra table|nil { acceptedHunks?: integer[] } with once
+---@return boolean
+function M.choose(id, choice, extra)
+  local e = pending[id]
+  local c = e and e.offered(choice)
+  if not c then
+    return false
+  end
+  return e.choose(c, extra)
 end
 
 --- Refuses and closes every pending confirmation of the client (e.g. when it exits).
