@@ -138,7 +138,7 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	for i, c := range choices {
 		letter, word := choiceKeys(c.ID)
 		if s == strconv.Itoa(i+1) || s != "" && (s == letter || s == word) {
-			return confirm.Answer{Choice: c.ID}, nil
+			return confirm.Answer{Choice: c.ID, Outcome: c.Outcome}, nil
 		}
 	}
 	// Anything else is no.
