@@ -43,8 +43,9 @@ type HostOptions struct {
 	// Observe receives the update stream of every session, each update with its
 	// session's id (an empty id for what belongs to the workspace: MCP status, the plan
 	// of calls of no session). The updates of one session come in order, except that
-	// tool calls of one batch run concurrently; Observe must not call back into the
-	// host's Reconfigure.
+	// tool calls of one batch run concurrently. The host calls Observe holding none of
+	// its locks, so Observe may call back into the host; a prompt waits for Observe, so
+	// Observe must not wait for that prompt to end.
 	Observe func(Update)
 	// MaxTurns caps the model turns of a prompt; 0 means the settings'
 	// model.maxSessionTurns (whose 0 means the session's default).
@@ -266,15 +267,19 @@ func (h *Host) LiveIDs() []string {
 // fails with ErrBusy while the session answers a prompt.
 func (h *Host) CloseSession(id string) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	l, ok := h.live[id]
 	if !ok {
+		h.mu.Unlock()
 		return nil
 	}
 	if !l.letGo() {
+		h.mu.Unlock()
 		return fmt.Errorf("session %s: %w", id, ErrBusy)
 	}
 	delete(h.live, id)
+	h.mu.Unlock()
+	// Told after unlocking: Observe is the front end's code, which may call back into
+	// the host. The session is let go, so closed is the last update of its stream.
 	l.emit(Update{Kind: UpdateClosed})
 	return nil
 }
@@ -370,20 +375,27 @@ func (h *Host) get(id string) *Live {
 // first.
 func (h *Host) add(l *Live) *Live {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if other, ok := h.live[l.id]; ok {
+		h.mu.Unlock()
 		return other
 	}
 	h.live[l.id] = l
+	var gone []*Live
 	if len(h.live) > h.o.MaxIdle {
-		h.trimLocked(l)
+		gone = h.trimLocked(l)
+	}
+	h.mu.Unlock()
+	// Told after unlocking, as in CloseSession.
+	for _, g := range gone {
+		g.emit(Update{Kind: UpdateClosed})
 	}
 	return l
 }
 
 // trimLocked lets idle sessions go, the least recently used first, until at most
-// MaxIdle are idle with keep, which is not let go. h.mu is held.
-func (h *Host) trimLocked(keep *Live) {
+// MaxIdle are idle with keep, which is not let go, and returns those it let go, for
+// the caller to tell once it unlocked. h.mu is held.
+func (h *Host) trimLocked(keep *Live) []*Live {
 	type idle struct {
 		l    *Live
 		used uint64
@@ -398,12 +410,14 @@ func (h *Host) trimLocked(keep *Live) {
 	}
 	slices.SortFunc(idles, func(x, y idle) int { return cmp.Compare(x.used, y.used) })
 	// keep is about to answer a prompt, after which it is idle too.
+	var gone []*Live
 	for _, i := range idles[:max(0, len(idles)+1-h.o.MaxIdle)] {
 		if i.l.letGo() {
 			delete(h.live, i.l.id)
-			i.l.emit(Update{Kind: UpdateClosed})
+			gone = append(gone, i.l)
 		}
 	}
+	return gone
 }
 
 // track records a running call of the host's id in scope, which cancel stops, and
