@@ -50,8 +50,12 @@ func (tb *Toolbox) Untrusted() *Untrusted {
 // settings, in parallel, and registers their tools. It returns when every source has
 // loaded or failed: a failure is logged and reported in the error, and never takes the
 // built-in tools or the other sources down. Front ends that must not wait call it on a
-// goroutine; the tools appear in the registry as each source loads.
+// goroutine; the tools appear in the registry as each source loads. After Close it
+// starts nothing and returns ErrClosed.
 func (tb *Toolbox) StartExternal(ctx context.Context) error {
+	if tb.isClosed() {
+		return ErrClosed
+	}
 	configured := tb.Config().Settings.MCPServers
 	servers := mcpServers(configured)
 	errc := make(chan error, 1)
@@ -59,13 +63,21 @@ func (tb *Toolbox) StartExternal(ctx context.Context) error {
 		_, err := tb.Discover(ctx)
 		errc <- err
 	}()
-	tb.startMCP(ctx, servers)
-	return <-errc
+	mcpErr := tb.startMCP(ctx, servers)
+	err := <-errc
+	if errors.Is(mcpErr, ErrClosed) {
+		return ErrClosed
+	}
+	return err
 }
 
 // startMCP replaces the MCP manager by one for servers and connects them.
-func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerConfig) {
+func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerConfig) error {
 	tb.mu.Lock()
+	if tb.closed {
+		tb.mu.Unlock()
+		return ErrClosed
+	}
 	old := tb.mcp
 	tb.mcp = nil
 	tb.Config().Registry.RemoveSource(tools.SourceMCP, "")
@@ -83,7 +95,7 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 		}
 	}
 	if m == nil {
-		return
+		return nil
 	}
 	if err := m.Start(ctx); err != nil {
 		tb.Logger.Warn("starting MCP servers", "err", err)
@@ -91,18 +103,26 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 	// The resource tools belong to no one server, so OnTools never brings them.
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
+	if tb.closed {
+		// Closed while the servers started: Close closed m.
+		return ErrClosed
+	}
 	reg := tb.Config().Registry
 	for _, t := range m.Tools() {
 		if t.Info().Server == "" {
 			reg.Register(t)
 		}
 	}
+	return nil
 }
 
 // setMCPTools replaces the tools of one MCP server in the registry.
 func (tb *Toolbox) setMCPTools(server string, ts []tools.Tool) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
+	if tb.closed {
+		return
+	}
 	reg := tb.Config().Registry
 	reg.RemoveSource(tools.SourceMCP, server)
 	for _, t := range ts {
@@ -200,7 +220,11 @@ func (tb *Toolbox) mcpManager() *mcp.Manager {
 
 // Discover runs the settings' discovery command, if any, and replaces the previously
 // discovered tools by what it found. Without a discovery command it removes them.
+// After Close it runs nothing and returns ErrClosed.
 func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
+	if tb.isClosed() {
+		return nil, ErrClosed
+	}
 	discover, call := tb.Config().Settings.Discovery()
 	var found []tools.Tool
 	if discover != "" {
@@ -220,6 +244,9 @@ func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
 	}
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
+	if tb.closed {
+		return nil, ErrClosed
+	}
 	tb.discovered = found
 	reg := tb.Config().Registry
 	reg.RemoveSource(tools.SourceDiscovered, "")

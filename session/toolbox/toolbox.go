@@ -103,7 +103,9 @@ type Toolbox struct {
 
 	// mu guards the external tool sources, and the swapping of cfg (MCP servers report
 	// new tools from their own goroutines).
-	mu         sync.Mutex
+	mu sync.Mutex
+	// closed is set by Close: no external tool source starts after it.
+	closed     bool
 	discovered []tools.Tool
 	search     tools.Tool
 	mcp        *mcp.Manager
@@ -336,6 +338,13 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 	return r, nil
 }
 
+// isClosed reports whether Close was called.
+func (tb *Toolbox) isClosed() bool {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return tb.closed
+}
+
 // Scheduler returns a scheduler over the toolbox that decides with policy (nil: the
 // toolbox's), asks through asker and reports to observe (either may be nil). Its calls
 // are counted in the toolbox's Metrics and in metrics (a session's, say). Every
@@ -358,10 +367,15 @@ func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe t
 	})
 }
 
+// ErrClosed is the error of starting external tools in a closed Toolbox.
+var ErrClosed = errors.New("the toolbox is closed")
+
 // Close stops what the tools left running in the background and disconnects the MCP
-// servers.
+// servers. It is final: the toolbox starts no MCP server and registers no external
+// tool after it (StartExternal and Discover return ErrClosed).
 func (tb *Toolbox) Close() error {
 	tb.mu.Lock()
+	tb.closed = true
 	m := tb.mcp
 	tb.mcp = nil
 	tb.mu.Unlock()
