@@ -3,6 +3,7 @@ package confirm
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -306,6 +307,23 @@ func (p *Policy) SetMode(m Mode) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mode = m
+}
+
+// WithMode returns a policy like p in mode m: the same rules, and the "always" answers
+// given to p so far. p does not change: a Config holding it stays as it was.
+func (p *Policy) WithMode(m Mode) *Policy {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return &Policy{
+		rules:        p.rules,
+		roots:        p.roots,
+		protected:    p.protected,
+		mode:         m,
+		allowRoots:   maps.Clone(p.allowRoots),
+		allowTools:   maps.Clone(p.allowTools),
+		allowServers: maps.Clone(p.allowServers),
+		allowMCP:     maps.Clone(p.allowMCP),
+	}
 }
 
 // Decide says whether c runs, is refused, or must be asked about; see Policy for how.

@@ -259,7 +259,7 @@ func (s *Server) setApprovalMode(_ context.Context, command string, arg json.Raw
 		}
 		return nil, nil
 	}
-	s.policy().SetMode(m)
+	s.host.Toolbox().SetMode(m)
 	s.log.Info("approval mode", "mode", m)
 	s.announceMode()
 	return nil, nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -140,6 +141,15 @@ func NewRegistry(logger *slog.Logger, filter Filter) *Registry {
 	}
 	rules, coreAll := compileFilter(filter)
 	return &Registry{logger: logger, rules: rules, coreAll: coreAll, tools: map[string]registered{}}
+}
+
+// Clone returns a registry with the tools and the filter of r, which changes apart
+// from r: a change is made to a clone, which then replaces r where r was published,
+// so that whoever holds r keeps one consistent set.
+func (r *Registry) Clone() *Registry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return &Registry{logger: r.logger, rules: r.rules, coreAll: r.coreAll, tools: maps.Clone(r.tools)}
 }
 
 // Register adds t under Info().Name. A tool of the same name is replaced, with a

@@ -80,7 +80,7 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 	}
 	old := tb.mcp
 	tb.mcp = nil
-	tb.Config().Registry.RemoveSource(tools.SourceMCP, "")
+	tb.publishLocked(func(reg *tools.Registry) { reg.RemoveSource(tools.SourceMCP, "") })
 	if len(servers) > 0 {
 		opts := tb.mcpOpts
 		opts.Servers, opts.Dir, opts.Logger = servers, tb.Workspace.Roots()[0], tb.Logger
@@ -107,12 +107,13 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 		// Closed while the servers started: Close closed m.
 		return ErrClosed
 	}
-	reg := tb.Config().Registry
-	for _, t := range m.Tools() {
-		if t.Info().Server == "" {
-			reg.Register(t)
+	tb.publishLocked(func(reg *tools.Registry) {
+		for _, t := range m.Tools() {
+			if t.Info().Server == "" {
+				reg.Register(t)
+			}
 		}
-	}
+	})
 	return nil
 }
 
@@ -123,11 +124,12 @@ func (tb *Toolbox) setMCPTools(server string, ts []tools.Tool) {
 	if tb.closed {
 		return
 	}
-	reg := tb.Config().Registry
-	reg.RemoveSource(tools.SourceMCP, server)
-	for _, t := range ts {
-		reg.Register(t)
-	}
+	tb.publishLocked(func(reg *tools.Registry) {
+		reg.RemoveSource(tools.SourceMCP, server)
+		for _, t := range ts {
+			reg.Register(t)
+		}
+	})
 }
 
 func (tb *Toolbox) onMCPStatus(st mcp.ServerStatus) {
@@ -248,13 +250,14 @@ func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
 		return nil, ErrClosed
 	}
 	tb.discovered = found
-	reg := tb.Config().Registry
-	reg.RemoveSource(tools.SourceDiscovered, "")
 	infos := make([]tools.Info, 0, len(found))
-	for _, t := range found {
-		reg.Register(t)
-		infos = append(infos, t.Info())
-	}
+	tb.publishLocked(func(reg *tools.Registry) {
+		reg.RemoveSource(tools.SourceDiscovered, "")
+		for _, t := range found {
+			reg.Register(t)
+			infos = append(infos, t.Info())
+		}
+	})
 	return infos, nil
 }
 
@@ -302,15 +305,16 @@ func (tb *Toolbox) SetSearcher(s web.Searcher) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	tb.search = nil
-	reg := tb.Config().Registry
-	reg.Unregister(web.SearchName)
-	if s == nil {
-		return
-	}
-	for _, t := range web.New(web.Options{Searcher: s, Logger: tb.Logger}).Tools() {
-		if t.Info().Name == web.SearchName {
-			tb.search = t
-			reg.Register(t)
+	tb.publishLocked(func(reg *tools.Registry) {
+		reg.Unregister(web.SearchName)
+		if s == nil {
+			return
 		}
-	}
+		for _, t := range web.New(web.Options{Searcher: s, Logger: tb.Logger}).Tools() {
+			if t.Info().Name == web.SearchName {
+				tb.search = t
+				reg.Register(t)
+			}
+		}
+	})
 }

@@ -43,10 +43,10 @@ func serveMCP(dir string) int {
 	return 0
 }
 
-// mcpSettings returns user settings that name the test binary as the MCP server kit,
-// which notes each start in dir.
-func mcpSettings(dir string) string {
+// kitServer returns the settings' mcpServers entry that names the test binary as the
+// MCP server kit, which notes each start in dir.
+func kitServer(dir string) string {
 	// GORACE: a race-enabled process otherwise sleeps a second when it exits.
-	return fmt.Sprintf(`{"mcpServers": {"kit": {"command": %q, "trust": true, "env": {%q: %q, "GORACE": "atexit_sleep_ms=0"}}}}`,
+	return fmt.Sprintf(`"mcpServers": {"kit": {"command": %q, "trust": true, "env": {%q: %q, "GORACE": "atexit_sleep_ms=0"}}}`,
 		os.Args[0], mcpServerEnv, dir)
 }

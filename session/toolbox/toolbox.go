@@ -93,8 +93,8 @@ type Toolbox struct {
 	onStatus  func(mcp.ServerStatus)
 	mcpOpts   mcp.Options // Authorize, Elicit and TokenDir of every MCP manager
 
-	// cfg is the configuration in force. It is swapped whole, under mu, so that the
-	// external tools registered meanwhile reach the new registry.
+	// cfg is the configuration in force. It is swapped whole, under mu (publishLocked),
+	// so that no change of the registry is lost to another made meanwhile.
 	cfg atomic.Pointer[Config]
 	// reconfigure serialises Reconfigure and SetTrust, which read files without
 	// holding mu, and guards overrides, the front end's settings in force.
@@ -118,10 +118,12 @@ type Toolbox struct {
 
 // Config is the toolbox's configuration at one time: the merged settings, the user's
 // trust in the workspace, the consent policy and the tool registry. A Config does not
-// change once made: Reconfigure makes a new one and swaps it in, so that a reader takes
-// one with Toolbox.Config and sees a consistent whole without a lock. (Its Policy and
-// Registry are safe for concurrent use and do change on their own: the approval mode
-// and "always" answers, the external tools as they load.)
+// change once published, nor does its Registry: a change (Reconfigure, SetMode, the
+// external tools as they load) makes a new Config, with a new Registry or Policy where
+// those change, and swaps it in, so that a reader takes one with Toolbox.Config and sees
+// a consistent whole without a lock, and a scheduler built over one keeps it. (The
+// Policy's "always" answers, and its switch to auto_edit on an edit's "always", still
+// change it in place.)
 type Config struct {
 	Settings settings.Settings
 	// Trust is the user's trust in the first root, as decided when the settings were
@@ -320,15 +322,18 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 	r.External = prevDiscover != nextDiscover || prevCall != nextCall ||
 		!reflect.DeepEqual(prev.MCPServers, next.MCPServers)
 
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	// Read again under mu: the external tools may have published a registry since.
+	cur = tb.Config()
 	cfg := &Config{Settings: next, Trust: decision, Policy: cur.Policy, Registry: cur.Registry, untrusted: untrusted}
 	switch {
 	case policy != nil:
 		cfg.Policy, r.Policy = policy, true
 	case r.Mode:
-		cfg.Policy.SetMode(mode)
+		// A new policy, not the old one changed: the old Config stays as it was.
+		cfg.Policy = cur.Policy.WithMode(mode)
 	}
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
 	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) ||
 		!reflect.DeepEqual(prev.Agents, next.Agents) {
 		cfg.Registry, r.Registry = tb.newRegistry(next), true
@@ -336,6 +341,28 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 	tb.cfg.Store(cfg)
 	tb.overrides = overrides
 	return r, nil
+}
+
+// SetMode sets the workspace's approval mode, for the front end's mode switch: it
+// publishes a Config with a policy in mode m (which keeps the "always" answers).
+func (tb *Toolbox) SetMode(m confirm.Mode) {
+	tb.reconfigure.Lock()
+	defer tb.reconfigure.Unlock()
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	next := *tb.Config()
+	next.Policy = next.Policy.WithMode(m)
+	tb.cfg.Store(&next)
+}
+
+// publishLocked publishes a Config whose registry is a clone of the one in force as
+// change leaves it: whoever holds the Config in force keeps it unchanged. tb.mu is
+// held.
+func (tb *Toolbox) publishLocked(change func(*tools.Registry)) {
+	next := *tb.Config()
+	next.Registry = next.Registry.Clone()
+	change(next.Registry)
+	tb.cfg.Store(&next)
 }
 
 // isClosed reports whether Close was called.
