@@ -216,15 +216,16 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	if client == nil {
 		return nil, ErrNoModel
 	}
-	// google_web_search answers through the model's grounding, where it has one.
-	h.tb.SetSearcher(Searcher(client))
-	l := &Live{h: h, used: h.useSeq.Add(1), metrics: tools.NewMetrics(), state: toolbox.NewSessionState()}
+	l := &Live{h: h, used: h.useSeq.Add(1), metrics: tools.NewMetrics(), state: toolbox.NewSessionState(),
+		// google_web_search answers through the session's model's grounding, where it
+		// has one: the session's own, as other sessions may have other models.
+		search: h.tb.SearchTool(Searcher(client))}
 	l.todos = todos.NewList(func(items []todos.Item) {
 		l.emit(Update{Kind: UpdatePlan, Plan: planOf(items)})
 	})
 	sess, err := New(ctx, Options{
 		Client:       client,
-		Declarations: h.tb.Declarations,
+		Declarations: func() []tools.Declaration { return l.registry().Declarations() },
 		Runner:       l,
 		Store:        h.o.Store,
 		ID:           id,
@@ -452,6 +453,9 @@ type Live struct {
 	state *toolbox.SessionState
 	// metrics are the session's tool metrics, since it became live.
 	metrics *tools.Metrics
+	// search is the session's google_web_search, answered by its model; nil when the
+	// model cannot search.
+	search tools.Tool
 	// mode is the session's approval mode; nil or empty means the workspace's.
 	mode atomic.Pointer[confirm.Mode]
 
@@ -471,6 +475,8 @@ type Live struct {
 	runs runTimer
 	// agents are the conversations of the running batch's sub-agents, which Run records.
 	agents []agentRecord
+	// view is the toolbox's registry with the session's own tools added (search).
+	view registryView
 
 	// childUsage is what the sub-agents of the running batch spent (invoke_agent),
 	// which the agent loop takes after the batch; guarded by mu.
@@ -692,13 +698,36 @@ func (l *Live) takeChildUsage() clients.Usage {
 	return u
 }
 
+// registryView is a registry of the toolbox's (base) with a session's own tools added.
+type registryView struct{ base, reg *tools.Registry }
+
+// registry returns the tools of the session: those of the toolbox's registry in force,
+// with the session's google_web_search.
+func (l *Live) registry() *tools.Registry { return l.registryOver(l.h.tb.Config().Registry) }
+
+// registryOver returns base with the session's own tools added: base itself when there
+// are none, else a clone, made once per base.
+func (l *Live) registryOver(base *tools.Registry) *tools.Registry {
+	if l.search == nil {
+		return base
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.view.base != base {
+		reg := base.Clone()
+		reg.Register(l.search)
+		l.view = registryView{base: base, reg: reg}
+	}
+	return l.view.reg
+}
+
 // scheduler returns the session's scheduler, built anew when the toolbox's policy or
 // registry changed since.
 func (l *Live) scheduler() *tools.Scheduler {
 	h := l.h
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
-		l.sched = schedulerFor{cfg: cfg, sched: h.tb.Scheduler(sessionPolicy{p: cfg.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
+		l.sched = schedulerFor{cfg: cfg, sched: h.tb.SchedulerOver(l.registryOver(cfg.Registry), sessionPolicy{p: cfg.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
 			l.noteCall(ev)
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		}, l.metrics)}

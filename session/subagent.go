@@ -156,7 +156,7 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		if n == AgentToolName {
 			continue
 		}
-		if tool, ok := cfg.Registry.Get(n); ok {
+		if tool, ok := parent.registryOver(cfg.Registry).Get(n); ok {
 			reg.Register(tool)
 		} else {
 			missing = append(missing, n)

@@ -92,7 +92,6 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
 	}
-	tb.SetSearcher(session.Searcher(client))
 	if err := tb.StartExternal(ctx); err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 	}

@@ -266,14 +266,10 @@ func (tb *Toolbox) isBuiltin(name string) bool {
 	return slices.ContainsFunc(append(tb.Builtins.Tools(), extra...), func(t tools.Tool) bool { return t.Info().Name == name })
 }
 
-// external returns the tools added after the built-in set (google_web_search, the
-// discovered and the MCP tools), for a new registry.
-// tb.mu is held.
+// external returns the tools added after the built-in set (the discovered and the MCP
+// tools), for a new registry. tb.mu is held.
 func (tb *Toolbox) external() []tools.Tool {
 	out := slices.Clone(tb.discovered)
-	if tb.search != nil {
-		out = append(out, tb.search)
-	}
 	if tb.mcp != nil {
 		out = append(out, tb.mcp.Tools()...)
 	}
@@ -298,23 +294,18 @@ func (tb *Toolbox) Declarations() []tools.Declaration {
 	return tb.Config().Registry.Declarations()
 }
 
-// SetSearcher offers google_web_search answered by s, or withdraws it when s is nil.
-// Package session makes the Searcher of a model client that can ground its answers in
-// web search (session.Searcher).
-func (tb *Toolbox) SetSearcher(s web.Searcher) {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	tb.search = nil
-	tb.publishLocked(func(reg *tools.Registry) {
-		reg.Unregister(web.SearchName)
-		if s == nil {
-			return
+// SearchTool returns google_web_search answered by s, for one session's registry (a
+// model's search belongs to its session), or nil when s is nil. Package session makes
+// the Searcher of a model client that can ground its answers in web search
+// (session.Searcher).
+func (tb *Toolbox) SearchTool(s web.Searcher) tools.Tool {
+	if s == nil {
+		return nil
+	}
+	for _, t := range web.New(web.Options{Searcher: s, Logger: tb.Logger}).Tools() {
+		if t.Info().Name == web.SearchName {
+			return t
 		}
-		for _, t := range web.New(web.Options{Searcher: s, Logger: tb.Logger}).Tools() {
-			if t.Info().Name == web.SearchName {
-				tb.search = t
-				reg.Register(t)
-			}
-		}
-	})
+	}
+	return nil
 }

@@ -107,7 +107,6 @@ type Toolbox struct {
 	// closed is set by Close: no external tool source starts after it.
 	closed     bool
 	discovered []tools.Tool
-	search     tools.Tool
 	mcp        *mcp.Manager
 	logged     map[string]bool
 
@@ -383,8 +382,14 @@ func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe t
 	if policy == nil {
 		policy = cfg.Policy
 	}
+	return tb.SchedulerOver(cfg.Registry, policy, asker, observe, metrics...)
+}
+
+// SchedulerOver is Scheduler over reg, a registry of the toolbox's with tools of one
+// session's added (its google_web_search), and with policy, which is not nil.
+func (tb *Toolbox) SchedulerOver(reg *tools.Registry, policy tools.Policy, asker confirm.Asker, observe tools.Observer, metrics ...*tools.Metrics) *tools.Scheduler {
 	return tools.NewScheduler(tools.Options{
-		Registry: cfg.Registry,
+		Registry: reg,
 		Policy:   policy,
 		Asker:    asker,
 		Observe:  observe,
