@@ -101,6 +101,14 @@ type Host struct {
 
 	callMu sync.Mutex
 	calls  map[string]runningCall // the calls running, by id
+
+	// loads are the loads of the external tools running (StartExternal), which Close
+	// cancels (stopLoads) and waits for before it closes the toolbox; closed, guarded
+	// by mu, says that Close began: no load starts after it.
+	loads     sync.WaitGroup
+	loadCtx   context.Context
+	stopLoads context.CancelFunc
+	closed    bool
 }
 
 // runningCall is a call running on one of the host's schedulers.
@@ -125,6 +133,7 @@ func (s schedulerFor) stale(tb *toolbox.Toolbox) bool {
 // NewHost builds the workspace's tool system and returns a host for its sessions.
 func NewHost(o HostOptions) (*Host, error) {
 	h := &Host{o: o, log: o.Logger, live: map[string]*Live{}, scopes: map[string]schedulerFor{}, calls: map[string]runningCall{}}
+	h.loadCtx, h.stopLoads = context.WithCancel(context.Background())
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -183,18 +192,74 @@ func (h *Host) Reconfigure(overrides settings.Settings) (toolbox.Reconfiguration
 	return h.tb.Reconfigure(overrides)
 }
 
-// Close cancels the running prompts, lets every session go and closes the toolbox.
+// Close cancels the running prompts and loads of external tools, lets every session
+// go, waits for the loads to end and closes the toolbox.
 func (h *Host) Close() error {
 	h.Cancel("")
 	h.mu.Lock()
 	all := h.live
 	h.live = map[string]*Live{}
+	h.closed = true
 	h.mu.Unlock()
+	h.stopLoads()
 	for _, l := range all {
 		l.letGo()
 		l.emit(Update{Kind: UpdateClosed})
 	}
+	h.loads.Wait()
 	return h.tb.Close()
+}
+
+// StartExternal loads the external tools of the settings in force: it runs the
+// discovery command and connects the MCP servers (Toolbox.StartExternal), and returns
+// when each source loaded or failed. Close cancels it; after Close it loads nothing
+// and returns toolbox.ErrClosed.
+func (h *Host) StartExternal(ctx context.Context) error {
+	ctx, done, err := h.beginLoad(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return h.tb.StartExternal(ctx)
+}
+
+// StartExternalInBackground is StartExternal on a goroutine of the host's, for a front
+// end that must not wait (the tools appear as each source loads). then, when not nil,
+// is called on that goroutine with StartExternal's error; Close waits for it too, so it
+// must not wait for anything Close's caller waits for.
+func (h *Host) StartExternalInBackground(then func(error)) {
+	ctx, done, err := h.beginLoad(context.Background())
+	if err != nil {
+		if then != nil {
+			then(err)
+		}
+		return
+	}
+	go func() {
+		defer done()
+		err := h.tb.StartExternal(ctx)
+		if then != nil {
+			then(err)
+		}
+	}()
+}
+
+// beginLoad counts a load of the external tools, unless the host is closed, and
+// returns its context, which Close cancels, and the function that ends it.
+func (h *Host) beginLoad(ctx context.Context) (context.Context, func(), error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, nil, toolbox.ErrClosed
+	}
+	h.loads.Add(1)
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(h.loadCtx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+		h.loads.Done()
+	}, nil
 }
 
 // Open returns the live session id: a new one when id is empty, else the session id,

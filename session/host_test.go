@@ -259,6 +259,48 @@ func TestHostObserverCallsBack(t *testing.T) {
 	}
 }
 
+// TestHostCloseWaitsForLoads: Close cancels a load of the external tools running in
+// the background and returns only once it ended; a load asked for after Close starts
+// nothing.
+func TestHostCloseWaitsForLoads(t *testing.T) {
+	_, root := testutil.Workspace(t, map[string]string{
+		"discover.sh": "#!/bin/sh\ntouch \"$0.started\"\nexec sleep 60\n",
+	})
+	config := t.TempDir()
+	testutil.WriteFiles(t, config, map[string]string{"settings.json": `{"tools": {"discoveryCommand": "sh discover.sh", "callCommand": "sh call.sh"}}`})
+	h, err := NewHost(HostOptions{Toolbox: toolbox.Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()}, Logger: discard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ended atomic.Bool
+	h.StartExternalInBackground(func(error) { ended.Store(true) })
+	started := filepath.Join(root, "discover.sh.started")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the discovery command never started")
+		}
+	}
+	h.Close()
+	if !ended.Load() {
+		t.Error("Close returned before the load it cancelled ended")
+	}
+	os.Remove(started)
+	var after error
+	h.StartExternalInBackground(func(err error) { after = err })
+	if !errors.Is(after, toolbox.ErrClosed) {
+		t.Errorf("a load after Close: %v, want ErrClosed", after)
+	}
+	if err := h.StartExternal(context.Background()); !errors.Is(err, toolbox.ErrClosed) {
+		t.Errorf("StartExternal after Close: %v, want ErrClosed", err)
+	}
+	if _, err := os.Stat(started); err == nil {
+		t.Error("the discovery command ran after Close")
+	}
+}
+
 // TestHostBusyAndCancel: a session answers one prompt at a time, and Cancel ends the
 // running one as cancelled.
 func TestHostBusyAndCancel(t *testing.T) {

@@ -131,7 +131,7 @@ func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer
 	if caps.Fs.WriteTextFile {
 		host.Toolbox().Workspace.SetWriter(clientWriter{st: st, read: caps.Fs.ReadTextFile})
 	}
-	if err := host.Toolbox().StartExternal(ctx); err != nil {
+	if err := host.StartExternal(ctx); err != nil {
 		c.log.Warn("external tools", "error", err)
 	}
 	return st, nil
