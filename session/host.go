@@ -52,7 +52,11 @@ type HostOptions struct {
 	MaxTurns int
 	// MaxIdle is how many idle sessions are kept in memory; 0 means DefaultMaxIdle.
 	MaxIdle int
-	Logger  *slog.Logger
+	// OwnAnswers keeps each session's "always" answers to itself: its calls are decided
+	// by a copy of the workspace's policy (made anew when that policy is replaced),
+	// which its answers change. Else they are the workspace's, for every session.
+	OwnAnswers bool
+	Logger     *slog.Logger
 }
 
 // Errors of Open and Prompt.
@@ -542,6 +546,9 @@ type Live struct {
 	agents []agentRecord
 	// view is the toolbox's registry with the session's own tools added (search).
 	view registryView
+	// answers is the session's copy of the workspace's policy, with its own "always"
+	// answers (HostOptions.OwnAnswers).
+	answers policyCopy
 
 	// childUsage is what the sub-agents of the running batch spent (invoke_agent),
 	// which the agent loop takes after the batch; guarded by mu.
@@ -763,6 +770,34 @@ func (l *Live) takeChildUsage() clients.Usage {
 	return u
 }
 
+// IDOf returns the id of the host's session whose tool call runs with ctx (a
+// sub-agent's calls are its parent's session's), or "" for a call of no session
+// (RunTool): for a front end that serves several sessions with one Asker or
+// workspace.Writer.
+func IDOf(ctx context.Context) string {
+	if l, ok := ctx.Value(parentKey{}).(*Live); ok {
+		return l.id
+	}
+	return ""
+}
+
+// policyCopy is a session's copy (p) of the workspace's policy (base).
+type policyCopy struct{ base, p *confirm.Policy }
+
+// policy returns the policy the session's calls are decided by: the workspace's, or
+// with HostOptions.OwnAnswers the session's copy of it.
+func (l *Live) policy(base *confirm.Policy) *confirm.Policy {
+	if !l.h.o.OwnAnswers {
+		return base
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.answers.base != base {
+		l.answers = policyCopy{base: base, p: base.WithMode(base.Mode())}
+	}
+	return l.answers.p
+}
+
 // registryView is a registry of the toolbox's (base) with a session's own tools added.
 type registryView struct{ base, reg *tools.Registry }
 
@@ -792,7 +827,7 @@ func (l *Live) scheduler() *tools.Scheduler {
 	h := l.h
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
-		l.sched = schedulerFor{cfg: cfg, sched: h.tb.SchedulerOver(l.registryOver(cfg.Registry), sessionPolicy{p: cfg.Policy, l: l}, h.o.Asker, func(ev tools.Event) {
+		l.sched = schedulerFor{cfg: cfg, sched: h.tb.SchedulerOver(l.registryOver(cfg.Registry), sessionPolicy{p: l.policy(cfg.Policy), l: l}, h.o.Asker, func(ev tools.Event) {
 			l.noteCall(ev)
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		}, l.metrics)}

@@ -178,7 +178,7 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		Registry: reg,
 		// The parent's policy in the parent's approval mode: a read-only child needs no
 		// consent, a writing one asks through the same Asker as its parent.
-		Policy: sessionPolicy{p: cfg.Policy, l: parent},
+		Policy: sessionPolicy{p: parent.policy(cfg.Policy), l: parent},
 		Asker:  h.o.Asker,
 		Observe: func(ev tools.Event) {
 			progress.event(ev)
