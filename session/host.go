@@ -67,6 +67,8 @@ var (
 	ErrBusy = errors.New("the session is already answering a prompt")
 	// ErrModel wraps the error of making a session's model client.
 	ErrModel = errors.New("agentls cannot reach a model")
+	// ErrClosed is the error of opening a session on a closed host.
+	ErrClosed = errors.New("the host is closed")
 )
 
 // ResumeError is the error of opening a stored session that cannot be resumed.
@@ -315,7 +317,10 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	} else {
 		h.log.Info("session started", "session", l.id, "model", l.model)
 	}
-	return h.add(l), nil
+	if l = h.add(l); l == nil {
+		return nil, ErrClosed
+	}
+	return l, nil
 }
 
 // List returns the stored sessions, newest first.
@@ -441,10 +446,14 @@ func (h *Host) get(id string) *Live {
 }
 
 // add makes l live, unless a session with its id became live meanwhile: that one is
-// returned instead. Idle sessions beyond MaxIdle are let go, the least recently used
-// first.
+// returned instead; nil once the host is closed. Idle sessions beyond MaxIdle are let
+// go, the least recently used first.
 func (h *Host) add(l *Live) *Live {
 	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
 	if other, ok := h.live[l.id]; ok {
 		h.mu.Unlock()
 		return other

@@ -260,15 +260,18 @@ func TestHostObserverCallsBack(t *testing.T) {
 }
 
 // TestHostCloseWaitsForLoads: Close cancels a load of the external tools running in
-// the background and returns only once it ended; a load asked for after Close starts
-// nothing.
+// the background and returns only once it ended; after Close no load starts and no
+// session opens.
 func TestHostCloseWaitsForLoads(t *testing.T) {
 	_, root := testutil.Workspace(t, map[string]string{
 		"discover.sh": "#!/bin/sh\ntouch \"$0.started\"\nexec sleep 60\n",
 	})
 	config := t.TempDir()
 	testutil.WriteFiles(t, config, map[string]string{"settings.json": `{"tools": {"discoveryCommand": "sh discover.sh", "callCommand": "sh call.sh"}}`})
-	h, err := NewHost(HostOptions{Toolbox: toolbox.Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()}, Logger: discard()})
+	h, err := NewHost(HostOptions{Toolbox: toolbox.Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()}, Logger: discard(),
+		NewClient: func(context.Context, settings.Settings) (clients.Client, error) {
+			return clients.NewScripted(clients.Script{}), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +298,9 @@ func TestHostCloseWaitsForLoads(t *testing.T) {
 	}
 	if err := h.StartExternal(context.Background()); !errors.Is(err, toolbox.ErrClosed) {
 		t.Errorf("StartExternal after Close: %v, want ErrClosed", err)
+	}
+	if _, err := h.Open(context.Background(), ""); !errors.Is(err, ErrClosed) {
+		t.Errorf("Open after Close: %v, want ErrClosed", err)
 	}
 	if _, err := os.Stat(started); err == nil {
 		t.Error("the discovery command ran after Close")
