@@ -267,7 +267,7 @@ type Reconfiguration struct {
 	// Restart names the settings that changed but take effect only in a new Toolbox.
 	Restart []string
 	// External reports that the MCP servers or the discovery command changed: the front
-	// end calls StartExternal (on a goroutine: it connects servers) to load them.
+	// end loads them again (session.Host.StartExternalInBackground: it connects servers).
 	External bool
 }
 
