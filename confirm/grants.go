@@ -2,6 +2,7 @@ package confirm
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 )
@@ -11,11 +12,10 @@ import (
 // so that nothing one session is told changes another. The zero value is empty and
 // ready to use; a Grants is safe for concurrent use.
 type Grants struct {
-	mu      sync.Mutex
-	allow   map[string]bool // grant keys (see keys) allowed
-	reject  map[string]bool // grant keys refused
-	edits   bool            // every edit runs, as in auto_edit
-	rejects []string        // what was refused, in words, for messages
+	mu     sync.Mutex
+	allow  map[string]bool // grant keys (see keys) allowed
+	reject map[string]bool // grant keys refused
+	edits  bool            // every edit runs, as in auto_edit
 }
 
 // The kinds of grant key: a shell command's root (see Analysis.Roots), a tool, an
@@ -35,6 +35,13 @@ func (g *Grants) set(m *map[string]bool, keys []string) {
 	for _, k := range keys {
 		(*m)[k] = true
 	}
+}
+
+// clone returns a copy of g, which changes apart from it.
+func (g *Grants) clone() Grants {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return Grants{allow: maps.Clone(g.allow), reject: maps.Clone(g.reject), edits: g.edits}
 }
 
 // allowed reports whether every key was allowed.

@@ -306,6 +306,13 @@ func (p *Policy) SetMode(m Mode) {
 	p.mode = m
 }
 
+// WithMode returns a policy like p in mode m: the same rules, and the "always" answers
+// given to p's own Grants so far. p does not change: a Config holding it stays as it
+// was.
+func (p *Policy) WithMode(m Mode) *Policy {
+	return &Policy{rules: p.rules, roots: p.roots, protected: p.protected, mode: m, grants: p.grants.clone()}
+}
+
 // Decide says whether c runs, is refused, or must be asked about; see Policy for how.
 // The answers it goes by are the policy's own Grants.
 func (p *Policy) Decide(c Call) Verdict {

@@ -309,7 +309,7 @@ func (c *commandHandler) setApprovalMode(_ context.Context, d deps, a approvalMo
 		}
 		return nil, nil
 	}
-	d.toolbox.Config().Policy.SetMode(m)
+	d.toolbox.SetMode(m)
 	s.log.Info("approval mode", "mode", m)
 	s.announceMode()
 	return nil, nil

@@ -88,7 +88,7 @@ func (s *Server) applySettings() error {
 		return err
 	}
 	if r.External {
-		go s.loadExternal() // it takes s.mu, held here
+		s.loadExternal(s.host)
 	}
 	if len(r.Restart) > 0 {
 		s.log.Info("these settings take effect when agentls restarts", "settings", r.Restart)

@@ -11,35 +11,49 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 )
 
 // External tools and folder trust.
 //
-// The discovered and MCP tools load on a goroutine once the toolbox exists, and again
-// when the configuration changes what they are (loadExternal), so that initialize and
-// the read loop never wait for a server. MCP status changes reach rich clients as
+// The discovered and MCP tools load on a goroutine of the host's once the client is
+// initialized, and again when the configuration changes what they are (loadExternal),
+// so that initialize and the read loop never wait for a server; the host's Close, at
+// the end of Serve, cancels the load and waits for it. MCP status changes reach rich clients as
 // agentls/update notifications of kind mcp_status (session "").
 //
 // In a workspace whose settings name tool sources or loosen consent but which the user
 // has not trusted, the server asks once, after the first load (askTrust): trust this
 // folder, trust its parent, or not now. "Not now" holds for this connection only.
 
-// loadExternal loads the discovered and MCP tools of the settings in force, then asks
-// about trust if the workspace's settings were skipped for want of it.
-func (s *Server) loadExternal() {
-	_, _, tb := s.state()
-	if tb == nil || !s.externalAllowed() {
+// loadExternal starts loading the discovered and MCP tools of the settings in force
+// on the host's goroutine, which Serve's host.Close cancels and waits for, then asks
+// about trust if the workspace's settings were skipped for want of it. It takes no
+// lock: applySettings calls it under s.mu.
+func (s *Server) loadExternal(host *session.Host) {
+	if host == nil || !s.externalAllowed() {
 		return
 	}
-	go func() {
-		if err := tb.StartExternal(s.ctx); err != nil {
+	tb := host.Toolbox()
+	host.StartExternalInBackground(func(err error) {
+		if errors.Is(err, toolbox.ErrClosed) {
+			return // the connection is ending
+		}
+		if err != nil {
 			s.log.Warn("loading external tools", "err", err)
 			s.tell(protocol.MessageTypeWarning, fmt.Sprintf("agentls: %v", err))
 		}
 		s.askTrust(tb)
-	}()
+	})
+}
+
+// currentHost returns the host of the sessions; nil before initialize.
+func (s *Server) currentHost() *session.Host {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.host
 }
 
 // externalAllowed reports whether the settings may start programs: not under the fuzz
@@ -148,7 +162,7 @@ func (s *Server) setTrust(scope toolbox.TrustScope) (toolbox.TrustChange, error)
 	// The workspace's settings, now read or now ignored, may set another mode.
 	s.announceMode()
 	if r.External {
-		s.loadExternal()
+		s.loadExternal(s.currentHost())
 	}
 	return res, nil
 }

@@ -185,7 +185,7 @@ func (s *Server) initialized(context.Context, jsonrpc2.RawMessage) error {
 	s.announceMode()
 	// The external tools load only now: loading them may ask the user whether to trust
 	// the folder, and nothing may be asked before the client has the initialize result.
-	s.loadExternal()
+	s.loadExternal(s.currentHost())
 	return nil
 }
 

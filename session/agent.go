@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/clients"
@@ -155,7 +154,7 @@ type Compression struct{ TokensBefore, TokensAfter int }
 
 // Session is one conversation with a model: its history, and the loop that runs a
 // prompt through model turns and tool calls. Its methods are safe for concurrent use,
-// but only one prompt runs at a time.
+// but only one prompt may run at a time (see Prompt).
 type Session struct {
 	id       string
 	client   clients.Client
@@ -167,8 +166,6 @@ type Session struct {
 	extra    string // Options.Instructions
 	observe  func(Update)
 	logger   *slog.Logger
-
-	busy atomic.Bool
 
 	// Owned by the running prompt.
 	created    time.Time
@@ -279,31 +276,21 @@ type promptState struct {
 	noCompress bool
 }
 
-// Prompt runs one user prompt to the end. One prompt at a time per session: a second
-// concurrent call returns an error. Cancelling ctx stops the model stream and the running
+// Prompt runs one user prompt to the end. One prompt at a time per session: its caller
+// sees to that (a Host's session refuses a second with ErrBusy, see Live.Prompt), and
+// the turn_end update is the last thing Prompt does with the session. Cancelling ctx stops the model stream and the running
 // tools, records what completed, and returns StopCancelled with a nil error. A model
 // failure (after the client's retries) returns StopError and the error. extra are parts
 // sent with the text, such as images the user attached.
 func (s *Session) Prompt(ctx context.Context, text string, ec *EditorContext, extra ...clients.Part) (Result, error) {
-	if !s.busy.CompareAndSwap(false, true) {
-		return Result{StopReason: StopError}, fmt.Errorf("session %s: a prompt is already running", s.id)
-	}
-	// Free before the turn's end is told (below), not when Prompt returns: whoever
-	// hears it may send the next prompt at once. (The deferred release is for a panic.)
-	released := false
-	defer func() {
-		if !released {
-			s.busy.Store(false)
-		}
-	}()
 	if strings.TrimSpace(text) == "" {
 		return Result{StopReason: StopError}, errors.New("session: the prompt is empty")
 	}
 	res, err := s.run(ctx, text, ec, extra)
 	s.persist(record{Type: recEnd, StopReason: res.StopReason, Usage: &res.Usage})
 	usage := res.Usage
-	released = true
-	s.busy.Store(false)
+	// Told last: a Host's session is free once its turn_end is told (Live.emit), and
+	// whoever hears it may send the next prompt at once.
 	s.emit(Update{Kind: UpdateTurnEnd, StopReason: res.StopReason, Usage: &usage})
 	return res, err
 }

@@ -635,31 +635,6 @@ func TestPromptLoopDetection(t *testing.T) {
 	})
 }
 
-func TestPromptConcurrent(t *testing.T) {
-	t.Parallel()
-	h := newHarness(t, nil, clients.Script{Turns: []clients.Turn{{Text: "slow", Hang: true}}})
-	streaming := make(chan struct{}, 8)
-	s := h.session(func(o *Options) {
-		o.Observe = func(u Update) {
-			if u.Kind == UpdateMessage {
-				streaming <- struct{}{}
-			}
-		}
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.Prompt(ctx, "first", nil)
-	}()
-	<-streaming
-	if _, err := s.Prompt(context.Background(), "second", nil); err == nil || !strings.Contains(err.Error(), "already running") {
-		t.Errorf("a second concurrent prompt: %v", err)
-	}
-	cancel()
-	<-done
-}
-
 func TestPromptCompression(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("Here is a lot of context about the task. ", 50)

@@ -118,11 +118,13 @@ func runBenchSession(ctx context.Context, b *testing.B, root, config, geminiDir,
 	if err != nil {
 		b.Fatal(err)
 	}
-	tb.SetSearcher(Searcher(client))
+	// The session's registry: the toolbox's with the model's google_web_search.
+	reg := tb.Config().Registry.Clone()
+	reg.Register(tb.SearchTool(Searcher(client)))
 	s, err := New(ctx, Options{
 		Client:       client,
-		Declarations: tb.Declarations,
-		Runner:       tb.Scheduler(nil, nil, observe),
+		Declarations: reg.Declarations,
+		Runner:       tb.SchedulerOver(reg, tb.Config().Policy, nil, observe),
 		Store:        NewStore(stateDir),
 		Env:          Environment{Roots: tb.Workspace.Roots(), ConfigDir: config},
 		Logger:       discard(),

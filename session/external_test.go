@@ -9,15 +9,10 @@ import (
 	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
-
-	"github.com/agentls/agentls/clients"
-	"github.com/agentls/agentls/internal/fakegemini"
-	"github.com/agentls/agentls/tools/web"
 )
 
 // TestExternalTools: the user's discovery command loads its tools into the registry,
-// a changed command is reported for reloading, and google_web_search comes and goes with
-// a model that can search.
+// and a changed command is reported for reloading.
 func TestExternalTools(t *testing.T) {
 	t.Parallel()
 	root, config := testutil.Dirs(t, map[string]string{
@@ -51,20 +46,6 @@ func TestExternalTools(t *testing.T) {
 		t.Errorf("discovery did not replace the discovered set: %v", got)
 	}
 
-	tb.SetSearcher(Searcher(clients.NewScripted(clients.Script{})))
-	if slices.Contains(testutil.ToolNames(tb.Config().Registry), web.SearchName) {
-		t.Error("google_web_search offered with a model that cannot search")
-	}
-	srv := fakegemini.Start(clients.Script{})
-	defer srv.Close()
-	gemini, err := clients.NewGemini(context.Background(), clients.GeminiOptions{APIKey: "k", BaseURL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb.SetSearcher(Searcher(gemini))
-	if !slices.Contains(testutil.ToolNames(tb.Config().Registry), web.SearchName) {
-		t.Error("google_web_search missing with Gemini")
-	}
 }
 
 // parse decodes s as a settings file would be.

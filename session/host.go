@@ -43,8 +43,9 @@ type HostOptions struct {
 	// Observe receives the update stream of every session, each update with its
 	// session's id (an empty id for what belongs to the workspace: MCP status, the plan
 	// of calls of no session). The updates of one session come in order, except that
-	// tool calls of one batch run concurrently; Observe must not call back into the
-	// host's Reconfigure.
+	// tool calls of one batch run concurrently. The host calls Observe holding none of
+	// its locks, so Observe may call back into the host; a prompt waits for Observe, so
+	// Observe must not wait for that prompt to end.
 	Observe func(Update)
 	// MaxTurns caps the model turns of a prompt; 0 means the settings'
 	// model.maxSessionTurns (whose 0 means the session's default).
@@ -62,6 +63,8 @@ var (
 	ErrBusy = errors.New("the session is already answering a prompt")
 	// ErrModel wraps the error of making a session's model client.
 	ErrModel = errors.New("agentls cannot reach a model")
+	// ErrClosed is the error of opening a session on a closed host.
+	ErrClosed = errors.New("the host is closed")
 )
 
 // ResumeError is the error of opening a stored session that cannot be resumed.
@@ -100,6 +103,14 @@ type Host struct {
 
 	callMu sync.Mutex
 	calls  map[string]runningCall // the calls running, by id
+
+	// loads are the loads of the external tools running (StartExternal), which Close
+	// cancels (stopLoads) and waits for before it closes the toolbox; closed, guarded
+	// by mu, says that Close began: no load starts after it.
+	loads     sync.WaitGroup
+	loadCtx   context.Context
+	stopLoads context.CancelFunc
+	closed    bool
 }
 
 // runningCall is a call running on one of the host's schedulers.
@@ -127,6 +138,7 @@ func (s schedulerFor) stale(tb *toolbox.Toolbox) bool {
 // NewHost builds the workspace's tool system and returns a host for its sessions.
 func NewHost(o HostOptions) (*Host, error) {
 	h := &Host{o: o, log: o.Logger, live: map[string]*Live{}, scopes: map[string]schedulerFor{}, calls: map[string]runningCall{}}
+	h.loadCtx, h.stopLoads = context.WithCancel(context.Background())
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -185,18 +197,74 @@ func (h *Host) Reconfigure(overrides settings.Settings) (toolbox.Reconfiguration
 	return h.tb.Reconfigure(overrides)
 }
 
-// Close cancels the running prompts, lets every session go and closes the toolbox.
+// Close cancels the running prompts and loads of external tools, lets every session
+// go, waits for the loads to end and closes the toolbox.
 func (h *Host) Close() error {
 	h.Cancel("")
 	h.mu.Lock()
 	all := h.live
 	h.live = map[string]*Live{}
+	h.closed = true
 	h.mu.Unlock()
+	h.stopLoads()
 	for _, l := range all {
 		l.letGo()
 		l.emit(Update{Kind: UpdateClosed})
 	}
+	h.loads.Wait()
 	return h.tb.Close()
+}
+
+// StartExternal loads the external tools of the settings in force: it runs the
+// discovery command and connects the MCP servers (Toolbox.StartExternal), and returns
+// when each source loaded or failed. Close cancels it; after Close it loads nothing
+// and returns toolbox.ErrClosed.
+func (h *Host) StartExternal(ctx context.Context) error {
+	ctx, done, err := h.beginLoad(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return h.tb.StartExternal(ctx)
+}
+
+// StartExternalInBackground is StartExternal on a goroutine of the host's, for a front
+// end that must not wait (the tools appear as each source loads). then, when not nil,
+// is called on that goroutine with StartExternal's error; Close waits for it too, so it
+// must not wait for anything Close's caller waits for.
+func (h *Host) StartExternalInBackground(then func(error)) {
+	ctx, done, err := h.beginLoad(context.Background())
+	if err != nil {
+		if then != nil {
+			then(err)
+		}
+		return
+	}
+	go func() {
+		defer done()
+		err := h.tb.StartExternal(ctx)
+		if then != nil {
+			then(err)
+		}
+	}()
+}
+
+// beginLoad counts a load of the external tools, unless the host is closed, and
+// returns its context, which Close cancels, and the function that ends it.
+func (h *Host) beginLoad(ctx context.Context) (context.Context, func(), error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, nil, toolbox.ErrClosed
+	}
+	h.loads.Add(1)
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(h.loadCtx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+		h.loads.Done()
+	}, nil
 }
 
 // Open returns the live session id: a new one when id is empty, else the session id,
@@ -218,15 +286,16 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	if client == nil {
 		return nil, ErrNoModel
 	}
-	// google_web_search answers through the model's grounding, where it has one.
-	h.tb.SetSearcher(Searcher(client))
-	l := &Live{h: h, used: h.useSeq.Add(1), metrics: tools.NewMetrics(), state: toolbox.NewSessionState()}
+	l := &Live{h: h, used: h.useSeq.Add(1), metrics: tools.NewMetrics(), state: toolbox.NewSessionState(),
+		// google_web_search answers through the session's model's grounding, where it
+		// has one: the session's own, as other sessions may have other models.
+		search: h.tb.SearchTool(Searcher(client))}
 	l.todos = todos.NewList(func(items []todos.Item) {
 		l.emit(Update{Kind: UpdatePlan, Plan: planOf(items)})
 	})
 	sess, err := New(ctx, Options{
 		Client:       client,
-		Declarations: h.tb.Declarations,
+		Declarations: func() []tools.Declaration { return l.registry().Declarations() },
 		Runner:       l,
 		Store:        h.o.Store,
 		ID:           id,
@@ -247,7 +316,10 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	} else {
 		h.log.Info("session started", "session", l.id, "model", l.model)
 	}
-	return h.add(l), nil
+	if l = h.add(l); l == nil {
+		return nil, ErrClosed
+	}
+	return l, nil
 }
 
 // List returns the stored sessions, newest first.
@@ -269,15 +341,19 @@ func (h *Host) LiveIDs() []string {
 // fails with ErrBusy while the session answers a prompt.
 func (h *Host) CloseSession(id string) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	l, ok := h.live[id]
 	if !ok {
+		h.mu.Unlock()
 		return nil
 	}
 	if !l.letGo() {
+		h.mu.Unlock()
 		return fmt.Errorf("session %s: %w", id, ErrBusy)
 	}
 	delete(h.live, id)
+	h.mu.Unlock()
+	// Told after unlocking: Observe is the front end's code, which may call back into
+	// the host. The session is let go, so closed is the last update of its stream.
 	l.emit(Update{Kind: UpdateClosed})
 	return nil
 }
@@ -373,24 +449,35 @@ func (h *Host) get(id string) *Live {
 }
 
 // add makes l live, unless a session with its id became live meanwhile: that one is
-// returned instead. Idle sessions beyond MaxIdle are let go, the least recently used
-// first.
+// returned instead; nil once the host is closed. Idle sessions beyond MaxIdle are let
+// go, the least recently used first.
 func (h *Host) add(l *Live) *Live {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
 	if other, ok := h.live[l.id]; ok {
+		h.mu.Unlock()
 		return other
 	}
 	h.live[l.id] = l
+	var gone []*Live
 	if len(h.live) > h.o.MaxIdle {
-		h.trimLocked(l)
+		gone = h.trimLocked(l)
+	}
+	h.mu.Unlock()
+	// Told after unlocking, as in CloseSession.
+	for _, g := range gone {
+		g.emit(Update{Kind: UpdateClosed})
 	}
 	return l
 }
 
 // trimLocked lets idle sessions go, the least recently used first, until at most
-// MaxIdle are idle with keep, which is not let go. h.mu is held.
-func (h *Host) trimLocked(keep *Live) {
+// MaxIdle are idle with keep, which is not let go, and returns those it let go, for
+// the caller to tell once it unlocked. h.mu is held.
+func (h *Host) trimLocked(keep *Live) []*Live {
 	type idle struct {
 		l    *Live
 		used uint64
@@ -405,12 +492,14 @@ func (h *Host) trimLocked(keep *Live) {
 	}
 	slices.SortFunc(idles, func(x, y idle) int { return cmp.Compare(x.used, y.used) })
 	// keep is about to answer a prompt, after which it is idle too.
+	var gone []*Live
 	for _, i := range idles[:max(0, len(idles)+1-h.o.MaxIdle)] {
 		if i.l.letGo() {
 			delete(h.live, i.l.id)
-			i.l.emit(Update{Kind: UpdateClosed})
+			gone = append(gone, i.l)
 		}
 	}
+	return gone
 }
 
 // track records a running call of the host's id in scope, which cancel stops, and
@@ -445,6 +534,9 @@ type Live struct {
 	state *toolbox.SessionState
 	// metrics are the session's tool metrics, since it became live.
 	metrics *tools.Metrics
+	// search is the session's google_web_search, answered by its model; nil when the
+	// model cannot search.
+	search tools.Tool
 	// mode is the session's approval mode; nil or empty means the workspace's.
 	mode atomic.Pointer[confirm.Mode]
 	// grants are what the person answered "always" (or "reject always") in this
@@ -467,7 +559,8 @@ type Live struct {
 	runs runTimer
 	// agents are the conversations of the running batch's sub-agents, which Run records.
 	agents []agentRecord
-
+	// view is the toolbox's registry with the session's own tools added (search).
+	view registryView
 	// childUsage is what the sub-agents of the running batch spent (invoke_agent),
 	// which the agent loop takes after the batch; guarded by mu.
 	childUsage clients.Usage
@@ -688,13 +781,47 @@ func (l *Live) takeChildUsage() clients.Usage {
 	return u
 }
 
+// IDOf returns the id of the host's session whose tool call runs with ctx (a
+// sub-agent's calls are its parent's session's), or "" for a call of no session
+// (RunTool): for a front end that serves several sessions with one Asker or
+// workspace.Writer.
+func IDOf(ctx context.Context) string {
+	if l, ok := ctx.Value(parentKey{}).(*Live); ok {
+		return l.id
+	}
+	return ""
+}
+
+// registryView is a registry of the toolbox's (base) with a session's own tools added.
+type registryView struct{ base, reg *tools.Registry }
+
+// registry returns the tools of the session: those of the toolbox's registry in force,
+// with the session's google_web_search.
+func (l *Live) registry() *tools.Registry { return l.registryOver(l.h.tb.Config().Registry) }
+
+// registryOver returns base with the session's own tools added: base itself when there
+// are none, else a clone, made once per base.
+func (l *Live) registryOver(base *tools.Registry) *tools.Registry {
+	if l.search == nil {
+		return base
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.view.base != base {
+		reg := base.Clone()
+		reg.Register(l.search)
+		l.view = registryView{base: base, reg: reg}
+	}
+	return l.view.reg
+}
+
 // scheduler returns the session's scheduler, built anew when the toolbox's policy or
 // registry changed since.
 func (l *Live) scheduler() *tools.Scheduler {
 	h := l.h
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
-		l.sched = schedulerFor{cfg: cfg, sched: h.tb.Scheduler(l.policy(cfg.Policy), h.o.Asker, func(ev tools.Event) {
+		l.sched = schedulerFor{cfg: cfg, sched: h.tb.SchedulerOver(l.registryOver(cfg.Registry), l.policy(cfg.Policy), h.o.Asker, func(ev tools.Event) {
 			l.noteCall(ev)
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
 		}, l.metrics)}

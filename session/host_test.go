@@ -34,6 +34,9 @@ type hostHarness struct {
 
 	mu      sync.Mutex
 	updates []Update
+	// stuck says that the host deadlocked (a test's failure): the cleanup leaves it
+	// unclosed rather than wait for ever.
+	stuck atomic.Bool
 }
 
 func newHostHarness(t *testing.T, mode string, script clients.Script, mod func(*HostOptions)) *hostHarness {
@@ -64,7 +67,11 @@ func newHostHarness(t *testing.T, mode string, script clients.Script, mod func(*
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { h.Close() })
+	t.Cleanup(func() {
+		if !hh.stuck.Load() {
+			h.Close()
+		}
+	})
 	hh.host = h
 	return hh
 }
@@ -181,6 +188,122 @@ func TestHostIdleCache(t *testing.T) {
 	last := reqs[len(reqs)-1]
 	if len(last.History) < 3 || last.History[0].Parts[0].Text != "prompt a" {
 		t.Errorf("the resumed session's request did not carry its history: %+v", last.History)
+	}
+}
+
+// TestHostObserverCallsBack: Observe runs outside the host's locks, so a front end
+// may call back into the host from it — on a session's closed update (from CloseSession
+// and from letting idle sessions go) as on any other — without a deadlock.
+func TestHostObserverCallsBack(t *testing.T) {
+	tests := []struct {
+		name    string
+		maxIdle int
+		// close lets the prompted session go.
+		close func(t *testing.T, h *Host, id string)
+	}{
+		{"CloseSession", 0, func(t *testing.T, h *Host, id string) {
+			if err := h.CloseSession(id); err != nil {
+				t.Errorf("CloseSession: %v", err)
+			}
+		}},
+		{"idle sessions let go", 1, func(t *testing.T, h *Host, id string) {
+			if _, err := h.Open(context.Background(), ""); err != nil {
+				t.Errorf("Open: %v", err)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var h atomic.Pointer[Host]
+			var calledBack atomic.Bool
+			hh := newHostHarness(t, "yolo", clients.Script{Turns: []clients.Turn{{Text: "ok"}}}, func(o *HostOptions) {
+				o.MaxIdle = tt.maxIdle
+				observe := o.Observe
+				o.Observe = func(u Update) {
+					observe(u)
+					h := h.Load()
+					h.LiveIDs()
+					h.SessionMetrics()
+					if u.Kind == UpdateClosed && calledBack.CompareAndSwap(false, true) {
+						h.CloseSession(u.Session)
+						if _, err := h.Open(context.Background(), ""); err != nil {
+							t.Errorf("Open from the observer: %v", err)
+						}
+					}
+				}
+			})
+			h.Store(hh.host)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				l, err := hh.host.Open(context.Background(), "")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := l.Prompt(context.Background(), "hello", nil); err != nil {
+					t.Error(err)
+				}
+				tt.close(t, hh.host, l.ID())
+			}()
+			select {
+			case <-done:
+			case <-time.After(time.Minute):
+				hh.stuck.Store(true)
+				t.Fatal("deadlock: the observer's call back into the host never returned")
+			}
+			if !calledBack.Load() {
+				t.Error("no closed update reached the observer")
+			}
+		})
+	}
+}
+
+// TestHostCloseWaitsForLoads: Close cancels a load of the external tools running in
+// the background and returns only once it ended; after Close no load starts and no
+// session opens.
+func TestHostCloseWaitsForLoads(t *testing.T) {
+	_, root := testutil.Workspace(t, map[string]string{
+		"discover.sh": "#!/bin/sh\ntouch \"$0.started\"\nexec sleep 60\n",
+	})
+	config := t.TempDir()
+	testutil.WriteFiles(t, config, map[string]string{"settings.json": `{"tools": {"discoveryCommand": "sh discover.sh", "callCommand": "sh call.sh"}}`})
+	h, err := NewHost(HostOptions{Toolbox: toolbox.Options{Roots: []string{root}, ConfigDir: config, GeminiDir: t.TempDir()}, Logger: discard(),
+		NewClient: func(context.Context, settings.Settings) (clients.Client, error) {
+			return clients.NewScripted(clients.Script{}), nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ended atomic.Bool
+	h.StartExternalInBackground(func(error) { ended.Store(true) })
+	started := filepath.Join(root, "discover.sh.started")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(started); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the discovery command never started")
+		}
+	}
+	h.Close()
+	if !ended.Load() {
+		t.Error("Close returned before the load it cancelled ended")
+	}
+	os.Remove(started)
+	var after error
+	h.StartExternalInBackground(func(err error) { after = err })
+	if !errors.Is(after, toolbox.ErrClosed) {
+		t.Errorf("a load after Close: %v, want ErrClosed", after)
+	}
+	if err := h.StartExternal(context.Background()); !errors.Is(err, toolbox.ErrClosed) {
+		t.Errorf("StartExternal after Close: %v, want ErrClosed", err)
+	}
+	if _, err := h.Open(context.Background(), ""); !errors.Is(err, ErrClosed) {
+		t.Errorf("Open after Close: %v, want ErrClosed", err)
+	}
+	if _, err := os.Stat(started); err == nil {
+		t.Error("the discovery command ran after Close")
 	}
 }
 

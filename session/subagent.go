@@ -153,7 +153,7 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 	names = slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == AgentToolName })
 	// The child's registry keeps the parent's filter: coreTools and excludeTools
 	// restrict the commands of the child's calls as they do the parent's.
-	reg, missing := cfg.Registry.Subset(names)
+	reg, missing := parent.registryOver(cfg.Registry).Subset(names)
 	if len(missing) > 0 {
 		// A misspelt or excluded tool would leave the agent unable to do its task
 		// without saying why.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -159,6 +160,15 @@ func (r *Registry) Subset(names []string) (sub *Registry, missing []string) {
 		sub.Register(t)
 	}
 	return sub, missing
+}
+
+// Clone returns a registry with the tools and the filter of r, which changes apart
+// from r: a change is made to a clone, which then replaces r where r was published,
+// so that whoever holds r keeps one consistent set.
+func (r *Registry) Clone() *Registry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return &Registry{logger: r.logger, rules: r.rules, coreAll: r.coreAll, tools: maps.Clone(r.tools)}
 }
 
 // Register adds t under Info().Name. A tool of the same name is replaced, with a

@@ -89,8 +89,7 @@ func cmdPrompt(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
 	}
-	tb.SetSearcher(session.Searcher(client))
-	if err := tb.StartExternal(ctx); err != nil {
+	if err := host.StartExternal(ctx); err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 	}
 	noteExternal(tb, stderr)

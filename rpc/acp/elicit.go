@@ -53,6 +53,49 @@ func (st *sessionState) askQuestions(ctx context.Context, req confirm.Request) (
 	return confirm.Answer{Outcome: confirm.ProceedOnce, Answers: answers}, nil
 }
 
+// hostElicitor is the elicitor of a workspace's host, whose MCP servers serve all its
+// sessions: a server's question goes to the session it asks for (elicitFor).
+type hostElicitor struct{ wh *workspaceHost }
+
+// Elicit implements mcp.Elicitor.
+func (e hostElicitor) Elicit(ctx context.Context, q *mcp.Question) (*mcp.Answer, error) {
+	st := e.wh.elicitFor(ctx, q.Server)
+	if st == nil {
+		return nil, fmt.Errorf("MCP server %s asks a question while several sessions of the workspace run its tools, or none is open: it cannot be told whom to ask", q.Server)
+	}
+	return st.Elicit(ctx, q)
+}
+
+// elicitFor returns the session an MCP server's question is for: that of the call
+// asking, when ctx tells it; else the one session running a tool of the server, or
+// the workspace's one session; else nil.
+func (wh *workspaceHost) elicitFor(ctx context.Context, server string) *sessionState {
+	if st := wh.c.stateOf(ctx); st != nil && st.wh == wh {
+		return st
+	}
+	wh.c.mu.Lock()
+	var all []*sessionState
+	for _, st := range wh.c.sessions {
+		if st.wh == wh {
+			all = append(all, st)
+		}
+	}
+	wh.c.mu.Unlock()
+	var running []*sessionState
+	for _, st := range all {
+		if st.mcpCall(server) != "" {
+			running = append(running, st)
+		}
+	}
+	switch {
+	case len(running) == 1:
+		return running[0]
+	case len(running) == 0 && len(all) == 1:
+		return all[0]
+	}
+	return nil
+}
+
 // Elicit implements mcp.Elicitor: an MCP server's form, put to the user with
 // elicitation/create, tied to the server's tool call that runs in the session if there
 // is exactly one. The MCP manager checks the values and applies the defaults.

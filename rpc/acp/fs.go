@@ -29,13 +29,15 @@ import (
 // adaptTool adapts the tools to what the client serves: the tools that read or edit
 // files read the editor's text when it serves fs.readTextFile, and run_shell_command
 // runs in its terminals when it serves terminal (terminal.go).
-func (st *sessionState) adaptTool(t tools.Tool) tools.Tool {
-	caps, info := st.caps, t.Info()
+// The tools are the workspace host's, for all its sessions: a call finds its session
+// by its context (conn.stateOf).
+func (wh *workspaceHost) adaptTool(caps sdk.ClientCapabilities, t tools.Tool) tools.Tool {
+	info := t.Info()
 	switch {
 	case info.Name == shellTool && caps.Terminal:
-		return &terminalTool{Tool: t, st: st}
+		return &terminalTool{Tool: t, wh: wh}
 	case caps.Fs.ReadTextFile && (info.Kind == tools.KindRead || info.Kind == tools.KindEdit):
-		return &bufferTool{Tool: t, st: st}
+		return &bufferTool{Tool: t, wh: wh}
 	}
 	return t
 }
@@ -43,7 +45,7 @@ func (st *sessionState) adaptTool(t tools.Tool) tools.Tool {
 // bufferTool is a tool whose calls read the editor's text of the files they name.
 type bufferTool struct {
 	tools.Tool
-	st *sessionState
+	wh *workspaceHost
 }
 
 // Build implements tools.Tool.
@@ -52,14 +54,14 @@ func (b *bufferTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bufferCall{Invocation: inv, st: b.st}, nil
+	return &bufferCall{Invocation: inv, wh: b.wh}, nil
 }
 
 // bufferCall is a call whose files are held in the workspace's documents, as the
 // editor has them, from its consent question to its end.
 type bufferCall struct {
 	tools.Invocation
-	st     *sessionState
+	wh     *workspaceHost
 	loaded bool
 	held   []string
 }
@@ -85,7 +87,10 @@ func (c *bufferCall) load(ctx context.Context) {
 		return
 	}
 	c.loaded = true
-	st := c.st
+	st := c.wh.c.stateOf(ctx)
+	if st == nil {
+		return // a call of no session of the client's: the disk's text
+	}
 	ws := st.host.Toolbox().Workspace
 	for _, loc := range c.Locations() {
 		if loc.Path == "" || !ws.Contains(loc.Path) {
@@ -96,7 +101,7 @@ func (c *bufferCall) load(ctx context.Context) {
 			st.c.log.Debug("fs/read_text_file", "path", loc.Path, "error", err)
 			continue
 		}
-		st.hold(loc.Path, res.Content)
+		c.wh.hold(loc.Path, res.Content)
 		c.held = append(c.held, loc.Path)
 	}
 }
@@ -104,32 +109,34 @@ func (c *bufferCall) load(ctx context.Context) {
 // release forgets the call's files, unless another call holds them.
 func (c *bufferCall) release() {
 	for _, p := range c.held {
-		c.st.unhold(p)
+		c.wh.unhold(p)
 	}
 	c.held = nil
 }
 
-// hold puts the editor's text of path in the workspace's documents, for one more call.
-func (st *sessionState) hold(path, text string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	st.held[path]++
-	st.host.Toolbox().Workspace.Open(path, 0, text)
+// hold puts the editor's text of path in the workspace's documents, for one more call
+// (of any of its sessions).
+func (wh *workspaceHost) hold(path, text string) {
+	wh.mu.Lock()
+	defer wh.mu.Unlock()
+	wh.held[path]++
+	wh.host.Toolbox().Workspace.Open(path, 0, text)
 }
 
 // unhold lets one call's hold of path go; the last one forgets the document.
-func (st *sessionState) unhold(path string) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.held[path]--; st.held[path] <= 0 {
-		delete(st.held, path)
-		st.host.Toolbox().Workspace.Close(path)
+func (wh *workspaceHost) unhold(path string) {
+	wh.mu.Lock()
+	defer wh.mu.Unlock()
+	if wh.held[path]--; wh.held[path] <= 0 {
+		delete(wh.held, path)
+		wh.host.Toolbox().Workspace.Close(path)
 	}
 }
 
-// clientWriter commits the session's edits with fs/write_text_file.
+// clientWriter commits the sessions' edits with fs/write_text_file, each to the
+// session of its call.
 type clientWriter struct {
-	st *sessionState
+	c *conn
 	// read reports that the client serves fs/read_text_file, against which staleness
 	// is judged; else against the disk.
 	read bool
@@ -140,7 +147,11 @@ func (w clientWriter) Write(ctx context.Context, c workspace.Change) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cur, exists, err := w.current(ctx, c.Path)
+	st := w.c.stateOf(ctx)
+	if st == nil {
+		return fmt.Errorf("%s: the edit belongs to no ACP session of this connection, whose editor would write it", c.Path)
+	}
+	cur, exists, err := w.current(ctx, st, c.Path)
 	if err != nil {
 		return err
 	}
@@ -156,7 +167,7 @@ func (w clientWriter) Write(ctx context.Context, c workspace.Change) error {
 	if c.Old != nil && c.Old.Format.CRLF {
 		text = strings.ReplaceAll(text, "\n", "\r\n")
 	}
-	_, err = w.st.c.sdk.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(w.st.id), Path: c.Path, Content: text})
+	_, err = w.c.sdk.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(st.id), Path: c.Path, Content: text})
 	if err != nil {
 		return fmt.Errorf("fs/write_text_file %s: %w", c.Path, err)
 	}
@@ -165,10 +176,10 @@ func (w clientWriter) Write(ctx context.Context, c workspace.Change) error {
 
 // current returns the text of path as the tools read it (LF line endings), from the
 // editor when it serves reads, else from the disk, and whether the file exists.
-func (w clientWriter) current(ctx context.Context, path string) (string, bool, error) {
+func (w clientWriter) current(ctx context.Context, st *sessionState, path string) (string, bool, error) {
 	var data []byte
 	if w.read {
-		res, err := w.st.c.sdk.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(w.st.id), Path: path})
+		res, err := w.c.sdk.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(st.id), Path: path})
 		if err != nil {
 			// The protocol has no "not found": a file the editor cannot read is taken as
 			// absent when it is absent from the disk too.

@@ -47,7 +47,9 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	// The SDK cancels a session's running prompt when a second one arrives; agentls
 	// refuses the second instead, so the first runs on. session/cancel cancels it
 	// through the host.
-	res, err := l.Prompt(context.WithoutCancel(ctx), text, nil, images...)
+	// The state rides along for a session the host let go meanwhile, which Prompt
+	// resumes with a client for the session's model (conn.newClient).
+	res, err := l.Prompt(context.WithValue(context.WithoutCancel(ctx), stateKey{}, st), text, nil, images...)
 	switch {
 	case errors.Is(err, session.ErrBusy):
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: codeInvalidRequest, Message: fmt.Sprintf(

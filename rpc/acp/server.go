@@ -2,9 +2,10 @@
 // stdio), the protocol Zed, the JetBrains IDEs, CodeCompanion and agent-shell use to
 // talk to coding agents, over agentls's session core (session.Host).
 //
-// It is a thin adapter: each ACP session is a session of a session.Host of its own
-// (rooted at the session's cwd, with the client's MCP servers merged into the user's
-// settings), whose update stream becomes session/update notifications and whose
+// It is a thin adapter: each ACP session is a session of the session.Host of its
+// workspace (rooted at the session's cwd, with the client's MCP servers merged into the
+// user's settings; the connection's sessions of one workspace share it), whose update
+// stream becomes session/update notifications and whose
 // confirmations become session/request_permission requests. The protocol types and the
 // JSON-RPC connection are those of github.com/coder/acp-go-sdk.
 package acp
@@ -67,7 +68,7 @@ func New(o Options) *Server {
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	w := &lineWriter{w: out}
 	pr, pw := io.Pipe()
-	c := &conn{srv: s, log: s.log, sessions: map[string]*sessionState{}, out: w}
+	c := &conn{srv: s, log: s.log, sessions: map[string]*sessionState{}, hosts: map[string]*workspaceHost{}, out: w}
 	c.sdk = sdk.NewAgentSideConnection(c, w, pr)
 	c.sdk.SetLogger(s.log)
 	go func() {
@@ -135,6 +136,10 @@ type conn struct {
 	mu       sync.Mutex
 	caps     sdk.ClientCapabilities
 	sessions map[string]*sessionState
+	// hosts are the hosts of the workspaces of the sessions, by workspace (hostFor);
+	// closed says that the connection ended: no host is made after closeAll.
+	hosts  map[string]*workspaceHost
+	closed bool
 }
 
 var (
@@ -142,14 +147,24 @@ var (
 	_ sdk.AgentLoader = (*conn)(nil)
 )
 
-// closeAll closes every session's host, cancelling what runs.
+// closeAll withdraws every session's questions and closes the hosts, cancelling what
+// runs; no host is made after it.
 func (c *conn) closeAll() {
 	c.mu.Lock()
-	all := c.sessions
-	c.sessions = map[string]*sessionState{}
+	all, hosts := c.sessions, c.hosts
+	c.sessions, c.hosts, c.closed = map[string]*sessionState{}, map[string]*workspaceHost{}, true
 	c.mu.Unlock()
 	for _, st := range all {
-		st.close()
+		st.cancelElicits()
+	}
+	for _, wh := range hosts {
+		<-wh.ready // one being made is closed once made
+		if wh.host == nil {
+			continue
+		}
+		if err := wh.host.Close(); err != nil {
+			c.log.Warn("closing a workspace's sessions", "error", err)
+		}
 	}
 }
 

@@ -21,17 +21,19 @@ import (
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
+	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/mcp"
 )
 
-// sessionState is an ACP session: a session of a host of its own, rooted at the
-// session's cwd, so that the client's MCP servers, the "always" answers and the model
-// are the session's.
+// sessionState is an ACP session: a session of the host of its workspace (its cwd and
+// the client's MCP servers, see workspaceHost), which it shares with the connection's
+// other sessions of that workspace. Its model and its "always" answers are its own.
 type sessionState struct {
 	c    *conn
 	id   string
 	cwd  string
-	host *session.Host
+	wh   *workspaceHost
+	host *session.Host // wh's
 	// caps are what the client said it can do.
 	caps sdk.ClientCapabilities
 
@@ -41,9 +43,6 @@ type sessionState struct {
 	model string
 	// calls are the tool calls shown to the client and not yet ended, by id.
 	calls map[string]*callView
-	// held counts the calls holding each file's editor text in the workspace's
-	// documents (fs.go).
-	held map[string]int
 	// commands are the session's slash commands (commands.go).
 	commands []command
 	// executing are the ids of the run_shell_command calls starting to execute, by
@@ -55,12 +54,192 @@ type sessionState struct {
 	elicitSeq int
 }
 
-// close closes the session's host, cancelling what runs.
+// close cancels what the session runs and lets it go from its host; the host stays,
+// for the connection's other sessions, until the connection ends.
 func (st *sessionState) close() {
 	st.cancelElicits()
-	if err := st.host.Close(); err != nil {
-		st.c.log.Warn("closing a session", "session", st.id, "error", err)
+	st.host.Cancel(st.id)
+	if err := st.host.CloseSession(st.id); err != nil {
+		// A cancelled prompt is still ending: the host lets the session go once idle.
+		st.c.log.Info("closing a session", "session", st.id, "error", err)
 	}
+}
+
+// workspaceHost is the host of the sessions of one workspace: one cwd, with one set of
+// client MCP servers. The connection's sessions of that workspace share it, so they
+// share the workspace's path locks and MCP server processes; its Asker, Observe,
+// elicitor and writer find the session of each call by its id (session.IDOf).
+type workspaceHost struct {
+	c *conn
+	// ready is closed once host, or err, is set.
+	ready chan struct{}
+	host  *session.Host
+	err   error
+
+	mu sync.Mutex
+	// held counts the calls holding each file's editor text in the workspace's
+	// documents (fs.go).
+	held map[string]int
+}
+
+// hostFor returns the host of the workspace rooted at cwd with the client's MCP
+// servers, made (with its tools loaded) by the first session of that workspace.
+func (c *conn) hostFor(ctx context.Context, cwd string, servers []sdk.McpServer) (*workspaceHost, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, invalidParams("cwd %q is not an absolute path", cwd)
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return nil, invalidParams("cwd %q is not a directory", cwd)
+	}
+	overrides, err := mcpSettings(servers)
+	if err != nil {
+		return nil, err
+	}
+	key, err := json.Marshal(struct {
+		Root      string
+		Overrides settings.Settings
+	}{realDir(cwd), overrides})
+	if err != nil {
+		return nil, failed("%v", err)
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, failed("the connection is closing")
+	}
+	wh, found := c.hosts[string(key)]
+	if !found {
+		wh = &workspaceHost{c: c, ready: make(chan struct{}), held: map[string]int{}}
+		c.hosts[string(key)] = wh
+	}
+	c.mu.Unlock()
+	if found {
+		select {
+		case <-wh.ready:
+			return wh, wh.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	wh.host, wh.err = c.newHost(ctx, wh, cwd, overrides)
+	if wh.err != nil {
+		c.mu.Lock()
+		if c.hosts[string(key)] == wh {
+			delete(c.hosts, string(key))
+		}
+		c.mu.Unlock()
+	}
+	close(wh.ready)
+	return wh, wh.err
+}
+
+// newHost makes the host of wh in cwd with the client's MCP servers (overrides), whose
+// tools are loaded before it returns.
+func (c *conn) newHost(ctx context.Context, wh *workspaceHost, cwd string, overrides settings.Settings) (*session.Host, error) {
+	store, err := c.store()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	caps := c.caps
+	c.mu.Unlock()
+	o := c.srv.o
+	// MCP servers' questions go to a client that takes forms; else they are declined.
+	var elicit mcp.Elicitor
+	if formClient(caps) {
+		elicit = hostElicitor{wh}
+	}
+	host, err := session.NewHost(session.HostOptions{
+		Toolbox: toolbox.Options{
+			Roots:     []string{cwd},
+			ConfigDir: o.ConfigDir,
+			GeminiDir: o.GeminiDir,
+			// The client's servers count as the user's own settings: the workspace's
+			// settings files can only tighten them, as for an editor's options.
+			Overrides: overrides,
+			Tool:      func(t tools.Tool) tools.Tool { return wh.adaptTool(caps, t) },
+			MCPElicit: elicit,
+			Logger:    c.log,
+		},
+		Store:     store,
+		NewClient: c.newClient,
+		Asker:     hostAsker{c},
+		Observe:   c.observe,
+		Logger:    c.log,
+	})
+	if err != nil {
+		return nil, failed("cannot set up the workspace %s: %v", cwd, err)
+	}
+	if caps.Fs.WriteTextFile {
+		host.Toolbox().Workspace.SetWriter(clientWriter{c: c, read: caps.Fs.ReadTextFile})
+	}
+	if err := host.StartExternal(ctx); err != nil {
+		c.log.Warn("external tools", "error", err)
+	}
+	return host, nil
+}
+
+// newState makes a session state in the workspace rooted at cwd with the client's MCP
+// servers; its session is opened next (open).
+func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer) (*sessionState, error) {
+	wh, err := c.hostFor(ctx, cwd, servers)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	caps := c.caps
+	c.mu.Unlock()
+	return &sessionState{c: c, cwd: cwd, wh: wh, host: wh.host, caps: caps, calls: map[string]*callView{},
+		executing: map[string][]string{}, elicits: map[int]context.CancelFunc{}}, nil
+}
+
+// stateKey carries the session state whose session is being opened or prompted, for
+// newClient.
+type stateKey struct{}
+
+// newClient makes the model client of a session being opened, for the model the
+// session chose if it did.
+func (c *conn) newClient(ctx context.Context, s settings.Settings) (clients.Client, error) {
+	if st, ok := ctx.Value(stateKey{}).(*sessionState); ok {
+		return st.newClient(ctx, s)
+	}
+	if c.srv.o.NewClient == nil {
+		return nil, nil
+	}
+	return c.srv.o.NewClient(ctx, s)
+}
+
+// stateOf returns the session whose tool call runs with ctx, or nil.
+func (c *conn) stateOf(ctx context.Context) *sessionState {
+	id := session.IDOf(ctx)
+	if id == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sessions[id]
+}
+
+// observe passes a host's update to its session.
+func (c *conn) observe(u session.Update) {
+	c.mu.Lock()
+	st := c.sessions[u.Session]
+	c.mu.Unlock()
+	if st != nil {
+		st.observe(u)
+	}
+}
+
+// hostAsker is the Asker of a workspace's host: the session of the call asks.
+type hostAsker struct{ c *conn }
+
+// Ask implements confirm.Asker.
+func (a hostAsker) Ask(ctx context.Context, req confirm.Request) (confirm.Answer, error) {
+	st := a.c.stateOf(ctx)
+	if st == nil {
+		return confirm.Answer{}, errors.New("the call belongs to no ACP session of this connection: nobody can be asked")
+	}
+	return st.Ask(ctx, req)
 }
 
 // store returns the store of the sessions.
@@ -74,65 +253,6 @@ func (c *conn) store() (*session.Store, error) {
 		dir = d
 	}
 	return session.NewStore(dir), nil
-}
-
-// newState makes the host of a session in cwd with the client's MCP servers, whose
-// tools are loaded before it returns.
-func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer) (*sessionState, error) {
-	if !filepath.IsAbs(cwd) {
-		return nil, invalidParams("cwd %q is not an absolute path", cwd)
-	}
-	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-		return nil, invalidParams("cwd %q is not a directory", cwd)
-	}
-	overrides, err := mcpSettings(servers)
-	if err != nil {
-		return nil, err
-	}
-	store, err := c.store()
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	caps := c.caps
-	c.mu.Unlock()
-	st := &sessionState{c: c, cwd: cwd, caps: caps, calls: map[string]*callView{}, held: map[string]int{},
-		executing: map[string][]string{}, elicits: map[int]context.CancelFunc{}}
-	o := c.srv.o
-	// MCP servers' questions go to a client that takes forms; else they are declined.
-	var elicit mcp.Elicitor
-	if formClient(caps) {
-		elicit = st
-	}
-	host, err := session.NewHost(session.HostOptions{
-		Toolbox: toolbox.Options{
-			Roots:     []string{cwd},
-			ConfigDir: o.ConfigDir,
-			GeminiDir: o.GeminiDir,
-			// The client's servers count as the user's own settings: the workspace's
-			// settings files can only tighten them, as for an editor's options.
-			Overrides: overrides,
-			Tool:      st.adaptTool,
-			MCPElicit: elicit,
-			Logger:    c.log,
-		},
-		Store:     store,
-		NewClient: st.newClient,
-		Asker:     st,
-		Observe:   st.observe,
-		Logger:    c.log,
-	})
-	if err != nil {
-		return nil, failed("cannot set up the workspace %s: %v", cwd, err)
-	}
-	st.host = host
-	if caps.Fs.WriteTextFile {
-		host.Toolbox().Workspace.SetWriter(clientWriter{st: st, read: caps.Fs.ReadTextFile})
-	}
-	if err := host.Toolbox().StartExternal(ctx); err != nil {
-		c.log.Warn("external tools", "error", err)
-	}
-	return st, nil
 }
 
 // newClient makes the session's model client, for the model the session chose if it
@@ -219,7 +339,7 @@ func headers(hs []sdk.HttpHeader) map[string]string {
 // errors onto the protocol's.
 func (st *sessionState) open(ctx context.Context, id string) (*session.Live, error) {
 	// The model client may keep the context it was made with.
-	l, err := st.host.Open(context.WithoutCancel(ctx), id)
+	l, err := st.host.Open(context.WithoutCancel(context.WithValue(ctx, stateKey{}, st)), id)
 	var re *session.ResumeError
 	switch {
 	case err == nil:
@@ -250,7 +370,12 @@ func (c *conn) add(st *sessionState) {
 	old := c.sessions[st.id]
 	c.sessions[st.id] = st
 	c.mu.Unlock()
-	if old != nil && old != st {
+	switch {
+	case old == nil || old == st:
+	case old.host == st.host:
+		// The same session of the same host: only the old state's questions go.
+		old.cancelElicits()
+	default:
 		old.close()
 	}
 }

@@ -34,7 +34,7 @@ const releaseTimeout = 5 * time.Second
 // terminals.
 type terminalTool struct {
 	tools.Tool
-	st *sessionState
+	wh *workspaceHost
 }
 
 // Build implements tools.Tool.
@@ -51,21 +51,25 @@ func (t *terminalTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	if err := json.Unmarshal(args, &a); err != nil || a.IsBackground {
 		return inv, nil
 	}
-	return &terminalCall{Invocation: inv, st: t.st, args: string(args), command: a.Command, dir: a.DirPath}, nil
+	return &terminalCall{Invocation: inv, wh: t.wh, args: string(args), command: a.Command, dir: a.DirPath}, nil
 }
 
 // terminalCall is a foreground run_shell_command call run in a terminal of the client.
 type terminalCall struct {
 	tools.Invocation
-	st      *sessionState
+	wh      *workspaceHost
 	args    string
 	command string
 	dir     string
 }
 
 // Execute implements tools.Invocation.
-func (c *terminalCall) Execute(ctx context.Context, _ io.Writer) (*tools.Result, error) {
-	st := c.st
+func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result, error) {
+	st := c.wh.c.stateOf(ctx)
+	if st == nil {
+		// A call of no session of the client's has no terminal to run in.
+		return c.Invocation.Execute(ctx, w)
+	}
 	ws := st.host.Toolbox().Workspace
 	dir := ws.Roots()[0]
 	if c.dir != "" {

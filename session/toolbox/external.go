@@ -50,8 +50,12 @@ func (tb *Toolbox) Untrusted() *Untrusted {
 // settings, in parallel, and registers their tools. It returns when every source has
 // loaded or failed: a failure is logged and reported in the error, and never takes the
 // built-in tools or the other sources down. Front ends that must not wait call it on a
-// goroutine; the tools appear in the registry as each source loads.
+// goroutine; the tools appear in the registry as each source loads. After Close it
+// starts nothing and returns ErrClosed.
 func (tb *Toolbox) StartExternal(ctx context.Context) error {
+	if tb.isClosed() {
+		return ErrClosed
+	}
 	configured := tb.Config().Settings.MCPServers
 	servers := mcpServers(configured)
 	errc := make(chan error, 1)
@@ -59,16 +63,24 @@ func (tb *Toolbox) StartExternal(ctx context.Context) error {
 		_, err := tb.Discover(ctx)
 		errc <- err
 	}()
-	tb.startMCP(ctx, servers)
-	return <-errc
+	mcpErr := tb.startMCP(ctx, servers)
+	err := <-errc
+	if errors.Is(mcpErr, ErrClosed) {
+		return ErrClosed
+	}
+	return err
 }
 
 // startMCP replaces the MCP manager by one for servers and connects them.
-func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerConfig) {
+func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerConfig) error {
 	tb.mu.Lock()
+	if tb.closed {
+		tb.mu.Unlock()
+		return ErrClosed
+	}
 	old := tb.mcp
 	tb.mcp = nil
-	tb.Config().Registry.RemoveSource(tools.SourceMCP, "")
+	tb.publishLocked(func(reg *tools.Registry) { reg.RemoveSource(tools.SourceMCP, "") })
 	if len(servers) > 0 {
 		opts := tb.mcpOpts
 		opts.Servers, opts.Dir, opts.Logger = servers, tb.Workspace.Roots()[0], tb.Logger
@@ -83,7 +95,7 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 		}
 	}
 	if m == nil {
-		return
+		return nil
 	}
 	if err := m.Start(ctx); err != nil {
 		tb.Logger.Warn("starting MCP servers", "err", err)
@@ -91,23 +103,33 @@ func (tb *Toolbox) startMCP(ctx context.Context, servers map[string]mcp.ServerCo
 	// The resource tools belong to no one server, so OnTools never brings them.
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	reg := tb.Config().Registry
-	for _, t := range m.Tools() {
-		if t.Info().Server == "" {
-			reg.Register(t)
-		}
+	if tb.closed {
+		// Closed while the servers started: Close closed m.
+		return ErrClosed
 	}
+	tb.publishLocked(func(reg *tools.Registry) {
+		for _, t := range m.Tools() {
+			if t.Info().Server == "" {
+				reg.Register(t)
+			}
+		}
+	})
+	return nil
 }
 
 // setMCPTools replaces the tools of one MCP server in the registry.
 func (tb *Toolbox) setMCPTools(server string, ts []tools.Tool) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	reg := tb.Config().Registry
-	reg.RemoveSource(tools.SourceMCP, server)
-	for _, t := range ts {
-		reg.Register(t)
+	if tb.closed {
+		return
 	}
+	tb.publishLocked(func(reg *tools.Registry) {
+		reg.RemoveSource(tools.SourceMCP, server)
+		for _, t := range ts {
+			reg.Register(t)
+		}
+	})
 }
 
 func (tb *Toolbox) onMCPStatus(st mcp.ServerStatus) {
@@ -200,7 +222,11 @@ func (tb *Toolbox) mcpManager() *mcp.Manager {
 
 // Discover runs the settings' discovery command, if any, and replaces the previously
 // discovered tools by what it found. Without a discovery command it removes them.
+// After Close it runs nothing and returns ErrClosed.
 func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
+	if tb.isClosed() {
+		return nil, ErrClosed
+	}
 	discover, call := tb.Config().Settings.Discovery()
 	var found []tools.Tool
 	if discover != "" {
@@ -220,14 +246,18 @@ func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
 	}
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	tb.discovered = found
-	reg := tb.Config().Registry
-	reg.RemoveSource(tools.SourceDiscovered, "")
-	infos := make([]tools.Info, 0, len(found))
-	for _, t := range found {
-		reg.Register(t)
-		infos = append(infos, t.Info())
+	if tb.closed {
+		return nil, ErrClosed
 	}
+	tb.discovered = found
+	infos := make([]tools.Info, 0, len(found))
+	tb.publishLocked(func(reg *tools.Registry) {
+		reg.RemoveSource(tools.SourceDiscovered, "")
+		for _, t := range found {
+			reg.Register(t)
+			infos = append(infos, t.Info())
+		}
+	})
 	return infos, nil
 }
 
@@ -236,14 +266,10 @@ func (tb *Toolbox) isBuiltin(name string) bool {
 	return slices.ContainsFunc(append(tb.Builtins.Tools(), extra...), func(t tools.Tool) bool { return t.Info().Name == name })
 }
 
-// external returns the tools added after the built-in set (google_web_search, the
-// discovered and the MCP tools), for a new registry.
-// tb.mu is held.
+// external returns the tools added after the built-in set (the discovered and the MCP
+// tools), for a new registry. tb.mu is held.
 func (tb *Toolbox) external() []tools.Tool {
 	out := slices.Clone(tb.discovered)
-	if tb.search != nil {
-		out = append(out, tb.search)
-	}
 	if tb.mcp != nil {
 		out = append(out, tb.mcp.Tools()...)
 	}
@@ -268,22 +294,18 @@ func (tb *Toolbox) Declarations() []tools.Declaration {
 	return tb.Config().Registry.Declarations()
 }
 
-// SetSearcher offers google_web_search answered by s, or withdraws it when s is nil.
-// Package session makes the Searcher of a model client that can ground its answers in
-// web search (session.Searcher).
-func (tb *Toolbox) SetSearcher(s web.Searcher) {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	tb.search = nil
-	reg := tb.Config().Registry
-	reg.Unregister(web.SearchName)
+// SearchTool returns google_web_search answered by s, for one session's registry (a
+// model's search belongs to its session), or nil when s is nil. Package session makes
+// the Searcher of a model client that can ground its answers in web search
+// (session.Searcher).
+func (tb *Toolbox) SearchTool(s web.Searcher) tools.Tool {
 	if s == nil {
-		return
+		return nil
 	}
 	for _, t := range web.New(web.Options{Searcher: s, Logger: tb.Logger}).Tools() {
 		if t.Info().Name == web.SearchName {
-			tb.search = t
-			reg.Register(t)
+			return t
 		}
 	}
+	return nil
 }

@@ -92,8 +92,8 @@ type Toolbox struct {
 	onStatus  func(mcp.ServerStatus)
 	mcpOpts   mcp.Options // Authorize, Elicit and TokenDir of every MCP manager
 
-	// cfg is the configuration in force. It is swapped whole, under mu, so that the
-	// external tools registered meanwhile reach the new registry.
+	// cfg is the configuration in force. It is swapped whole, under mu (publishLocked),
+	// so that no change of the registry is lost to another made meanwhile.
 	cfg atomic.Pointer[Config]
 	// reconfigure serialises Reconfigure and SetTrust, which read files without
 	// holding mu, and guards overrides, the front end's settings in force.
@@ -102,9 +102,10 @@ type Toolbox struct {
 
 	// mu guards the external tool sources, and the swapping of cfg (MCP servers report
 	// new tools from their own goroutines).
-	mu         sync.Mutex
+	mu sync.Mutex
+	// closed is set by Close: no external tool source starts after it.
+	closed     bool
 	discovered []tools.Tool
-	search     tools.Tool
 	mcp        *mcp.Manager
 	logged     map[string]bool
 
@@ -115,10 +116,12 @@ type Toolbox struct {
 
 // Config is the toolbox's configuration at one time: the merged settings, the user's
 // trust in the workspace, the consent policy and the tool registry. A Config does not
-// change once made: Reconfigure makes a new one and swaps it in, so that a reader takes
-// one with Toolbox.Config and sees a consistent whole without a lock. (Its Policy and
-// Registry are safe for concurrent use and do change on their own: the approval mode
-// and "always" answers, the external tools as they load.)
+// change once published, nor does its Registry: a change (Reconfigure, SetMode, the
+// external tools as they load) makes a new Config, with a new Registry or Policy where
+// those change, and swaps it in, so that a reader takes one with Toolbox.Config and sees
+// a consistent whole without a lock, and a scheduler built over one keeps it. (The
+// Policy's "always" answers, and its switch to auto_edit on an edit's "always", still
+// change it in place.)
 type Config struct {
 	Settings settings.Settings
 	// Trust is the user's trust in the first root, as decided when the settings were
@@ -263,7 +266,7 @@ type Reconfiguration struct {
 	// Restart names the settings that changed but take effect only in a new Toolbox.
 	Restart []string
 	// External reports that the MCP servers or the discovery command changed: the front
-	// end calls StartExternal (on a goroutine: it connects servers) to load them.
+	// end loads them again (session.Host.StartExternalInBackground: it connects servers).
 	External bool
 }
 
@@ -317,15 +320,18 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 	r.External = prevDiscover != nextDiscover || prevCall != nextCall ||
 		!reflect.DeepEqual(prev.MCPServers, next.MCPServers)
 
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	// Read again under mu: the external tools may have published a registry since.
+	cur = tb.Config()
 	cfg := &Config{Settings: next, Trust: decision, Policy: cur.Policy, Registry: cur.Registry, untrusted: untrusted}
 	switch {
 	case policy != nil:
 		cfg.Policy, r.Policy = policy, true
 	case r.Mode:
-		cfg.Policy.SetMode(mode)
+		// A new policy, not the old one changed: the old Config stays as it was.
+		cfg.Policy = cur.Policy.WithMode(mode)
 	}
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
 	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) ||
 		!reflect.DeepEqual(prev.Agents, next.Agents) {
 		cfg.Registry, r.Registry = tb.newRegistry(next), true
@@ -333,6 +339,35 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 	tb.cfg.Store(cfg)
 	tb.overrides = overrides
 	return r, nil
+}
+
+// SetMode sets the workspace's approval mode, for the front end's mode switch: it
+// publishes a Config with a policy in mode m (which keeps the "always" answers).
+func (tb *Toolbox) SetMode(m confirm.Mode) {
+	tb.reconfigure.Lock()
+	defer tb.reconfigure.Unlock()
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	next := *tb.Config()
+	next.Policy = next.Policy.WithMode(m)
+	tb.cfg.Store(&next)
+}
+
+// publishLocked publishes a Config whose registry is a clone of the one in force as
+// change leaves it: whoever holds the Config in force keeps it unchanged. tb.mu is
+// held.
+func (tb *Toolbox) publishLocked(change func(*tools.Registry)) {
+	next := *tb.Config()
+	next.Registry = next.Registry.Clone()
+	change(next.Registry)
+	tb.cfg.Store(&next)
+}
+
+// isClosed reports whether Close was called.
+func (tb *Toolbox) isClosed() bool {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return tb.closed
 }
 
 // Scheduler returns a scheduler over the toolbox that decides with policy (nil: the
@@ -346,8 +381,14 @@ func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe t
 	if policy == nil {
 		policy = cfg.Policy
 	}
+	return tb.SchedulerOver(cfg.Registry, policy, asker, observe, metrics...)
+}
+
+// SchedulerOver is Scheduler over reg, a registry of the toolbox's with tools of one
+// session's added (its google_web_search), and with policy, which is not nil.
+func (tb *Toolbox) SchedulerOver(reg *tools.Registry, policy tools.Policy, asker confirm.Asker, observe tools.Observer, metrics ...*tools.Metrics) *tools.Scheduler {
 	return tools.NewScheduler(tools.Options{
-		Registry: cfg.Registry,
+		Registry: reg,
 		Policy:   policy,
 		Asker:    asker,
 		Observe:  observe,
@@ -358,10 +399,15 @@ func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe t
 	})
 }
 
+// ErrClosed is the error of starting external tools in a closed Toolbox.
+var ErrClosed = errors.New("the toolbox is closed")
+
 // Close stops what the tools left running in the background and disconnects the MCP
-// servers.
+// servers. It is final: the toolbox starts no MCP server and registers no external
+// tool after it (StartExternal and Discover return ErrClosed).
 func (tb *Toolbox) Close() error {
 	tb.mu.Lock()
+	tb.closed = true
 	m := tb.mcp
 	tb.mcp = nil
 	tb.mu.Unlock()
