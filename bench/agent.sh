@@ -33,6 +33,9 @@
 #
 # Usage: bench/agent.sh                (RUNS=9 MEMRUNS=3 COUNT=5 by default)
 #        SKIP_GEMINI=1 bench/agent.sh  (agentls only; no npm install)
+#        SKIP_GEMINI=1 BASE_AGENTLS=/path/agentls bench/agent.sh
+#                                      (agentls beside another build of it, e.g. the tree
+#                                       before a change, with the same runs and checks)
 #        BENCH_QUICK=1 bench/agent.sh  (make benchcheck: agentls only, one round of each
 #                                       kind and one benchmark iteration, every run still
 #                                       checked; the targets are printed, not enforced)
@@ -129,6 +132,10 @@ elif [ -z "${SKIP_GEMINI:-}" ]; then
 	echo "gemini-cli $(node "$gemini" --version) at $gemini"
 	tools+=(gemini)
 fi
+if [ -n "${BASE_AGENTLS:-}" ]; then
+	echo "beside the agentls at $BASE_AGENTLS (as base)"
+	tools+=(base)
+fi
 
 # start_fake DIR: a fresh fake server for one run; its URL in $url, its log in DIR.
 start_fake() {
@@ -172,6 +179,9 @@ run_one() {
 	agentls)
 		cmd=("$tmp/agentls" prompt "$prompt" --approval-mode yolo --output json --root "$d/ws")
 		;;
+	base)
+		cmd=("$BASE_AGENTLS" prompt "$prompt" --approval-mode yolo --output json --root "$d/ws")
+		;;
 	gemini)
 		mkdir -p "$d/home/.gemini"
 		cat >"$d/home/.gemini/settings.json" <<-'EOF'
@@ -199,7 +209,7 @@ run_one() {
 		const r = JSON.parse(require("fs").readFileSync(0, "utf8"));
 		const problems = [], want = Number(process.env.CALLS);
 		if (!String(r.response).includes(process.env.MARKER)) problems.push("no final answer");
-		if (process.env.TOOL === "agentls") {
+		if (process.env.TOOL !== "gemini") {
 			if (r.stopReason !== "end_turn") problems.push("stop reason " + r.stopReason);
 			const ok = (r.toolCalls || []).filter(c => c.status === "success").length;
 			if (ok !== want || r.toolCalls.length !== want) problems.push(ok + " of " + (r.toolCalls || []).length + " calls succeeded");
@@ -226,7 +236,7 @@ for tool in "${tools[@]}"; do run_one "$tool" 0 warmup; done
 echo "time: $runs rounds, alternating which goes first, no sampling"
 for i in $(seq "$runs"); do
 	order=("${tools[@]}")
-	if [ $((i % 2)) -eq 0 ] && [ "${#tools[@]}" -eq 2 ]; then order=(gemini agentls); fi
+	if [ $((i % 2)) -eq 0 ] && [ "${#tools[@]}" -eq 2 ]; then order=("${tools[1]}" "${tools[0]}"); fi
 	for tool in "${order[@]}"; do run_one "$tool" 0 "time$i"; done
 done
 echo "memory: $memruns rounds, the process tree sampled every 1 ms"
@@ -283,7 +293,7 @@ a_ms=$(median agentls time wall_ms)
 verdict "agentls end to end, median ms:" "$a_ms" "<" "$ms_target"
 verdict "agentls peak RSS of its own process, MB:" "$(mb "$(median agentls mem own_kb)")" "<" "$mb_target"
 
-if [ "${#tools[@]}" -eq 2 ]; then
+if [ "${#tools[@]}" -eq 2 ] && [ "${tools[1]}" = gemini ]; then
 	ratio() { awk -v g="$(median gemini "$1" "$2")" -v a="$(median agentls "$1" "$2")" 'BEGIN { printf "%.1f", g / a }'; }
 	# Each time round ran both programs: the ratio per round shows the spread.
 	rounds=$(awk '$2 ~ /^time/ { split($3, kv, "="); w[$2, $1] = kv[2]; r[$2] = 1 }
