@@ -1,7 +1,8 @@
 // agentls/confirm: edits are reviewed in VS Code's diff editor (the current text on the
 // left, the editable proposal on the right, Accept / Reject / More Answers… in the
 // editor title, the last a pick of every answer the server offers); shell commands, MCP
-// calls and questions as a notification whose buttons are the server's choices; ask_user's
+// calls and questions as a notification with the server's choices (those that do not
+// fit behind More…, a pick of all of them); ask_user's
 // questions (the model's, or an MCP server's form) one by one in the quick input. The
 // chat shows the same question on the call's card. Closing the diff, dismissing the
 // notification, the server taking the question back ($/cancelRequest) or the server
@@ -9,7 +10,20 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { askAll, Step, StepResult } from './logic/ask';
-import { alwaysNote, answerFor, Choice, choices, ConfirmAnswer, ConfirmDetails, editAnswer, onceChoice, question, refusal } from './logic/confirm';
+import {
+  alwaysNote,
+  answerFor,
+  Choice,
+  choices,
+  ConfirmAnswer,
+  ConfirmDetails,
+  editAnswer,
+  moreLabel,
+  notificationButtons,
+  onceChoice,
+  question,
+  refusal,
+} from './logic/confirm';
 import { idOf, OriginalProvider, originalScheme, ProposalFs, proposalScheme, sideUri } from './proposals';
 
 export interface Pending {
@@ -201,23 +215,9 @@ export class Confirmations implements vscode.Disposable {
     if (p.closeInput) {
       return; // its pick is up already
     }
-    const items = choices(p.details).map((c) => ({ label: c.label, choice: c }));
-    const cts = new vscode.CancellationTokenSource();
-    p.closeInput = cts;
-    try {
-      const picked = await vscode.window.showQuickPick(
-        items,
-        { title: `agentls: ${diffTitle(p.details)}`, placeHolder: 'Answer the proposed edit' },
-        cts.token,
-      );
-      if (picked && !p.answered) {
-        this.pick(p, picked.choice);
-      }
-    } finally {
-      if (p.closeInput === cts) {
-        p.closeInput = undefined;
-        cts.dispose();
-      }
+    const chosen = await this.pickChoice(p, `agentls: ${diffTitle(p.details)}`);
+    if (chosen && !p.answered) {
+      this.pick(p, chosen);
     }
   }
 
@@ -240,17 +240,59 @@ export class Confirmations implements vscode.Disposable {
     this.updateContext();
   }
 
+  /**
+   * Asks with a notification whose buttons are the server's choices; when they are too
+   * many or too long to read there, Allow once, Reject and More…, which opens all of
+   * them in a pick (dismissing the pick shows the notification again). Closing the
+   * notification refuses.
+   */
   private async notify(p: Pending): Promise<void> {
     const d = p.details;
     const opts = choices(d);
+    const { buttons, more } = notificationButtons(opts);
     const note = alwaysNote(d);
-    const msg = `agentls: ${question(d, shortDir(d.directory))}${note ? ' ' + note : ''}`;
-    const picked = await vscode.window.showWarningMessage(msg, ...opts.map((o) => o.label));
-    if (p.answered) {
+    const q = question(d, shortDir(d.directory));
+    const msg = `agentls: ${q}${note ? ' ' + note : ''}`;
+    const labels = buttons.map((o) => o.label).concat(more ? [moreLabel] : []);
+    for (;;) {
+      const picked = await vscode.window.showWarningMessage(msg, ...labels);
+      if (p.answered) {
+        return;
+      }
+      if (more && picked === moreLabel) {
+        const chosen = await this.pickChoice(p, `agentls: ${q}`);
+        if (p.answered) {
+          return;
+        }
+        if (chosen) {
+          p.answer(answerFor(chosen));
+          return;
+        }
+        continue;
+      }
+      const choice = buttons.find((o) => o.label === picked);
+      p.answer(choice ? answerFor(choice) : refusal(d));
       return;
     }
-    const choice = opts.find((o) => o.label === picked);
-    p.answer(choice ? answerFor(choice) : refusal(d));
+  }
+
+  /**
+   * Puts every choice of p in a quick pick, labels exactly as the server wrote them;
+   * undefined when it is dismissed, or closed because p was answered another way.
+   */
+  private async pickChoice(p: Pending, title: string): Promise<Choice | undefined> {
+    const cts = new vscode.CancellationTokenSource();
+    p.closeInput = cts;
+    try {
+      const items = choices(p.details).map((c) => ({ label: c.label, choice: c }));
+      const picked = await vscode.window.showQuickPick(items, { title, placeHolder: 'Choose an answer' }, cts.token);
+      return picked?.choice;
+    } finally {
+      if (p.closeInput === cts) {
+        p.closeInput = undefined;
+        cts.dispose();
+      }
+    }
   }
 
   /**

@@ -10,6 +10,15 @@ export type Outcome =
   | 'cancel'
   | 'reject_always';
 
+const outcomes: ReadonlySet<string> = new Set([
+  'proceed_once',
+  'proceed_always',
+  'proceed_always_server',
+  'proceed_always_tool',
+  'cancel',
+  'reject_always',
+]);
+
 /** ConfirmDetails of the protocol (the fields the extension reads). */
 export interface ConfirmDetails {
   id: string;
@@ -83,13 +92,19 @@ export function choices(d: ConfirmDetails): Choice[] {
   }
   const own: Choice[] = [];
   for (const c of Array.isArray(d.choices) ? d.choices : []) {
-    // An entry without an id or a label cannot be shown or answered: left out, and
-    // the rest still offered (an unknown outcome is fine, the id answers it).
-    if (!c || typeof c.id !== 'string' || c.id === '' || typeof c.label !== 'string' || c.label === '') {
-      continue;
+    if (!c || typeof c.label !== 'string' || c.label === '') {
+      continue; // nothing to show
     }
     const outcome = typeof c.outcome === 'string' ? c.outcome : '';
-    own.push({ id: c.id, label: c.label, outcome, reject: outcome === 'cancel' || outcome === 'reject_always' });
+    const reject = outcome === 'cancel' || outcome === 'reject_always';
+    if (typeof c.id === 'string' && c.id !== '') {
+      // An outcome the extension does not know is fine: the id answers it.
+      own.push({ id: c.id, label: c.label, outcome, reject });
+    } else if (outcomes.has(outcome)) {
+      // A question of the server's own without ids (an older server, or one asked
+      // outside the scheduler): answered with the outcome, which the server still takes.
+      own.push({ id: outcome, label: c.label, outcome, reject, byOutcome: true });
+    }
   }
   if (own.length > 0) {
     return own;
@@ -98,6 +113,26 @@ export function choices(d: ConfirmDetails): Choice[] {
     { id: 'once', label: 'Allow once', outcome: 'proceed_once', reject: false, byOutcome: true },
     { id: 'reject', label: 'Reject', outcome: 'cancel', reject: true, byOutcome: true },
   ];
+}
+
+/** The label of the notification's button that opens all the choices in a pick. */
+export const moreLabel = 'More…';
+
+/**
+ * The choices a notification shows as buttons. A toast is about 450 pixels wide, and
+ * VS Code cuts the labels of buttons that do not fit ("Al…", "Always all…"): a few short
+ * choices are all shown; otherwise "Allow once" and "Reject" (the choices with those
+ * outcomes), and more is set: a More… button opens every choice, labels in full.
+ */
+export function notificationButtons(cs: Choice[]): { buttons: Choice[]; more: boolean } {
+  const chars = cs.reduce((n, c) => n + c.label.length, 0);
+  if (cs.length <= 3 && chars <= 48) {
+    return { buttons: cs, more: false };
+  }
+  const once = cs.find((c) => c.outcome === 'proceed_once') ?? cs.find((c) => !c.reject);
+  const reject = cs.find((c) => c.outcome === 'cancel') ?? cs.find((c) => c.reject);
+  const buttons = cs.filter((c) => c === once || c === reject);
+  return { buttons, more: buttons.length < cs.length };
 }
 
 /** The answer that picks c. */

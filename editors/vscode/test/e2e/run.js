@@ -23,6 +23,16 @@ function notificationButtons(v, text) {
   }, text);
 }
 
+/** The labels of the quick input's rows once its title matches title; null till then. */
+function pickLabels(v, title) {
+  return v.page.evaluate((t) => {
+    const w = document.querySelector('.quick-input-widget');
+    if (!w || w.style.display === 'none' || !w.offsetParent || !new RegExp(t).test(w.querySelector('.quick-input-title')?.textContent || '')) return null;
+    const labels = [...w.querySelectorAll('.quick-input-list .monaco-list-row .label-name')].map((e) => e.textContent.trim());
+    return labels.length > 0 ? labels : null;
+  }, title.source);
+}
+
 /** Picks the row labelled label in the quick input, once it is there. */
 function pickRow(v, label) {
   return waitFor(`"${label}" in the quick input`, () =>
@@ -364,11 +374,8 @@ scenario('edit_always_for_session_then_stale', alwaysThenStale, async (v) => {
   // The diff editor's title offers the server's other answers (More Answers…): its
   // labels, exactly, in its order.
   await v.clickEditorAction('More Answers to the Edit…');
-  const pick = await waitFor('the server\'s answers in the quick input', async () => {
-    const q = await quickInput(v);
-    return q && q.rows.length > 0 ? q : null;
-  });
-  assert.deepEqual(pick.rows, [
+  const pick = await waitFor('the server\'s answers in the quick input', () => pickLabels(v, /greet\.txt/));
+  assert.deepEqual(pick, [
     'Allow once',
     'Allow every edit for this session',
     'Always allow replace, and save it in your settings',
@@ -376,10 +383,10 @@ scenario('edit_always_for_session_then_stale', alwaysThenStale, async (v) => {
     'Always reject replace for this session',
   ]);
   // The same answers on the tool card.
-  const card = await f.evaluate(() =>
+  const cardChoices = await f.evaluate(() =>
     [...document.querySelectorAll('.item.tool[data-status="awaiting_approval"] .choices button[data-choice]')].map((b) => b.textContent),
   );
-  assert.deepEqual(card, pick.rows);
+  assert.deepEqual(cardChoices, pick);
   await pickRow(v, 'Allow every edit for this session');
   // The session's next edit applies without a question; the approval mode stays.
   await waitFor('the second edit to apply without a question', () => {
@@ -683,16 +690,22 @@ scenario(
   }),
   async (v) => {
     const f = await v.ask('count to three slowly');
-    // The question names the command; its buttons are the server's choices, which say
-    // what "always" would allow.
+    // The question names the command; its buttons are the server's Allow once and
+    // Reject, and More… (five long labels would be cut short in a toast), which lists
+    // the server's choices, saying what "always" would allow. Escape goes back.
     const buttons = await waitFor('the shell question', () => notificationButtons(v, "Run `printf 'line-1"));
-    assert.deepEqual(buttons, [
+    assert.deepEqual(buttons, ['Allow once', 'Reject', 'More…']);
+    await v.clickNotification("Run `printf 'line-1", 'More…');
+    const all = await waitFor('the choices in a pick', () => pickLabels(v, /Run `printf 'line-1/));
+    assert.deepEqual(all, [
       'Allow once',
       'Always allow printf, test, sleep for this session',
       'Always allow printf, test, sleep, and save it in your settings',
       'Reject',
       'Always reject printf, test, sleep for this session',
     ]);
+    await v.page.keyboard.press('Escape');
+    await waitFor('the question again', () => notificationButtons(v, "Run `printf 'line-1"));
     await v.clickNotification('Run `printf', 'Allow once');
     // Output streams into the tool card while the command runs.
     await waitFor('line-1 in the tool card while the command runs', () =>
@@ -754,22 +767,29 @@ scenario(
   }),
   async (v) => {
     // Issue 21: the loop's question offered "Always allow echo, n=0, test, sleep,
-    // n=$((n+1))", which no "always" can hold. The server offers none; the buttons are
-    // its choices, and the question says why there is no "always".
+    // n=$((n+1))", which no "always" can hold. The server offers none; the buttons and
+    // More… are its choices, and the question says why there is no "always".
     const f = await v.ask('count to three');
-    const loop = await waitFor('the loop\'s question', () => notificationButtons(v, 'Run `n=0; while'));
-    assert.deepEqual(loop, ['Allow once', 'Reject', 'Always reject n=0, test, echo, sleep, n=$((n+1)) for this session']);
-    assert.ok(!loop.some((b) => /^Always allow/.test(b)), `no "Always allow": ${loop}`);
+    const loopButtons = await waitFor('the loop\'s question', () => notificationButtons(v, 'Run `n=0; while'));
+    assert.deepEqual(loopButtons, ['Allow once', 'Reject', 'More…']);
     assert.ok(
       await v.page.evaluate(() => [...document.querySelectorAll('.notification-toast')].some((t) => t.textContent.includes('Run `n=0; while') && /asked every time/.test(t.textContent))),
       'the question says it is asked every time',
     );
+    await v.clickNotification('Run `n=0; while', 'More…');
+    const loop = await waitFor('the loop\'s choices in a pick', () => pickLabels(v, /Run `n=0; while/));
+    assert.deepEqual(loop, ['Allow once', 'Reject', 'Always reject n=0, test, echo, sleep, n=$((n+1)) for this session']);
+    assert.ok(!loop.some((b) => /^Always allow/.test(b)), `no "Always allow": ${loop}`);
+    // Escape goes back to the question.
+    await v.page.keyboard.press('Escape');
     await v.clickNotification('Run `n=0; while', 'Reject');
     await waitFor('the answer after the refusal', () => f.evaluate(() => /I will not count then\./.test(document.body.textContent)));
 
     // echo: the server's five answers; "Always reject echo for this session".
     await v.ask('say first');
-    const echo = await waitFor('the echo question', () => notificationButtons(v, 'Run `echo first'));
+    assert.deepEqual(await waitFor('the echo question', () => notificationButtons(v, 'Run `echo first')), ['Allow once', 'Reject', 'More…']);
+    await v.clickNotification('Run `echo first', 'More…');
+    const echo = await waitFor('the echo\'s choices in a pick', () => pickLabels(v, /Run `echo first/));
     assert.deepEqual(echo, [
       'Allow once',
       'Always allow echo for this session',
@@ -777,7 +797,7 @@ scenario(
       'Reject',
       'Always reject echo for this session',
     ]);
-    await v.clickNotification('Run `echo first', 'Always reject echo for this session');
+    await pickRow(v, 'Always reject echo for this session');
     await waitFor('the answer after the refusal', () => f.evaluate(() => /Understood, no echo\./.test(document.body.textContent)));
     assert.equal(v.probe().agentls.asked, 2);
 

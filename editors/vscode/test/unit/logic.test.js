@@ -104,8 +104,33 @@ test('choices: the server\'s choices, labels as given, answered by id', () => {
   const future = { id: '4', type: 'mcp', choices: [{ id: 'once', outcome: 'proceed_once', label: 'Allow once' }, { id: 'later', outcome: 'proceed_later', label: 'Ask me later' }] };
   assert.deepEqual(confirm.choices(future).map((c) => confirm.answerFor(c)), [{ choice: 'once' }, { choice: 'later' }]);
   // Entries that cannot be shown or answered are left out.
-  const junk = { id: '5', type: 'info', choices: [null, { outcome: 'proceed_once', label: 'no id' }, { id: 'x', outcome: 'cancel' }, { id: 'reject', outcome: 'cancel', label: 'Reject' }] };
+  const junk = { id: '5', type: 'info', choices: [null, { outcome: 'bogus', label: 'no id' }, { id: 'x', outcome: 'cancel' }, { id: 'reject', outcome: 'cancel', label: 'Reject' }] };
   assert.deepEqual(confirm.choices(junk).map((c) => c.id), ['reject']);
+  // A question's own choices without ids (the server's folder trust question) are
+  // answered with their outcomes: a choice id the server does not know is a refusal.
+  const bare = { id: '6', type: 'info', choices: [{ outcome: 'proceed_once', label: 'Trust this folder' }, { outcome: 'cancel', label: 'Not now' }] };
+  assert.deepEqual(confirm.choices(bare).map((c) => [c.label, confirm.answerFor(c)]), [
+    ['Trust this folder', { outcome: 'proceed_once' }],
+    ['Not now', { outcome: 'cancel' }],
+  ]);
+  assert.deepEqual(confirm.refusal(bare), { outcome: 'cancel' });
+});
+
+test('notificationButtons: a few short choices as they are; else Allow once, Reject and More…', () => {
+  const shown = (cs) => {
+    const n = confirm.notificationButtons(confirm.choices({ id: 'n', type: 'execute', choices: cs }));
+    return n.buttons.map((c) => c.label).concat(n.more ? [confirm.moreLabel] : []);
+  };
+  const trust = [
+    { id: 'proceed_once', outcome: 'proceed_once', label: 'Trust this folder' },
+    { id: 'proceed_always', outcome: 'proceed_always', label: 'Trust the parent folder' },
+    { id: 'cancel', outcome: 'cancel', label: 'Not now' },
+  ];
+  assert.deepEqual(shown(trust), ['Trust this folder', 'Trust the parent folder', 'Not now']);
+  assert.deepEqual(shown([echoChoices[0], echoChoices[3]]), ['Allow once', 'Reject']);
+  // Five long labels would be cut to "Al…", "Always all…" in a toast.
+  assert.deepEqual(shown(echoChoices), ['Allow once', 'Reject', 'More…']);
+  assert.deepEqual(shown(loopChoices), ['Allow once', 'Reject', 'More…']);
 });
 
 test('choices: without the server\'s choices, Allow once and Reject answered by outcome', () => {
