@@ -153,8 +153,9 @@
       }
       for (const c of item.confirm.choices) {
         const b = el('button', c.reject ? 'secondary' : '', c.label);
+        b.dataset.choice = c.id;
         b.dataset.outcome = c.outcome;
-        b.addEventListener('click', () => vscode.postMessage({ type: 'confirm', id: item.confirm.id, outcome: c.outcome }));
+        b.addEventListener('click', () => vscode.postMessage({ type: 'confirm', id: item.confirm.id, choice: c.id }));
         row.appendChild(b);
       }
       q.appendChild(row);

@@ -9,7 +9,7 @@ import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import MarkdownIt from 'markdown-it';
 import { ChatItem, isFinal, locationLabel, ToolItem, Transcript, Usage } from './logic/chat';
-import { choices, question, alwaysNote, Outcome } from './logic/confirm';
+import { choices, question, alwaysNote } from './logic/confirm';
 import { plainAnswers } from './logic/ask';
 import { mentionFor, parseMentions, withAttachments } from './logic/mentions';
 import { Confirmations } from './confirm';
@@ -449,7 +449,7 @@ export class Chat implements vscode.WebviewViewProvider, vscode.Disposable {
         break;
       }
       case 'confirm':
-        this.confirmations.answer(String(m.id), String(m.outcome) as Outcome);
+        this.confirmations.answer(String(m.id), String(m.choice));
         break;
       case 'review':
         await this.confirmations.review(String(m.id));
@@ -577,11 +577,7 @@ export class Chat implements vscode.WebviewViewProvider, vscode.Disposable {
                 type: pending.details.type,
                 question: question(pending.details),
                 note: alwaysNote(pending.details),
-                choices: choices(pending.details).map((c) => ({
-                  label: pending.details.type === 'edit' && c.outcome === 'proceed_once' ? 'Accept' : c.label,
-                  outcome: c.outcome,
-                  reject: c.reject === true,
-                })),
+                choices: choices(pending.details).map((c) => ({ id: c.id, label: c.label, outcome: c.outcome, reject: c.reject })),
               }
             : undefined,
         };

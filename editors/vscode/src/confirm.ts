@@ -1,6 +1,8 @@
 // agentls/confirm: edits are reviewed in VS Code's diff editor (the current text on the
-// left, the editable proposal on the right, Accept / Accept always / Reject in the
-// editor title); shell commands, MCP calls and questions as a notification; ask_user's
+// left, the editable proposal on the right, Accept / Reject / More Answers… in the
+// editor title, the last a pick of every answer the server offers); shell commands, MCP
+// calls and questions as a notification with the server's choices (those that do not
+// fit behind More…, a pick of all of them); ask_user's
 // questions (the model's, or an MCP server's form) one by one in the quick input. The
 // chat shows the same question on the call's card. Closing the diff, dismissing the
 // notification, the server taking the question back ($/cancelRequest) or the server
@@ -8,7 +10,20 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { askAll, Step, StepResult } from './logic/ask';
-import { alwaysNote, choices, ConfirmAnswer, ConfirmDetails, editAnswer, Outcome, question } from './logic/confirm';
+import {
+  alwaysNote,
+  answerFor,
+  Choice,
+  choices,
+  ConfirmAnswer,
+  ConfirmDetails,
+  editAnswer,
+  moreLabel,
+  notificationButtons,
+  onceChoice,
+  question,
+  refusal,
+} from './logic/confirm';
 import { idOf, OriginalProvider, originalScheme, ProposalFs, proposalScheme, sideUri } from './proposals';
 
 export interface Pending {
@@ -18,8 +33,11 @@ export interface Pending {
   proposal?: vscode.Uri;
   answer(a: ConfirmAnswer): boolean;
   answered: boolean;
-  /** For ask_user: closes its quick input once it is answered another way. */
-  closeQuestions?: vscode.CancellationTokenSource;
+  /**
+   * Closes the quick input asking about it (ask_user's questions, an edit's More
+   * Answers…) once it is answered another way.
+   */
+  closeInput?: vscode.CancellationTokenSource;
 }
 
 export class Confirmations implements vscode.Disposable {
@@ -47,7 +65,7 @@ export class Confirmations implements vscode.Disposable {
           const p = id !== undefined ? this.pending.get(id) : undefined;
           if (p && !p.answered) {
             this.log(`edit ${id}: the diff was closed without an answer: rejected`);
-            p.answer({ outcome: 'cancel' });
+            p.answer(refusal(p.details));
           }
         }
         this.updateContext();
@@ -61,7 +79,7 @@ export class Confirmations implements vscode.Disposable {
       const p = id !== undefined ? this.pending.get(id) : undefined;
       if (p && !p.answered && p.details.type === 'edit') {
         this.log(`edit ${id}: the proposal was saved: accepted as the user's version`);
-        p.answer(editAnswer(p.details.newContent ?? '', text, false));
+        p.answer(editAnswer(p.details.newContent ?? '', text, accept(p.details)));
       }
     };
   }
@@ -107,7 +125,7 @@ export class Confirmations implements vscode.Disposable {
       token.onCancellationRequested(() => {
         if (!entry.answered) {
           this.log(`confirmation ${id}: taken back by the server`);
-          entry.answer({ outcome: 'cancel' });
+          entry.answer(refusal(entry.details));
         }
       });
       this.changed.fire();
@@ -115,27 +133,42 @@ export class Confirmations implements vscode.Disposable {
         details.type === 'edit' ? this.openDiff(entry) : details.type === 'ask_user' ? this.openQuestions(entry) : this.notify(entry);
       shown.catch((err: unknown) => {
         void vscode.window.showErrorMessage(`agentls: could not show the confirmation, the call was refused: ${String(err)}`);
-        entry.answer({ outcome: 'cancel' });
+        entry.answer(refusal(entry.details));
       });
     });
   }
 
-  /** Answers a waiting confirmation (from the chat's buttons, the commands). */
-  answer(id: string, outcome: Outcome): boolean {
+  /**
+   * Answers a waiting confirmation with the offered choice whose id is choiceId (from
+   * the chat's buttons); false when nothing waits under id or no such choice was offered.
+   */
+  answer(id: string, choiceId: string): boolean {
     const p = this.pending.get(id);
-    if (!p) {
-      return false;
+    const c = p && choices(p.details).find((x) => x.id === choiceId);
+    return p !== undefined && c !== undefined && this.pick(p, c);
+  }
+
+  /**
+   * Answers p with the choice c; an edit's with the proposal as it now stands (the
+   * user's version when they changed it).
+   */
+  private pick(p: Pending, c: Choice): boolean {
+    if (p.details.type !== 'edit') {
+      return p.answer(answerFor(c));
     }
-    if (p.details.type === 'edit' && outcome !== 'cancel') {
-      return p.answer(editAnswer(p.details.newContent ?? '', this.proposalText(p), outcome === 'proceed_always'));
+    const a = editAnswer(p.details.newContent ?? '', this.proposalText(p), c);
+    if (a.outcome === 'modify_with_editor' && c.outcome.startsWith('proceed_always')) {
+      void vscode.window.showWarningMessage(
+        `agentls: you edited the proposal, and "${c.label}" cannot cover your version. It was accepted once; later edits will still ask.`,
+      );
     }
-    return p.answer({ outcome });
+    return p.answer(a);
   }
 
   /** Refuses every waiting confirmation (the server stopped). */
   cancelAll(): void {
     for (const p of this.list()) {
-      p.answer({ outcome: 'cancel' });
+      p.answer(refusal(p.details));
     }
   }
 
@@ -160,26 +193,32 @@ export class Confirmations implements vscode.Disposable {
     return edits.length === 1 ? edits[0] : undefined;
   }
 
-  /** The accept / accept always / reject commands. */
-  decideCurrent(kind: 'accept' | 'always' | 'reject'): void {
+  /**
+   * The commands of the diff editor's title: Accept (the proposal once, or the user's
+   * version), Reject, and More Answers… (a pick of every choice the server offers, with
+   * its labels: allowing every edit of the session, saving a rule, rejecting always).
+   */
+  async decideCurrent(kind: 'accept' | 'reject' | 'more'): Promise<void> {
     const p = this.current();
     if (!p) {
       void vscode.window.showInformationMessage('agentls: no edit is waiting for review here.');
       return;
     }
     if (kind === 'reject') {
-      p.answer({ outcome: 'cancel' });
+      p.answer(refusal(p.details));
       return;
     }
-    const shown = this.proposalText(p);
-    const proposed = p.details.newContent ?? '';
-    const a = editAnswer(proposed, shown, kind === 'always');
-    if (kind === 'always' && a.outcome === 'modify_with_editor') {
-      void vscode.window.showWarningMessage(
-        'agentls: you edited the proposal, and "always" cannot cover your version. It was accepted once; later edits will still ask.',
-      );
+    if (kind === 'accept') {
+      this.pick(p, accept(p.details));
+      return;
     }
-    p.answer(a);
+    if (p.closeInput) {
+      return; // its pick is up already
+    }
+    const chosen = await this.pickChoice(p, `agentls: ${diffTitle(p.details)}`);
+    if (chosen && !p.answered) {
+      this.pick(p, chosen);
+    }
   }
 
   private proposalText(p: Pending): string {
@@ -201,17 +240,59 @@ export class Confirmations implements vscode.Disposable {
     this.updateContext();
   }
 
+  /**
+   * Asks with a notification whose buttons are the server's choices; when they are too
+   * many or too long to read there, Allow once, Reject and More…, which opens all of
+   * them in a pick (dismissing the pick shows the notification again). Closing the
+   * notification refuses.
+   */
   private async notify(p: Pending): Promise<void> {
     const d = p.details;
     const opts = choices(d);
+    const { buttons, more } = notificationButtons(opts);
     const note = alwaysNote(d);
-    const msg = `agentls: ${question(d, shortDir(d.directory))}${note ? ' ' + note : ''}`;
-    const picked = await vscode.window.showWarningMessage(msg, ...opts.map((o) => o.label));
-    if (p.answered) {
+    const q = question(d, shortDir(d.directory));
+    const msg = `agentls: ${q}${note ? ' ' + note : ''}`;
+    const labels = buttons.map((o) => o.label).concat(more ? [moreLabel] : []);
+    for (;;) {
+      const picked = await vscode.window.showWarningMessage(msg, ...labels);
+      if (p.answered) {
+        return;
+      }
+      if (more && picked === moreLabel) {
+        const chosen = await this.pickChoice(p, `agentls: ${q}`);
+        if (p.answered) {
+          return;
+        }
+        if (chosen) {
+          p.answer(answerFor(chosen));
+          return;
+        }
+        continue;
+      }
+      const choice = buttons.find((o) => o.label === picked);
+      p.answer(choice ? answerFor(choice) : refusal(d));
       return;
     }
-    const choice = opts.find((o) => o.label === picked);
-    p.answer({ outcome: choice ? choice.outcome : 'cancel' });
+  }
+
+  /**
+   * Puts every choice of p in a quick pick, labels exactly as the server wrote them;
+   * undefined when it is dismissed, or closed because p was answered another way.
+   */
+  private async pickChoice(p: Pending, title: string): Promise<Choice | undefined> {
+    const cts = new vscode.CancellationTokenSource();
+    p.closeInput = cts;
+    try {
+      const items = choices(p.details).map((c) => ({ label: c.label, choice: c }));
+      const picked = await vscode.window.showQuickPick(items, { title, placeHolder: 'Choose an answer' }, cts.token);
+      return picked?.choice;
+    } finally {
+      if (p.closeInput === cts) {
+        p.closeInput = undefined;
+        cts.dispose();
+      }
+    }
   }
 
   /**
@@ -221,7 +302,7 @@ export class Confirmations implements vscode.Disposable {
    */
   private openQuestions(p: Pending): Promise<void> {
     const cts = new vscode.CancellationTokenSource();
-    p.closeQuestions = cts;
+    p.closeInput = cts;
     const run = async () => {
       if (p.answered) {
         return;
@@ -259,10 +340,10 @@ export class Confirmations implements vscode.Disposable {
    * input of questions answered another way (the card's Dismiss, the server).
    */
   private async takeDown(p: Pending): Promise<void> {
-    if (p.closeQuestions) {
-      p.closeQuestions.cancel();
-      p.closeQuestions.dispose();
-      p.closeQuestions = undefined;
+    if (p.closeInput) {
+      p.closeInput.cancel();
+      p.closeInput.dispose();
+      p.closeInput = undefined;
     }
     if (!p.original || !p.proposal) {
       return;
@@ -309,6 +390,11 @@ export class Confirmations implements vscode.Disposable {
     const reviewing = id !== undefined && this.pending.has(id);
     void vscode.commands.executeCommand('setContext', 'agentls.reviewingEdit', reviewing);
   }
+}
+
+/** The choice that accepts an edit as proposed (or as the user changed it): "once". */
+function accept(d: ConfirmDetails): Choice {
+  return onceChoice(d) ?? { id: 'once', label: 'Allow once', outcome: 'proceed_once', reject: false, byOutcome: true };
 }
 
 function fileOf(d: ConfirmDetails): string {

@@ -460,7 +460,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
     }
   });
   cmd('agentls.edit.accept', () => confirmations.decideCurrent('accept'));
-  cmd('agentls.edit.acceptAlways', () => confirmations.decideCurrent('always'));
+  cmd('agentls.edit.more', () => confirmations.decideCurrent('more'));
   cmd('agentls.edit.reject', () => confirmations.decideCurrent('reject'));
   cmd('agentls.menu', async () => {
     const items: (vscode.QuickPickItem & { command: string })[] = [

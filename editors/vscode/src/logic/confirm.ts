@@ -1,5 +1,5 @@
-// What a confirmation (agentls/confirm) offers and how it is worded, and how an answer
-// to an edit is built. No vscode import: unit tested under node.
+// What a confirmation (agentls/confirm) offers (the server's choices) and how it is
+// worded, and how an answer is built. No vscode import: unit tested under node.
 
 export type Outcome =
   | 'proceed_once'
@@ -7,7 +7,8 @@ export type Outcome =
   | 'proceed_always_server'
   | 'proceed_always_tool'
   | 'modify_with_editor'
-  | 'cancel';
+  | 'cancel'
+  | 'reject_always';
 
 const outcomes: ReadonlySet<string> = new Set([
   'proceed_once',
@@ -15,6 +16,7 @@ const outcomes: ReadonlySet<string> = new Set([
   'proceed_always_server',
   'proceed_always_tool',
   'cancel',
+  'reject_always',
 ]);
 
 /** ConfirmDetails of the protocol (the fields the extension reads). */
@@ -42,68 +44,115 @@ export interface ConfirmDetails {
   prompt?: string;
   urls?: string[];
   // extensions
-  choices?: { outcome: string; label: string }[];
+  /** The answers the server offers, in the order to show them (see choices). */
+  choices?: { id?: string; outcome?: string; label?: string; covers?: string; persist?: string }[];
   noAlways?: boolean;
   // ask_user (experimental.agentls.askUser): see ./ask
   questions?: unknown;
 }
 
+/**
+ * The result of agentls/confirm: the id of the offered choice the user picked, or
+ * (for an edited proposal, ask_user's questions, or a question that offered no
+ * choices) an outcome.
+ */
 export interface ConfirmAnswer {
-  outcome: Outcome;
+  choice?: string;
+  outcome?: Outcome;
   content?: string;
   /** The answers to an ask_user confirmation's questions, by question index. */
   answers?: Record<string, string>;
 }
 
 export interface Choice {
+  /** The server's id of the choice; the key the chat and the commands answer with. */
+  id: string;
   label: string;
-  outcome: Outcome;
-  /** Whether this is the refusal (shown apart from the others). */
-  reject?: boolean;
+  /** The outcome the server gave the choice (a future one stays a string). */
+  outcome: string;
+  /** Whether this refuses the call (shown apart from the others). */
+  reject: boolean;
+  /**
+   * Whether the server offered no choices and this is the extension's own stand-in,
+   * answered with its outcome: a choice id the server did not offer is a refusal.
+   */
+  byOutcome?: boolean;
 }
 
 /**
- * The answers offered for a confirmation, in display order: the question's own choices
- * when it offers usable ones, else "Allow once", what "always" would allow (unless the
- * question holds for this call only) and "Reject".
+ * The answers offered for a confirmation, in display order: the server's choices, with
+ * their labels exactly as it wrote them (it makes them once for every front end, so an
+ * answer means the same everywhere). A question that came without any is offered
+ * "Allow once" and "Reject" alone: what "always" would cover is the server's to say.
+ * ask_user's questions are answered in the quick input; their only choice is "Dismiss".
  */
 export function choices(d: ConfirmDetails): Choice[] {
   if (d.type === 'ask_user') {
-    // The questions are answered in the quick input; "Allow" would answer none of them.
-    return [{ label: 'Dismiss', outcome: 'cancel', reject: true }];
+    return [{ id: 'cancel', label: 'Dismiss', outcome: 'cancel', reject: true, byOutcome: true }];
   }
-  if (Array.isArray(d.choices) && d.choices.length > 0) {
-    const own: Choice[] = [];
-    for (const c of d.choices) {
-      if (!c || typeof c.label !== 'string' || !outcomes.has(c.outcome)) {
-        own.length = 0;
-        break;
-      }
-      own.push({ label: c.label, outcome: c.outcome as Outcome, reject: c.outcome === 'cancel' });
+  const own: Choice[] = [];
+  for (const c of Array.isArray(d.choices) ? d.choices : []) {
+    if (!c || typeof c.label !== 'string' || c.label === '') {
+      continue; // nothing to show
     }
-    if (own.length > 0) {
-      return own;
-    }
-  }
-  const out: Choice[] = [{ label: 'Allow once', outcome: 'proceed_once' }];
-  if (!d.noAlways) {
-    if (d.type === 'execute') {
-      const roots = Array.isArray(d.rootCommands) ? d.rootCommands.filter((r) => typeof r === 'string' && r !== '') : [];
-      out.push({
-        label: roots.length > 0 ? `Always allow ${roots.join(', ')}` : 'Always allow this command',
-        outcome: 'proceed_always',
-      });
-    } else if (d.type === 'mcp') {
-      out.push({ label: `Always allow tool ${d.tool ?? '?'}`, outcome: 'proceed_always_tool' });
-      out.push({ label: `Always allow server ${d.server ?? '?'}`, outcome: 'proceed_always_server' });
-    } else if (d.type === 'edit') {
-      out.push({ label: 'Accept always (auto_edit)', outcome: 'proceed_always' });
-    } else {
-      out.push({ label: 'Always allow', outcome: 'proceed_always' });
+    const outcome = typeof c.outcome === 'string' ? c.outcome : '';
+    const reject = outcome === 'cancel' || outcome === 'reject_always';
+    if (typeof c.id === 'string' && c.id !== '') {
+      // An outcome the extension does not know is fine: the id answers it.
+      own.push({ id: c.id, label: c.label, outcome, reject });
+    } else if (outcomes.has(outcome)) {
+      // A question of the server's own without ids (an older server, or one asked
+      // outside the scheduler): answered with the outcome, which the server still takes.
+      own.push({ id: outcome, label: c.label, outcome, reject, byOutcome: true });
     }
   }
-  out.push({ label: 'Reject', outcome: 'cancel', reject: true });
-  return out;
+  if (own.length > 0) {
+    return own;
+  }
+  return [
+    { id: 'once', label: 'Allow once', outcome: 'proceed_once', reject: false, byOutcome: true },
+    { id: 'reject', label: 'Reject', outcome: 'cancel', reject: true, byOutcome: true },
+  ];
+}
+
+/** The label of the notification's button that opens all the choices in a pick. */
+export const moreLabel = 'More…';
+
+/**
+ * The choices a notification shows as buttons. A toast is about 450 pixels wide, and
+ * VS Code cuts the labels of buttons that do not fit ("Al…", "Always all…"): a few short
+ * choices are all shown; otherwise "Allow once" and "Reject" (the choices with those
+ * outcomes), and more is set: a More… button opens every choice, labels in full.
+ */
+export function notificationButtons(cs: Choice[]): { buttons: Choice[]; more: boolean } {
+  const chars = cs.reduce((n, c) => n + c.label.length, 0);
+  if (cs.length <= 3 && chars <= 48) {
+    return { buttons: cs, more: false };
+  }
+  const once = cs.find((c) => c.outcome === 'proceed_once') ?? cs.find((c) => !c.reject);
+  const reject = cs.find((c) => c.outcome === 'cancel') ?? cs.find((c) => c.reject);
+  const buttons = cs.filter((c) => c === once || c === reject);
+  return { buttons, more: buttons.length < cs.length };
+}
+
+/** The answer that picks c. */
+export function answerFor(c: Choice): ConfirmAnswer {
+  return c.byOutcome ? { outcome: c.outcome as Outcome } : { choice: c.id };
+}
+
+/**
+ * The answer that refuses the call once: the offered choice whose outcome is "cancel"
+ * (Reject, Not now), else the outcome. What closing a diff or dismissing a notification
+ * answers: no answer is never consent.
+ */
+export function refusal(d: ConfirmDetails): ConfirmAnswer {
+  const c = choices(d).find((x) => x.outcome === 'cancel');
+  return c ? answerFor(c) : { outcome: 'cancel' };
+}
+
+/** The choice of d that allows the call this once (an edit's Accept), if offered. */
+export function onceChoice(d: ConfirmDetails): Choice | undefined {
+  return choices(d).find((c) => c.outcome === 'proceed_once');
 }
 
 /** The question in one or a few lines, for a notification or a tool card. */
@@ -130,37 +179,38 @@ export function question(d: ConfirmDetails, shortPath?: string): string {
   }
 }
 
-/** What "always" allows, said in words, for the shell question. */
+/**
+ * A note for a question whose choices hold for this call only: the labels of the
+ * others say what their "always" covers.
+ */
 export function alwaysNote(d: ConfirmDetails): string | undefined {
   if (d.type === 'ask_user') {
+    return undefined;
+  }
+  const offered = choices(d);
+  if (offered.some((c) => c.outcome.startsWith('proceed_always'))) {
     return undefined;
   }
   if (d.noAlways) {
     return 'This question is asked every time.';
   }
-  if (d.type === 'execute') {
-    const roots = Array.isArray(d.rootCommands) ? d.rootCommands : [];
-    if (roots.length === 0) {
-      return '"Always" cannot cover this command line: it will be asked every time.';
-    }
-    return `"Always" allows ${roots.map((r) => `\`${r}\``).join(', ')} for the rest of the session.`;
-  }
-  if (d.type === 'edit') {
-    return '"Accept always" switches the session to auto_edit: later edits are applied without asking.';
+  if (d.type === 'execute' && !offered.some((c) => c.byOutcome)) {
+    return 'No "always" can cover this command line: it is asked every time.';
   }
   return undefined;
 }
 
 /**
- * The answer to an edit accepted from the diff editor: the proposal as it was shown is
- * "proceed_once" (or "proceed_always"); an edited proposal is the user's version
- * ("modify_with_editor" with the content), which "always" cannot cover.
+ * The answer to an edit given from the diff editor, the chat or a command, picking
+ * choice: the proposal as it was shown takes the choice; an edited proposal accepted
+ * any way is the user's version ("modify_with_editor" with the content), which no
+ * "always" covers. A refusal stays a refusal, whatever the proposal holds.
  */
-export function editAnswer(proposed: string, shown: string, always: boolean): ConfirmAnswer {
-  if (normalizeEol(shown, proposed) !== proposed) {
+export function editAnswer(proposed: string, shown: string, choice: Choice): ConfirmAnswer {
+  if (!choice.reject && normalizeEol(shown, proposed) !== proposed) {
     return { outcome: 'modify_with_editor', content: normalizeEol(shown, proposed) };
   }
-  return { outcome: always ? 'proceed_always' : 'proceed_once' };
+  return answerFor(choice);
 }
 
 /**

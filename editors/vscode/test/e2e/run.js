@@ -12,6 +12,41 @@ function scenario(name, opts, fn, explicit = false) {
   scenarios.push({ name, opts, fn, explicit });
 }
 
+/**
+ * The button labels of the notification whose text includes text, in order; null while
+ * there is none.
+ */
+function notificationButtons(v, text) {
+  return v.page.evaluate((t) => {
+    const toast = [...document.querySelectorAll('.notification-toast')].find((x) => x.textContent.includes(t));
+    return toast ? [...toast.querySelectorAll('.monaco-button')].map((b) => b.textContent.trim()) : null;
+  }, text);
+}
+
+/** The labels of the quick input's rows once its title matches title; null till then. */
+function pickLabels(v, title) {
+  return v.page.evaluate((t) => {
+    const w = document.querySelector('.quick-input-widget');
+    if (!w || w.style.display === 'none' || !w.offsetParent || !new RegExp(t).test(w.querySelector('.quick-input-title')?.textContent || '')) return null;
+    const labels = [...w.querySelectorAll('.quick-input-list .monaco-list-row .label-name')].map((e) => e.textContent.trim());
+    return labels.length > 0 ? labels : null;
+  }, title.source);
+}
+
+/** Picks the row labelled label in the quick input, once it is there. */
+function pickRow(v, label) {
+  return waitFor(`"${label}" in the quick input`, () =>
+    v.page.evaluate((l) => {
+      const row = [...document.querySelectorAll('.quick-input-list .monaco-list-row')].find((r) => r.querySelector('.label-name')?.textContent.trim() === l);
+      if (row) {
+        row.click();
+        return true;
+      }
+      return false;
+    }, label),
+  );
+}
+
 // --- a prompt and a read ------------------------------------------------------------
 
 scenario(
@@ -266,7 +301,7 @@ scenario('edit_reject_by_closing_then_new_file', rejectThenNewFile, async (v) =>
   });
   await waitFor('the Accept button on the tool card', () =>
     f.evaluate(() => {
-      const b = document.querySelector('.item.tool[data-status="awaiting_approval"] button[data-outcome="proceed_once"]');
+      const b = document.querySelector('.item.tool[data-status="awaiting_approval"] button[data-choice="once"]');
       if (b) b.click();
       return !!b;
     }),
@@ -325,6 +360,8 @@ function alwaysThenStale(ws) {
         { calls: [{ name: 'replace', args: { file_path: file, old_string: 'hello', new_string: 'hello there' }, id: 'e1' }] },
         { calls: [{ name: 'replace', args: { file_path: file, old_string: 'world', new_string: 'world!' }, id: 'e2' }] },
         { text: 'Both edits are in.' },
+        // A new chat: a new session, which reads the file again.
+        { calls: [{ name: 'read_file', args: { file_path: file }, id: 'r3' }] },
         { calls: [{ name: 'replace', args: { file_path: file, old_string: 'world!', new_string: 'world!!' }, id: 'e3' }] },
         { text: 'The file changed while you reviewed; I left it as you have it.' },
       ],
@@ -332,11 +369,26 @@ function alwaysThenStale(ws) {
   };
 }
 
-scenario('edit_accept_always_then_stale', alwaysThenStale, async (v) => {
+scenario('edit_always_for_session_then_stale', alwaysThenStale, async (v) => {
   const f = await askForEdit(v);
-  // "Accept always" from the diff editor's title: the server switches to auto_edit,
-  // the status bar shows the server's mode, and the change is announced.
-  await v.clickEditorAction('Accept Edit, and Stop Asking About Edits');
+  // The diff editor's title offers the server's other answers (More Answers…): its
+  // labels, exactly, in its order.
+  await v.clickEditorAction('More Answers to the Edit…');
+  const pick = await waitFor('the server\'s answers in the quick input', () => pickLabels(v, /greet\.txt/));
+  assert.deepEqual(pick, [
+    'Allow once',
+    'Allow every edit for this session',
+    'Always allow replace, and save it in your settings',
+    'Reject',
+    'Always reject replace for this session',
+  ]);
+  // The same answers on the tool card.
+  const cardChoices = await f.evaluate(() =>
+    [...document.querySelectorAll('.item.tool[data-status="awaiting_approval"] .choices button[data-choice]')].map((b) => b.textContent),
+  );
+  assert.deepEqual(cardChoices, pick);
+  await pickRow(v, 'Allow every edit for this session');
+  // The session's next edit applies without a question; the approval mode stays.
   await waitFor('the second edit to apply without a question', () => {
     const d = v.doc('greet.txt');
     return d && d.text === 'hello there\nworld!\n' && !d.dirty;
@@ -347,31 +399,21 @@ scenario('edit_accept_always_then_stale', alwaysThenStale, async (v) => {
   // awaited); the second opened none (asked once, above).
   await waitFor('no diff to be open', () => !v.probe().tabs.some((t) => t.kind === 'diff'), 5000);
   assert.equal(v.read('greet.txt'), 'hello there\nworld!\n');
-  await waitFor('the status bar to show the server\'s auto_edit', async () => /agentls: idle · auto_edit ·/.test(await v.statusBar()));
-  await waitFor('the mode change announced', () =>
-    v.page.evaluate(() => [...document.querySelectorAll('.notification-toast')].some((t) => t.textContent.includes('approval mode is now auto_edit'))),
-  );
+  await waitFor('the status bar to show the mode unchanged', async () => /agentls: idle · default ·/.test(await v.statusBar()));
+  const announced = await v.page.evaluate(() => [...document.querySelectorAll('.notification-toast')].some((t) => /approval mode is now/.test(t.textContent)));
+  assert.ok(!announced, 'no change of approval mode');
 
-  // Back to default; the next edit asks, and while its diff is open the user types in
-  // the file. The accepted edit no longer fits the buffer: it is refused as stale, and
-  // the user's typing stays.
-  await v.palette('agentls: Set Approval Mode…');
-  await waitFor('the mode list', () =>
-    v.page.evaluate(() => {
-      const row = [...document.querySelectorAll('.quick-input-list .monaco-list-row')].find((r) => r.querySelector('.label-name')?.textContent.trim() === 'default');
-      if (row) {
-        row.click();
-        return true;
-      }
-      return false;
-    }),
-  );
-  await waitFor('the status bar to show default', async () => /agentls: idle · default ·/.test(await v.statusBar()));
+  // A new chat is a new session: its edit asks again. While its diff is open the user
+  // types in the file. The accepted edit no longer fits the buffer: it is refused as
+  // stale, and the user's typing stays.
+  await v.palette('agentls: New Chat');
+  await waitFor('an empty chat', () => f.evaluate(() => document.querySelectorAll('.item').length === 0));
   await v.ask('one more exclamation mark');
   await waitFor('the diff of the third edit', () => {
     const p = v.probe().documents.find((d) => d.scheme === 'agentls-proposal');
     return p && p.text === 'hello there\nworld!!\n';
   });
+  assert.equal(v.probe().agentls.asked, 2, 'the new session asks');
   // (Escape, which quick open starts with, cancels the prompt when the chat's input has
   // the focus: the workbench gets it first.)
   await v.focusWorkbench();
@@ -389,7 +431,7 @@ scenario('edit_accept_always_then_stale', alwaysThenStale, async (v) => {
   // Accepted from the tool card.
   await waitFor('the Accept button on the tool card', () =>
     f.evaluate(() => {
-      const b = document.querySelector('.item.tool[data-status="awaiting_approval"] button[data-outcome="proceed_once"]');
+      const b = document.querySelector('.item.tool[data-status="awaiting_approval"] button[data-choice="once"]');
       if (b) b.click();
       return !!b;
     }),
@@ -648,14 +690,22 @@ scenario(
   }),
   async (v) => {
     const f = await v.ask('count to three slowly');
-    // The question names the command and what "always" would allow.
-    await waitFor('the shell question', () =>
-      v.page.evaluate(() =>
-        [...document.querySelectorAll('.notification-toast')].some(
-          (t) => t.textContent.includes("Run `printf 'line-1") && [...t.querySelectorAll('.monaco-button')].some((b) => b.textContent.trim() === 'Always allow printf, test, sleep'),
-        ),
-      ),
-    );
+    // The question names the command; its buttons are the server's Allow once and
+    // Reject, and More… (five long labels would be cut short in a toast), which lists
+    // the server's choices, saying what "always" would allow. Escape goes back.
+    const buttons = await waitFor('the shell question', () => notificationButtons(v, "Run `printf 'line-1"));
+    assert.deepEqual(buttons, ['Allow once', 'Reject', 'More…']);
+    await v.clickNotification("Run `printf 'line-1", 'More…');
+    const all = await waitFor('the choices in a pick', () => pickLabels(v, /Run `printf 'line-1/));
+    assert.deepEqual(all, [
+      'Allow once',
+      'Always allow printf, test, sleep for this session',
+      'Always allow printf, test, sleep, and save it in your settings',
+      'Reject',
+      'Always reject printf, test, sleep for this session',
+    ]);
+    await v.page.keyboard.press('Escape');
+    await waitFor('the question again', () => notificationButtons(v, "Run `printf 'line-1"));
     await v.clickNotification('Run `printf', 'Allow once');
     // Output streams into the tool card while the command runs.
     await waitFor('line-1 in the tool card while the command runs', () =>
@@ -693,6 +743,87 @@ scenario(
       err.message += `; the terminal shows: ${JSON.stringify(seen.slice(0, 400))}`;
       throw err;
     }
+  },
+);
+
+const loopLine = 'n=0; while test $n -lt 3; do echo $n; sleep 1; n=$((n+1)); done';
+
+scenario(
+  'shell_reject_always',
+  () => ({
+    script: {
+      turns: [
+        { calls: [{ name: 'run_shell_command', args: { command: loopLine, description: 'count' }, id: 'l1' }] },
+        { text: 'I will not count then.' },
+        { calls: [{ name: 'run_shell_command', args: { command: 'echo first', description: 'say first' }, id: 'x1' }] },
+        { text: 'Understood, no echo.' },
+        { calls: [{ name: 'run_shell_command', args: { command: 'echo second', description: 'say second' }, id: 'x2' }] },
+        { text: 'The echo was refused again.' },
+        // A new chat: another session.
+        { calls: [{ name: 'run_shell_command', args: { command: 'echo third', description: 'say third' }, id: 'x3' }] },
+        { text: 'Said third.' },
+      ],
+    },
+  }),
+  async (v) => {
+    // Issue 21: the loop's question offered "Always allow echo, n=0, test, sleep,
+    // n=$((n+1))", which no "always" can hold. The server offers none; the buttons and
+    // More… are its choices, and the question says why there is no "always".
+    const f = await v.ask('count to three');
+    const loopButtons = await waitFor('the loop\'s question', () => notificationButtons(v, 'Run `n=0; while'));
+    assert.deepEqual(loopButtons, ['Allow once', 'Reject', 'More…']);
+    assert.ok(
+      await v.page.evaluate(() => [...document.querySelectorAll('.notification-toast')].some((t) => t.textContent.includes('Run `n=0; while') && /asked every time/.test(t.textContent))),
+      'the question says it is asked every time',
+    );
+    await v.clickNotification('Run `n=0; while', 'More…');
+    const loop = await waitFor('the loop\'s choices in a pick', () => pickLabels(v, /Run `n=0; while/));
+    assert.deepEqual(loop, ['Allow once', 'Reject', 'Always reject n=0, test, echo, sleep, n=$((n+1)) for this session']);
+    assert.ok(!loop.some((b) => /^Always allow/.test(b)), `no "Always allow": ${loop}`);
+    // Escape goes back to the question.
+    await v.page.keyboard.press('Escape');
+    await v.clickNotification('Run `n=0; while', 'Reject');
+    await waitFor('the answer after the refusal', () => f.evaluate(() => /I will not count then\./.test(document.body.textContent)));
+
+    // echo: the server's five answers; "Always reject echo for this session".
+    await v.ask('say first');
+    assert.deepEqual(await waitFor('the echo question', () => notificationButtons(v, 'Run `echo first')), ['Allow once', 'Reject', 'More…']);
+    await v.clickNotification('Run `echo first', 'More…');
+    const echo = await waitFor('the echo\'s choices in a pick', () => pickLabels(v, /Run `echo first/));
+    assert.deepEqual(echo, [
+      'Allow once',
+      'Always allow echo for this session',
+      'Always allow echo, and save it in your settings',
+      'Reject',
+      'Always reject echo for this session',
+    ]);
+    await pickRow(v, 'Always reject echo for this session');
+    await waitFor('the answer after the refusal', () => f.evaluate(() => /Understood, no echo\./.test(document.body.textContent)));
+    assert.equal(v.probe().agentls.asked, 2);
+
+    // A later echo of the same session is refused without a question.
+    await v.ask('say second');
+    await waitFor('the answer after the second refusal', () => f.evaluate(() => /The echo was refused again\./.test(document.body.textContent)));
+    const second = await f.evaluate(() => {
+      const c = document.querySelector('.item.tool[data-id$="x2"]');
+      return c && { status: c.dataset.status, text: c.textContent };
+    });
+    assert.ok(second && (second.status === 'cancelled' || second.status === 'failed'), `the second echo is refused: ${JSON.stringify(second)}`);
+    assert.equal(v.probe().agentls.asked, 2, 'not asked');
+    assert.equal(await notificationButtons(v, 'Run `echo second'), null, 'no notification for the second echo');
+
+    // Another session is not bound by it: its echo asks, and runs.
+    await v.palette('agentls: New Chat');
+    await waitFor('an empty chat', () => f.evaluate(() => document.querySelectorAll('.item').length === 0));
+    await v.ask('say third');
+    await v.clickNotification('Run `echo third', 'Allow once');
+    await waitFor('the third echo to run', () =>
+      f.evaluate(() => {
+        const c = document.querySelector('.item.tool[data-id$="x3"]');
+        return c && c.dataset.status === 'completed' && /third/.test(c.querySelector('pre.out')?.textContent || '');
+      }),
+    );
+    assert.equal(v.probe().agentls.asked, 3);
   },
 );
 

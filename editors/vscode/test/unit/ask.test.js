@@ -136,7 +136,8 @@ test('the chat card: the questions from the arguments, the answers plain, Dismis
   assert.equal(ask.cardQuestions({}), undefined);
   assert.equal(ask.cardQuestions({ questions: [{ nope: 1 }] }), undefined);
   assert.equal(ask.plainAnswers('**User answered:**\n  DB → SQLite\n  Cols → id, **x'), 'User answered:\n  DB → SQLite\n  Cols → id, **x');
-  assert.deepEqual(confirm.choices(details), [{ label: 'Dismiss', outcome: 'cancel', reject: true }]);
+  const dismiss = confirm.choices(details);
+  assert.deepEqual(dismiss.map((c) => [c.label, c.reject, confirm.answerFor(c)]), [['Dismiss', true, { outcome: 'cancel' }]]);
   assert.match(confirm.question(details), /^Ask User: answer in the box at the top/);
   assert.equal(confirm.alwaysNote({ ...details, noAlways: true }), undefined);
 

@@ -54,40 +54,134 @@ test('serverCommand, serverEnv and needsRestart', () => {
   assert.equal(settings.modelLabel({}), 'default model');
 });
 
-test('choices: shell questions say what "always" allows; own choices are offered as they are', () => {
-  const exec = { id: '1', type: 'execute', command: 'go test ./...', rootCommands: ['go'] };
-  assert.deepEqual(confirm.choices(exec).map((c) => [c.label, c.outcome]), [
-    ['Allow once', 'proceed_once'],
-    ['Always allow go', 'proceed_always'],
-    ['Reject', 'cancel'],
+// The choices the server offers for `echo hi` and for a line no "always" can cover
+// (confirm.Policy.Offer), as agentls/confirm carries them.
+const echoChoices = [
+  { id: 'once', outcome: 'proceed_once', label: 'Allow once' },
+  { id: 'always', outcome: 'proceed_always', label: 'Always allow echo for this session', covers: 'echo' },
+  { id: 'always_save', outcome: 'proceed_always', label: 'Always allow echo, and save it in your settings', covers: 'echo', persist: 'user' },
+  { id: 'reject', outcome: 'cancel', label: 'Reject' },
+  { id: 'reject_always', outcome: 'reject_always', label: 'Always reject echo for this session', covers: 'echo' },
+];
+const loop = 'n=0; while test $n -lt 3; do echo $n; sleep 1; n=$((n+1)); done';
+const loopChoices = [
+  { id: 'once', outcome: 'proceed_once', label: 'Allow once' },
+  { id: 'reject', outcome: 'cancel', label: 'Reject' },
+  { id: 'reject_always', outcome: 'reject_always', label: 'Always reject n=0, test, echo, sleep, n=$((n+1)) for this session' },
+];
+
+test('choices: the server\'s choices, labels as given, answered by id', () => {
+  const exec = { id: '1', type: 'execute', command: 'echo hi', rootCommands: ['echo'], choices: echoChoices };
+  const got = confirm.choices(exec);
+  assert.deepEqual(got.map((c) => c.label), echoChoices.map((c) => c.label));
+  assert.deepEqual(got.map((c) => confirm.answerFor(c)), echoChoices.map((c) => ({ choice: c.id })));
+  assert.deepEqual(got.map((c) => c.reject), [false, false, false, true, true]);
+  assert.deepEqual(confirm.refusal(exec), { choice: 'reject' });
+  assert.equal(confirm.alwaysNote(exec), undefined, 'the labels say what "always" covers');
+
+  // The line of issue 21: the client no longer builds "Always allow n=0, test, …" from
+  // rootCommands; it offers what the server offers, and says "always" cannot cover it.
+  const l = { id: '2', type: 'execute', command: loop, rootCommands: ['n=0', 'test', 'echo', 'sleep', 'n=$((n+1))'], choices: loopChoices };
+  const labels = confirm.choices(l).map((c) => c.label);
+  assert.deepEqual(labels, loopChoices.map((c) => c.label));
+  assert.ok(!labels.some((x) => /^Always allow/.test(x)), `no "Always allow": ${labels}`);
+  assert.match(confirm.alwaysNote(l), /asked every time/);
+
+  // Questions with choices of their own (folder trust): ids are their outcomes.
+  const trust = {
+    id: '3',
+    type: 'info',
+    choices: [
+      { id: 'proceed_once', outcome: 'proceed_once', label: 'Trust this folder' },
+      { id: 'proceed_always', outcome: 'proceed_always', label: 'Trust the parent folder' },
+      { id: 'cancel', outcome: 'cancel', label: 'Not now' },
+    ],
+  };
+  assert.deepEqual(confirm.choices(trust).map((c) => c.label), ['Trust this folder', 'Trust the parent folder', 'Not now']);
+  assert.deepEqual(confirm.refusal(trust), { choice: 'cancel' });
+
+  // A choice the extension does not know the outcome of is still offered: its id answers it.
+  const future = { id: '4', type: 'mcp', choices: [{ id: 'once', outcome: 'proceed_once', label: 'Allow once' }, { id: 'later', outcome: 'proceed_later', label: 'Ask me later' }] };
+  assert.deepEqual(confirm.choices(future).map((c) => confirm.answerFor(c)), [{ choice: 'once' }, { choice: 'later' }]);
+  // Entries that cannot be shown or answered are left out.
+  const junk = { id: '5', type: 'info', choices: [null, { outcome: 'bogus', label: 'no id' }, { id: 'x', outcome: 'cancel' }, { id: 'reject', outcome: 'cancel', label: 'Reject' }] };
+  assert.deepEqual(confirm.choices(junk).map((c) => c.id), ['reject']);
+  // A question's own choices without ids (the server's folder trust question) are
+  // answered with their outcomes: a choice id the server does not know is a refusal.
+  const bare = { id: '6', type: 'info', choices: [{ outcome: 'proceed_once', label: 'Trust this folder' }, { outcome: 'cancel', label: 'Not now' }] };
+  assert.deepEqual(confirm.choices(bare).map((c) => [c.label, confirm.answerFor(c)]), [
+    ['Trust this folder', { outcome: 'proceed_once' }],
+    ['Not now', { outcome: 'cancel' }],
   ]);
-  assert.match(confirm.alwaysNote(exec), /`go`/);
-  assert.match(confirm.alwaysNote({ ...exec, rootCommands: [] }), /asked every time/);
-  assert.deepEqual(confirm.choices({ id: '2', type: 'mcp', server: 's', tool: 't' }).map((c) => c.outcome), [
-    'proceed_once',
-    'proceed_always_tool',
-    'proceed_always_server',
-    'cancel',
-  ]);
-  assert.deepEqual(confirm.choices({ id: '3', type: 'info', noAlways: true }).map((c) => c.outcome), ['proceed_once', 'cancel']);
-  const own = { id: '4', type: 'info', choices: [{ outcome: 'proceed_once', label: 'Trust this folder' }, { outcome: 'cancel', label: 'Not now' }] };
-  assert.deepEqual(confirm.choices(own).map((c) => c.label), ['Trust this folder', 'Not now']);
-  // An unusable choice list falls back to the usual answers.
-  assert.deepEqual(confirm.choices({ id: '5', type: 'info', choices: [{ outcome: 'bogus', label: 'x' }] }).map((c) => c.outcome), [
-    'proceed_once',
-    'proceed_always',
-    'cancel',
-  ]);
-  assert.equal(confirm.question({ id: '6', type: 'execute', command: 'ls', directory: '/w' }), 'Run `ls` in /w?');
+  assert.deepEqual(confirm.refusal(bare), { outcome: 'cancel' });
 });
 
-test('editAnswer: the proposal as shown is consent; an edited one is the user version in the file\'s line endings', () => {
-  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nb\n', false), { outcome: 'proceed_once' });
-  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nb\n', true), { outcome: 'proceed_always' });
-  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nB\n', true), { outcome: 'modify_with_editor', content: 'a\nB\n' });
+test('notificationButtons: a few short choices as they are; else Allow once, Reject and More…', () => {
+  const shown = (cs) => {
+    const n = confirm.notificationButtons(confirm.choices({ id: 'n', type: 'execute', choices: cs }));
+    return n.buttons.map((c) => c.label).concat(n.more ? [confirm.moreLabel] : []);
+  };
+  const trust = [
+    { id: 'proceed_once', outcome: 'proceed_once', label: 'Trust this folder' },
+    { id: 'proceed_always', outcome: 'proceed_always', label: 'Trust the parent folder' },
+    { id: 'cancel', outcome: 'cancel', label: 'Not now' },
+  ];
+  assert.deepEqual(shown(trust), ['Trust this folder', 'Trust the parent folder', 'Not now']);
+  assert.deepEqual(shown([echoChoices[0], echoChoices[3]]), ['Allow once', 'Reject']);
+  // Five long labels would be cut to "Al…", "Always all…" in a toast.
+  assert.deepEqual(shown(echoChoices), ['Allow once', 'Reject', 'More…']);
+  assert.deepEqual(shown(loopChoices), ['Allow once', 'Reject', 'More…']);
+});
+
+test('choices: without the server\'s choices, Allow once and Reject answered by outcome', () => {
+  for (const d of [
+    { id: '1', type: 'execute', command: 'go test', rootCommands: ['go'] },
+    { id: '2', type: 'mcp', server: 's', tool: 't', choices: [] },
+    { id: '3', type: 'edit', choices: [{ outcome: 'bogus' }] },
+  ]) {
+    const got = confirm.choices(d);
+    assert.deepEqual(got.map((c) => [c.label, confirm.answerFor(c)]), [
+      ['Allow once', { outcome: 'proceed_once' }],
+      ['Reject', { outcome: 'cancel' }],
+    ], d.id);
+    assert.deepEqual(confirm.refusal(d), { outcome: 'cancel' });
+    assert.equal(confirm.onceChoice(d).outcome, 'proceed_once');
+  }
+  assert.equal(confirm.alwaysNote({ id: '4', type: 'execute', command: 'go test' }), undefined, 'nothing said about what the server did not say');
+  assert.match(confirm.alwaysNote({ id: '5', type: 'info', noAlways: true, choices: [echoChoices[0], echoChoices[3]] }), /asked every time/);
+  // ask_user's questions are answered in the quick input: the card can only dismiss them.
+  const ask = confirm.choices({ id: '6', type: 'ask_user' });
+  assert.deepEqual(ask.map((c) => [c.label, confirm.answerFor(c)]), [['Dismiss', { outcome: 'cancel' }]]);
+  assert.equal(confirm.question({ id: '7', type: 'execute', command: 'ls', directory: '/w' }), 'Run `ls` in /w?');
+});
+
+test('editAnswer: the proposal as shown takes the choice; an edited one is the user version in the file\'s line endings', () => {
+  const edit = {
+    id: 'e',
+    type: 'edit',
+    choices: [
+      { id: 'once', outcome: 'proceed_once', label: 'Allow once' },
+      { id: 'always', outcome: 'proceed_always', label: 'Allow every edit for this session', covers: 'every edit' },
+      { id: 'always_save', outcome: 'proceed_always_tool', label: 'Always allow replace, and save it in your settings', persist: 'user' },
+      { id: 'reject', outcome: 'cancel', label: 'Reject' },
+      { id: 'reject_always', outcome: 'reject_always', label: 'Always reject replace for this session' },
+    ],
+  };
+  const [once, always, save, reject, rejectAlways] = confirm.choices(edit);
+  assert.deepEqual(confirm.onceChoice(edit), once);
+  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nb\n', once), { choice: 'once' });
+  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nb\n', always), { choice: 'always' });
+  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nb\n', save), { choice: 'always_save' });
+  // No "always" covers the user's version: it is sent as theirs, once.
+  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nB\n', always), { outcome: 'modify_with_editor', content: 'a\nB\n' });
+  // A refusal stays one, whatever the proposal holds.
+  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nB\n', reject), { choice: 'reject' });
+  assert.deepEqual(confirm.editAnswer('a\nb\n', 'a\nB\n', rejectAlways), { choice: 'reject_always' });
   // The editor handed back LF for a CRLF proposal: unchanged, so plain consent.
-  assert.deepEqual(confirm.editAnswer('a\r\nb\r\n', 'a\nb\n', false), { outcome: 'proceed_once' });
-  assert.deepEqual(confirm.editAnswer('a\r\nb\r\n', 'a\nc\n', false), { outcome: 'modify_with_editor', content: 'a\r\nc\r\n' });
+  assert.deepEqual(confirm.editAnswer('a\r\nb\r\n', 'a\nb\n', once), { choice: 'once' });
+  assert.deepEqual(confirm.editAnswer('a\r\nb\r\n', 'a\nc\n', once), { outcome: 'modify_with_editor', content: 'a\r\nc\r\n' });
+  // Without the server's choices, Accept is the outcome.
+  assert.deepEqual(confirm.editAnswer('a\n', 'a\n', confirm.onceChoice({ id: 'f', type: 'edit' })), { outcome: 'proceed_once' });
 });
 
 test('Transcript applies updates: chunks coalesce, tool calls update in place, output is bounded', () => {
