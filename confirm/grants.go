@@ -13,7 +13,7 @@ import (
 // ready to use; a Grants is safe for concurrent use.
 type Grants struct {
 	mu     sync.Mutex
-	allow  map[string]bool // grant keys (see keys) allowed
+	allow  map[string]bool // grant keys (key… below) allowed
 	reject map[string]bool // grant keys refused
 	edits  bool            // every edit runs, as in auto_edit
 }
@@ -28,6 +28,7 @@ const (
 	keyLine   = "line\x00"
 )
 
+// set adds keys to the set m of g; g.mu is held.
 func (g *Grants) set(m *map[string]bool, keys []string) {
 	if *m == nil {
 		*m = map[string]bool{}
