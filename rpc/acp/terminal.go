@@ -80,8 +80,13 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 		dir = d
 	}
 	sid := sdk.SessionId(st.id)
-	term, err := st.c.sdk.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: sid, Command: "bash",
+	// terminal/create is not withdrawn when the call is cancelled meanwhile: the
+	// client may have started the command already, and only a terminal id lets it be
+	// killed and released (the wait below ends at once for a cancelled call).
+	create, cancelCreate := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	term, err := st.c.sdk.CreateTerminal(create, sdk.CreateTerminalRequest{SessionId: sid, Command: "bash",
 		Args: []string{"-c", c.command}, Cwd: &dir, OutputByteLimit: sdk.Ptr(maxTerminalOutput)})
+	cancelCreate()
 	if err != nil {
 		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: fmt.Sprintf("terminal/create: %v", err), Err: err}
 	}
