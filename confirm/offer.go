@@ -35,10 +35,10 @@ func (p *Policy) offer(c Call, ex *execInfo) []Choice {
 	if d.Type == TypeAsk {
 		return nil
 	}
-	once := Choice{ID: ChoiceOnce, Outcome: ProceedOnce, Label: "Allow once"}
-	reject := Choice{ID: ChoiceReject, Outcome: Cancel, Label: "Reject"}
+	basic := OnceOrReject()
+	once, reject := basic[0], basic[1]
 	if d.NoAlways {
-		return []Choice{once, reject}
+		return basic
 	}
 	out := []Choice{once}
 	// what is what an "always" answer allows, in words; saved is the outcome whose
@@ -88,6 +88,15 @@ func (p *Policy) offer(c Call, ex *execInfo) []Choice {
 	}
 	return append(out, Choice{ID: ChoiceRejectAlways, Outcome: RejectAlways, Covers: rejected,
 		Label: "Always reject " + rejected + " for this session"})
+}
+
+// OnceOrReject returns the answers of a question whose answer holds for this call
+// alone: allow once, and reject.
+func OnceOrReject() []Choice {
+	return []Choice{
+		{ID: ChoiceOnce, Outcome: ProceedOnce, Label: "Allow once"},
+		{ID: ChoiceReject, Outcome: Cancel, Label: "Reject"},
+	}
 }
 
 // savable reports whether an "always" answer o to c can be saved in the user's

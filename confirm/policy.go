@@ -481,7 +481,7 @@ func strictness(d Decision) int {
 }
 
 // ask returns an Ask verdict with the details to show, and the answers to offer
-// (see Offer) unless the question brings its own.
+// (see Offer) unless the question brings its own (which the scheduler gives ids).
 func (p *Policy) ask(c Call, ex *execInfo, reason string) Verdict {
 	d := c.Details
 	if d == nil {
@@ -499,8 +499,6 @@ func (p *Policy) ask(c Call, ex *execInfo, reason string) Verdict {
 	}
 	if len(d.Choices) == 0 && d.Type != TypeAsk {
 		d.Choices = p.offer(Call{Tool: c.Tool, ReadOnly: c.ReadOnly, Server: c.Server, Args: c.Args, Details: d}, ex)
-	} else {
-		d.Choices = WithIDs(d.Choices)
 	}
 	return Verdict{Decision: Ask, Reason: reason, Details: d}
 }

@@ -616,10 +616,7 @@ func offered(d *confirm.Details) *confirm.Details {
 		copied.Choices = confirm.WithIDs(d.Choices)
 		return &copied
 	}
-	copied.Choices = []confirm.Choice{
-		{ID: confirm.ChoiceOnce, Outcome: confirm.ProceedOnce, Label: "Allow once"},
-		{ID: confirm.ChoiceReject, Outcome: confirm.Cancel, Label: "Reject"},
-	}
+	copied.Choices = confirm.OnceOrReject()
 	return &copied
 }
 

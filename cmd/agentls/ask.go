@@ -103,8 +103,7 @@ func (a *terminalAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 	choices := d.Choices
 	if len(choices) == 0 {
 		// A question that offers nothing (it should not come): once or not at all.
-		choices = []confirm.Choice{{ID: confirm.ChoiceOnce, Outcome: confirm.ProceedOnce, Label: "Allow once"},
-			{ID: confirm.ChoiceReject, Outcome: confirm.Cancel, Label: "Reject"}}
+		choices = confirm.OnceOrReject()
 	}
 	if slices.ContainsFunc(choices, func(c confirm.Choice) bool { letter, _ := choiceKeys(c.ID); return letter == "" }) {
 		// A question's own answers, numbered.
