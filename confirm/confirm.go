@@ -51,6 +51,11 @@ type Details struct {
 	Command      string   `json:"command,omitempty"`
 	RootCommands []string `json:"rootCommands,omitempty"`
 	Directory    string   `json:"directory,omitempty"`
+	// Sandbox says where the command would run: SandboxContained, SandboxOutside (the
+	// model asked to leave the sandbox, for the reason in Justification), or "" where
+	// commands are not contained.
+	Sandbox       string `json:"sandbox,omitempty"`
+	Justification string `json:"justification,omitempty"`
 
 	// MCP: the server, the tool's name on that server and the arguments of the call.
 	Server    string          `json:"server,omitempty"`
@@ -84,6 +89,16 @@ type Details struct {
 	// settings, decide in the person's place.
 	PersonOnly bool `json:"-"`
 }
+
+// The values of Details.Sandbox.
+const (
+	// SandboxContained is a command that will run in the OS sandbox.
+	SandboxContained = "contained"
+	// SandboxOutside is a command the model asked to run outside the sandbox, which
+	// is asked about every time in the default and auto_edit modes and refused in
+	// plan mode.
+	SandboxOutside = "outside"
+)
 
 // Hunk is one hunk of an edit's diff, as workspace.DiffHunks numbers it; an answer
 // names the hunks it accepts by their Index.

@@ -68,6 +68,9 @@ type Policy struct {
 	// grants are the "always" answers of callers that keep none of their own (one
 	// front end's direct calls, a test): Decide and Remember use them.
 	grants Grants
+	// autoAllowContained is tools.sandbox.autoAllow: a contained shell command that no
+	// rule names and nothing in it is a concern runs without a question.
+	autoAllowContained bool
 }
 
 // rule is a Rule compiled.
@@ -310,8 +313,22 @@ func (p *Policy) SetMode(m Mode) {
 // given to p's own Grants so far. p does not change: a Config holding it stays as it
 // was.
 func (p *Policy) WithMode(m Mode) *Policy {
-	return &Policy{rules: p.rules, roots: p.roots, protected: p.protected, mode: m, grants: p.grants.clone()}
+	return &Policy{rules: p.rules, roots: p.roots, protected: p.protected, mode: m, grants: p.grants.clone(),
+		autoAllowContained: p.autoAllowContained}
 }
+
+// WithAutoAllowContained returns a policy like p (as WithMode does) that runs, in the
+// default and auto_edit modes, a shell command that will run contained
+// (Details.Sandbox is SandboxContained) when it would be asked about only because no
+// rule names it: the setting tools.sandbox.autoAllow.
+func (p *Policy) WithAutoAllowContained(on bool) *Policy {
+	q := p.WithMode(p.Mode())
+	q.autoAllowContained = on
+	return q
+}
+
+// AutoAllowContained reports whether p runs contained commands no rule names.
+func (p *Policy) AutoAllowContained() bool { return p.autoAllowContained }
 
 // Decide says whether c runs, is refused, or must be asked about; see Policy for how.
 // The answers it goes by are the policy's own Grants.
@@ -352,6 +369,20 @@ func (p *Policy) DecideWith(c Call, mode Mode, g *Grants) Verdict {
 	if c.Details != nil && c.Details.PersonOnly {
 		return p.ask(c, ex, "only the user's answer lets this call run")
 	}
+	if ex != nil && c.Details.Sandbox == SandboxOutside {
+		// The model asked to leave the sandbox: the person decides each time, whatever
+		// rules and earlier answers say; yolo has answered every question already.
+		switch mode {
+		case ModePlan:
+			return Verdict{Decision: Deny, Reason: "plan mode runs no command outside the sandbox"}
+		case ModeYolo:
+			return Verdict{Decision: Allow, Reason: "yolo mode (outside the sandbox)"}
+		}
+		once := *c.Details
+		once.NoAlways = true
+		return p.ask(Call{Tool: c.Tool, ReadOnly: c.ReadOnly, Server: c.Server, Args: c.Args, Details: &once}, ex,
+			"the command asks to run outside the sandbox: "+c.Details.Justification)
+	}
 	if why := p.sensitive(c, ex); why != "" && mode != ModeYolo {
 		return p.ask(c, ex, why)
 	}
@@ -384,6 +415,10 @@ func (p *Policy) DecideWith(c Call, mode Mode, g *Grants) Verdict {
 	}
 	if ex != nil && ex.unsafe() {
 		return p.ask(c, ex, "the command needs confirmation: "+ex.concerns())
+	}
+	if p.autoAllowContained && ex != nil && !ex.hidden() && c.Details.Sandbox == SandboxContained &&
+		(mode == ModeDefault || mode == ModeAutoEdit) {
+		return Verdict{Decision: Allow, Reason: "it runs contained, and tools.sandbox.autoAllow is on"}
 	}
 	return p.ask(c, ex, "the call needs confirmation")
 }

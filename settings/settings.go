@@ -247,6 +247,8 @@ type ToolSettings struct {
 	// (with the tool's name as its last argument and the arguments on stdin).
 	DiscoveryCommand string `json:"discoveryCommand,omitempty"`
 	CallCommand      string `json:"callCommand,omitempty"`
+	// Sandbox says how the commands agentls runs are contained (see SandboxSettings).
+	Sandbox SandboxSettings `json:"sandbox,omitzero"`
 }
 
 // ShellSettings configure run_shell_command.
@@ -437,6 +439,7 @@ func Merge(base, over Settings) Settings {
 	if over.Tools.Shell.InactivityTimeout != "" {
 		out.Tools.Shell.InactivityTimeout = over.Tools.Shell.InactivityTimeout
 	}
+	out.Tools.Sandbox = base.Tools.Sandbox.merge(over.Tools.Sandbox)
 	if over.Tools.ReadBeforeEdit != nil {
 		v := *over.Tools.ReadBeforeEdit
 		out.Tools.ReadBeforeEdit = &v
@@ -586,6 +589,11 @@ func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 	if ws.Tools.Ripgrep != nil {
 		s.Tools.Ripgrep = ws.Tools.Ripgrep
 	}
+	var ignoredSandbox []string
+	s.Tools.Sandbox, ignoredSandbox = s.Tools.Sandbox.tighten(ws.Tools.Sandbox)
+	for _, what := range ignoredSandbox {
+		l.Ignored = append(l.Ignored, fmt.Sprintf("%s: %s ignored (a workspace's settings can only make the sandbox stricter)", file, what))
+	}
 	if ws.Tools.Shell.InactivityTimeout != "" {
 		s.Tools.Shell.InactivityTimeout = ws.Tools.Shell.InactivityTimeout
 	}
@@ -629,6 +637,7 @@ func shared(g Settings) Settings {
 		Tools: ToolSettings{
 			Core: g.Tools.Core, Exclude: g.Tools.Exclude,
 			DiscoveryCommand: g.Tools.DiscoveryCommand, CallCommand: g.Tools.CallCommand,
+			Sandbox: g.Tools.Sandbox,
 		},
 	}
 }

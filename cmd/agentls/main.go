@@ -26,6 +26,9 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	// First: a sandbox helper becomes its command before the rest initialises.
+	_ "github.com/agentls/agentls/sandbox/reexec"
 )
 
 // Exit codes of the command line.
@@ -42,6 +45,9 @@ const usage = `usage:
   agentls acp [--log-file FILE]
       serve the Agent Client Protocol on stdin and stdout (what Zed, the JetBrains
       IDEs, CodeCompanion and agent-shell launch; see docs/acp.md)
+  agentls sandbox [--json] [--root DIR] [-- COMMAND [ARG...]]
+      print what this machine supports to contain commands and the policy in
+      force for the workspace, or run COMMAND contained by it
   agentls tools [--json] [--root DIR]
       list the tools (with --json, as the editor protocol's ToolInfo objects)
   agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
@@ -132,6 +138,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdRules(ctx, args[1:], stdout, stderr)
 	case "stats":
 		return cmdStats(ctx, args[1:], stdout, stderr)
+	case "sandbox":
+		return cmdSandbox(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "agentls %s\n", version())
 		return exitOK

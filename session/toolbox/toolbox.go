@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/builtin"
@@ -68,6 +70,10 @@ type Options struct {
 	// GeminiDir is Gemini CLI's user directory, whose settings are read for the keys
 	// both share; empty means ~/.gemini.
 	GeminiDir string
+	// SandboxHelper is the program that contains commands (sandbox.Helper); empty
+	// means sandbox.Helper's, which is agentls itself or the agentls-sandbox beside it,
+	// and none in a test binary.
+	SandboxHelper string
 	// Metrics, when set, receive the metrics of every call of the toolbox's
 	// schedulers: the process's, shared by its toolboxes. Nil gives the toolbox one of
 	// its own.
@@ -89,8 +95,12 @@ type Toolbox struct {
 	tool      func(tools.Tool) tools.Tool
 	extra     func(settings.Settings) []tools.Tool
 	geminiDir string
-	onStatus  func(mcp.ServerStatus)
-	mcpOpts   mcp.Options // Authorize, Elicit and TokenDir of every MCP manager
+	// helper is the sandbox helper program, machine what this machine supports (probed
+	// once, in New).
+	helper   string
+	machine  sandbox.Machine
+	onStatus func(mcp.ServerStatus)
+	mcpOpts  mcp.Options // Authorize, Elicit and TokenDir of every MCP manager
 
 	// cfg is the configuration in force. It is swapped whole, under mu (publishLocked),
 	// so that no change of the registry is lost to another made meanwhile.
@@ -129,6 +139,9 @@ type Config struct {
 	Trust    trust.Decision
 	Policy   *confirm.Policy
 	Registry *tools.Registry
+	// Sandbox is what contains the commands run_shell_command and the discovered tools
+	// run, from the settings' tools.sandbox.
+	Sandbox *sandbox.Sandbox
 	// untrusted is what of the workspace's settings was skipped for want of trust.
 	untrusted untrusted
 }
@@ -167,6 +180,19 @@ func New(o Options) (*Toolbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	tb.helper = o.SandboxHelper
+	if tb.helper == "" {
+		tb.helper = sandbox.Helper()
+	}
+	if tb.helper != "" {
+		tb.machine = sandbox.Probe(tb.helper)
+	} else {
+		tb.machine = sandbox.Machine{OS: runtime.GOOS}
+	}
+	box, err := tb.newSandbox(s)
+	if err != nil {
+		return nil, err
+	}
 	mode := o.Mode
 	if mode == "" {
 		mode = s.ApprovalMode
@@ -179,6 +205,7 @@ func New(o Options) (*Toolbox, error) {
 	if err != nil {
 		return nil, fmt.Errorf("policy rules in settings: %w", err)
 	}
+	policy = policy.WithAutoAllowContained(box.Status().AutoAllow)
 	timeout, err := s.ShellTimeout()
 	if err != nil {
 		return nil, err
@@ -191,12 +218,25 @@ func New(o Options) (*Toolbox, error) {
 		Workspace: ws,
 		ConfigDir: configDir,
 		Search:    searchOpts,
-		Shell:     shell.Options{NoOutputTimeout: timeout, HideEnv: tb.hiddenEnv, NoteUnsaved: o.NoteUnsaved},
-		OnTodos:   o.OnTodos,
-		Web:       web.Options{AllowPrivate: s.Web.AllowPrivateAddresses, Logger: logger},
+		Shell: shell.Options{NoOutputTimeout: timeout, HideEnv: tb.hiddenEnv, NoteUnsaved: o.NoteUnsaved,
+			Sandbox: func() *sandbox.Sandbox { return tb.Config().Sandbox }},
+		OnTodos: o.OnTodos,
+		Web:     web.Options{AllowPrivate: s.Web.AllowPrivateAddresses, Logger: logger},
 	})
-	tb.cfg.Store(&Config{Settings: s, Trust: decision, Policy: policy, Registry: tb.newRegistry(s), untrusted: untrusted})
+	tb.cfg.Store(&Config{Settings: s, Trust: decision, Policy: policy, Registry: tb.newRegistry(s), Sandbox: box, untrusted: untrusted})
 	return tb, nil
+}
+
+// newSandbox returns the sandbox of settings s on this machine.
+func (tb *Toolbox) newSandbox(s settings.Settings) (*sandbox.Sandbox, error) {
+	dirs := []string{tb.ConfigDir}
+	if tb.geminiDir != "" {
+		dirs = append(dirs, tb.geminiDir)
+	} else if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, ".gemini"))
+	}
+	return sandbox.New(tb.machine, s.Tools.Sandbox.Config(), sandbox.Options{
+		Roots: tb.Workspace.Roots(), ConfigDirs: dirs, Helper: tb.helper})
 }
 
 // load decides the user's trust in the first root from the trust file in the
@@ -298,10 +338,20 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 		}
 		r.Mode = true
 	}
+	box, err := tb.newSandbox(next)
+	if err != nil {
+		return r, err
+	}
 	var policy *confirm.Policy
 	if !reflect.DeepEqual(prev.Policy.Rules, next.Policy.Rules) {
 		if policy, err = confirm.NewPolicy(mode, next.Policy.Rules, tb.Workspace.Roots); err != nil {
 			return r, fmt.Errorf("policy rules in settings: %w", err)
+		}
+		policy = policy.WithAutoAllowContained(box.Status().AutoAllow)
+	} else if box.Status().AutoAllow != cur.Policy.AutoAllowContained() {
+		policy = cur.Policy.WithAutoAllowContained(box.Status().AutoAllow)
+		if r.Mode {
+			policy = policy.WithMode(mode)
 		}
 	}
 	timeout, err := next.ShellTimeout()
@@ -324,7 +374,7 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 	defer tb.mu.Unlock()
 	// Read again under mu: the external tools may have published a registry since.
 	cur = tb.Config()
-	cfg := &Config{Settings: next, Trust: decision, Policy: cur.Policy, Registry: cur.Registry, untrusted: untrusted}
+	cfg := &Config{Settings: next, Trust: decision, Policy: cur.Policy, Registry: cur.Registry, Sandbox: box, untrusted: untrusted}
 	switch {
 	case policy != nil:
 		cfg.Policy, r.Policy = policy, true

@@ -198,7 +198,7 @@ func TestPersistentShellForgeryLive(t *testing.T) {
 			t.Fatalf("the analysis sees the danger of %s itself: %v", forged, a.Dangerous)
 		}
 		for _, dir := range []string{forged, "."} {
-			if _, err := f.s.run(t.Context(), "echo pwned > M", dir, &sink{}, nil); err != nil {
+			if _, err := f.s.run(t.Context(), "echo pwned > M", dir, &sink{}, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -211,7 +211,7 @@ func TestPersistentShellForgeryLive(t *testing.T) {
 	t.Run("planted names", func(t *testing.T) {
 		f := newForgeStack(t)
 		st := shellState{set: map[string]string{"BASH_FUNC_x%%": `() { $a$b "$@"; }`, "a": "r", "b": "m"}}
-		cmd := f.s.command("x victim", f.root, st.env(f.s.environ()))
+		cmd, _ := f.s.command("x victim", f.root, st.env(f.s.environ()), nil)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}
@@ -225,7 +225,7 @@ func TestPersistentShellForgeryLive(t *testing.T) {
 	t.Run("carried BASH_ENV", func(t *testing.T) {
 		f := newForgeStack(t)
 		st := shellState{set: map[string]string{"BASH_ENV": filepath.Join(f.root, "s.sh")}}
-		cmd := f.s.command("true", f.root, st.env(f.s.environ()))
+		cmd, _ := f.s.command("true", f.root, st.env(f.s.environ()), nil)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %s", err, out)
 		}

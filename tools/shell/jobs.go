@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -84,7 +85,8 @@ func delayArg(ms int) (time.Duration, error) {
 // running is reported with the output it wrote so far. Either way it stays a job that
 // list_background_processes lists. env, when not nil, replaces the environment agentls
 // gives commands.
-func (s *Shell) startJob(ctx context.Context, line, dir string, delay time.Duration, env []string) (*tools.Result, error) {
+// box, when not nil, contains it.
+func (s *Shell) startJob(ctx context.Context, line, dir string, delay time.Duration, env []string, box *sandbox.Sandbox) (*tools.Result, error) {
 	if err := os.MkdirAll(s.outputDir, 0o700); err != nil {
 		return nil, tools.FileError(fmt.Errorf("creating the output directory: %w", err))
 	}
@@ -92,7 +94,10 @@ func (s *Shell) startJob(ctx context.Context, line, dir string, delay time.Durat
 	if err != nil {
 		return nil, tools.FileError(fmt.Errorf("creating the output file: %w", err))
 	}
-	cmd := s.command(line, dir, env)
+	cmd, err := s.command(line, dir, env, box)
+	if err != nil {
+		return nil, removeUnused(f, err)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 
 	// Starting under the lock means Close either sees the job or refuses it.

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -59,11 +60,13 @@ func (t runTool) Info() tools.Info {
 }
 
 type runArgs struct {
-	Command      string "json:\"command\" jsonschema:\"Exact bash command to execute as `bash -c <command>`\""
-	Description  string `json:"description,omitempty" jsonschema:"Brief description of the command for the user. Be specific and concise. Ideally a single sentence. Can be up to 3 sentences for clarity. No line breaks."`
-	DirPath      string `json:"dir_path,omitempty" jsonschema:"(OPTIONAL) The path of the directory to run the command in. If not provided, the project root directory is used. Must be a directory within the workspace and must already exist."`
-	IsBackground bool   `json:"is_background,omitempty" jsonschema:"Set to true if this command should be run in the background (e.g. for long-running servers or watchers). The command is started, allowed to run for a brief moment (delay_ms) to check for immediate errors, and then left running in the background; use read_background_output to see its later output."`
-	DelayMS      *int   `json:"delay_ms,omitempty" jsonschema:"Optional. Delay in milliseconds to wait after starting the process in the background. Useful to allow the process to start and generate initial output before returning." schema:"minimum=0,maximum=600000"`
+	Command       string "json:\"command\" jsonschema:\"Exact bash command to execute as `bash -c <command>`\""
+	Description   string `json:"description,omitempty" jsonschema:"Brief description of the command for the user. Be specific and concise. Ideally a single sentence. Can be up to 3 sentences for clarity. No line breaks."`
+	DirPath       string `json:"dir_path,omitempty" jsonschema:"(OPTIONAL) The path of the directory to run the command in. If not provided, the project root directory is used. Must be a directory within the workspace and must already exist."`
+	IsBackground  bool   `json:"is_background,omitempty" jsonschema:"Set to true if this command should be run in the background (e.g. for long-running servers or watchers). The command is started, allowed to run for a brief moment (delay_ms) to check for immediate errors, and then left running in the background; use read_background_output to see its later output."`
+	DelayMS       *int   `json:"delay_ms,omitempty" jsonschema:"Optional. Delay in milliseconds to wait after starting the process in the background. Useful to allow the process to start and generate initial output before returning." schema:"minimum=0,maximum=600000"`
+	Sandbox       *bool  `json:"sandbox,omitempty" jsonschema:"Set to false only to run a command outside the OS sandbox after the sandbox refused something it needs; the user is asked every time. Requires justification."`
+	Justification string `json:"justification,omitempty" jsonschema:"With sandbox: false, one line telling the user why the command must run outside the sandbox."`
 }
 
 func (t runTool) Build(args json.RawMessage) (tools.Invocation, error) {
@@ -87,11 +90,27 @@ func (t runTool) Build(args json.RawMessage) (tools.Invocation, error) {
 			return nil, err
 		}
 	}
+	outside := a.Sandbox != nil && !*a.Sandbox
+	if outside && strings.TrimSpace(a.Justification) == "" {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "sandbox: false needs a justification: one line telling the user why the command must run outside the sandbox")
+	}
+	if strings.ContainsAny(a.Justification, "\n\r") {
+		return nil, tools.Errorf(tools.ErrInvalidParams, "justification must be one line")
+	}
 	dir, err := t.s.dir(a.DirPath)
 	if err != nil {
 		return nil, err
 	}
-	return &runInvocation{s: t.s, args: a, dir: dir, delay: delay, explicitDir: a.DirPath != ""}, nil
+	inv := &runInvocation{s: t.s, args: a, dir: dir, delay: delay, explicitDir: a.DirPath != ""}
+	if box := t.s.box(); box != nil {
+		if err := box.Err(); err != nil {
+			return nil, tools.Errorf(tools.ErrExecutionFailed, "%v", err)
+		}
+		if box.Contained() {
+			inv.box, inv.outside = box, outside
+		}
+	}
+	return inv, nil
 }
 
 // dir resolves the dir_path of a call: inside the workspace, an existing directory.
@@ -135,6 +154,11 @@ type runInvocation struct {
 	// explicitDir is set when dir_path named the directory; otherwise a persistent
 	// shell's command runs where the session's last command left it.
 	explicitDir bool
+	// box is the sandbox the command is contained in, decided when the call is built
+	// so that what is asked and what runs agree; nil where commands are not contained.
+	// outside says the model asked to run it uncontained all the same.
+	box     *sandbox.Sandbox
+	outside bool
 
 	mu sync.Mutex
 	// asked is the persistent shell's state the Confirmation showed; Execute runs the
@@ -189,23 +213,64 @@ func (inv *runInvocation) Confirmation(ctx context.Context) (*confirm.Details, e
 	if err != nil {
 		return nil, &tools.Error{Type: tools.ErrInvalidParams, Message: err.Error(), Err: err}
 	}
-	return &confirm.Details{
+	d := &confirm.Details{
 		Type:         confirm.TypeExecute,
 		Title:        "Confirm Shell Command",
 		Command:      line,
 		RootCommands: a.Roots,
 		Directory:    dir,
-	}, nil
+	}
+	switch {
+	case inv.box == nil:
+	case inv.outside:
+		d.Sandbox, d.Justification = confirm.SandboxOutside, inv.args.Justification
+		d.Title = "Run Outside the Sandbox?"
+	default:
+		d.Sandbox = confirm.SandboxContained
+	}
+	return d, nil
+}
+
+// contained returns the sandbox the command runs in; nil runs it uncontained.
+func (inv *runInvocation) contained() *sandbox.Sandbox {
+	if inv.outside {
+		return nil
+	}
+	return inv.box
+}
+
+// withSandbox adds to a command's result whether it ran contained, and what of a
+// failure the sandbox may have caused.
+func (inv *runInvocation) withSandbox(res *tools.Result, err error) (*tools.Result, error) {
+	var note string
+	switch {
+	case inv.box == nil:
+		box := inv.s.box()
+		if box == nil {
+			return res, err
+		}
+		note = "Sandbox: " + box.Status().Summary() + "."
+	case inv.outside:
+		note = "Sandbox: not contained: run outside the sandbox at the model's request, with the user's consent."
+	default:
+		note = "Sandbox: " + inv.box.Status().Summary() + "."
+		if res != nil && res.Summary != "Exit code 0" {
+			if why := inv.box.Explain(res.Display); why != "" {
+				note += " " + why
+			}
+		}
+	}
+	return withNote(res, err, note)
 }
 
 func (inv *runInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Result, error) {
-	if p := sessionFrom(ctx); p != nil {
-		return inv.executePersistent(ctx, p, out)
+	switch p := sessionFrom(ctx); {
+	case p != nil:
+		return inv.withSandbox(inv.executePersistent(ctx, p, out))
+	case inv.args.IsBackground:
+		return inv.withSandbox(inv.s.startJob(ctx, inv.args.Command, inv.dir, inv.delay, nil, inv.contained()))
 	}
-	if inv.args.IsBackground {
-		return inv.s.startJob(ctx, inv.args.Command, inv.dir, inv.delay, nil)
-	}
-	return inv.executeIn(ctx, inv.dir, nil, out)
+	return inv.withSandbox(inv.executeIn(ctx, inv.dir, nil, out))
 }
 
 // executeIn runs the command in the foreground in dir; p, when not nil, is how a
@@ -213,7 +278,7 @@ func (inv *runInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Re
 func (inv *runInvocation) executeIn(ctx context.Context, dir string, p *persistRun, out io.Writer) (*tools.Result, error) {
 	// The note says what the command saw, so it is taken before the command runs.
 	note := inv.s.unsavedNote()
-	res, err := inv.s.run(ctx, inv.args.Command, dir, out, p)
+	res, err := inv.s.run(ctx, inv.args.Command, dir, out, p, inv.contained())
 	switch {
 	case note == "" || ctx.Err() != nil:
 	case err != nil:
@@ -245,7 +310,7 @@ func (inv *runInvocation) executePersistent(ctx context.Context, p *Session, out
 	base := inv.s.environ()
 	env := st.env(base)
 	if inv.args.IsBackground {
-		res, err := inv.s.startJob(ctx, inv.args.Command, st.dir, inv.delay, env)
+		res, err := inv.s.startJob(ctx, inv.args.Command, st.dir, inv.delay, env, inv.contained())
 		return withNote(res, err, note)
 	}
 	f, err := os.CreateTemp("", "agentls-shell-state-*")
@@ -324,9 +389,9 @@ func errClosed() error {
 }
 
 // command returns an unstarted command running line in dir, in a process group of its
-// own.
+// own, contained in box unless box is nil.
 // env, when not nil, replaces the environment agentls gives commands.
-func (s *Shell) command(line, dir string, env []string) *exec.Cmd {
+func (s *Shell) command(line, dir string, env []string, box *sandbox.Sandbox) (*exec.Cmd, error) {
 	cmd := exec.Command(s.shell, "-c", line)
 	cmd.Dir = dir
 	if env == nil {
@@ -337,7 +402,12 @@ func (s *Shell) command(line, dir string, env []string) *exec.Cmd {
 	cmd.Env = append(slices.Clone(env), "PWD="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Stdin stays nil: the command reads /dev/null.
-	return cmd
+	if box != nil {
+		if err := box.Wrap(cmd); err != nil {
+			return nil, tools.Errorf(tools.ErrShellExecute, "containing the command: %w", err)
+		}
+	}
+	return cmd, nil
 }
 
 // stopReason says why run ended a command's process group.
@@ -351,7 +421,8 @@ const (
 
 // run runs line in dir in the foreground, streaming its output to out.
 // p, when not nil, runs it as a persistent shell's command.
-func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer, pers *persistRun) (*tools.Result, error) {
+// box, when not nil, contains it.
+func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer, pers *persistRun, box *sandbox.Sandbox) (*tools.Result, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -369,15 +440,20 @@ func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer, pers *
 	var cmd *exec.Cmd
 	var probe *cwdProbe
 	if pers != nil {
-		cmd = s.command(pers.trap+line, dir, pers.env)
-		if probe, err = newCwdProbe(); err != nil {
+		cmd, err = s.command(pers.trap+line, dir, pers.env, box)
+		if err == nil {
+			probe, err = newCwdProbe()
+		}
+		if err != nil {
 			pw.Close()
 			pr.Close()
-			return nil, tools.Errorf(tools.ErrShellExecute, "%w", err)
+			return nil, tools.AsError(err, tools.ErrShellExecute)
 		}
 		cmd.ExtraFiles = probe.files()
-	} else {
-		cmd = s.command(line, dir, nil)
+	} else if cmd, err = s.command(line, dir, nil, box); err != nil {
+		pw.Close()
+		pr.Close()
+		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
 	err = cmd.Start()

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/workspace"
 )
@@ -45,6 +46,10 @@ type Options struct {
 	// buffers unsaved: a command's result then names the edited files that are still
 	// unsaved (workspace.Unsaved), which the command saw without the edits.
 	NoteUnsaved bool
+	// Sandbox, when set, returns the sandbox commands run in, called for every
+	// command so that changed settings apply from the next one; nil (or a nil result)
+	// runs commands uncontained.
+	Sandbox func() *sandbox.Sandbox
 }
 
 // defaultNoOutputTimeout is the no-output timeout when Options leaves it zero.
@@ -61,6 +66,7 @@ type Shell struct {
 	shell       string
 	env         []string
 	hideEnv     func() []string
+	sandbox     func() *sandbox.Sandbox
 	outputDir   string
 	noOutput    time.Duration
 	grace       time.Duration
@@ -83,6 +89,7 @@ func New(ws *workspace.Workspace, opts Options) *Shell {
 		shell:       opts.Shell,
 		env:         append([]string(nil), opts.Env...),
 		hideEnv:     opts.HideEnv,
+		sandbox:     opts.Sandbox,
 		outputDir:   opts.OutputDir,
 		noOutput:    opts.NoOutputTimeout,
 		noteUnsaved: opts.NoteUnsaved,
@@ -185,4 +192,12 @@ func (s *Shell) drain(f *os.File) {
 		}
 		s.mu.Unlock()
 	}()
+}
+
+// box returns the sandbox commands run in now; nil runs them uncontained.
+func (s *Shell) box() *sandbox.Sandbox {
+	if s.sandbox == nil {
+		return nil
+	}
+	return s.sandbox()
 }

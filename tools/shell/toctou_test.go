@@ -107,7 +107,7 @@ func TestBatchReshapeThenWriteLive(t *testing.T) {
 		t.Fatalf("judged before the checkout, the echo is already dangerous: %v", a.Dangerous)
 	}
 	for _, line := range []string{"git checkout -q evil", "echo pwned > d/marker"} {
-		if _, err := sh.run(t.Context(), line, root, &sink{}, nil); err != nil {
+		if _, err := sh.run(t.Context(), line, root, &sink{}, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
