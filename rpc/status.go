@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/sandbox"
 )
 
 // What a rich client shows of the server's state besides the tool calls: the approval
@@ -66,6 +67,8 @@ type statusResult struct {
 	Model        string `json:"model,omitempty"`
 	ModelReady   bool   `json:"modelReady"`
 	ModelError   string `json:"modelError,omitempty"`
+	// Sandbox is how the workspace's commands are contained.
+	Sandbox sandbox.Status `json:"sandbox"`
 }
 
 // status serves agentls.status.
@@ -79,6 +82,7 @@ func (c *commandHandler) status(ctx context.Context, d deps, _ struct{}) (status
 		ApprovalMode: string(cfg.Policy.Mode()),
 		Provider:     cmp.Or(cfg.Settings.Provider.Type, "gemini"),
 		Model:        cfg.Settings.Model.Name,
+		Sandbox:      cfg.Sandbox.Status(),
 	}
 	if s.opts.NewClient == nil {
 		res.ModelError = "this server has no model client"

@@ -184,6 +184,7 @@ func New(m Machine, c Config, opts Options) (*Sandbox, error) {
 			st.ReadOnly = p.ReadOnly
 		}
 	}
+	st.Summary = st.summary()
 	s.status, s.policy = st, p
 	return s, nil
 }

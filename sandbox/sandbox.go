@@ -99,10 +99,13 @@ type Status struct {
 	Network  bool     `json:"network"`
 	// AutoAllow is the setting tools.sandbox.autoAllow.
 	AutoAllow bool `json:"autoAllow"`
+	// Summary is the status in one line, for a shell result or a status bar:
+	// "contained (landlock+namespaces, network off)" or "not contained: REASON".
+	Summary string `json:"summary"`
 }
 
-// Summary is the status in one line, for a shell result or a status bar.
-func (s Status) Summary() string {
+// summary is Status.Summary.
+func (s Status) summary() string {
 	if !s.Contained {
 		return "not contained: " + s.Reason
 	}

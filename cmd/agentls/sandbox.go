@@ -68,7 +68,7 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // printSandbox writes st for a person.
 func printSandbox(w io.Writer, st sandbox.Status) {
 	m := st.Machine
-	fmt.Fprintf(w, "Commands: %s\n\nThis machine (%s):\n", st.Summary(), m.OS)
+	fmt.Fprintf(w, "Commands: %s\n\nThis machine (%s):\n", st.Summary, m.OS)
 	if m.LandlockABI > 0 {
 		fmt.Fprintf(w, "  Landlock:         ABI %d\n", m.LandlockABI)
 	} else {
@@ -106,7 +106,7 @@ func runContained(ctx context.Context, box *sandbox.Sandbox, command []string, s
 		return sandbox.ExitSetup
 	}
 	if !box.Contained() {
-		fmt.Fprintf(stderr, "agentls sandbox: %s\n", box.Status().Summary())
+		fmt.Fprintf(stderr, "agentls sandbox: %s\n", box.Status().Summary)
 	}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr

@@ -249,11 +249,11 @@ func (inv *runInvocation) withSandbox(res *tools.Result, err error) (*tools.Resu
 		if box == nil {
 			return res, err
 		}
-		note = "Sandbox: " + box.Status().Summary() + "."
+		note = "Sandbox: " + box.Status().Summary + "."
 	case inv.outside:
 		note = "Sandbox: not contained: run outside the sandbox at the model's request, with the user's consent."
 	default:
-		note = "Sandbox: " + inv.box.Status().Summary() + "."
+		note = "Sandbox: " + inv.box.Status().Summary + "."
 		if res != nil && res.Summary != "Exit code 0" {
 			if why := inv.box.Explain(res.Display); why != "" {
 				note += " " + why
