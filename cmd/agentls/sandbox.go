@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/agentls/agentls/sandbox"
@@ -148,14 +147,4 @@ func runContained(ctx context.Context, box *sandbox.Sandbox, command []string, s
 			return cmd.ProcessState.ExitCode()
 		}
 	}
-}
-
-// sandboxCommand is the command line that runs line in the client's terminal contained
-// as the workspace of root is: `agentls sandbox --root ROOT -- bash -c LINE`.
-func sandboxCommand(root, shell, line string) []string {
-	exe, err := os.Executable()
-	if err != nil || strings.TrimSpace(exe) == "" {
-		exe = "agentls"
-	}
-	return []string{exe, "sandbox", "--root", root, "--", shell, "-c", line}
 }

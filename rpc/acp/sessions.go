@@ -398,7 +398,8 @@ func (c *conn) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 		// After the answer, which tells the client of the session.
 		c.out.after(`"sessionId":"`+st.id+`"`, func() { st.announceCommands(cmds) })
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(st.id), Modes: st.modes(), ConfigOptions: st.configOptions(l)}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(st.id), Modes: st.modes(), ConfigOptions: st.configOptions(l),
+		Meta: st.meta()}, nil
 }
 
 // resume opens the stored session id in cwd, or returns it when the connection has
@@ -435,7 +436,7 @@ func (c *conn) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.L
 	}
 	st.announceCommands(st.loadCommands(ctx))
 	c.log.Info("session/load", "session", st.id, "updates", len(ups))
-	return sdk.LoadSessionResponse{Modes: st.modes(), ConfigOptions: st.configOptions(l)}, nil
+	return sdk.LoadSessionResponse{Modes: st.modes(), ConfigOptions: st.configOptions(l), Meta: st.meta()}, nil
 }
 
 // ResumeSession resumes a stored session without replaying it.
@@ -445,7 +446,7 @@ func (c *conn) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (s
 		return sdk.ResumeSessionResponse{}, err
 	}
 	st.announceCommands(st.loadCommands(ctx))
-	return sdk.ResumeSessionResponse{Modes: st.modes(), ConfigOptions: st.configOptions(l)}, nil
+	return sdk.ResumeSessionResponse{Modes: st.modes(), ConfigOptions: st.configOptions(l), Meta: st.meta()}, nil
 }
 
 // CloseSession cancels what the session runs and closes it; it stays in the store.
@@ -511,6 +512,12 @@ var modes = []sdk.SessionMode{
 	{Id: sdk.SessionModeId(confirm.ModeAutoEdit), Name: "Auto edit", Description: sdk.Ptr("Make edits without asking; ask before the rest")},
 	{Id: sdk.SessionModeId(confirm.ModeYolo), Name: "YOLO", Description: sdk.Ptr("Ask about nothing (deny rules still apply)")},
 	{Id: sdk.SessionModeId(confirm.ModePlan), Name: "Plan", Description: sdk.Ptr("Read-only: run only tools that change nothing")},
+}
+
+// meta is the _meta of a session's new, load and resume answers: how its commands are
+// contained (`agentls sandbox --json`), under "agentls/sandbox".
+func (st *sessionState) meta() map[string]any {
+	return map[string]any{"agentls/sandbox": st.host.Toolbox().Config().Sandbox.Status()}
 }
 
 func (st *sessionState) modes() *sdk.SessionModeState {

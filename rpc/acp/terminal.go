@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -47,11 +48,13 @@ func (t *terminalTool) Build(args json.RawMessage) (tools.Invocation, error) {
 		Command      string `json:"command"`
 		DirPath      string `json:"dir_path"`
 		IsBackground bool   `json:"is_background"`
+		Sandbox      *bool  `json:"sandbox"`
 	}
 	if err := json.Unmarshal(args, &a); err != nil || a.IsBackground {
 		return inv, nil
 	}
-	return &terminalCall{Invocation: inv, wh: t.wh, args: string(args), command: a.Command, dir: a.DirPath}, nil
+	return &terminalCall{Invocation: inv, wh: t.wh, args: string(args), command: a.Command, dir: a.DirPath,
+		outside: a.Sandbox != nil && !*a.Sandbox}, nil
 }
 
 // terminalCall is a foreground run_shell_command call run in a terminal of the client.
@@ -61,6 +64,8 @@ type terminalCall struct {
 	args    string
 	command string
 	dir     string
+	// outside says the model asked to run the command outside the sandbox.
+	outside bool
 }
 
 // Execute implements tools.Invocation.
@@ -79,13 +84,30 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 		}
 		dir = d
 	}
+	// A contained command runs as `agentls sandbox --root ROOT -- bash -c LINE`, which
+	// holds it to the policy this workspace's own commands are held to.
+	name, args := "bash", []string{"-c", c.command}
+	box := st.host.Toolbox().Config().Sandbox
+	if err := box.Err(); err != nil {
+		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: err.Error(), Err: err}
+	}
+	note := "Sandbox: " + box.Status().Summary + "."
+	if box.Contained() && !c.outside {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: fmt.Sprintf("finding agentls to contain the command: %v", err), Err: err}
+		}
+		name, args = exe, append([]string{"sandbox", "--root", ws.Roots()[0], "--", name}, args...)
+	} else if c.outside {
+		note = "Sandbox: not contained: run outside the sandbox at the model's request, with the user's consent."
+	}
 	sid := sdk.SessionId(st.id)
 	// terminal/create is not withdrawn when the call is cancelled meanwhile: the
 	// client may have started the command already, and only a terminal id lets it be
 	// killed and released (the wait below ends at once for a cancelled call).
 	create, cancelCreate := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	term, err := st.c.sdk.CreateTerminal(create, sdk.CreateTerminalRequest{SessionId: sid, Command: "bash",
-		Args: []string{"-c", c.command}, Cwd: &dir, OutputByteLimit: sdk.Ptr(maxTerminalOutput)})
+	term, err := st.c.sdk.CreateTerminal(create, sdk.CreateTerminalRequest{SessionId: sid, Command: name,
+		Args: args, Cwd: &dir, OutputByteLimit: sdk.Ptr(maxTerminalOutput)})
 	cancelCreate()
 	if err != nil {
 		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: fmt.Sprintf("terminal/create: %v", err), Err: err}
@@ -121,7 +143,14 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 	if waitErr != nil {
 		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: fmt.Sprintf("terminal/wait_for_exit: %v", waitErr), Err: waitErr}
 	}
-	return terminalResult(c.command, ws.Rel(dir), out, exit), nil
+	res := terminalResult(c.command, ws.Rel(dir), out, exit)
+	if !c.outside && res.Summary != "Exit code 0" {
+		if why := box.Explain(res.Display); why != "" {
+			note += " " + why
+		}
+	}
+	res.Output += "\n\nNote: " + note
+	return res, nil
 }
 
 // terminalResult reports a command a client's terminal ran as the shell tool reports

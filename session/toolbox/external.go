@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/discovered"
@@ -238,6 +239,7 @@ func (tb *Toolbox) Discover(ctx context.Context) ([]tools.Info, error) {
 			Builtin:          tb.isBuiltin,
 			Logger:           tb.Logger,
 			HideEnv:          tb.hiddenEnv,
+			Sandbox:          func() *sandbox.Sandbox { return tb.Config().Sandbox },
 		})
 		if err != nil {
 			tb.Logger.Error("tool discovery failed; the built-in tools still work", "command", discover, "err", err)

@@ -36,6 +36,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -88,6 +89,9 @@ type Options struct {
 	// which a project's tool has no business reading. It is called for every process,
 	// so that changed settings apply from the next call.
 	HideEnv func() []string
+	// Sandbox, when set, returns the sandbox the discovery and call commands run in,
+	// called for every process; nil (or a nil result) runs them uncontained.
+	Sandbox func() *sandbox.Sandbox
 
 	// grace overrides defaultGrace, for tests of processes that ignore SIGTERM.
 	grace time.Duration
@@ -101,6 +105,7 @@ type config struct {
 	callLine      string
 	dir           string
 	hideEnv       func() []string
+	sandbox       func() *sandbox.Sandbox
 	timeout       time.Duration
 	discTimeout   time.Duration
 	maxOutput     int64
@@ -163,6 +168,7 @@ func newConfig(opts Options) (*config, error) {
 		callLine:      opts.CallCommand,
 		dir:           opts.Dir,
 		hideEnv:       opts.HideEnv,
+		sandbox:       opts.Sandbox,
 		timeout:       cmpOr(opts.Timeout, DefaultTimeout),
 		discTimeout:   cmpOr(opts.DiscoveryTimeout, DefaultDiscoveryTimeout),
 		maxOutput:     cmpOr(opts.MaxOutput, DefaultMaxOutput),
@@ -190,6 +196,14 @@ func (c *config) environ() []string {
 	return append(env, "AGENTLS=1")
 }
 
+// box returns the sandbox a process runs in now; nil runs it uncontained.
+func (c *config) box() *sandbox.Sandbox {
+	if c.sandbox == nil {
+		return nil
+	}
+	return c.sandbox()
+}
+
 // cmpOr returns v, or def when v is zero. Unlike cmp.Or it keeps negative values,
 // which mean "no bound".
 func cmpOr[T time.Duration | int64](v, def T) T {
@@ -208,6 +222,7 @@ func (c *config) runDiscovery(ctx context.Context) ([]byte, error) {
 		argv:           c.discovery,
 		dir:            c.dir,
 		env:            c.environ(),
+		box:            c.box(),
 		timeout:        c.discTimeout,
 		limit:          c.maxOutput,
 		stopOnOverflow: true,

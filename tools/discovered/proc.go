@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentls/agentls/sandbox"
 )
 
 // runSpec says how to run one process.
@@ -31,6 +33,8 @@ type runSpec struct {
 	stopOnOverflow bool
 	// grace is how long the process group has between SIGTERM and SIGKILL.
 	grace time.Duration
+	// box, when not nil, contains the process.
+	box *sandbox.Sandbox
 }
 
 // stopReason says why run stopped a process, if it did.
@@ -175,6 +179,11 @@ func start(ctx context.Context, spec runSpec, stdout, stderr *os.File) (*exec.Cm
 		// Wait waits for the copy into standard input; a process that left the group
 		// could hold that pipe open for ever.
 		cmd.WaitDelay = drainWait
+		if spec.box != nil {
+			if err := spec.box.Wrap(cmd); err != nil {
+				return cmd, fmt.Errorf("containing %s: %w", spec.argv[0], err)
+			}
+		}
 		err := cmd.Start()
 		if err == nil || !errors.Is(err, syscall.ETXTBSY) || attempt == startAttempts {
 			return cmd, err

@@ -160,6 +160,7 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 		argv:    append(slices.Clone(t.cfg.call), t.original),
 		dir:     t.cfg.dir,
 		env:     t.cfg.environ(),
+		box:     t.cfg.box(),
 		stdin:   inv.args,
 		timeout: t.cfg.timeout,
 		limit:   t.cfg.maxOutput,
