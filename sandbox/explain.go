@@ -9,61 +9,62 @@ import (
 )
 
 // denial matches the messages programs print when a write, a read or a connection is
-// refused.
-var denial = regexp.MustCompile(`(?i)permission denied|operation not permitted|read-only file system|network is unreachable|could not resolve host|temporary failure in name resolution|name or service not known|connection refused`)
+// refused ("device or resource busy" is a rename onto a read-only bind mount).
+var denial = regexp.MustCompile(`(?i)permission denied|operation not permitted|read-only file system|device or resource busy|network is unreachable|could not resolve host|temporary failure in name resolution|name or service not known|connection refused`)
 
-// pathInLine finds the paths a message names: quoted, or a word that starts with /.
-var pathInLine = regexp.MustCompile("['\"`‘“]?(/[^\\s'\"`’”:]*)")
+// networkDenial are the denials that only a connection gets.
+var networkDenial = regexp.MustCompile(`(?i)network is unreachable|could not resolve host|temporary failure in name resolution|name or service not known|connection refused|\bsocket: permission denied|/dev/(tcp|udp)/`)
 
 // Explain returns what a contained command's failure owes to the sandbox, for the
-// model: the paths its output says were refused that the policy does not let it write
-// (or hides), and refused connections where the network is off; "" when the output
-// shows nothing of the kind.
-func (s *Sandbox) Explain(output string) string {
+// model: the paths its output (from a command run in dir) says were refused that the
+// policy does not let it write (or hides), and refused connections where the network
+// is off; "" when the output shows nothing of the kind.
+func (s *Sandbox) Explain(output, dir string) string {
 	if !s.status.Contained {
 		return ""
 	}
-	p := s.policy
-	var paths []string
+	var parts []string
 	network := false
 	for line := range strings.Lines(output) {
-		m := denial.FindString(line)
-		if m == "" {
+		if !denial.MatchString(line) {
 			continue
 		}
-		switch strings.ToLower(m) {
-		case "network is unreachable", "could not resolve host", "temporary failure in name resolution", "name or service not known", "connection refused":
-			network = network || !p.Network
+		if networkDenial.MatchString(line) {
+			network = network || !s.policy.Network
 			continue
 		}
-		found := false
-		for _, sub := range pathInLine.FindAllStringSubmatch(line, -1) {
-			path := filepath.Clean(sub[1])
-			if why := s.refusal(path); why != "" && !slices.Contains(paths, why) {
-				paths, found = append(paths, why), true
+		for _, path := range pathsIn(line) {
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(dir, path)
+			}
+			if why := s.refusal(filepath.Clean(path)); why != "" && !slices.Contains(parts, why) {
+				parts = append(parts, why)
 			}
 		}
-		if !found && !p.Network && strings.Contains(strings.ToLower(line), "connect") {
-			network = true
-		}
-	}
-	if len(paths) == 0 && !network {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("The sandbox may have refused this command: ")
-	var parts []string
-	for _, w := range paths {
-		parts = append(parts, w)
 	}
 	if network {
 		parts = append(parts, "contained commands cannot reach the network (tools.sandbox.network is off)")
 	}
-	b.WriteString(strings.Join(parts, "; "))
-	b.WriteString(". If the command needs this, say so to the user: they can add a path to tools.sandbox.writablePaths or turn on tools.sandbox.network, or you can run the command again with sandbox: false and a one-line justification, which asks the user.")
-	return b.String()
+	if len(parts) == 0 {
+		return ""
+	}
+	return "The sandbox may have refused this command: " + strings.Join(parts, "; ") +
+		". If the command needs this, say so to the user: they can add a path to tools.sandbox.writablePaths or turn on tools.sandbox.network, " +
+		"or you can run the command again with sandbox: false and a one-line justification, which asks the user."
 }
 
+// pathsIn returns the words of a message that look like paths: quoted, or holding a
+// slash or starting with a dot, without the colon that ends them.
+func pathsIn(line string) []string {
+	var out []string
+	for _, f := range strings.Fields(line) {
+		f = strings.Trim(f, "'\"`‘’“”:,()")
+		if f != "" && (strings.Contains(f, "/") || strings.HasPrefix(f, ".")) && !strings.Contains(f, "://") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
 // refusal says why the sandbox refuses writing path, or "" when it does not.
 func (s *Sandbox) refusal(path string) string {
 	p := s.policy

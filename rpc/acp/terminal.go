@@ -145,7 +145,7 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 	}
 	res := terminalResult(c.command, ws.Rel(dir), out, exit)
 	if !c.outside && res.Summary != "Exit code 0" {
-		if why := box.Explain(res.Display); why != "" {
+		if why := box.Explain(res.Display, dir); why != "" {
 			note += " " + why
 		}
 	}

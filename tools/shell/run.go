@@ -255,7 +255,7 @@ func (inv *runInvocation) withSandbox(res *tools.Result, err error) (*tools.Resu
 	default:
 		note = "Sandbox: " + inv.box.Status().Summary + "."
 		if res != nil && res.Summary != "Exit code 0" {
-			if why := inv.box.Explain(res.Display); why != "" {
+			if why := inv.box.Explain(res.Display, inv.dir); why != "" {
 				note += " " + why
 			}
 		}
