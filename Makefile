@@ -7,8 +7,10 @@ export PATH := $(PATH):/usr/local/go/bin
 
 all: build
 
+# agentls, and beside it agentls-sandbox, the small helper that contains each command
+# (agentls falls back to re-executing itself without it, a few milliseconds slower).
 build:
-	$(GO) build -o bin/agentls ./cmd/agentls
+	$(GO) build -o bin/ ./cmd/agentls ./cmd/agentls-sandbox
 
 # The main job: the agent at work on demo/sample in Neovim (headless without a terminal);
 # with GEMINI_API_KEY it talks to Gemini, without one it replays demo/script.json and says
@@ -27,9 +29,10 @@ deps:
 test: deps lint unit fuzz editors benchcheck
 
 # AGENTLS_REQUIRE_NPM makes the tests against the npm MCP servers fail, not skip, when
-# those servers are missing (deps installs them).
+# those servers are missing (deps installs them); AGENTLS_REQUIRE_SANDBOX makes the
+# sandbox tests fail, not skip, on a machine without Landlock or user namespaces.
 unit:
-	AGENTLS_REQUIRE_NPM=1 $(GO) test -race -count=1 $(PKGS)
+	AGENTLS_REQUIRE_NPM=1 AGENTLS_REQUIRE_SANDBOX=1 $(GO) test -race -count=1 $(PKGS)
 
 # Each target runs a number of inputs (about 20 s of work on 2 cores), not a duration:
 # with a duration, Go 1.26's fuzz coordinator may fail a target with "context deadline

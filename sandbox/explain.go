@@ -65,6 +65,7 @@ func pathsIn(line string) []string {
 	}
 	return out
 }
+
 // refusal says why the sandbox refuses writing path, or "" when it does not.
 func (s *Sandbox) refusal(path string) string {
 	p := s.policy
