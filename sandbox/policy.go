@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -285,4 +286,35 @@ func (s *Sandbox) Err() error {
 		return nil
 	}
 	return errors.New(s.refuse)
+}
+
+// EnvPolicy carries a sandbox, encoded by Encode, to `agentls sandbox -- COMMAND` run
+// where agentls cannot start the command itself (an ACP client's terminal), so that
+// it is held to exactly the policy of the agentls that asked, whatever settings that
+// terminal's environment would load.
+const EnvPolicy = "AGENTLS_SANDBOX_POLICY"
+
+// encoded is what Encode writes.
+type encoded struct {
+	Status Status `json:"status"`
+	Policy Policy `json:"policy"`
+	Refuse string `json:"refuse,omitempty"`
+}
+
+// Encode returns s as text for EnvPolicy.
+func (s *Sandbox) Encode() string {
+	b, _ := json.Marshal(encoded{Status: s.status, Policy: s.policy, Refuse: s.refuse}) // plain data: cannot fail
+	return string(b)
+}
+
+// Decode returns the sandbox Encode described, run through helper (see Helper).
+func Decode(text, helper string) (*Sandbox, error) {
+	var e encoded
+	if err := json.Unmarshal([]byte(text), &e); err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvPolicy, err)
+	}
+	if e.Status.Contained && helper == "" {
+		return nil, fmt.Errorf("%s: this program has no sandbox helper", EnvPolicy)
+	}
+	return &Sandbox{status: e.Status, policy: e.Policy, refuse: e.Refuse, self: helper}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"slices"
 	"syscall"
 
@@ -36,13 +37,11 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "agentls sandbox: unexpected argument %q (a command goes after --)\n", pos[0])
 		return exitBadUsage
 	}
-	tb, err := newToolbox(toolbox.Options{Roots: []string{*root}, Logger: newLogger(stderr)})
+	box, err := sandboxFor(*root, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure
 	}
-	box := tb.Config().Sandbox
-	tb.Close()
 	if command != nil {
 		if len(command) == 0 {
 			fmt.Fprintln(stderr, "agentls sandbox: no command after --")
@@ -62,6 +61,22 @@ func cmdSandbox(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	printSandbox(stdout, st)
 	return exitOK
+}
+
+// sandboxFor returns the sandbox of the workspace at root, or the one the environment
+// carries (sandbox.EnvPolicy: an agentls that runs a command in an ACP client's
+// terminal passes its own).
+func sandboxFor(root string, stderr io.Writer) (*sandbox.Sandbox, error) {
+	if text, ok := os.LookupEnv(sandbox.EnvPolicy); ok {
+		os.Unsetenv(sandbox.EnvPolicy)
+		return sandbox.Decode(text, sandbox.Helper())
+	}
+	tb, err := newToolbox(toolbox.Options{Roots: []string{root}, Logger: newLogger(stderr)})
+	if err != nil {
+		return nil, err
+	}
+	defer tb.Close()
+	return tb.Config().Sandbox, nil
 }
 
 // printSandbox writes st for a person.
@@ -109,6 +124,11 @@ func runContained(ctx context.Context, box *sandbox.Sandbox, command []string, s
 	}
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// Killed with agentls: a client that kills the terminal's process (agentls) ends
+	// the command too. The signal comes when the thread that started it ends, so that
+	// thread is this goroutine's until agentls exits.
+	runtime.LockOSThread()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := box.Wrap(cmd); err != nil {
 		fmt.Fprintf(stderr, "agentls sandbox: %v\n", err)
 		return sandbox.ExitSetup

@@ -317,6 +317,12 @@ func (e *editor) CreateTerminal(_ context.Context, p sdk.CreateTerminalRequest) 
 	if p.Cwd != nil {
 		term.cmd.Dir = *p.Cwd
 	}
+	if len(p.Env) > 0 {
+		term.cmd.Env = os.Environ()
+		for _, v := range p.Env {
+			term.cmd.Env = append(term.cmd.Env, v.Name+"="+v.Value)
+		}
+	}
 	term.cmd.Stdout, term.cmd.Stderr = &term.out, &term.out
 	if err := term.cmd.Start(); err != nil {
 		return sdk.CreateTerminalResponse{}, err

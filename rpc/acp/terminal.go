@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/tools"
 )
 
@@ -87,6 +88,7 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 	// A contained command runs as `agentls sandbox --root ROOT -- bash -c LINE`, which
 	// holds it to the policy this workspace's own commands are held to.
 	name, args := "bash", []string{"-c", c.command}
+	var env []sdk.EnvVariable
 	box := st.host.Toolbox().Config().Sandbox
 	if err := box.Err(); err != nil {
 		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: err.Error(), Err: err}
@@ -98,6 +100,7 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 			return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: fmt.Sprintf("finding agentls to contain the command: %v", err), Err: err}
 		}
 		name, args = exe, append([]string{"sandbox", "--root", ws.Roots()[0], "--", name}, args...)
+		env = []sdk.EnvVariable{{Name: sandbox.EnvPolicy, Value: box.Encode()}}
 	} else if c.outside {
 		note = "Sandbox: not contained: run outside the sandbox at the model's request, with the user's consent."
 	}
@@ -107,7 +110,7 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 	// killed and released (the wait below ends at once for a cancelled call).
 	create, cancelCreate := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	term, err := st.c.sdk.CreateTerminal(create, sdk.CreateTerminalRequest{SessionId: sid, Command: name,
-		Args: args, Cwd: &dir, OutputByteLimit: sdk.Ptr(maxTerminalOutput)})
+		Args: args, Env: env, Cwd: &dir, OutputByteLimit: sdk.Ptr(maxTerminalOutput)})
 	cancelCreate()
 	if err != nil {
 		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: fmt.Sprintf("terminal/create: %v", err), Err: err}
