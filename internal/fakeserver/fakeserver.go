@@ -34,6 +34,10 @@ type Options struct {
 	// it consumes a turn, as a real model refuses a request beyond its context window.
 	// A turn without scripted usage then reports that estimate as its prompt tokens.
 	MaxRequestTokens int
+	// Record, when not nil, receives each request as it is recorded, as a line of JSON:
+	// how a test outside Go (the fakegemini command's -record) reads what the model was
+	// sent.
+	Record io.Writer
 }
 
 // ErrorWriter answers a request with an error in a fake's wire format; retryAfter, when
@@ -143,10 +147,20 @@ func (c *Core[R]) Script() clients.Script { return c.script }
 // Logger is the logger of the options (a discarding one when they had none).
 func (c *Core[R]) Logger() *slog.Logger { return c.opts.Logger }
 
-// Record keeps req for Requests and logs it with attrs (slog key-value pairs).
+// Record keeps req for Requests (and writes it to Options.Record) and logs it with
+// attrs (slog key-value pairs).
 func (c *Core[R]) Record(req R, attrs ...any) {
 	c.mu.Lock()
 	c.requests = append(c.requests, req)
+	if c.opts.Record != nil {
+		line, err := json.Marshal(req)
+		if err == nil {
+			_, err = c.opts.Record.Write(append(line, '\n'))
+		}
+		if err != nil {
+			c.opts.Logger.Error(c.name+": recording a request", "err", err)
+		}
+	}
 	c.mu.Unlock()
 	c.opts.Logger.Info(c.name+": request", attrs...)
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // record is the toy fake's record of a request: the turn it consumed.
-type record struct{ turn int }
+type record struct{ Turn int }
 
 // toy is the smallest fake: each request consumes a turn and streams its text pieces,
 // or hangs when the turn says so, then closes hung if it is not nil.
@@ -44,7 +44,7 @@ func (f *toy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, n := f.core.NextTurn()
-	f.core.Record(record{turn: n}, "turn", n)
+	f.core.Record(record{Turn: n}, "turn", n)
 	if f.core.WriteTurnError(w, t, n) {
 		return
 	}
@@ -120,6 +120,23 @@ func TestTurns(t *testing.T) {
 	}
 	if got := fmt.Sprint(core.Requests()); got != "[{1} {2} {0}]" {
 		t.Errorf("recorded %s", got)
+	}
+}
+
+// TestRecord checks that Options.Record gets each request as a line of JSON, as it is
+// recorded.
+func TestRecord(t *testing.T) {
+	t.Parallel()
+	var lines strings.Builder
+	f, err := newToy(clients.Script{Turns: []clients.Turn{{Text: "a"}}}, fakeserver.Options{Record: &lines}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	get(t, f.URL)
+	get(t, f.URL)
+	if got, want := lines.String(), "{\"Turn\":1}\n{\"Turn\":0}\n"; got != want {
+		t.Errorf("recorded %q, want %q", got, want)
 	}
 }
 

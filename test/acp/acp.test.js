@@ -157,13 +157,46 @@ test('terminal delegation: run_shell_command runs in the client\'s terminal', op
   await a.settled(() => a.of('agent_message_chunk').length > 0, 'the answer');
   const term = terminals.get('term-1');
   assert.ok(term, 'a terminal was created');
-  assert.deepEqual([term.params.command, term.params.args, term.params.cwd], ['bash', ['-c', 'echo via-terminal; exit 4'], root]);
+  // bash -c LINE, through `agentls sandbox --root ROOT --` where the sandbox contains commands.
+  assert.deepEqual([term.params.args.slice(-2), term.params.cwd], [['-c', 'echo via-terminal; exit 4'], root]);
+  if (term.params.command !== 'bash') assert.deepEqual(term.params.args.slice(0, 5), ['sandbox', '--root', root, '--', 'bash']);
   assert.ok(term.released, 'the terminal was released');
   const embedded = a.of('tool_call_update').filter((u) => u.content?.some((c) => c.type === 'terminal' && c.terminalId === 'term-1'));
   assert.ok(embedded.some((u) => !u.status), 'the terminal is shown while the command runs');
   const end = embedded.find((u) => u.status);
   assert.equal(end?.status, 'completed');
   assert.match(end.rawOutput.output, /via-terminal[\s\S]*Exit Code: 4/);
+});
+
+test('a command of 7 s in the client\'s terminal: its output reaches the model, the terminal is released', opts, async (t) => {
+  // The bound on terminal/output and terminal/release (5 s) once started at
+  // terminal/create, so that a command that ran longer lost its output: the requests
+  // were sent and at once withdrawn with $/cancel_request, and the model was told the
+  // output was empty.
+  const root = makeWorkspace();
+  const line = 'echo begun; sleep 7; echo ended-after-7s';
+  const fake = await startFakeGemini({
+    turns: [{ calls: [call('s1', 'run_shell_command', { command: line })] }, { text: 'It ended.' }],
+  });
+  t.after(() => fake.stop());
+  const terminals = new Map();
+  const a = startAgent(agentEnv(tmpHome(), fake.env), () => 'allow_once', null, terminals);
+  t.after(() => a.close());
+  await initialize(a.agent, { terminal: true });
+  const { sessionId } = await newSession(a.agent, root);
+  const started = Date.now();
+  assert.equal((await prompt(a.agent, sessionId, 'run it')).stopReason, 'end_turn');
+  assert.ok(Date.now() - started >= 7000, 'the command ran its 7 s');
+  const term = terminals.get('term-1');
+  assert.deepEqual(term?.params.args.slice(-2), ['-c', line]);
+  await until(() => term.released, 'the terminal to be released');
+  const reqs = fake.requests();
+  assert.equal(reqs.length, 2, 'the model was called again with the result');
+  const results = reqs[1].contents.flatMap((c) => c.parts).filter((p) => p.functionResponse?.name === 'run_shell_command');
+  assert.equal(results.length, 1, 'the result of the command went to the model');
+  const sent = JSON.stringify(results[0].functionResponse.response);
+  assert.match(sent, /begun\\nended-after-7s/, `the model got the output: ${sent}`);
+  assert.doesNotMatch(a.stderr(), /context deadline exceeded/);
 });
 
 test('reject always holds for the session', opts, async (t) => {

@@ -36,14 +36,15 @@ export function withTimeout(p, ms, what) {
 
 /**
  * Starts a fake Gemini API replaying script ({turns: [...]}, a clients.Script) and
- * resolves with {env, requests(), stop()}: env gives agentls its model.
+ * resolves with {env, turnsServed(), requests(), stop()}: env gives agentls its model.
  */
 export async function startFakeGemini(script) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentls-acp-script-'));
   const file = path.join(dir, 'script.json');
+  const record = path.join(dir, 'requests.jsonl');
   fs.writeFileSync(file, JSON.stringify(script));
   const proc = spawn(binary('FAKEGEMINI_BIN', './internal/fakegemini/cmd/fakegemini', 'fakegemini'),
-    ['-script', file, '-addr', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    ['-script', file, '-addr', '127.0.0.1:0', '-record', record], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d.toString(); });
   const exited = new Promise((resolve) => proc.on('exit', resolve));
@@ -60,6 +61,15 @@ export async function startFakeGemini(script) {
     env: { GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: url },
     /** The number of generate calls that consumed a turn, from the server's log. */
     turnsServed: () => (stderr.match(/turn=[1-9]/g) || []).length,
+    /**
+     * The generate calls that consumed a turn, as the model received them: the request
+     * bodies ({contents, tools, ...}), in order.
+     */
+    requests() {
+      if (!fs.existsSync(record)) return [];
+      return fs.readFileSync(record, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+        .filter((r) => r.Turn > 0).map((r) => r.Body);
+    },
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill('SIGTERM');
