@@ -68,8 +68,10 @@ func TestCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ups := a.client.take()
-	if len(ups) != 1 || ups[0].CurrentModeUpdate == nil || ups[0].CurrentModeUpdate.CurrentModeId != "yolo" {
-		t.Errorf("set_mode sent %+v, want current_mode_update yolo", ups)
+	// current_mode_update, then config_option_update for the clients of configOptions
+	// (TestModeConfigOption).
+	if len(ups) != 2 || ups[0].CurrentModeUpdate == nil || ups[0].CurrentModeUpdate.CurrentModeId != "yolo" || ups[1].ConfigOptionUpdate == nil {
+		t.Errorf("set_mode sent %+v, want current_mode_update yolo and config_option_update", ups)
 	}
 	_, err := a.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: sess.SessionId, ModeId: "reckless"})
 	if codeOf(err) != -32602 || !strings.Contains(err.Error(), "auto_edit") {

@@ -531,30 +531,76 @@ func (c *conn) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest) (s
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
-	m, err := confirm.ParseMode(string(p.ModeId))
-	if err != nil || p.ModeId == "" {
-		return sdk.SetSessionModeResponse{}, invalidParams("unknown mode %q: the modes are default, auto_edit, yolo and plan", p.ModeId)
+	m, err := st.setMode(string(p.ModeId))
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
 	}
-	if !st.host.SetMode(st.id, m) {
-		if _, err := st.open(context.Background(), st.id); err != nil {
-			return sdk.SetSessionModeResponse{}, err
-		}
-		st.host.SetMode(st.id, m)
-	}
-	c.log.Info("session/set_mode", "session", st.id, "mode", m)
-	c.notify(st.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(m)}})
+	st.modeChanged(m, true)
 	return sdk.SetSessionModeResponse{}, nil
 }
 
-// modelConfigID is the id of the model config option.
-const modelConfigID = "model"
+// setMode sets the session's approval mode to the mode named id.
+func (st *sessionState) setMode(id string) (confirm.Mode, error) {
+	m, err := confirm.ParseMode(id)
+	if err != nil || id == "" {
+		return "", invalidParams("unknown mode %q: the modes are default, auto_edit, yolo and plan", id)
+	}
+	if !st.host.SetMode(st.id, m) {
+		if _, err := st.open(context.Background(), st.id); err != nil {
+			return "", err
+		}
+		st.host.SetMode(st.id, m)
+	}
+	st.c.log.Info("session/set_mode", "session", st.id, "mode", m)
+	return m, nil
+}
+
+// modeChanged tells the client that the session's mode is now m: current_mode_update
+// for the clients of modes and, with options, config_option_update for those that
+// read only configOptions, the mode being one of them.
+func (st *sessionState) modeChanged(m confirm.Mode, options bool) {
+	st.c.notify(st.id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(m)}})
+	if !options {
+		return
+	}
+	if _, live := st.host.Mode(st.id); !live {
+		return // let go meanwhile: its options are told when it is next opened
+	}
+	l, err := st.open(context.Background(), st.id)
+	if err != nil {
+		st.c.log.Debug("config_option_update not sent", "session", st.id, "error", err)
+		return
+	}
+	st.c.notify(st.id, sdk.SessionUpdate{ConfigOptionUpdate: &sdk.SessionConfigOptionUpdate{ConfigOptions: st.configOptionsWith(m, l.Model())}})
+}
+
+// The ids of the config options: the approval mode (the modes again, for the clients
+// that read only configOptions) and the model.
+const (
+	modeConfigID  = "mode"
+	modelConfigID = "model"
+)
 
 // geminiModels are the models offered besides the one in use, when it is Gemini.
 var geminiModels = []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}
 
-// configOptions returns the session's config options: the model.
+// configOptions returns the session's config options: the approval mode and the model.
 func (st *sessionState) configOptions(l *session.Live) []sdk.SessionConfigOption {
-	cur := l.Model()
+	return st.configOptionsWith(confirm.Mode(st.modes().CurrentModeId), l.Model())
+}
+
+// configOptionsWith returns the config options of a session in mode m with model cur.
+func (st *sessionState) configOptionsWith(m confirm.Mode, cur string) []sdk.SessionConfigOption {
+	var modeOpts sdk.SessionConfigSelectOptionsUngrouped
+	for _, md := range modes {
+		modeOpts = append(modeOpts, sdk.SessionConfigSelectOption{Name: md.Name, Value: sdk.SessionConfigValueId(md.Id), Description: md.Description})
+	}
+	mode := sdk.NewSessionConfigOptionSelect(sdk.SessionConfigValueId(m), sdk.SessionConfigSelectOptions{Ungrouped: &modeOpts})
+	mode.Select.Id = modeConfigID
+	mode.Select.Name = "Mode"
+	mode.Select.Description = sdk.Ptr("What agentls may do without asking")
+	mode.Select.Category = sdk.Ptr(sdk.SessionConfigOptionCategoryMode)
+
 	names := []string{cur}
 	if strings.HasPrefix(cur, "gemini-") {
 		names = append(names, geminiModels...)
@@ -569,28 +615,43 @@ func (st *sessionState) configOptions(l *session.Live) []sdk.SessionConfigOption
 	o.Select.Id = modelConfigID
 	o.Select.Name = "Model"
 	o.Select.Category = sdk.Ptr(sdk.SessionConfigOptionCategoryModel)
-	return []sdk.SessionConfigOption{o}
+	return []sdk.SessionConfigOption{mode, o}
 }
 
-// SetSessionConfigOption sets the session's model: the session is let go and resumed
-// from the store with a client for the new model.
+// SetSessionConfigOption sets the session's approval mode (as session/set_mode does)
+// or its model: for a new model the session is let go and resumed from the store with
+// a client for it.
 func (c *conn) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
 	v := p.ValueId
 	if v == nil {
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams("agentls's one config option, %q, takes a value id", modelConfigID)
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("agentls's config options, %q and %q, take a value id", modeConfigID, modelConfigID)
 	}
 	st, err := c.session(v.SessionId)
 	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
-	if v.ConfigId != modelConfigID {
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q: agentls has %q", v.ConfigId, modelConfigID)
+	switch v.ConfigId {
+	case modeConfigID:
+		m, err := st.setMode(string(v.Value))
+		if err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		l, err := st.open(ctx, st.id)
+		if err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		// The answer carries the options; the clients of modes hear of it too.
+		st.modeChanged(m, false)
+		return sdk.SetSessionConfigOptionResponse{ConfigOptions: st.configOptionsWith(m, l.Model())}, nil
+	case modelConfigID:
+	default:
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q: agentls has %q and %q", v.ConfigId, modeConfigID, modelConfigID)
 	}
 	l, err := st.open(ctx, st.id)
 	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
-	valid := slices.Collect(maps.Keys(optionValues(st.configOptions(l))))
+	valid := slices.Collect(maps.Keys(optionValues(st.configOptions(l), modelConfigID)))
 	if !slices.Contains(valid, string(v.Value)) {
 		slices.Sort(valid)
 		return sdk.SetSessionConfigOptionResponse{}, invalidParams("model %q is not one of %s", v.Value, strings.Join(valid, ", "))
@@ -615,11 +676,11 @@ func (c *conn) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfi
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: st.configOptions(l)}, nil
 }
 
-// optionValues returns the values of the select options of opts.
-func optionValues(opts []sdk.SessionConfigOption) map[string]bool {
+// optionValues returns the values of the select option id of opts.
+func optionValues(opts []sdk.SessionConfigOption, id string) map[string]bool {
 	out := map[string]bool{}
 	for _, o := range opts {
-		if o.Select == nil || o.Select.Options.Ungrouped == nil {
+		if o.Select == nil || string(o.Select.Id) != id || o.Select.Options.Ungrouped == nil {
 			continue
 		}
 		for _, v := range *o.Select.Options.Ungrouped {

@@ -52,7 +52,7 @@ func (st *sessionState) observe(u session.Update) {
 	case session.UpdateToolCall:
 		st.toolCall(id, *u.Call)
 	case session.UpdateMode:
-		st.c.notify(id, sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(u.Mode)}})
+		st.modeChanged(u.Mode, true)
 	}
 }
 
