@@ -115,7 +115,7 @@ func NewGemini(ctx context.Context, o GeminiOptions) (*Gemini, error) {
 	case vertex:
 		g.ep.credential = "the Google Cloud credentials (application default credentials)"
 	default:
-		return nil, errors.New("gemini: no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION for Vertex AI")
+		return nil, errors.New("gemini: no API key: set GEMINI_API_KEY (or GOOGLE_API_KEY), or run `agentls login` to store one, or GOOGLE_GENAI_USE_VERTEXAI=true with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION for Vertex AI")
 	}
 	g.ep.secret = key
 	g.ep.keyHint = "GEMINI_API_KEY"

@@ -13,6 +13,8 @@
 //	agentls trust [DIR] [--parent | --distrust | --revoke]
 //	agentls trust --list
 //	agentls mcp auth|logout SERVER
+//	agentls login [--provider gemini|openai]
+//	agentls logout
 //	agentls version
 package main
 
@@ -84,6 +86,13 @@ const usage = `usage:
       authorization page's URL is printed, and opened with $BROWSER when set
   agentls mcp logout SERVER
       forget the OAuth token of SERVER (kept in $XDG_STATE_HOME/agentls/mcp-tokens)
+  agentls login [--provider gemini|openai]
+      ask for the model's API key (without echo on a terminal; else the first
+      line of stdin) and store it in $XDG_CONFIG_HOME/agentls/keys.json, readable
+      by you alone; the settings' provider.apiKey and the environment's key come
+      first (what an ACP client runs in its terminal to authenticate)
+  agentls logout
+      remove the API keys agentls login stored
   agentls version
       print the version
 
@@ -94,9 +103,10 @@ files may only tighten consent unless the folder is trusted. Trust is kept in
 $XDG_CONFIG_HOME/agentls/trusted-folders.json, where the most specific entry decides.
 For CI and tests, AGENTLS_TRUST_WORKSPACE=1 trusts the workspace of that process.
 
-The model is Gemini (GEMINI_API_KEY or GOOGLE_API_KEY; GOOGLE_GEMINI_BASE_URL
-overrides the endpoint) unless settings name another provider ("provider": {"type":
-"openai", "baseUrl": …} with OPENAI_API_KEY, or "scripted" with a script file).
+The model is Gemini (GEMINI_API_KEY or GOOGLE_API_KEY, else the key of agentls
+login; GOOGLE_GEMINI_BASE_URL overrides the endpoint) unless settings name another
+provider ("provider": {"type": "openai", "baseUrl": …} with OPENAI_API_KEY or the key
+of agentls login --provider openai, or "scripted" with a script file).
 Sessions are kept under $XDG_STATE_HOME/agentls/sessions.
 `
 
@@ -140,6 +150,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdStats(ctx, args[1:], stdout, stderr)
 	case "sandbox":
 		return cmdSandbox(ctx, args[1:], stdout, stderr)
+	case "login":
+		return cmdLogin(ctx, args[1:], stdin, stdout, stderr)
+	case "logout":
+		return cmdLogout(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "agentls %s\n", version())
 		return exitOK

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/settings"
@@ -22,11 +23,11 @@ func modelClients(log *slog.Logger) func(context.Context, settings.Settings) (cl
 }
 
 func newClientLog(ctx context.Context, s settings.Settings, log *slog.Logger) (clients.Client, error) {
-	p := s.Provider
-	var (
-		c   clients.Client
-		err error
-	)
+	p, err := withStoredKey(s.Provider, os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	var c clients.Client
 	switch p.Type {
 	case "", "gemini":
 		c, err = clients.NewGemini(ctx, clients.GeminiOptions{
@@ -63,4 +64,42 @@ func newClientLog(ctx context.Context, s settings.Settings, log *slog.Logger) (c
 		c = clients.NewTextMode(c)
 	}
 	return c, nil
+}
+
+// withStoredKey returns p with the API key `agentls login` stored for its provider,
+// when neither the settings (provider.apiKey) nor the environment (getenv) give one:
+// the settings come first, then the environment, then the stored key.
+func withStoredKey(p settings.ProviderSettings, getenv func(string) string) (settings.ProviderSettings, error) {
+	if p.APIKey != "" || keyInEnv(p.Type, getenv) {
+		return p, nil
+	}
+	if p.Type != "" && p.Type != settings.ProviderGemini && p.Type != settings.ProviderOpenAI {
+		return p, nil
+	}
+	dir, err := settings.ConfigDir()
+	if err != nil {
+		return p, err
+	}
+	keys, err := settings.LoadKeys(dir)
+	if err != nil {
+		return p, err
+	}
+	p.APIKey = keys.For(p.Type)
+	return p, nil
+}
+
+// keyInEnv reports whether the environment gives provider a credential.
+func keyInEnv(provider string, getenv func(string) string) bool {
+	if provider == settings.ProviderOpenAI {
+		return getenv("OPENAI_API_KEY") != ""
+	}
+	if getenv("GEMINI_API_KEY") != "" || getenv("GOOGLE_API_KEY") != "" {
+		return true
+	}
+	for _, v := range []string{"GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE"} {
+		if b := strings.ToLower(getenv(v)); b == "1" || b == "true" {
+			return true
+		}
+	}
+	return false
 }
