@@ -15,8 +15,9 @@ import (
 	"github.com/agentls/agentls/internal/testutil"
 )
 
-// TestInitialize: version 1, the capabilities, and the auth method that names the key
-// to set only when the environment has none, in which case session/new asks for it.
+// TestInitialize: version 1, the capabilities, and the API key method, which names the
+// key to set; without a key session/new and authenticate (for a client without forms)
+// answer auth_required.
 func TestInitialize(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -48,10 +49,10 @@ func TestInitialize(t *testing.T) {
 			if res.AgentInfo == nil || res.AgentInfo.Name != "agentls" {
 				t.Errorf("agentInfo = %+v", res.AgentInfo)
 			}
+			if len(res.AuthMethods) != 1 || res.AuthMethods[0].Agent == nil || res.AuthMethods[0].Agent.Id != "gemini-api-key" {
+				t.Errorf("auth methods %+v, want the API key method", res.AuthMethods)
+			}
 			if tt.key {
-				if len(res.AuthMethods) != 0 {
-					t.Errorf("auth methods with a key: %+v", res.AuthMethods)
-				}
 				// Clients set up for Gemini CLI authenticate with its method ids.
 				for _, m := range []string{"gemini-api-key", "oauth-personal"} {
 					if _, err := a.conn.Authenticate(ctx, sdk.AuthenticateRequest{MethodId: m}); err != nil {
@@ -60,9 +61,8 @@ func TestInitialize(t *testing.T) {
 				}
 				return
 			}
-			if len(res.AuthMethods) != 1 || res.AuthMethods[0].Agent == nil ||
-				!strings.Contains(*res.AuthMethods[0].Agent.Description, "GEMINI_API_KEY") {
-				t.Fatalf("auth methods without a key: %+v", res.AuthMethods)
+			if d := res.AuthMethods[0].Agent.Description; d == nil || !strings.Contains(*d, "GEMINI_API_KEY") {
+				t.Fatalf("the API key method's description %v does not name GEMINI_API_KEY", d)
 			}
 			_, err = a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{}})
 			if codeOf(err) != -32000 || !strings.Contains(err.Error(), "GEMINI_API_KEY") {

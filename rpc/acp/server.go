@@ -72,7 +72,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	c.sdk = sdk.NewAgentSideConnection(c, w, pr)
 	c.sdk.SetLogger(s.log)
 	go func() {
-		err := filterInput(in, pw, w, s.log)
+		err := filterInput(in, watchAuth{w: pw, ids: &c.authIDs}, w, s.log)
 		pw.CloseWithError(err)
 	}()
 	select {
@@ -140,6 +140,9 @@ type conn struct {
 	// closed says that the connection ended: no host is made after closeAll.
 	hosts  map[string]*workspaceHost
 	closed bool
+
+	// authIDs are the ids of the authenticate requests not yet answered (auth.go).
+	authIDs authIDs
 }
 
 var (

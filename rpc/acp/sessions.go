@@ -345,7 +345,7 @@ func (st *sessionState) open(ctx context.Context, id string) (*session.Live, err
 	case err == nil:
 		return l, nil
 	case errors.Is(err, session.ErrNoModel), errors.Is(err, session.ErrModel) && !st.c.hasKey():
-		return nil, &sdk.RequestError{Code: codeAuthRequired, Message: fmt.Sprintf("%v. %s", err, keyHint)}
+		return nil, st.c.authRequired(fmt.Sprintf("%v. %s", err, keyHint))
 	case errors.As(err, &re):
 		return nil, &sdk.RequestError{Code: codeNotFound,
 			Message: fmt.Sprintf("%v (session/list lists the stored sessions; session/new starts a new one)", err)}

@@ -3,11 +3,12 @@
 // input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  acp, agentEnv, initialize, makeWorkspace, processRunning, spawnAgent, startAgent, startFakeGemini, until, withTimeout,
+  acp, agentEnv, agentlsBinary, initialize, makeWorkspace, processRunning, spawnAgent, startAgent, startFakeGemini, until, withTimeout,
 } from './lib.js';
 
 const opts = { timeout: 120000 };
@@ -24,7 +25,7 @@ function prompt(agent, sessionId, text) {
   return agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text }] });
 }
 
-test('initialize: protocol 1, capabilities, no auth method when a key is set', opts, async (t) => {
+test('initialize: protocol 1, capabilities, the API key method and logout', opts, async (t) => {
   const fake = await startFakeGemini({ turns: [] });
   t.after(() => fake.stop());
   const a = startAgent(agentEnv(tmpHome(), fake.env));
@@ -36,7 +37,8 @@ test('initialize: protocol 1, capabilities, no auth method when a key is set', o
   assert.equal(res.agentCapabilities.promptCapabilities.embeddedContext, true);
   assert.equal(res.agentCapabilities.mcpCapabilities.http, true);
   assert.equal(res.agentCapabilities.mcpCapabilities.sse, true);
-  assert.deepEqual(res.authMethods, []);
+  assert.deepEqual(res.authMethods.map((m) => m.id), ['gemini-api-key']);
+  assert.deepEqual(res.agentCapabilities.auth?.logout, {});
 });
 
 test('initialize without a key names GEMINI_API_KEY; session/new asks to authenticate', opts, async (t) => {
@@ -46,6 +48,41 @@ test('initialize without a key names GEMINI_API_KEY; session/new asks to authent
   assert.equal(res.authMethods.length, 1);
   assert.match(res.authMethods[0].description, /GEMINI_API_KEY/);
   await assert.rejects(newSession(a.agent, makeWorkspace()), (err) => err.code === -32000 && /GEMINI_API_KEY/.test(err.message));
+});
+
+test('terminal auth: the client runs `agentls login` in a terminal, reconnects, and the model gets the key', opts, async (t) => {
+  const fake = await startFakeGemini({ turns: [{ text: 'Logged in.' }] });
+  t.after(() => fake.stop());
+  const home = tmpHome();
+  const env = agentEnv(home, { GOOGLE_GEMINI_BASE_URL: fake.env.GOOGLE_GEMINI_BASE_URL });
+  const key = 'AIza-terminal-auth-7373';
+  const a = startAgent(env);
+  const res = await initialize(a.agent, { auth: { terminal: true } });
+  const login = res.authMethods.find((m) => m.type === 'terminal');
+  assert.ok(login, `a terminal method among ${JSON.stringify(res.authMethods)}`);
+  assert.deepEqual(login.args, ['login']);
+  await assert.rejects(newSession(a.agent, makeWorkspace()),
+    (err) => err.code === -32000 && err.data?.authMethods?.some((m) => m.id === login.id));
+  await a.close();
+
+  // The client runs the agent's binary with the method's args and env (here the key
+  // comes on stdin: the test has no terminal); exit status 0 is a login.
+  const run = spawn(agentlsBinary(), login.args, { env: { ...env, ...(login.env ?? {}) }, stdio: ['pipe', 'pipe', 'pipe'] });
+  run.stdin.end(`${key}\n`);
+  let out = '';
+  run.stdout.on('data', (d) => { out += d; });
+  run.stderr.on('data', (d) => { out += d; });
+  const code = await withTimeout(new Promise((resolve) => run.on('exit', resolve)), 30000, 'agentls login');
+  assert.equal(code, 0, out);
+  assert.doesNotMatch(out, new RegExp(key));
+
+  const b = startAgent(env);
+  t.after(() => b.close());
+  await initialize(b.agent, { auth: { terminal: true } });
+  const { sessionId } = await newSession(b.agent, makeWorkspace());
+  assert.equal((await prompt(b.agent, sessionId, 'hi')).stopReason, 'end_turn');
+  assert.deepEqual(fake.headers().map((h) => h['X-Goog-Api-Key']?.[0]), [key]);
+  assert.doesNotMatch(b.stderr(), new RegExp(key), 'the key is in no log');
 });
 
 test('a full turn: read, an edit allowed once, an edit rejected, a shell command streaming, a plan', opts, async (t) => {

@@ -57,6 +57,10 @@ export async function startFakeGemini(script) {
     });
     exited.then((code) => reject(new Error(`fakegemini exited with ${code}: ${stderr}`)));
   }), 20000, 'fakegemini to print its URL');
+  const recorded = () => {
+    if (!fs.existsSync(record)) return [];
+    return fs.readFileSync(record, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.Turn > 0);
+  };
   return {
     env: { GEMINI_API_KEY: 'test-key', GOOGLE_GEMINI_BASE_URL: url },
     /** The number of generate calls that consumed a turn, from the server's log. */
@@ -65,11 +69,9 @@ export async function startFakeGemini(script) {
      * The generate calls that consumed a turn, as the model received them: the request
      * bodies ({contents, tools, ...}), in order.
      */
-    requests() {
-      if (!fs.existsSync(record)) return [];
-      return fs.readFileSync(record, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-        .filter((r) => r.Turn > 0).map((r) => r.Body);
-    },
+    requests() { return recorded().map((r) => r.Body); },
+    /** The HTTP headers of those calls ({name: [values]}), in order. */
+    headers() { return recorded().map((r) => r.Header); },
     async stop() {
       if (proc.exitCode === null && proc.signalCode === null) {
         proc.kill('SIGTERM');
@@ -105,9 +107,12 @@ export function agentEnv(home, extra = {}) {
   };
 }
 
+/** The agentls binary under test. */
+export function agentlsBinary() { return binary('AGENTLS_BIN', './cmd/agentls', 'agentls'); }
+
 /** Spawns `agentls acp` with env; its stderr is kept for failure reports. */
 export function spawnAgent(env) {
-  const proc = spawn(binary('AGENTLS_BIN', './cmd/agentls', 'agentls'), ['acp'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(agentlsBinary(), ['acp'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d.toString(); });
   const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
