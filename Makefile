@@ -3,7 +3,7 @@ GO       ?= go
 PKGS     := ./...
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build demo run test unit fuzz editors bench benchcheck lint deps clean
+.PHONY: all build dist demo run test unit fuzz editors bench benchcheck lint deps clean
 
 all: build
 
@@ -11,6 +11,13 @@ all: build
 # (agentls falls back to re-executing itself without it, a few milliseconds slower).
 build:
 	$(GO) build -o bin/ ./cmd/agentls ./cmd/agentls-sandbox
+
+# Release archives in dist/: agentls and agentls-sandbox for linux, darwin and windows on
+# amd64 and arm64 (.tar.gz, .zip for windows), SHA256SUMS, and agent.json, the ACP
+# registry's entry of the release; each archive is read back and its files checked, and
+# this machine's agentls is run. VERSION defaults to git describe. See internal/dist.
+dist:
+	$(GO) run ./internal/dist -out dist $(if $(VERSION),-version $(VERSION))
 
 # The main job: the agent at work on demo/sample in Neovim (headless without a terminal);
 # with GEMINI_API_KEY it talks to Gemini, without one it replays demo/script.json and says
@@ -25,8 +32,8 @@ deps:
 
 # The test command of README.md (and of .ci/run): lint, unit and integration tests under
 # the race detector, each fuzz target for a bounded number of runs, the real editor
-# clients, and every benchmark script once in its quick form.
-test: deps lint unit fuzz editors benchcheck
+# clients, every benchmark script once in its quick form, and the release archives.
+test: deps lint unit fuzz editors benchcheck dist
 
 # AGENTLS_REQUIRE_NPM makes the tests against the npm MCP servers fail, not skip, when
 # those servers are missing (deps installs them); AGENTLS_REQUIRE_SANDBOX makes the
@@ -83,4 +90,4 @@ lint:
 	$(GO) test -count=1 ./docs
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -128,7 +128,7 @@ func runContained(ctx context.Context, box *sandbox.Sandbox, command []string, s
 	// the command too. The signal comes when the thread that started it ends, so that
 	// thread is this goroutine's until agentls exits.
 	runtime.LockOSThread()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	dieWithParent(cmd)
 	if err := box.Wrap(cmd); err != nil {
 		fmt.Fprintf(stderr, "agentls sandbox: %v\n", err)
 		return sandbox.ExitSetup

@@ -230,22 +230,6 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 	return nil
 }
 
-// waitExited waits until the child pid has exited without reaping it, so that its
-// process id, which is also its process group id, stays reserved until exec.Cmd.Wait
-// reaps it.
-func waitExited(pid int) error {
-	for {
-		var info unix.Siginfo
-		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, syscall.EINTR) {
-			if err != nil {
-				return fmt.Errorf("waiting for process %d: %w", pid, err)
-			}
-			return nil
-		}
-	}
-}
-
 // signalName returns the conventional name of sig, such as SIGTERM.
 func signalName(sig syscall.Signal) string {
 	if name := unix.SignalName(sig); name != "" {

@@ -18,8 +18,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/tools"
@@ -649,18 +647,6 @@ func (o output) text() string {
 // 64 KiB lets a fast command run ahead while the output is being processed, rather than
 // wait for every read.
 const pipeSize = 1 << 20
-
-// growPipe enlarges the pipe f belongs to, if the system allows; the default size works,
-// only more slowly, so a refusal is not an error.
-func growPipe(f *os.File) {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	_ = rc.Control(func(fd uintptr) {
-		_, _ = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize)
-	})
-}
 
 // pumpResult is how pump ended.
 type pumpResult struct {
