@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"syscall"
 )
 
 // A session file holds what the person asked, what the model answered and every edit
@@ -44,7 +43,7 @@ func (st *Store) checkDir() error {
 		return &unsafeError{st.dir, fmt.Sprintf("belongs to user id %d, not to you", uid),
 			fmt.Sprintf("Move it aside (agentls makes a new one), or if it is yours: chown -R \"$USER\" %s", st.dir)}
 	}
-	perm := fi.Mode().Perm()
+	perm := permOf(fi)
 	switch {
 	case perm&0o022 != 0:
 		return &unsafeError{st.dir, fmt.Sprintf("can be written by others (mode %#o)", perm),
@@ -72,7 +71,7 @@ func checkFile(f *os.File) error {
 		return &unsafeError{name, fmt.Sprintf("belongs to user id %d, not to you", uid),
 			fmt.Sprintf("Remove it, or if it is yours: chown \"$USER\" %s && chmod 600 %s", name, name)}
 	}
-	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+	if perm := permOf(fi); perm&0o077 != 0 {
 		return &unsafeError{name, fmt.Sprintf("can be read or written by others (mode %#o)", perm),
 			fmt.Sprintf("Check that it is your session, then: chmod 600 %s", name)}
 	}
@@ -91,7 +90,7 @@ func (st *Store) openFile(id string, flag int) (*os.File, error) {
 			return nil, fmt.Errorf("session store: %w", err)
 		}
 	}
-	f, err := os.OpenFile(st.path(id), flag|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(st.path(id), flag|noFollow, 0o600)
 	if err != nil {
 		if isLink(st.path(id)) {
 			return nil, &unsafeError{st.path(id), "is a symbolic link", "Remove it."}
@@ -109,14 +108,4 @@ func (st *Store) openFile(id string, flag int) (*os.File, error) {
 func isLink(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode()&fs.ModeSymlink != 0
-}
-
-// owner returns the user id owning fi's file, and whether that is the user agentls runs
-// as.
-func owner(fi fs.FileInfo) (uid int, ours bool) {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return -1, false
-	}
-	return int(st.Uid), int(st.Uid) == os.Geteuid()
 }

@@ -165,9 +165,16 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return exitBadUsage
 }
 
-// version reports the module version the binary was built from, or the VCS revision
-// for a development build.
+// releaseVersion is the version of a release build, set by make dist
+// (-ldflags "-X main.releaseVersion=V").
+var releaseVersion string
+
+// version reports the release's version, else the module version the binary was built
+// from, or the VCS revision for a development build.
 func version() string {
+	if releaseVersion != "" {
+		return releaseVersion
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(unknown)"

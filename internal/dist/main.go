@@ -137,7 +137,7 @@ func run(out, version, download string) error {
 	var sums strings.Builder
 	for _, t := range Targets {
 		dir := filepath.Join(work, t.OS+"-"+t.Arch)
-		if err := build(t, dir); err != nil {
+		if err := build(t, dir, version); err != nil {
 			return err
 		}
 		for _, d := range docs {
@@ -163,6 +163,9 @@ func run(out, version, download string) error {
 			v, err := exec.Command(filepath.Join(dir, "agentls"), "version").Output()
 			if err != nil {
 				return fmt.Errorf("running the built agentls: %w", err)
+			}
+			if got := strings.TrimSpace(string(v)); got != "agentls "+version {
+				return fmt.Errorf("the built agentls reports %q, want agentls %s", got, version)
 			}
 			fmt.Printf("  %s", v)
 		}
@@ -236,12 +239,12 @@ func git(args ...string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// build cross-compiles the commands for t into dir.
-func build(t Target, dir string) error {
+// build cross-compiles the commands for t into dir, agentls reporting version.
+func build(t Target, dir, version string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", dir + string(filepath.Separator)}
+	args := []string{"build", "-trimpath", "-ldflags=-s -w -X main.releaseVersion=" + version, "-o", dir + string(filepath.Separator)}
 	for _, c := range commands {
 		args = append(args, "./cmd/"+c)
 	}

@@ -8,12 +8,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/agentls/agentls/sandbox"
 )
@@ -171,7 +168,7 @@ func start(ctx context.Context, spec runSpec, stdout, stderr *os.File) (*exec.Cm
 		cmd := exec.Command(spec.argv[0], spec.argv[1:]...)
 		cmd.Dir = spec.dir
 		cmd.Env = spec.env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		newGroup(cmd)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		if spec.stdin != nil {
 			cmd.Stdin = bytes.NewReader(spec.stdin)
@@ -220,22 +217,6 @@ func stop(pid int, grace time.Duration, exited <-chan error) error {
 		return err
 	}
 	return <-exited
-}
-
-// signalGroup sends sig to the process group pgid. Its leader must not have been reaped.
-func signalGroup(pgid int, sig syscall.Signal) error {
-	if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("sending %s to process group %d: %w", signalName(sig), pgid, err)
-	}
-	return nil
-}
-
-// signalName returns the conventional name of sig, such as SIGTERM.
-func signalName(sig syscall.Signal) string {
-	if name := unix.SignalName(sig); name != "" {
-		return name
-	}
-	return "signal " + strconv.Itoa(int(sig))
 }
 
 // capture keeps the first limit bytes of a stream and counts the rest.

@@ -4,11 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // kernelDir is a persistent shell's working directory as the kernel knew it while the
@@ -23,15 +19,6 @@ type kernelDir struct {
 	// dev and ino name the directory itself, so that a path that names another
 	// directory by the time it is used is not taken for it.
 	dev, ino uint64
-}
-
-// is reports whether the directory at path is the one d names.
-func (d kernelDir) is(path string) bool {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		return false
-	}
-	return d.known && uint64(st.Dev) == d.dev && st.Ino == d.ino
 }
 
 // cwdProbe learns where a persistent shell's command left the shell from the kernel
@@ -98,29 +85,6 @@ func (w *cwdProbe) start(pid int) {
 			}
 		}
 	}()
-}
-
-// read returns the shell's working directory now.
-func (w *cwdProbe) read() (kernelDir, bool) {
-	if w.proc == nil {
-		return kernelDir{}, false
-	}
-	fd := int(w.proc.Fd())
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlinkat(fd, "cwd", buf)
-	if err != nil || n == len(buf) {
-		return kernelDir{}, false
-	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(fd, "cwd", &st, 0); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR {
-		return kernelDir{}, false
-	}
-	d := kernelDir{known: true, path: string(buf[:n]), dev: uint64(st.Dev), ino: st.Ino}
-	if st.Nlink == 0 {
-		// Removed; the kernel names it with " (deleted)" after the name it had.
-		d.gone, d.path = true, strings.TrimSuffix(d.path, " (deleted)")
-	}
-	return d, true
 }
 
 // stop ends the watch, once the shell has exited, and returns the last directory

@@ -2,15 +2,12 @@ package shell
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // groupMembers returns the live processes of process group pgid, found in /proc. Zombies
@@ -80,12 +77,7 @@ func stopGroup(pgid int, grace time.Duration) error {
 		pids, err := groupMembers(pgid)
 		return len(pids) > 0, err
 	}
-	signal := func(sig syscall.Signal) error {
-		if err := syscall.Kill(-pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("sending %v to process group %d: %w", sig, pgid, err)
-		}
-		return nil
-	}
+	signal := func(sig syscall.Signal) error { return signalGroup(pgid, sig) }
 	if ok, err := alive(); err != nil || !ok {
 		return err
 	}
@@ -123,12 +115,4 @@ func waitGone(alive func() (bool, error), d time.Duration) (bool, error) {
 		}
 		time.Sleep(min(pollInterval, time.Until(deadline)))
 	}
-}
-
-// signalName returns the conventional name of sig, such as SIGTERM.
-func signalName(sig syscall.Signal) string {
-	if name := unix.SignalName(sig); name != "" {
-		return name
-	}
-	return "signal " + strconv.Itoa(int(sig))
 }

@@ -398,7 +398,7 @@ func (s *Shell) command(line, dir string, env []string, box *sandbox.Sandbox) (*
 	// PWD keeps the directory as named, so that pwd in a symlinked directory shows the
 	// link rather than where it points.
 	cmd.Env = append(slices.Clone(env), "PWD="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	newGroup(cmd)
 	// Stdin stays nil: the command reads /dev/null.
 	if box != nil {
 		if err := box.Wrap(cmd); err != nil {
@@ -691,7 +691,7 @@ func drainBuffered(pr *os.File, col *collector, buf []byte) pumpResult {
 		var n int
 		var rerr error
 		if err := rc.Read(func(fd uintptr) bool {
-			n, rerr = syscall.Read(int(fd), buf)
+			n, rerr = readFD(fd, buf)
 			return true // one attempt: never wait for more
 		}); err != nil {
 			return pumpResult{err: err}
