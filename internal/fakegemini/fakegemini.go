@@ -26,7 +26,9 @@
 // is a refused prompt: the answer has no candidate, only promptFeedback with the block
 // reason that follows the colon, as the real API sends it.
 //
-// Every request is recorded for tests to inspect.
+// Every request is recorded for tests to inspect, and logged; a generate call's log line
+// gives the bytes of its system instruction, tool entries and contents, and how many
+// functions it declares, which benchmarks read (bench/agent.sh).
 package fakegemini
 
 import (
