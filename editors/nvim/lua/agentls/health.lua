@@ -101,7 +101,7 @@ function M.check()
     local out = run({ rg, '--version' })
     health.ok(('ripgrep: %s'):format(out and first_line(out) or rg))
   else
-    health.warn('ripgrep (rg) not found: search_file_content uses the slower built-in search', {
+    health.warn('ripgrep (rg) not found: grep_search uses the slower built-in search', {
       'Install ripgrep (Debian: apt install ripgrep)',
     })
   end
