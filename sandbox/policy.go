@@ -276,9 +276,6 @@ func (s *Sandbox) Status() Status { return s.status }
 // Contained reports whether commands run contained.
 func (s *Sandbox) Contained() bool { return s.status.Contained }
 
-// Policy returns the policy commands are held to.
-func (s *Sandbox) Policy() Policy { return s.policy }
-
 // Err is why commands must not run at all: containment is required and this machine
 // has none. It is nil otherwise.
 func (s *Sandbox) Err() error {
