@@ -218,7 +218,8 @@ func (inv *runInvocation) Confirmation(ctx context.Context) (*confirm.Details, e
 	case inv.box == nil:
 	case inv.outside:
 		d.Sandbox, d.Justification = confirm.SandboxOutside, inv.args.Justification
-		d.Title = "Run Outside the Sandbox?"
+		// Every front end shows the title, so the model's reason is in it.
+		d.Title = "Run outside the sandbox? " + inv.args.Justification
 	default:
 		d.Sandbox = confirm.SandboxContained
 	}
