@@ -23,9 +23,27 @@ import (
 //   - "dd of=": dd writing to a file or device;
 //   - "mkfs": mkfs or mkfs.TYPE;
 //   - "chmod -R", "chown -R", "chgrp -R": recursive permission or owner changes;
+//   - "opens a network connection: /dev/tcp/HOST/PORT": see Network;
+//   - "reads from a path not known until run time …: WORD": an input redirection
+//     from a path with expansions, which may be /dev/tcp/…;
+//   - "runs a program or command its options name: COMMAND": an option whose value
+//     is a program or shell text the program runs (rg --pre, tar -I and
+//     --to-command, sort --compress-program, split --filter, git's --upload-pack,
+//     --receive-pack, --exec, grep -O, rebase --exec, bisect run, ssh -o
+//     ProxyCommand …), whose text is analysed as a command in turn;
+//   - "runs shell commands from text no rule can see: COMMAND (WHY)": awk with
+//     system() or a pipe, or its program on its input (-f -); sqlite3 with
+//     dot-commands or on its input; gdb or lldb with commands that do more than show
+//     state, or on their input; vim, ed, dc, emacs --eval, m4 on its input;
+//   - "runs git with a git directory the repository made, whose config can run
+//     commands: DIR": git run where it would use a directory shaped as a git
+//     directory outside any .git folder, or a .git file pointing at one;
 //   - "writes outside the workspace: PATH": a redirection (>, >>, >|, &>, &>>, <>, >&FILE),
-//     a tee file, dd's of=, GNU time's -o, script's log file or the destination of cp,
-//     mv, install or ln whose target, resolved against the working directory with
+//     a tee file, dd's of=, GNU time's -o, script's log file, the destination of cp,
+//     mv, install or ln, or a file another program's option or operand names as one
+//     it writes (sort -o, uniq IN OUT, xxd IN OUT, split's prefix, touch, mkdir, rm,
+//     truncate, chmod, tar -cf, zip, rsync's and scp's destination, git clone's and
+//     init's directory, curl -c …) whose target, resolved against the working directory with
 //     symbolic links followed as the kernel would, lies outside every root;
 //     /dev/null, /dev/stdout and /dev/stderr are fine;
 //   - "writes under a home directory: PATH": such a target starting with ~;
@@ -76,6 +94,11 @@ type Analysis struct {
 	// anything under .git, .agentls, .gemini or .vscode, and the user's agentls and
 	// Gemini CLI settings.
 	Sensitive []string
+	// Network lists the network connections the line opens through bash's own
+	// /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT in a redirection, read or written
+	// ("cat < /dev/tcp/127.0.0.1/80"): a channel that no program rule names and that
+	// web_fetch's address guard does not watch. Each is also a Dangerous reason.
+	Network []string
 	// Reshapes reports that the line may change the shape of the file tree: make,
 	// move or remove links or directories (ln, mv, cp -r, rsync, mkdir, rm -r …),
 	// check out or unpack files (git checkout, switch, reset, stash, clone, worktree
@@ -585,6 +608,9 @@ func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) err
 	for _, w := range outputFiles(args) {
 		an.write(w)
 	}
+	if err := an.programArgs(name, keep, ws, depth, fs); err != nil {
+		return err
+	}
 	if runsOptionText(args) {
 		// tar --checkpoint-action=exec=':;rm x', git fetch --upload-pack='…': the
 		// program runs shell text from its options.
@@ -647,6 +673,8 @@ func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) err
 		return an.find(keep, args, depth, fs)
 	case name == "git":
 		an.git(keep, ws)
+		an.gitRepository(keep, ws)
+		return an.gitArgs(keep, ws, depth, fs)
 	case name == "sed":
 		for _, f := range inPlaceFiles(args) {
 			an.write(f)
@@ -695,28 +723,61 @@ func (an *analyzer) find(keep, args []word, depth int, fs forms) error {
 	return first
 }
 
-// redirect records a redirection that writes to a file.
+// redirect records a redirection that writes to a file, or that opens a network
+// connection (bash's /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT, read or written).
 func (an *analyzer) redirect(src string, r *syntax.Redirect) {
 	if r.Word == nil {
 		return
 	}
 	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return // text, not a path
+	}
+	w := newWord(src, r.Word)
+	if w.lit && networkPath(w.val) {
+		an.network(w.val)
+		return
+	}
+	switch r.Op {
 	case syntax.RdrIn:
+		if !w.lit {
+			// The path could be /dev/tcp/… once expanded (for d in /dev/tcp; do cat
+			// < $d/host/80; done): bash would connect.
+			an.danger("reads from a path not known until run time, which may be a network connection (/dev/tcp/…): " + w.src)
+		}
 		if r.N != nil && (r.N.Value == "1" || r.N.Value == "2") {
 			// 1<file makes /dev/stdout that file: a later >/dev/stdout writes it.
 			an.danger("opens standard output or error on a file: " + r.N.Value + "<" + nodeText(src, r.Word))
-			an.write(newWord(src, r.Word))
+			an.write(w)
 		}
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
 		syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
-		an.write(newWord(src, r.Word))
+		an.write(w)
 	case syntax.DplOut:
-		w := newWord(src, r.Word)
 		if fd := strings.TrimSuffix(w.val, "-"); w.lit && (fd == "" || isDigits(fd)) {
 			return // >&2, >&-, >&3-: file descriptors, not files
 		}
 		an.write(w)
 	}
+}
+
+// networkPath reports a path bash itself opens as a network connection in a
+// redirection: /dev/tcp/HOST/PORT or /dev/udp/HOST/PORT.
+func networkPath(p string) bool {
+	for _, dev := range []string{"/dev/tcp/", "/dev/udp/"} {
+		if rest, ok := strings.CutPrefix(p, dev); ok && strings.Contains(rest, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// network records a network connection the line opens through the path p.
+func (an *analyzer) network(p string) {
+	if !slices.Contains(an.out.Network, p) {
+		an.out.Network = append(an.out.Network, p)
+	}
+	an.danger("opens a network connection: " + p)
 }
 
 // emit records a command: kept words and ws; fs are its forms from the outermost
