@@ -59,7 +59,7 @@ var gitSubs = map[string]gitSub{
 	"rebase":   {spec: argSpec{short: "xsXC", long: []string{"exec", "onto", "strategy", "strategy-option", "gpg-sign", "whitespace"}, runs: []string{"x", "exec"}}},
 	"difftool": {spec: argSpec{short: "xtOS", long: []string{"extcmd", "tool", "rotate-to", "skip-to"}, runs: []string{"x", "extcmd"}}},
 	"filter-branch": {spec: argSpec{
-		long: []string{"env-filter", "tree-filter", "index-filter", "parent-filter", "msg-filter", "commit-filter", "tag-name-filter", "subdirectory-filter", "setup", "original", "state-branch"},
+		long:  []string{"env-filter", "tree-filter", "index-filter", "parent-filter", "msg-filter", "commit-filter", "tag-name-filter", "subdirectory-filter", "setup", "original", "state-branch"},
 		short: "d",
 		runs:  []string{"env-filter", "tree-filter", "index-filter", "parent-filter", "msg-filter", "commit-filter", "tag-name-filter", "setup"},
 	}},
