@@ -138,14 +138,15 @@ type lineEnv struct {
 // Dangerous), env (its options and VAR=val words; -S is split on blanks), timeout,
 // nice, nohup, setsid, stdbuf, ionice, chrt, taskset, flock, xargs (nothing after its
 // options means xargs itself), command (but not command -v or -V), builtin, exec,
-// busybox, unshare, GNU time; bash, sh, zsh, dash and ksh with -c, su -c, script -c,
-// flock -c, watch and eval have their text parsed in turn when it is literal; the
-// command of find -exec and its kin counts too. A wrapper with nothing to run is itself
-// the command. Other programs that run commands of their own (make, a script) are
-// judged by their own command line only.
+// busybox, unshare, nsenter, GNU time; bash, sh, zsh, dash and ksh with -c, su -c,
+// script -c, flock -c, watch and eval have their text parsed in turn when it is
+// literal; the command of find -exec and its kin counts too, and so does the text of
+// an option that makes a program run a command (tar --to-command, git rebase --exec).
+// A wrapper with nothing to run is itself the command. Other programs that run
+// commands of their own (make, a script) are judged by their own command line only.
 //
 // Analyze runs nothing, but it follows symbolic links on the way to each file the line
-// writes. A line that cannot be parsed, here or in the text given to bash -c or eval,
+// writes, and looks for the git directory a git command would use. A line that cannot be parsed, here or in the text given to bash -c or eval,
 // gives an error saying so.
 func Analyze(command, dir string, roots []string) (Analysis, error) {
 	a, _, err := analyze(command, lineEnv{Dir: dir, Roots: roots})

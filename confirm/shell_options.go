@@ -274,7 +274,7 @@ func firstOperand(p parsedArgs) []word {
 func prefixOf(n int, def string, opts ...string) func(p parsedArgs) []word {
 	return func(p parsedArgs) []word {
 		for _, o := range p.opts {
-			if slices.Contains(opts, o.name) {
+			if slices.Contains(opts, o.name) && o.arg.src != "" {
 				return []word{o.arg}
 			}
 		}

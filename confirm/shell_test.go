@@ -433,6 +433,16 @@ func FuzzAnalyze(f *testing.F) {
 		"x=1 y=2",
 		"echo \"${@:1}\" \"$'x'\" $\"loc\"",
 		"ls @(a|b) !(c)",
+		// Issue 22's classes.
+		"rg --pre ./x.sh a; git grep -O./x.sh a; git ls-remote --upload-pack=./x.sh .",
+		"tar tfI x.tar ./x; tar -cf ../x.tar --checkpoint-action=exec=./x a; tar -tf h:x",
+		"uniq a ~/.bashrc; xxd -r -c16 a ../b; split -l1 a ../p; csplit -f; sort -ro../x a",
+		"chmod -x ../a; chown -R u: ../b; touch -d x ../c; mkdir -m; truncate -s",
+		"cat < /dev/tcp/127.0.0.1/80; exec 3<>/dev/udp/h/1; cat < $d/h/1",
+		"awk -f - ; awk -f; sqlite3; sqlite3 :memory: .sh; gdb -ex; gdb -batch -ex 'thread apply all bt'; lldb -b -o",
+		"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=a GIT_CONFIG_VALUE_0=b git x",
+		"env -C; env -C .git/hooks sh -c 'echo > x'; nsenter -w; nsenter --wd=x tee y; sudo -D",
+		"git -C; git --git-dir; git bisect run; git submodule foreach; ssh -o; ssh -o ProxyCommand",
 	} {
 		f.Add(cmd)
 	}
