@@ -135,6 +135,10 @@ var writeOperandLines = []optionCase{
 	{`sqlite3 ../x.db 'select 1'`, "sqlite3"},
 	{`gcc -MF ../deps -c x.c`, "gcc"},
 	{`sdiff -o ../merged a b`, "sdiff"},
+	{`ffmpeg -i a.mp4 -c:v libx264 ../b.mp4`, "ffmpeg"},
+	{`convert a.png ~/b.png`, "convert"},
+	{`git -C .. clone proj x`, "git -C .. clone"},
+	{`git -C sub -C ../.. init x`, "git -C sub -C ../.. init"},
 }
 
 // TestConsentProgramOptions: a rule for a program does not allow it with an option
@@ -198,6 +202,8 @@ func TestConsentProgramOptions(t *testing.T) {
 		{`go test -run TestX ./...`, "go test"},
 		{`git clone . sub/x`, "git clone"},
 		{`ssh -o ConnectTimeout=5 host`, "ssh"},
+		{`ffmpeg -i a.mp4 b.webm`, "ffmpeg"},
+		{`git -C sub clone ../x y`, "git -C sub clone"},
 		{`cmp a b`, "cmp"},
 		{`diff -u a b`, "diff"},
 	} {
@@ -235,11 +241,18 @@ func TestConsentProgramOperandsSensitive(t *testing.T) {
 		`sudo -D .git/hooks tee pre-commit`,
 		`timeout 5 env -C .git/hooks sed -i s/a/b/ pre-commit`,
 		`env -C .git bash -c 'cd hooks && echo x > pre-commit'`,
+		`find .git -name hooks -execdir sh -c 'echo x > hooks/pre-commit' \;`,
 	} {
 		c := shellCall(line)
 		c.Details.Directory = root
+		r := allow
+		if strings.Contains(line, "-execdir") {
+			// Where -execdir's command writes is not known until run time: asked
+			// under rules for programs.
+			r = Rule{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{"find", "sh"}}
+		}
 		for _, mode := range []Mode{ModeDefault, ModeAutoEdit} {
-			p, err := NewPolicy(mode, []Rule{allow}, func() []string { return roots })
+			p, err := NewPolicy(mode, []Rule{r}, func() []string { return roots })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +304,9 @@ func TestConsentGitRepository(t *testing.T) {
 		}
 	}
 	mk(".git/objects", ".git/refs/heads", ".git/worktrees/wt", ".git/modules/m",
-		"fixtures/evil.git/objects", "fixtures/evil.git/refs/heads", "fixtures/bare/refs", "sub/deep", "pointer", "wt", "m", "plain")
+		"fixtures/evil.git/objects", "fixtures/evil.git/refs/heads", "fixtures/bare/refs", "fixtures/linked", "sub/deep", "pointer", "wt", "m", "plain")
+	write("fixtures/linked/HEAD", "ref: refs/heads/main\n")
+	write("fixtures/linked/commondir", "../evil.git\n")
 	write(".git/HEAD", "ref: refs/heads/main\n")
 	write("fixtures/evil.git/HEAD", "ref: refs/heads/main\n")
 	write("fixtures/evil.git/config", "[core]\n\tfsmonitor = touch M\n")
@@ -307,6 +322,7 @@ func TestConsentGitRepository(t *testing.T) {
 		{"git log", "fixtures/evil.git/objects"},
 		{"git status", "fixtures/bare"},
 		{"git status", "pointer"},
+		{"git status", "fixtures/linked"},
 		{"git -C fixtures/evil.git status", ""},
 		{"git -Cfixtures/evil.git diff", ""},
 		{"git -C fixtures -C evil.git status", ""},
@@ -443,6 +459,13 @@ var shellTextLines = []optionCase{
 	{`dc -e '!r\m x'`, "dc"},
 	{`emacs --batch --eval '(shell-command "r\m x")'`, "emacs"},
 	{`m4 < macros`, "m4"},
+	{`psql -c '\! r\m x'`, "psql"},
+	{`psql -f cmds.sql`, "psql"},
+	{`psql < cmds.sql`, "psql"},
+	{`mysql -e 'system r\m x'`, "mysql"},
+	{`mysql db < cmds.sql`, "mysql"},
+	{`echo 'r\m x' | at now`, "at"},
+	{`crontab jobs.txt`, "crontab"},
 	{`tmux new -d 'r\m x'`, "tmux"},
 	{`screen -dm r\m x`, "screen"},
 	{`julia -e 'run(` + "`r\\m x`" + `)'`, ""},
@@ -482,6 +505,9 @@ func TestConsentShellTextPrograms(t *testing.T) {
 		{`gdb -batch -ex bt ./prog core`, "gdb"},
 		{`gdb --batch -ex 'info registers' -ex 'thread 1' ./prog core`, "gdb"},
 		{`vim --version`, "vim"},
+		{`psql -c 'select 1'`, "psql"},
+		{`mysql -p -e 'select 1' db`, "mysql"},
+		{`crontab -l`, "crontab"},
 	} {
 		rule := Rule{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{tt.allow}}
 		if got := newTestPolicy(t, ModeDefault, rule).Decide(shellCall(tt.line)); got.Decision != Allow {
@@ -509,6 +535,9 @@ func TestConsentGitConfigEnvironment(t *testing.T) {
 		`read -r GIT_CONFIG_PARAMETERS < p; export GIT_CONFIG_PARAMETERS; git ci`,
 		`timeout 5 env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.ci GIT_CONFIG_VALUE_0=commit git ci`,
 		`bash -c 'GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.ci GIT_CONFIG_VALUE_0=commit git ci'`,
+		`HOME=./evil git ci`,
+		`XDG_CONFIG_HOME=./evil git ci`,
+		`export GIT_DIR=fixtures/evil.git; git ci`,
 	} {
 		for _, mode := range []Mode{ModeDefault, ModeYolo} {
 			p := newTestPolicy(t, mode, deny, Rule{ToolName: "*", Decision: Allow, Priority: -1})

@@ -701,6 +701,11 @@ func (an *analyzer) find(keep, args []word, depth int, fs forms) error {
 			an.danger("find -delete")
 		case "-exec", "-execdir", "-ok", "-okdir":
 			an.danger("find " + a.val)
+			if a.val == "-execdir" || a.val == "-okdir" {
+				// The command runs in the directory of each file found: its relative
+				// writes go wherever find goes, .git/hooks included.
+				an.unknownBase = true
+			}
 			end := i + 1
 			for end < len(args) && !(args[end].lit && (args[end].val == ";" || args[end].val == "+")) {
 				end++

@@ -127,14 +127,14 @@ func (an *analyzer) gitArgs(keep, ws []word, depth int, fs forms) error {
 		case slices.Contains(sub.spec.runs, o.name):
 			an.runs(r, optionName(o.name), o.arg)
 		case slices.Contains(sub.spec.writes, o.name) && o.arg.src != "":
-			an.write(o.arg)
+			an.write(gitRelative(ws, o.arg))
 		case rest[0].val == "clone" && (o.name == "c" || o.name == "config"):
 			an.opaque(keep, ws)
 		}
 	}
 	if sub.written != nil {
 		for _, w := range sub.written(p) {
-			an.place(w)
+			an.place(gitRelative(ws, w))
 		}
 	}
 	if sub.text != nil {
@@ -151,6 +151,45 @@ func (an *analyzer) gitArgs(keep, ws []word, depth int, fs forms) error {
 		}
 	}
 	return r.err
+}
+
+// gitRelative returns the path w names as git reads it after the git command ws's -C
+// options: a relative path is relative to their directory (git -C .. clone . x writes
+// ../x). A -C not known until run time makes it not known either.
+func gitRelative(ws []word, w word) word {
+	if !w.lit || filepath.IsAbs(w.val) || strings.HasPrefix(w.val, "~") {
+		return w
+	}
+	var dirs []string
+	for i := 1; i < len(ws); i++ {
+		a := ws[i]
+		if !a.lit || !strings.HasPrefix(a.val, "-") || a.val == "--" {
+			break
+		}
+		switch {
+		case a.val == "-C" && i+1 < len(ws):
+			i++
+			if !ws[i].lit {
+				return word{src: ws[i].src + "/" + w.src}
+			}
+			dirs = append(dirs, ws[i].val)
+		case strings.HasPrefix(a.val, "-C"):
+			dirs = append(dirs, a.val[2:])
+		case a.val == "-c" || slices.Contains([]string{"--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source"}, a.val):
+			i++
+		}
+	}
+	if len(dirs) == 0 {
+		return w
+	}
+	p := w.val
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if filepath.IsAbs(p) {
+			break
+		}
+		p = filepath.Join(dirs[i], p)
+	}
+	return word{val: p, src: p, lit: true}
 }
 
 // gitRepository records a git command that runs where the repository, not git, made
@@ -279,10 +318,11 @@ func controlledGitDir(dir string, roots []string) string {
 	return ""
 }
 
-// isGitDir reports whether d has the shape of a git directory: HEAD, and objects or
-// refs.
+// isGitDir reports whether d has the shape of a git directory: HEAD, and objects,
+// refs or a commondir file (naming the directory that has them).
 func isGitDir(d string) bool {
-	return exists(filepath.Join(d, "HEAD")) && (exists(filepath.Join(d, "objects")) || exists(filepath.Join(d, "refs")))
+	return exists(filepath.Join(d, "HEAD")) &&
+		(exists(filepath.Join(d, "objects")) || exists(filepath.Join(d, "refs")) || exists(filepath.Join(d, "commondir")))
 }
 
 // underGitFolder reports whether the path p has a folder named .git among its parts

@@ -261,6 +261,14 @@ func remotePath(s string) bool {
 	return i > 0 && !strings.Contains(s[:i], "/")
 }
 
+// lastOperand returns the last operand.
+func lastOperand(p parsedArgs) []word {
+	if len(p.operands) == 0 {
+		return nil
+	}
+	return p.operands[len(p.operands)-1:]
+}
+
 // firstOperand returns the first operand.
 func firstOperand(p parsedArgs) []word {
 	if len(p.operands) == 0 {
@@ -417,10 +425,14 @@ var programs = map[string]program{
 			"gccgoflags", "pgo"},
 		runs: []string{"toolexec", "vettool", "exec"},
 	}},
-	"sdiff":   {spec: argSpec{short: "IoW", long: []string{"diff-program", "output", "ignore-matching-lines", "width", "tabsize"}, runs: []string{"diff-program"}, writes: []string{"o", "output"}}},
-	"diff3":   {spec: argSpec{short: "L", long: []string{"diff-program", "label"}, runs: []string{"diff-program"}}},
-	"pandoc":  {spec: argSpec{short: "FLofrtMVd", long: []string{"filter", "lua-filter", "output", "from", "read", "to", "write", "metadata", "variable", "defaults", "extract-media", "log", "template", "data-dir"}, runs: []string{"F", "filter", "L", "lua-filter"}, writes: []string{"extract-media", "log"}}},
-	"xxd":     {files: xxdFiles},
+	"sdiff":  {spec: argSpec{short: "IoW", long: []string{"diff-program", "output", "ignore-matching-lines", "width", "tabsize"}, runs: []string{"diff-program"}, writes: []string{"o", "output"}}},
+	"diff3":  {spec: argSpec{short: "L", long: []string{"diff-program", "label"}, runs: []string{"diff-program"}}},
+	"pandoc": {spec: argSpec{short: "FLofrtMVd", long: []string{"filter", "lua-filter", "output", "from", "read", "to", "write", "metadata", "variable", "defaults", "extract-media", "log", "template", "data-dir"}, runs: []string{"F", "filter", "L", "lua-filter"}, writes: []string{"extract-media", "log"}}},
+	"xxd":    {files: xxdFiles},
+	// The last operand is the output (ffmpeg -i IN OUT, convert IN OUT).
+	"ffmpeg":  {spec: argSpec{oneDash: true, long: []string{"i", "f", "c", "codec", "map", "ss", "t", "to", "vf", "af", "filter_complex", "b", "r", "s", "preset", "crf"}}, written: lastOperand},
+	"convert": {written: lastOperand},
+	"magick":  {written: lastOperand},
 	"objcopy": {written: after(1)},
 	"strip": {spec: argSpec{short: "FIOoRNK", long: []string{"output-file", "target", "input-target", "output-target", "remove-section", "strip-symbol", "keep-symbol"}}, written: func(p parsedArgs) []word {
 		if p.has("o", "output-file") {

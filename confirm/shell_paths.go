@@ -429,14 +429,14 @@ func (an *analyzer) sensitiveAt(p string) {
 }
 
 // inGitDir reports whether p is HEAD, or lies in a directory that git would take for a
-// git directory (one holding HEAD and objects or refs), such as a bare repository the
+// git directory (one holding HEAD and objects, refs or commondir), such as a bare repository the
 // repository ships or a tool makes: its config and hooks run commands as .git's do.
 func inGitDir(p, root string) bool {
 	if filepath.Base(p) == "HEAD" {
 		return true
 	}
 	for d := filepath.Dir(p); within(root, d); d = filepath.Dir(d) {
-		if exists(filepath.Join(d, "HEAD")) && (exists(filepath.Join(d, "objects")) || exists(filepath.Join(d, "refs"))) {
+		if isGitDir(d) {
 			return true
 		}
 		if d == root {

@@ -555,6 +555,16 @@ func (an *analyzer) shellTextProgram(name string, keep, ws []word) bool {
 				break
 			}
 		}
+	case "psql", "mysql", "mariadb":
+		why = dbClientRuns(name, args)
+	case "at", "batch":
+		if !versionOnly(args) && !hasOption(args, 'l') && !hasOption(args, 'r') && !hasOption(args, 'd') && !hasOption(args, 'c') {
+			why = name + " runs the commands of its input or file later"
+		}
+	case "crontab":
+		if !hasOption(args, 'l') && !hasOption(args, 'r') {
+			why = "crontab installs commands that cron runs later"
+		}
 	case "m4":
 		p := parseArgs(args, argSpec{short: "BDHIILUdglost", long: []string{"define", "undefine", "include", "debug", "debugfile", "trace", "hashsize", "nesting-limit", "arglength"}})
 		if len(p.operands) == 0 || slices.ContainsFunc(p.operands, func(w word) bool { return !isScriptFile(w) }) {
@@ -568,6 +578,45 @@ func (an *analyzer) shellTextProgram(name string, keep, ws []word) bool {
 		an.danger("runs shell commands from text no rule can see: " + shorten(joinWords(append(slices.Clone(keep), ws...))) + " (" + why + ")")
 	}
 	return true
+}
+
+// dbClientRuns returns why a psql or mysql command line runs commands no rule can see:
+// its input or a file (-f, source) when no -c or -e gives the commands, or commands
+// that reach the shell or write files (\!, system, \o |cmd, pager, tee, COPY …
+// PROGRAM, INTO OUTFILE).
+func dbClientRuns(name string, args []word) string {
+	if versionOnly(args) {
+		return ""
+	}
+	spec := argSpec{short: "cdfhopUvPTLFRS", long: []string{"command", "dbname", "file", "host", "port", "username", "variable", "set", "output", "log-file", "field-separator", "record-separator", "pset"}}
+	cmdOpts, fileOpts := []string{"c", "command"}, []string{"f", "file", "o", "output", "L", "log-file"}
+	if name != "psql" {
+		spec = argSpec{short: "eDhPuSO", optional: "p", long: []string{"execute", "database", "host", "port", "user", "socket", "tee", "pager", "init-command", "defaults-file", "defaults-extra-file", "login-path", "set-variable"}, longOptional: []string{"password"}}
+		cmdOpts, fileOpts = []string{"e", "execute", "init-command"}, []string{"tee", "pager", "defaults-file", "defaults-extra-file"}
+	}
+	p := parseArgs(args, spec)
+	given := false
+	for _, o := range p.opts {
+		switch {
+		case slices.Contains(fileOpts, o.name):
+			return name + " reads commands or options from a file, or writes one, or runs a pager"
+		case slices.Contains(cmdOpts, o.name):
+			given = true
+			if !o.arg.lit {
+				return name + " runs commands not known until run time"
+			}
+			low := strings.ToLower(o.arg.val)
+			for _, risky := range []string{`\!`, "system", `\o`, `\g`, `\w`, `\copy`, "program", "pager", `\p`, "tee", `\t`, "source", `\.`, "outfile", "dumpfile", "lo_export", `\i`, `\ir`} {
+				if strings.Contains(low, risky) {
+					return name + " runs commands that reach the shell or write files (" + risky + ")"
+				}
+			}
+		}
+	}
+	if !given {
+		return name + " reads commands from its input, and \\! runs shell commands"
+	}
+	return ""
 }
 
 // versionOnly reports a command line that only asks for the program's version or help.
