@@ -560,3 +560,26 @@ func TestConsentGitConfigEnvironment(t *testing.T) {
 		t.Errorf("yolo: Decide(GIT_PAGER=cat git log) with deny git commit = %s (%s), want allow", got.Decision, got.Reason)
 	}
 }
+
+// TestConsentReadsStayAllowed: reading a sensitive file with a program that only reads
+// is not a write, while the same program's output operand is.
+func TestConsentReadsStayAllowed(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for line, sensitive := range map[string]bool{
+		`xxd .git/config`:                   false,
+		`xxd -l 64 .git/index`:              false,
+		`xxd -r dump .git/hooks/pre-commit`: true,
+		`xxd a.bin .git/hooks/pre-commit`:   true,
+	} {
+		a, err := Analyze(line, root, []string{root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(a.Sensitive) > 0; got != sensitive {
+			t.Errorf("Analyze(%q).Sensitive = %q, want sensitive %v", line, a.Sensitive, sensitive)
+		}
+	}
+}

@@ -86,7 +86,11 @@ type Analysis struct {
 	Dangerous []string
 	// Opaque lists the commands whose program, or the program they make run, is not
 	// known before the line runs: a command name with expansions, a wrapper whose
-	// command cannot be found, a shell or interpreter given code inline or on its input.
+	// command cannot be found, a shell or interpreter given code inline or on its input,
+	// a program that runs shell text (awk with system(), sqlite3's .shell, gdb's shell,
+	// vim, ed …), git run with a git directory the repository made, and, as NAME=…,
+	// assignments that change what a command name or git runs (PATH, BASH_ENV,
+	// GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS, GIT_DIR, HOME …).
 	// A deny rule that could match a command cannot be checked against these.
 	Opaque []string
 	// Sensitive lists the files the line writes (as for "writes outside the

@@ -366,11 +366,12 @@ func outputFiles(args []word) []word {
 }
 
 // readsOnly reports the commands that only read the files they are given, whose
-// naming a sensitive file is harmless.
+// naming a sensitive file is harmless; xxd's output operand is judged as a write
+// (see programs).
 func readsOnly(name string) bool {
 	switch name {
 	case "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ls", "wc",
-		"stat", "file", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum", "od",
+		"stat", "file", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum", "od", "xxd",
 		"hexdump", "strings", "du", "tree", "realpath", "readlink", "basename", "dirname", "test",
 		"[", "echo", "printf", "git", "find", "jq", "bat", "nl":
 		return true
