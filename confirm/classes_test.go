@@ -538,6 +538,7 @@ func TestConsentGitConfigEnvironment(t *testing.T) {
 		`HOME=./evil git ci`,
 		`XDG_CONFIG_HOME=./evil git ci`,
 		`export GIT_DIR=fixtures/evil.git; git ci`,
+		`GIT_ALLOW_PROTOCOL=ext git clone 'ext::sh -c git% ci' x`,
 	} {
 		for _, mode := range []Mode{ModeDefault, ModeYolo} {
 			p := newTestPolicy(t, mode, deny, Rule{ToolName: "*", Decision: Allow, Priority: -1})

@@ -384,8 +384,10 @@ func (an *analyzer) assigned(name string) {
 		"GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
 		// Where git finds its configuration and programs: a repository's config
 		// (GIT_DIR, GIT_COMMON_DIR), the user's (HOME, XDG_CONFIG_HOME), git-*
-		// programs (GIT_EXEC_PATH) and the hooks a new repository gets.
-		"GIT_DIR", "GIT_COMMON_DIR", "HOME", "XDG_CONFIG_HOME", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR":
+		// programs (GIT_EXEC_PATH) and the hooks a new repository gets; and the
+		// transports it may use (ext:: runs a command).
+		"GIT_DIR", "GIT_COMMON_DIR", "HOME", "XDG_CONFIG_HOME", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR",
+		"GIT_ALLOW_PROTOCOL":
 		an.out.Opaque = append(an.out.Opaque, name+"=…")
 	case "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND":
 		an.code("assignment to " + name + ", which bash expands as a prompt ($(…) runs)")
