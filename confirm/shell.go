@@ -37,7 +37,11 @@ import (
 //     state, or on their input; vim, ed, dc, emacs --eval, m4 on its input;
 //   - "runs git with a git directory the repository made, whose config can run
 //     commands: DIR": git run where it would use a directory shaped as a git
-//     directory outside any .git folder, or a .git file pointing at one;
+//     directory outside any .git folder, or a .git file pointing at one; also git run
+//     in a directory, or with a git directory, not known until run time, and git
+//     --exec-path=DIR, which runs git's programs from DIR;
+//   - "takes options from a file or command …": curl -K, wget -e and --config;
+//   - "awk's program writes files it names: …": print or printf with a redirection;
 //   - "writes outside the workspace: PATH": a redirection (>, >>, >|, &>, &>>, <>, >&FILE),
 //     a tee file, dd's of=, GNU time's -o, script's log file, the destination of cp,
 //     mv, install or ln, or a file another program's option or operand names as one

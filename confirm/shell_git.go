@@ -14,7 +14,7 @@ import (
 // configuration (core.fsmonitor, core.hooksPath, core.pager, core.sshCommand, filter
 // and diff drivers) makes any git command run what it names.
 
-// gitSubcommand is what the analysis knows of one git subcommand.
+// gitSub is what the analysis knows of one git subcommand.
 type gitSub struct {
 	spec argSpec
 	// written returns the operands that name what the subcommand writes.

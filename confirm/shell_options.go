@@ -135,7 +135,9 @@ type program struct {
 	files func(args []word) []word
 }
 
-// optionRun is one command being judged by its program's table.
+// optionRun is one command being judged by its program's table: what runs needs to
+// analyse an option's text as the command's own (its kept words, depth and forms),
+// and the first error that analysis gave.
 type optionRun struct {
 	name     string
 	keep, ws []word
@@ -144,18 +146,17 @@ type optionRun struct {
 	err      error
 }
 
-// runs records that the option o makes the command run a program: a Dangerous reason,
-// and its text analysed as the shell text it may be, so that deny rules see it.
+// runs records that the option opt of the command r makes it run a program: a
+// Dangerous reason, and the option's value, text, analysed as the shell text it may be,
+// so that deny rules see the program. An empty text (git grep -O alone runs the
+// configured pager) is the reason alone.
 func (an *analyzer) runs(r *optionRun, opt string, text word) {
 	shown := opt
 	if text.src != "" {
 		shown += " " + text.src
 	}
 	an.danger("runs a program or command its options name: " + shorten(r.name+" "+shown))
-	if text.lit && strings.TrimSpace(text.val) == "" {
-		return
-	}
-	if text.src == "" {
+	if text.src == "" || text.lit && strings.TrimSpace(text.val) == "" {
 		return
 	}
 	if err := an.text(r.keep, r.ws, text, r.name+" "+opt, r.depth, r.fs); err != nil && r.err == nil {
