@@ -3,7 +3,8 @@
 # command, beside the peers' own sandboxes where they run on this machine.
 #
 # bench/sandboxtime runs each figure in one interleaved run (every round runs every
-# variant once, in rotating order; medians, p90 and minimum of the rounds):
+# variant once, in rotating order; median, p90 and minimum of each variant's runs, and
+# the medians of each round's difference and ratio to the bare run of that round):
 #   1. `true` bare; contained with Landlock alone and with the namespaces through the
 #      agentls-sandbox helper (built with CGO_ENABLED=0, as `make build` does, and as a
 #      plain `go build` makes it), through agentls itself as the helper (self re-exec),
@@ -25,7 +26,7 @@
 # ~/.cache/agentls-bench); a peer that is not installed or cannot run here is left out
 # with the reason. Codex runs with CODEX_HOME in that cache.
 #
-# Usage: bench/sandbox.sh                 (ROUNDS=200 for `true`, 9 for go test and 50 MB)
+# Usage: bench/sandbox.sh                 (ROUNDS=80 for `true`, SLOW_ROUNDS=15 for go test and 50 MB)
 #        BENCH_QUICK=1 bench/sandbox.sh   (make benchcheck: one round of each figure (after
 #                                          one not counted), no npm install, peers only if
 #                                          already installed; targets printed, not enforced)
@@ -33,8 +34,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quick=${BENCH_QUICK:-}
-rounds=${ROUNDS:-200}
-slow_rounds=${SLOW_ROUNDS:-9}
+rounds=${ROUNDS:-80}
+slow_rounds=${SLOW_ROUNDS:-15}
 if [ -n "$quick" ]; then
 	rounds=1 slow_rounds=1
 fi

@@ -111,7 +111,15 @@ type variant struct {
 	name string
 	make func() (*exec.Cmd, error)
 	runs []time.Duration
-	sum  string
+	// byRound is each counted run's time by its round, for the differences and ratios
+	// to the bare run of the same round.
+	byRound map[int]time.Duration
+	sum     string
+	// peer marks another program's sandbox: a failed run is counted and reported, not
+	// fatal (srt gives up when `which bash` takes over a second on a loaded machine).
+	peer     bool
+	failed   int
+	firstErr error
 }
 
 func run(n int, helpers helperFlag, agentls, dir string, hashOut bool, only string, ps peers, command []string) error {
@@ -175,7 +183,7 @@ func run(n int, helpers helperFlag, agentls, dir string, hashOut bool, only stri
 		vs = append(vs, &variant{name: "agentls sandbox --", make: plain(agentls, append([]string{"sandbox", "--root", dir, "--"}, command...)...)})
 	}
 	for _, p := range ps {
-		vs = append(vs, &variant{name: p.name, make: plain(p.prefix[0], append(slices.Clone(p.prefix[1:]), command...)...)})
+		vs = append(vs, &variant{name: p.name, peer: true, make: plain(p.prefix[0], append(slices.Clone(p.prefix[1:]), command...)...)})
 	}
 	if only != "" {
 		want := strings.Split(only, ",")
@@ -186,6 +194,13 @@ func run(n int, helpers helperFlag, agentls, dir string, hashOut bool, only stri
 		for i := range vs {
 			v := vs[(i+max(round, 0))%len(vs)]
 			d, sum, err := once(v, dir, hashOut)
+			if err != nil && v.peer {
+				v.failed++
+				if v.firstErr == nil {
+					v.firstErr = err
+				}
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
@@ -198,17 +213,35 @@ func run(n int, helpers helperFlag, agentls, dir string, hashOut bool, only stri
 			}
 			if round >= 0 {
 				v.runs = append(v.runs, d)
+				if v.byRound == nil {
+					v.byRound = map[int]time.Duration{}
+				}
+				v.byRound[round] = d
 			}
 		}
 	}
 
-	bare := median(vs[0].runs)
-	fmt.Printf("command: %s; %d interleaved rounds (after one not counted)\n", strings.Join(command, " "), n)
+	fmt.Printf("command: %s; %d interleaved rounds (after one not counted); over bare and ratio: medians of each round's difference and ratio to bare\n", strings.Join(command, " "), n)
 	fmt.Printf("%-22s %10s %10s %10s %12s %8s\n", "variant", "median", "p90", "min", "over bare", "ratio")
 	for _, v := range vs {
-		m := median(v.runs)
-		fmt.Printf("%-22s %10s %10s %10s %12s %7.2fx\n", v.name, ms(m), ms(percentile(v.runs, 0.9)), ms(slices.Min(v.runs)),
-			ms(m-bare), float64(m)/float64(bare))
+		if len(v.runs) == 0 {
+			fmt.Printf("%-22s every run failed: %v\n", v.name, v.firstErr)
+			continue
+		}
+		var diffs, ratios []time.Duration
+		for r, d := range v.byRound {
+			if b, ok := vs[0].byRound[r]; ok {
+				diffs = append(diffs, d-b)
+				ratios = append(ratios, time.Duration(float64(d)/float64(b)*1e6))
+			}
+		}
+		fmt.Printf("%-22s %10s %10s %10s %12s %7.2fx\n", v.name, ms(median(v.runs)), ms(percentile(v.runs, 0.9)), ms(slices.Min(v.runs)),
+			ms(median(diffs)), float64(median(ratios))/1e6)
+	}
+	for _, v := range vs {
+		if v.failed > 0 {
+			fmt.Printf("%-22s %d of %d runs failed (left out of its figures), the first: %v\n", v.name, v.failed, v.failed+len(v.runs), v.firstErr)
+		}
 	}
 	if hashOut {
 		for _, v := range vs {
