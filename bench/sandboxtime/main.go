@@ -114,7 +114,10 @@ type variant struct {
 	// byRound is each counted run's time by its round, for the differences and ratios
 	// to the bare run of the same round.
 	byRound map[int]time.Duration
-	sum     string
+	// cpu is each counted run's processor time (user and system, of the command and
+	// the descendants it waited for), by round.
+	cpu map[int]time.Duration
+	sum string
 	// peer marks another program's sandbox: a failed run is counted and reported, not
 	// fatal (srt gives up when `which bash` takes over a second on a loaded machine).
 	peer     bool
@@ -193,7 +196,7 @@ func run(n int, helpers helperFlag, agentls, dir string, hashOut bool, only stri
 	for round := -1; round < n; round++ {
 		for i := range vs {
 			v := vs[(i+max(round, 0))%len(vs)]
-			d, sum, err := once(v, dir, hashOut)
+			d, cpu, sum, err := once(v, dir, hashOut)
 			if err != nil && v.peer {
 				v.failed++
 				if v.firstErr == nil {
@@ -214,29 +217,31 @@ func run(n int, helpers helperFlag, agentls, dir string, hashOut bool, only stri
 			if round >= 0 {
 				v.runs = append(v.runs, d)
 				if v.byRound == nil {
-					v.byRound = map[int]time.Duration{}
+					v.byRound, v.cpu = map[int]time.Duration{}, map[int]time.Duration{}
 				}
-				v.byRound[round] = d
+				v.byRound[round], v.cpu[round] = d, cpu
 			}
 		}
 	}
 
 	fmt.Printf("command: %s; %d interleaved rounds (after one not counted); over bare and ratio: medians of each round's difference and ratio to bare\n", strings.Join(command, " "), n)
-	fmt.Printf("%-22s %10s %10s %10s %12s %8s\n", "variant", "median", "p90", "min", "over bare", "ratio")
+	fmt.Printf("%-22s %10s %10s %10s %12s %8s %10s %9s\n", "variant", "median", "p90", "min", "over bare", "ratio", "cpu", "cpu ratio")
 	for _, v := range vs {
 		if len(v.runs) == 0 {
 			fmt.Printf("%-22s every run failed: %v\n", v.name, v.firstErr)
 			continue
 		}
-		var diffs, ratios []time.Duration
+		var diffs, ratios, cpus, cpuRatios []time.Duration
 		for r, d := range v.byRound {
+			cpus = append(cpus, v.cpu[r])
 			if b, ok := vs[0].byRound[r]; ok {
 				diffs = append(diffs, d-b)
 				ratios = append(ratios, time.Duration(float64(d)/float64(b)*1e6))
+				cpuRatios = append(cpuRatios, time.Duration(float64(v.cpu[r])/float64(vs[0].cpu[r])*1e6))
 			}
 		}
-		fmt.Printf("%-22s %10s %10s %10s %12s %7.2fx\n", v.name, ms(median(v.runs)), ms(percentile(v.runs, 0.9)), ms(slices.Min(v.runs)),
-			ms(median(diffs)), float64(median(ratios))/1e6)
+		fmt.Printf("%-22s %10s %10s %10s %12s %7.2fx %10s %8.2fx\n", v.name, ms(median(v.runs)), ms(percentile(v.runs, 0.9)), ms(slices.Min(v.runs)),
+			ms(median(diffs)), float64(median(ratios))/1e6, ms(median(cpus)), float64(median(cpuRatios))/1e6)
 	}
 	for _, v := range vs {
 		if v.failed > 0 {
@@ -260,12 +265,13 @@ func run(n int, helpers helperFlag, agentls, dir string, hashOut bool, only stri
 	return nil
 }
 
-// once runs v and returns the time from start to exit and, with hashOut, the
-// SHA-256 of its standard output and the number of bytes.
-func once(v *variant, dir string, hashOut bool) (time.Duration, string, error) {
+// once runs v and returns the time from start to exit, the processor time of the
+// process and the descendants it waited for, and, with hashOut, the SHA-256 of its
+// standard output and the number of bytes.
+func once(v *variant, dir string, hashOut bool) (time.Duration, time.Duration, string, error) {
 	cmd, err := v.make()
 	if err != nil {
-		return 0, "", err
+		return 0, 0, "", err
 	}
 	cmd.Dir = dir
 	var stderr strings.Builder
@@ -280,12 +286,13 @@ func once(v *variant, dir string, hashOut bool) (time.Duration, string, error) {
 	err = cmd.Run()
 	d := time.Since(start)
 	if err != nil {
-		return 0, "", fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+		return 0, 0, "", fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
 	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if !hashOut {
-		return d, "", nil
+		return d, cpu, "", nil
 	}
-	return d, fmt.Sprintf("%s, %d bytes", hex.EncodeToString(h.Sum(nil)), size.n), nil
+	return d, cpu, fmt.Sprintf("%s, %d bytes", hex.EncodeToString(h.Sum(nil)), size.n), nil
 }
 
 // counter counts the bytes written to it.
