@@ -26,6 +26,7 @@ gobench() {
 }
 echo "== search"; bench/search.sh
 echo "== shell"; bench/shell.sh
+echo "== sandbox: true, go test, 50 MB, beside unshare, bwrap, Codex CLI and srt (npm install of the last two on first run)"; bench/sandbox.sh
 echo "== replace in a 10 MB file"
 gobench -bench='^BenchmarkReplace10MB' -benchtime=20x -count=3 ./tools/files
 echo "== diffs, walking"

@@ -29,8 +29,9 @@ import (
 //     refused. A call whose Details say PersonOnly is asked about: no rule, mode or
 //     earlier answer allows it.
 //  3. An edit of a sensitive file (see SensitivePath) or a shell command that writes
-//     one is asked about, unless the mode is yolo: no allow rule, "always" or auto_edit
-//     covers it.
+//     one, or that opens a network connection through bash's /dev/tcp or /dev/udp
+//     (see Analysis.Network), is asked about, unless the mode is yolo: no allow rule,
+//     "always" or auto_edit covers it.
 //  4. An allow rule allows the call, except that a shell command with a substitution
 //     (anything bash evaluates as code) or a Dangerous reason, or that cannot be
 //     parsed, is asked about unless the mode is yolo or an allow rule of that priority
@@ -455,7 +456,8 @@ func (p *Policy) denyCouldMatch(c Call) *rule {
 	return nil
 }
 
-// sensitive says why c writes a sensitive file, or returns "".
+// sensitive says why c writes a sensitive file or opens a network connection no
+// guard watches, or returns "".
 func (p *Policy) sensitive(c Call, ex *execInfo) string {
 	switch {
 	case c.Details == nil:
@@ -465,6 +467,8 @@ func (p *Policy) sensitive(c Call, ex *execInfo) string {
 		}
 	case ex != nil && len(ex.analysis.Sensitive) > 0:
 		return fmt.Sprintf("the command writes %s, which needs confirmation in every mode but yolo", strings.Join(ex.analysis.Sensitive, ", "))
+	case ex != nil && len(ex.analysis.Network) > 0:
+		return fmt.Sprintf("the command opens a network connection through bash's %s, which needs confirmation in every mode but yolo: no rule for a program covers it, and web_fetch's address guard does not watch it", strings.Join(ex.analysis.Network, ", "))
 	}
 	return ""
 }

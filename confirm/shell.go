@@ -23,9 +23,31 @@ import (
 //   - "dd of=": dd writing to a file or device;
 //   - "mkfs": mkfs or mkfs.TYPE;
 //   - "chmod -R", "chown -R", "chgrp -R": recursive permission or owner changes;
+//   - "opens a network connection: /dev/tcp/HOST/PORT": see Network;
+//   - "reads from a path not known until run time …: WORD": an input redirection
+//     from a path with expansions, which may be /dev/tcp/…;
+//   - "runs a program or command its options name: COMMAND": an option whose value
+//     is a program or shell text the program runs (rg --pre, tar -I and
+//     --to-command, sort --compress-program, split --filter, git's --upload-pack,
+//     --receive-pack, --exec, grep -O, rebase --exec, bisect run, ssh -o
+//     ProxyCommand …), whose text is analysed as a command in turn;
+//   - "runs shell commands from text no rule can see: COMMAND (WHY)": awk with
+//     system() or a pipe, or its program on its input (-f -); sqlite3 with
+//     dot-commands or on its input; gdb or lldb with commands that do more than show
+//     state, or on their input; vim, ed, dc, emacs --eval, m4 on its input;
+//   - "runs git with a git directory the repository made, whose config can run
+//     commands: DIR": git run where it would use a directory shaped as a git
+//     directory outside any .git folder, or a .git file pointing at one; also git run
+//     in a directory, or with a git directory, not known until run time, and git
+//     --exec-path=DIR, which runs git's programs from DIR;
+//   - "takes options from a file or command …": curl -K, wget -e and --config;
+//   - "awk's program writes files it names: …": print or printf with a redirection;
 //   - "writes outside the workspace: PATH": a redirection (>, >>, >|, &>, &>>, <>, >&FILE),
-//     a tee file, dd's of=, GNU time's -o, script's log file or the destination of cp,
-//     mv, install or ln whose target, resolved against the working directory with
+//     a tee file, dd's of=, GNU time's -o, script's log file, the destination of cp,
+//     mv, install or ln, or a file another program's option or operand names as one
+//     it writes (sort -o, uniq IN OUT, xxd IN OUT, split's prefix, touch, mkdir, rm,
+//     truncate, chmod, tar -cf, zip, rsync's and scp's destination, git clone's and
+//     init's directory, curl -c …) whose target, resolved against the working directory with
 //     symbolic links followed as the kernel would, lies outside every root;
 //     /dev/null, /dev/stdout and /dev/stderr are fine;
 //   - "writes under a home directory: PATH": such a target starting with ~;
@@ -68,7 +90,11 @@ type Analysis struct {
 	Dangerous []string
 	// Opaque lists the commands whose program, or the program they make run, is not
 	// known before the line runs: a command name with expansions, a wrapper whose
-	// command cannot be found, a shell or interpreter given code inline or on its input.
+	// command cannot be found, a shell or interpreter given code inline or on its input,
+	// a program that runs shell text (awk with system(), sqlite3's .shell, gdb's shell,
+	// vim, ed …), git run with a git directory the repository made, and, as NAME=…,
+	// assignments that change what a command name or git runs (PATH, BASH_ENV,
+	// GIT_CONFIG_COUNT, GIT_CONFIG_PARAMETERS, GIT_DIR, HOME …).
 	// A deny rule that could match a command cannot be checked against these.
 	Opaque []string
 	// Sensitive lists the files the line writes (as for "writes outside the
@@ -76,6 +102,11 @@ type Analysis struct {
 	// anything under .git, .agentls, .gemini or .vscode, and the user's agentls and
 	// Gemini CLI settings.
 	Sensitive []string
+	// Network lists the network connections the line opens through bash's own
+	// /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT in a redirection, read or written
+	// ("cat < /dev/tcp/127.0.0.1/80"): a channel that no program rule names and that
+	// web_fetch's address guard does not watch. Each is also a Dangerous reason.
+	Network []string
 	// Reshapes reports that the line may change the shape of the file tree: make,
 	// move or remove links or directories (ln, mv, cp -r, rsync, mkdir, rm -r …),
 	// check out or unpack files (git checkout, switch, reset, stash, clone, worktree
@@ -115,14 +146,15 @@ type lineEnv struct {
 // Dangerous), env (its options and VAR=val words; -S is split on blanks), timeout,
 // nice, nohup, setsid, stdbuf, ionice, chrt, taskset, flock, xargs (nothing after its
 // options means xargs itself), command (but not command -v or -V), builtin, exec,
-// busybox, unshare, GNU time; bash, sh, zsh, dash and ksh with -c, su -c, script -c,
-// flock -c, watch and eval have their text parsed in turn when it is literal; the
-// command of find -exec and its kin counts too. A wrapper with nothing to run is itself
-// the command. Other programs that run commands of their own (make, a script) are
-// judged by their own command line only.
+// busybox, unshare, nsenter, GNU time; bash, sh, zsh, dash and ksh with -c, su -c,
+// script -c, flock -c, watch and eval have their text parsed in turn when it is
+// literal; the command of find -exec and its kin counts too, and so does the text of
+// an option that makes a program run a command (tar --to-command, git rebase --exec).
+// A wrapper with nothing to run is itself the command. Other programs that run
+// commands of their own (make, a script) are judged by their own command line only.
 //
 // Analyze runs nothing, but it follows symbolic links on the way to each file the line
-// writes. A line that cannot be parsed, here or in the text given to bash -c or eval,
+// writes, and looks for the git directory a git command would use. A line that cannot be parsed, here or in the text given to bash -c or eval,
 // gives an error saying so.
 func Analyze(command, dir string, roots []string) (Analysis, error) {
 	a, _, err := analyze(command, lineEnv{Dir: dir, Roots: roots})
@@ -585,6 +617,9 @@ func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) err
 	for _, w := range outputFiles(args) {
 		an.write(w)
 	}
+	if err := an.programArgs(name, keep, ws, depth, fs); err != nil {
+		return err
+	}
 	if runsOptionText(args) {
 		// tar --checkpoint-action=exec=':;rm x', git fetch --upload-pack='…': the
 		// program runs shell text from its options.
@@ -647,6 +682,8 @@ func (an *analyzer) check(name string, keep, ws []word, depth int, fs forms) err
 		return an.find(keep, args, depth, fs)
 	case name == "git":
 		an.git(keep, ws)
+		an.gitRepository(keep, ws)
+		return an.gitArgs(keep, ws, depth, fs)
 	case name == "sed":
 		for _, f := range inPlaceFiles(args) {
 			an.write(f)
@@ -672,6 +709,11 @@ func (an *analyzer) find(keep, args []word, depth int, fs forms) error {
 			an.danger("find -delete")
 		case "-exec", "-execdir", "-ok", "-okdir":
 			an.danger("find " + a.val)
+			if a.val == "-execdir" || a.val == "-okdir" {
+				// The command runs in the directory of each file found: its relative
+				// writes go wherever find goes, .git/hooks included.
+				an.unknownBase = true
+			}
 			end := i + 1
 			for end < len(args) && !(args[end].lit && (args[end].val == ";" || args[end].val == "+")) {
 				end++
@@ -695,28 +737,61 @@ func (an *analyzer) find(keep, args []word, depth int, fs forms) error {
 	return first
 }
 
-// redirect records a redirection that writes to a file.
+// redirect records a redirection that writes to a file, or that opens a network
+// connection (bash's /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT, read or written).
 func (an *analyzer) redirect(src string, r *syntax.Redirect) {
 	if r.Word == nil {
 		return
 	}
 	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return // text, not a path
+	}
+	w := newWord(src, r.Word)
+	if w.lit && networkPath(w.val) {
+		an.network(w.val)
+		return
+	}
+	switch r.Op {
 	case syntax.RdrIn:
+		if !w.lit {
+			// The path could be /dev/tcp/… once expanded (for d in /dev/tcp; do cat
+			// < $d/host/80; done): bash would connect.
+			an.danger("reads from a path not known until run time, which may be a network connection (/dev/tcp/…): " + w.src)
+		}
 		if r.N != nil && (r.N.Value == "1" || r.N.Value == "2") {
 			// 1<file makes /dev/stdout that file: a later >/dev/stdout writes it.
 			an.danger("opens standard output or error on a file: " + r.N.Value + "<" + nodeText(src, r.Word))
-			an.write(newWord(src, r.Word))
+			an.write(w)
 		}
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
 		syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
-		an.write(newWord(src, r.Word))
+		an.write(w)
 	case syntax.DplOut:
-		w := newWord(src, r.Word)
 		if fd := strings.TrimSuffix(w.val, "-"); w.lit && (fd == "" || isDigits(fd)) {
 			return // >&2, >&-, >&3-: file descriptors, not files
 		}
 		an.write(w)
 	}
+}
+
+// networkPath reports a path bash itself opens as a network connection in a
+// redirection: /dev/tcp/HOST/PORT or /dev/udp/HOST/PORT.
+func networkPath(p string) bool {
+	for _, dev := range []string{"/dev/tcp/", "/dev/udp/"} {
+		if rest, ok := strings.CutPrefix(p, dev); ok && strings.Contains(rest, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// network records a network connection the line opens through the path p.
+func (an *analyzer) network(p string) {
+	if !slices.Contains(an.out.Network, p) {
+		an.out.Network = append(an.out.Network, p)
+	}
+	an.danger("opens a network connection: " + p)
 }
 
 // emit records a command: kept words and ws; fs are its forms from the outermost

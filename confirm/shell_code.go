@@ -364,7 +364,10 @@ func plainVariable(name string) bool {
 // assigned records an assignment to the variable name: bash evaluates what is assigned
 // to its integer variables (RANDOM, OPTIND …) as arithmetic, and an assignment to PATH,
 // BASH_CMDS, BASH_ALIASES, BASH_ENV or ENV changes which program a command name runs,
-// so no deny rule can tell what the line's commands are.
+// as GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n, GIT_CONFIG_PARAMETERS, the
+// GIT_CONFIG files and the variables that say where git reads configuration (GIT_DIR,
+// HOME …) change what git runs (git -c spelled in the environment), so no deny rule
+// can tell what the line's commands are.
 func (an *analyzer) assigned(name string) {
 	if i := strings.IndexByte(name, '['); i >= 0 {
 		name = name[:i]
@@ -375,12 +378,24 @@ func (an *analyzer) assigned(name string) {
 	case "BASH_CMDS", "BASH_ALIASES":
 		an.code("assignment to " + name + ", which maps command names to programs")
 		an.out.Opaque = append(an.out.Opaque, name+"=…")
-	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "GLOBIGNORE", "CDPATH":
+	case "PATH", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "GLOBIGNORE", "CDPATH",
+		// git -c spelled in the environment: configuration that runs commands
+		// (alias.x=!cmd, core.pager, core.fsmonitor), as git -c is.
+		"GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+		// Where git finds its configuration and programs: a repository's config
+		// (GIT_DIR, GIT_COMMON_DIR), the user's (HOME, XDG_CONFIG_HOME), git-*
+		// programs (GIT_EXEC_PATH) and the hooks a new repository gets; and the
+		// transports it may use (ext:: runs a command).
+		"GIT_DIR", "GIT_COMMON_DIR", "HOME", "XDG_CONFIG_HOME", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR",
+		"GIT_ALLOW_PROTOCOL":
 		an.out.Opaque = append(an.out.Opaque, name+"=…")
 	case "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND":
 		an.code("assignment to " + name + ", which bash expands as a prompt ($(…) runs)")
 		an.out.Opaque = append(an.out.Opaque, name+"=…")
 	default:
+		if strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") {
+			an.out.Opaque = append(an.out.Opaque, name+"=…")
+		}
 		if strings.HasPrefix(name, "BASH_FUNC_") {
 			an.code("assignment to " + name + ", a function a child bash defines")
 			an.out.Opaque = append(an.out.Opaque, name+"=…")

@@ -20,8 +20,9 @@ var sensitiveDirs = []string{".git", ".agentls", ".gemini", ".vscode"}
 const maxBases = 16
 
 // directories collects the directories that the cd, pushd and popd commands of the
-// parsed line f (whose source is src) may change to, so that a relative write is
-// judged against each of them.
+// parsed line f (whose source is src) may change to, and those that wrappers run
+// their command in (env -C DIR, env --chdir=DIR, unshare --wd=DIR, nsenter --wd=DIR,
+// sudo -D DIR), so that a relative write is judged against each of them.
 func (an *analyzer) directories(src string, f *syntax.File) {
 	if an.bases == nil {
 		an.bases = []string{filepath.Clean(an.base())}
@@ -35,55 +36,108 @@ func (an *analyzer) directories(src string, f *syntax.File) {
 		for i, w := range c.Args {
 			ws[i] = newWord(src, w)
 		}
-		for len(ws) > 0 && ws[0].lit && (ws[0].val == "builtin" || ws[0].val == "command") {
-			ws = ws[1:]
-		}
-		if len(ws) == 0 || !ws[0].lit {
-			return true
-		}
-		switch ws[0].val {
-		case "cd", "pushd":
-		case "popd":
-			an.unknownBase = true
-			return true
-		default:
-			return true
-		}
-		args := ws[1:]
-		for len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].val, "-") && args[0].val != "-" {
-			if args[0].val == "--" {
-				args = args[1:]
-				break
+		for range maxWrappers {
+			if len(ws) == 0 || !ws[0].lit {
+				return true
 			}
-			args = args[1:]
-		}
-		if len(args) == 0 || !args[0].lit || args[0].val == "-" || strings.HasPrefix(args[0].val, "~") || strings.HasPrefix(args[0].val, "+") {
-			// Home, the previous directory, the directory stack, or an expansion.
-			an.unknownBase = true
-			return true
-		}
-		target := args[0].val
-		var next []string
-		for _, b := range an.bases {
-			// bash's cd is logical (sub/.. is where sub was named, whatever sub links
-			// to); with -P, or where that fails, it is physical.
-			logical := target
-			if !filepath.IsAbs(target) {
-				logical = b + string(filepath.Separator) + target
-			}
-			next = append(next, filepath.Clean(logical), resolveFrom(resolvePath(b), target))
-		}
-		for _, d := range next {
-			if len(an.bases) >= maxBases {
+			name := baseName(ws[0].val)
+			switch name {
+			case "cd", "pushd":
+				an.cd(ws[1:])
+				return true
+			case "popd":
 				an.unknownBase = true
-				break
+				return true
+			case "env":
+				skipOptions(ws[1:], envOptions, func(opt string, arg word) {
+					if opt == "C" || opt == "chdir" {
+						an.chdir(arg)
+					}
+				})
+			case "unshare":
+				skipOptions(ws[1:], unshareOptions, func(opt string, arg word) {
+					if opt == "w" || opt == "wd" {
+						an.chdir(arg)
+					}
+				})
+			case "sudo":
+				skipOptions(ws[1:], sudoOptions, func(opt string, arg word) {
+					if opt == "D" || opt == "chdir" {
+						an.chdir(arg)
+					}
+				})
+			case "nsenter":
+				for _, a := range ws[1:] {
+					switch v := a.val; {
+					case !a.lit:
+					case v == "-w" || v == "--wd" || v == "-W" || v == "--wdns":
+						// The directory of the target process: not known here.
+						an.unknownBase = true
+					case strings.HasPrefix(v, "--wd=") || strings.HasPrefix(v, "--wdns="):
+						_, d, _ := strings.Cut(v, "=")
+						an.chdir(word{val: d, src: d, lit: true})
+					case len(v) > 2 && (strings.HasPrefix(v, "-w") || strings.HasPrefix(v, "-W")):
+						an.chdir(word{val: v[2:], src: v[2:], lit: true})
+					}
+				}
 			}
-			if !slices.Contains(an.bases, d) {
-				an.bases = append(an.bases, d)
+			u, ok := unwrap(name, ws)
+			if !ok || len(u.rest) == 0 {
+				return true
 			}
+			ws = u.rest
 		}
 		return true
 	})
+}
+
+// cd adds the directory the arguments of cd or pushd change to.
+func (an *analyzer) cd(args []word) {
+	for len(args) > 0 && args[0].lit && strings.HasPrefix(args[0].val, "-") && args[0].val != "-" {
+		if args[0].val == "--" {
+			args = args[1:]
+			break
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 || !args[0].lit || args[0].val == "-" || strings.HasPrefix(args[0].val, "+") {
+		// Home, the previous directory, the directory stack, or an expansion.
+		an.unknownBase = true
+		return
+	}
+	an.chdir(args[0])
+}
+
+// chdir adds the directory w to the bases, as bash's cd (logical) and the kernel's
+// chdir (physical) would reach it from each base so far.
+func (an *analyzer) chdir(w word) {
+	if w.src == "" && !w.lit {
+		return // an option given without its argument
+	}
+	if !w.lit || w.val == "" || strings.HasPrefix(w.val, "~") {
+		an.unknownBase = true
+		return
+	}
+	target := w.val
+	var next []string
+	for _, b := range an.bases {
+		// bash's cd is logical (sub/.. is where sub was named, whatever sub links
+		// to); with -P, or where that fails, it is physical.
+		logical := target
+		if !filepath.IsAbs(target) {
+			logical = b + string(filepath.Separator) + target
+		}
+		next = append(next, filepath.Clean(logical), resolveFrom(resolvePath(b), target))
+	}
+	for _, d := range next {
+		if len(an.bases) >= maxBases {
+			an.unknownBase = true
+			break
+		}
+		if !slices.Contains(an.bases, d) {
+			an.bases = append(an.bases, d)
+		}
+	}
 }
 
 // write records a write to the file w names when it lies outside the workspace or is
@@ -120,6 +174,16 @@ func (an *analyzer) write(w word) {
 	for _, b := range an.bases {
 		an.writeTo(resolveFrom(resolvePath(b), p))
 	}
+}
+
+// place judges the file or directory w names, which a command that also counts as
+// making links (git clone, git worktree add, rsync, tar) creates as its destination,
+// as a write: the links it makes inside cannot redirect the destination itself, so it
+// does not count as a write that links the line makes may redirect.
+func (an *analyzer) place(w word) {
+	wrote := an.wrote
+	an.write(w)
+	an.wrote = wrote
 }
 
 // writeTo judges a write to the resolved path p.
@@ -302,7 +366,8 @@ func outputFiles(args []word) []word {
 }
 
 // readsOnly reports the commands that only read the files they are given, whose
-// naming a sensitive file is harmless.
+// naming a sensitive file is harmless; xxd's output operand is judged as a write
+// (see programs).
 func readsOnly(name string) bool {
 	switch name {
 	case "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "ag", "ls", "wc",
@@ -365,14 +430,14 @@ func (an *analyzer) sensitiveAt(p string) {
 }
 
 // inGitDir reports whether p is HEAD, or lies in a directory that git would take for a
-// git directory (one holding HEAD and objects or refs), such as a bare repository the
+// git directory (one holding HEAD and objects, refs or commondir), such as a bare repository the
 // repository ships or a tool makes: its config and hooks run commands as .git's do.
 func inGitDir(p, root string) bool {
 	if filepath.Base(p) == "HEAD" {
 		return true
 	}
 	for d := filepath.Dir(p); within(root, d); d = filepath.Dir(d) {
-		if exists(filepath.Join(d, "HEAD")) && (exists(filepath.Join(d, "objects")) || exists(filepath.Join(d, "refs"))) {
+		if isGitDir(d) {
 			return true
 		}
 		if d == root {

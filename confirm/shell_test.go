@@ -131,7 +131,7 @@ var analyzeTests = []struct {
 	{name: "gnu time output outside", cmd: "command time -o /tmp/t make",
 		want: Analysis{Commands: []string{"make"}, Roots: []string{"make"}, Dangerous: []string{"writes outside the workspace: /tmp/t"}}},
 	{name: "wrappers stacked", cmd: "timeout 5 sudo env A=1 nice -n 2 xargs rm -rf build",
-		want: Analysis{Commands: []string{"A=1 rm -rf build {xargs input}"}, Roots: []string{"A=1 rm"}, Dangerous: []string{"sudo", "rm with arguments not known until run time", "rm -r", "rm -f"}}},
+		want: Analysis{Commands: []string{"A=1 rm -rf build {xargs input}"}, Roots: []string{"A=1 rm"}, Dangerous: []string{"sudo", "rm with arguments not known until run time", "writes to a path not known until run time: {xargs input}", "rm -r", "rm -f"}}},
 	{name: "bash -c", cmd: "bash -c 'git status && ls'",
 		want: Analysis{Commands: []string{"git status", "ls"}, Roots: []string{"git", "ls"}}},
 	{name: "sh -c double quotes", cmd: `sh -c "echo \"hi there\""`,
@@ -139,7 +139,7 @@ var analyzeTests = []struct {
 	{name: "shell options", cmd: "bash -euo pipefail -c 'make' argv0 a; zsh -lc 'ls'; /bin/dash --norc -c pwd",
 		want: Analysis{Commands: []string{"make", "ls", "pwd"}, Roots: []string{"make", "ls", "pwd"}}},
 	{name: "bash -c nested", cmd: `bash -c "sh -c 'zsh -c \"rm -rf /\"'"`,
-		want: Analysis{Commands: []string{"rm -rf /"}, Roots: []string{"rm"}, Dangerous: []string{"rm -r", "rm -f"}}},
+		want: Analysis{Commands: []string{"rm -rf /"}, Roots: []string{"rm"}, Dangerous: []string{"writes outside the workspace: /", "rm -r", "rm -f"}}},
 	{name: "bash script", cmd: "bash script.sh arg",
 		want: Analysis{Commands: []string{"bash script.sh arg"}, Roots: []string{"bash"}}},
 	{name: "bash -c expansion", cmd: `bash -c "$CMD"`,
@@ -248,7 +248,7 @@ var analyzeTests = []struct {
 	{name: "su", cmd: "su -c ls root",
 		want: Analysis{Commands: []string{"ls"}, Roots: []string{"ls"}, Dangerous: []string{"su"}}},
 	{name: "dangerous in substitution", cmd: "echo $(rm -rf ~)",
-		want: Analysis{Commands: []string{"echo $(rm -rf ~)", "rm -rf ~"}, Roots: []string{"echo", "rm"}, Substitution: true, Dangerous: []string{"rm -r", "rm -f"}}},
+		want: Analysis{Commands: []string{"echo $(rm -rf ~)", "rm -rf ~"}, Roots: []string{"echo", "rm"}, Substitution: true, Dangerous: []string{"writes under a home directory: ~", "rm -r", "rm -f"}}},
 }
 
 func TestAnalyze(t *testing.T) {
@@ -353,7 +353,7 @@ func TestAnalyzeNestingBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkAnalysis(t, "nest(maxNesting)", got, Analysis{
-		Commands: []string{"rm -rf /"}, Roots: []string{"rm"}, Dangerous: []string{"rm -r", "rm -f"},
+		Commands: []string{"rm -rf /"}, Roots: []string{"rm"}, Dangerous: []string{"writes outside the workspace: /", "rm -r", "rm -f"},
 	})
 
 	deep := nest(maxNesting + 3)
@@ -433,6 +433,16 @@ func FuzzAnalyze(f *testing.F) {
 		"x=1 y=2",
 		"echo \"${@:1}\" \"$'x'\" $\"loc\"",
 		"ls @(a|b) !(c)",
+		// Issue 22's classes.
+		"rg --pre ./x.sh a; git grep -O./x.sh a; git ls-remote --upload-pack=./x.sh .",
+		"tar tfI x.tar ./x; tar -cf ../x.tar --checkpoint-action=exec=./x a; tar -tf h:x",
+		"uniq a ~/.bashrc; xxd -r -c16 a ../b; split -l1 a ../p; csplit -f; sort -ro../x a",
+		"chmod -x ../a; chown -R u: ../b; touch -d x ../c; mkdir -m; truncate -s",
+		"cat < /dev/tcp/127.0.0.1/80; exec 3<>/dev/udp/h/1; cat < $d/h/1",
+		"awk -f - ; awk -f; sqlite3; sqlite3 :memory: .sh; gdb -ex; gdb -batch -ex 'thread apply all bt'; lldb -b -o",
+		"GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=a GIT_CONFIG_VALUE_0=b git x",
+		"env -C; env -C .git/hooks sh -c 'echo > x'; nsenter -w; nsenter --wd=x tee y; sudo -D",
+		"git -C; git --git-dir; git bisect run; git submodule foreach; ssh -o; ssh -o ProxyCommand",
 	} {
 		f.Add(cmd)
 	}

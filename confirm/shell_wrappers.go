@@ -50,6 +50,11 @@ var (
 		attached: "muinpUCT",
 		long:     []string{"propagation", "setgroups", "root", "wd", "setuid", "setgid", "map-user", "map-group", "map-users", "map-groups", "monotonic", "boottime", "load-interp"},
 	}
+	nsenterOptions = optionSpec{
+		arg:      "tGSW",
+		attached: "muinpUCTrw",
+		long:     []string{"target", "setgid", "setuid", "wdns", "env"},
+	}
 	scriptOptions = optionSpec{arg: "cEIOBTmo", long: []string{"command", "echo", "log-in", "log-out", "log-io", "log-timing", "logging-format", "output-limit"}}
 	watchOptions  = optionSpec{arg: "nq", long: []string{"interval", "equexit"}}
 	suOptions     = optionSpec{arg: "cgGsw", long: []string{"command", "session-command", "group", "supp-group", "shell", "whitelist-environment"}, dash: true}
@@ -162,10 +167,13 @@ func unwrap(name string, ws []word) (unwrapped, bool) {
 			return u, true
 		}
 		u.rest = rest
-	case "unshare", "chroot":
+	case "unshare", "chroot", "nsenter":
 		spec := unshareOptions
-		if name == "chroot" {
+		switch name {
+		case "chroot":
 			spec = chrootOptions
+		case "nsenter":
+			spec = nsenterOptions
 		}
 		rest := skipOptions(args, spec, nil)
 		if name == "chroot" && len(rest) > 0 {
@@ -227,13 +235,13 @@ func unwrap(name string, ws []word) (unwrapped, bool) {
 			return u, true
 		}
 		u.text = text
-	case "nsenter", "firejail", "bwrap", "systemd-run", "fakeroot", "proot", "torsocks",
+	case "firejail", "bwrap", "systemd-run", "fakeroot", "proot", "torsocks",
 		"proxychains", "proxychains4", "sg", "newgrp", "xvfb-run", "dbus-run-session",
 		"caffeinate", "strace", "ltrace", "valgrind", "numactl", "cgexec", "prlimit",
 		"setpriv", "parallel", "entr", "nix-shell", "direnv", "setarch", "linux32", "linux64",
 		"i386", "x86_64", "uname26", "choom", "uclampset", "runcon", "sandbox-exec", "chpst",
 		"softlimit", "envdir", "setuidgid", "tini", "dumb-init", "faketime", "eatmydata",
-		"catchsegv", "rr", "perf", "ld.so":
+		"catchsegv", "rr", "perf", "ld.so", "tmux", "screen", "byobu":
 		// They run a command, but their options cannot be told apart from it here.
 		u.opaque = true
 	default:

@@ -176,9 +176,19 @@ func dropCapabilities() error {
 // restrictLandlock enforces p's Landlock ruleset on the calling thread.
 func restrictLandlock(p Policy) error {
 	cfg := landlockConfig(p.LandlockABI)
+	// A directory's rights do not apply to a file (the kernel refuses the rule).
+	var dirs, files []string
+	for _, w := range p.Writable {
+		if fi, err := os.Stat(w); err == nil && !fi.IsDir() {
+			files = append(files, w)
+		} else {
+			dirs = append(dirs, w)
+		}
+	}
 	rules := []landlock.Rule{
 		landlock.RODirs("/"),
-		landlock.RWDirs(p.Writable...).WithRefer().IgnoreIfMissing(),
+		landlock.RWDirs(dirs...).WithRefer().IgnoreIfMissing(),
+		landlock.RWFiles(files...).IgnoreIfMissing(),
 		landlock.RWFiles("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx").WithIoctlDev().IgnoreIfMissing(),
 		landlock.RWDirs("/dev/pts").WithIoctlDev().IgnoreIfMissing(),
 	}

@@ -180,9 +180,10 @@ func New(m Machine, c Config, opts Options) (*Sandbox, error) {
 		s.refuse = "tools.sandbox.enabled is true but commands cannot be contained here: " + st.Reason
 	}
 	if st.Contained {
-		st.Writable, st.Hidden = p.Writable, p.Hidden
+		st.Writable = p.Writable
 		if p.Namespaces {
-			st.ReadOnly = p.ReadOnly
+			// Only a mount namespace keeps these read-only and hides those.
+			st.ReadOnly, st.Hidden = p.ReadOnly, p.Hidden
 		}
 	}
 	st.Summary = st.summary()
@@ -275,9 +276,6 @@ func (s *Sandbox) Status() Status { return s.status }
 
 // Contained reports whether commands run contained.
 func (s *Sandbox) Contained() bool { return s.status.Contained }
-
-// Policy returns the policy commands are held to.
-func (s *Sandbox) Policy() Policy { return s.policy }
 
 // Err is why commands must not run at all: containment is required and this machine
 // has none. It is nil otherwise.

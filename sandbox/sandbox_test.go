@@ -392,3 +392,17 @@ func TestHelperSetupFailure(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 }
+
+// TestWritableFile: a file in writablePaths is writable, its neighbours are not.
+func TestWritableFile(t *testing.T) {
+	p := newPlace(t)
+	file := filepath.Join(p.outside, "allowed.log")
+	os.WriteFile(file, nil, 0o644)
+	box := newBox(t, machine(t, sandbox.LevelLandlock), sandbox.Config{WritablePaths: []string{file}}, p)
+	if out, err := bash(t, box, p.ws, "echo ok >> "+file); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if out, err := bash(t, box, p.ws, "echo no > "+filepath.Join(p.outside, "other")); err == nil {
+		t.Fatalf("a neighbour of a writable file was written: %s", out)
+	}
+}

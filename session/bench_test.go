@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/internal/fakegemini"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
@@ -123,7 +124,7 @@ func runBenchSession(ctx context.Context, b *testing.B, root, config, geminiDir,
 	reg.Register(tb.SearchTool(Searcher(client)))
 	s, err := New(ctx, Options{
 		Client:       client,
-		Declarations: reg.Declarations,
+		Declarations: func() []tools.Declaration { return reg.DeclarationsIn(tools.Situation{Mode: confirm.ModeYolo}) },
 		Runner:       tb.SchedulerOver(reg, tb.Config().Policy, nil, observe),
 		Store:        NewStore(stateDir),
 		Env:          Environment{Roots: tb.Workspace.Roots(), ConfigDir: config},

@@ -295,7 +295,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	})
 	sess, err := New(ctx, Options{
 		Client:       client,
-		Declarations: func() []tools.Declaration { return l.registry().Declarations() },
+		Declarations: func() []tools.Declaration { return l.registry().DeclarationsIn(l.situation()) },
 		Runner:       l,
 		Store:        h.o.Store,
 		ID:           id,
@@ -798,6 +798,16 @@ type registryView struct{ base, reg *tools.Registry }
 // registry returns the tools of the session: those of the toolbox's registry in force,
 // with the session's google_web_search.
 func (l *Live) registry() *tools.Registry { return l.registryOver(l.h.tb.Config().Registry) }
+
+// situation is what the session's tools are declared for: its approval mode, and
+// whether its front end can ask a person.
+func (l *Live) situation() tools.Situation {
+	mode := l.h.tb.Config().Policy.Mode()
+	if m := l.mode.Load(); m != nil && *m != "" {
+		mode = *m
+	}
+	return tools.Situation{Mode: mode, CanAsk: l.h.o.Asker != nil}
+}
 
 // registryOver returns base with the session's own tools added: base itself when there
 // are none, else a clone, made once per base.

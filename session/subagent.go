@@ -33,9 +33,8 @@ var readOnlyTools = []string{"read_file", "read_many_files", "list_directory", "
 
 // investigator is the built-in read-only codebase investigator.
 var investigator = settings.AgentSettings{
-	Description: "Investigates the codebase read-only (reads, lists, globs and searches files) " +
-		"and reports its findings: the files, symbols and relations that answer the question, " +
-		"with paths and line numbers. Use it for questions that need many files read.",
+	Description: "Reads and searches the code, changing nothing, and reports the files, symbols and " +
+		"relations that answer the question, with paths and line numbers. For questions that need many files read.",
 	SystemPrompt: "# Your role\n\nYou are the codebase investigator, a sub-agent. Another agent gave you the " +
 		"task in the prompt. You can only read, list and search files: you change nothing. " +
 		"Investigate until you can answer, then reply with a report of your findings: the " +
@@ -46,8 +45,8 @@ var investigator = settings.AgentSettings{
 
 // agentArgs are the arguments of invoke_agent, Gemini CLI's.
 type agentArgs struct {
-	AgentName string `json:"agent_name" jsonschema:"Name of the subagent to invoke"`
-	Prompt    string `json:"prompt" jsonschema:"The COMPLETE query to send the subagent. MUST be comprehensive and detailed. Include all context, background, questions, and expected output format. Do NOT send brief or incomplete instructions."`
+	AgentName string `json:"agent_name"`
+	Prompt    string `json:"prompt" jsonschema:"The whole task: the subagent knows nothing else. Give the context, the questions and the answer's form."`
 }
 
 // agentTool is invoke_agent: it runs a sub-agent, a child session of the calling
@@ -77,8 +76,7 @@ func newAgentTool(h *Host, fromSettings map[string]settings.AgentSettings) *agen
 
 func (t *agentTool) Info() tools.Info {
 	var b strings.Builder
-	b.WriteString("Invoke a subagent to perform a specific task or investigation. The subagent works in a " +
-		"session of its own with its own tools, and its final answer is the result. Available agents:\n")
+	b.WriteString("Runs a subagent on a task, in a session of its own with its own tools; its final answer is the result. Agents:\n")
 	agents := t.agents
 	for _, name := range slices.Sorted(maps.Keys(agents)) {
 		fmt.Fprintf(&b, "- %s: %s\n", name, agents[name].Description)
@@ -187,7 +185,7 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 	prefix := fmt.Sprintf("%s/%s-%d/", parent.id, c.name, parent.seq.Add(1))
 	child, err := New(ctx, Options{
 		Client:       parent.sess.client,
-		Declarations: reg.Declarations,
+		Declarations: func() []tools.Declaration { return reg.DeclarationsIn(parent.situation()) },
 		Runner:       prefixedRunner{sched: sched, prefix: prefix, tb: h.tb, state: toolbox.NewSessionState()},
 		MaxTurns:     cmp.Or(c.def.MaxTurns, defaultAgentTurns),
 		Env:          parent.sess.env,

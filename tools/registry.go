@@ -112,6 +112,11 @@ type registered struct {
 	info Info
 }
 
+// names are the names the tool answers to: its own, then its aliases.
+func (t registered) names() []string {
+	return append([]string{t.info.Name}, t.info.Aliases...)
+}
+
 // Registry holds the tools a session can call: built-in ones, those found by the
 // discovery command and those of MCP servers. Settings' coreTools and excludeTools
 // decide which of them are enabled; only enabled tools are visible. It is safe for
@@ -123,14 +128,17 @@ type Registry struct {
 
 	mu    sync.RWMutex
 	tools map[string]registered
-	// aliases maps the declared (sanitised) names that differ from the real ones back to
-	// the real names; nil when it must be recomputed.
+	// aliases maps the names a tool is called by that are not its own back to its own:
+	// the declared (sanitised) names that differ from the real ones, and the tools'
+	// Info.Aliases; nil when it must be recomputed.
 	aliases map[string]string
 	// decls are the declarations, made once per change of the tools (they are sent
-	// with every model request); nil when they must be made again. version counts the
-	// changes, so that declarations made while the tools changed are not kept.
-	decls   []Declaration
-	version uint64
+	// with every model request); nil when they must be made again. situational holds,
+	// for each of them, the tool when it is Situational. version counts the changes, so
+	// that declarations made while the tools changed are not kept.
+	decls       []Declaration
+	situational []Situational
+	version     uint64
 }
 
 // NewRegistry returns an empty registry that enables tools according to filter. A nil
@@ -183,7 +191,7 @@ func (r *Registry) Register(t Tool) {
 			"newSource", info.Source, "newServer", info.Server)
 	}
 	r.tools[info.Name] = registered{tool: t, info: info}
-	r.aliases, r.decls = nil, nil
+	r.aliases, r.decls, r.situational = nil, nil, nil
 	r.version++
 }
 
@@ -192,7 +200,7 @@ func (r *Registry) Unregister(name string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.tools, name)
-	r.aliases, r.decls = nil, nil
+	r.aliases, r.decls, r.situational = nil, nil, nil
 	r.version++
 }
 
@@ -206,27 +214,37 @@ func (r *Registry) RemoveSource(src Source, server string) {
 			delete(r.tools, name)
 		}
 	}
-	r.aliases, r.decls = nil, nil
+	r.aliases, r.decls, r.situational = nil, nil, nil
 	r.version++
 }
 
-// enabled reports whether the filter lets the tool called name be used.
-func (r *Registry) enabled(name string) bool {
-	rule := r.rules[name]
-	if !r.coreAll && (rule == nil || !rule.inCore) {
-		return false
+// enabled reports whether the filter lets the tool t be used: Core names it (or is
+// empty) and Exclude does not, under its name or one of its aliases, so that settings
+// written for the name of an earlier release keep meaning the tool.
+func (r *Registry) enabled(t registered) bool {
+	inCore := r.coreAll
+	for _, name := range t.names() {
+		rule := r.rules[name]
+		if rule == nil {
+			continue
+		}
+		if rule.excluded {
+			return false
+		}
+		inCore = inCore || rule.inCore
 	}
-	return rule == nil || !rule.excluded
+	return inCore
 }
 
 // Get returns the enabled tool called name. It also accepts the name under which
-// Declarations declared the tool to the model, when sanitising changed it.
+// Declarations declared the tool to the model, when sanitising changed it, and the
+// tool's aliases (Info.Aliases). A tool's own name wins over another's alias.
 func (r *Registry) Get(name string) (Tool, bool) {
 	r.mu.RLock()
 	t, ok := r.tools[name]
 	aliases := r.aliases
 	r.mu.RUnlock()
-	if ok && r.enabled(name) {
+	if ok && r.enabled(t) {
 		return t.tool, true
 	}
 	if aliases == nil {
@@ -243,7 +261,7 @@ func (r *Registry) Get(name string) (Tool, bool) {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	if t, ok := r.tools[realName]; ok && r.enabled(realName) {
+	if t, ok := r.tools[realName]; ok && r.enabled(t) {
 		return t.tool, true
 	}
 	return nil, false
@@ -254,6 +272,14 @@ func (r *Registry) computeAliases() map[string]string {
 	infos := r.listLocked()
 	names := declaredNames(infos)
 	aliases := map[string]string{}
+	for _, info := range infos {
+		for _, a := range info.Aliases {
+			if _, own := r.tools[a]; !own {
+				aliases[a] = info.Name
+			}
+		}
+	}
+	// A declared name is what the model was told: it wins over an alias.
 	for i, info := range infos {
 		if names[i] != info.Name {
 			aliases[names[i]] = info.Name
@@ -284,8 +310,8 @@ func (r *Registry) List() []Info {
 
 func (r *Registry) listLocked() []Info {
 	infos := make([]Info, 0, len(r.tools))
-	for name, t := range r.tools {
-		if r.enabled(name) {
+	for _, t := range r.tools {
+		if r.enabled(t) {
 			infos = append(infos, t.info)
 		}
 	}
@@ -308,29 +334,55 @@ type Declaration struct {
 // Declarations returns the enabled tools, in List order, as the model is told of them.
 // Names go through SanitizeName; when two tools end up with the same name, the one whose
 // real name needed no change keeps it, and otherwise the later in list order gets a
-// numeric suffix. Get accepts these names. A tool whose schema cannot be read is left out,
-// with an error in the log.
+// numeric suffix. Get accepts these names. A tool's aliases are not declared. A tool
+// whose schema cannot be read is left out, with an error in the log.
 //
 // The declarations are made once per change of the registry's tools; callers must not
 // change the Parameters they share.
 func (r *Registry) Declarations() []Declaration {
-	r.mu.RLock()
-	decls := r.decls
-	r.mu.RUnlock()
-	if decls == nil {
-		decls = r.declare()
-	}
+	decls, _ := r.declarations()
 	return slices.Clone(decls)
 }
 
+// DeclarationsIn returns the declarations of Declarations without the Situational
+// tools that are of no use in s.
+func (r *Registry) DeclarationsIn(s Situation) []Declaration {
+	decls, situational := r.declarations()
+	out := make([]Declaration, 0, len(decls))
+	for i, d := range decls {
+		if t := situational[i]; t == nil || t.Offered(s) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// declarations returns the kept declarations, made anew when the tools changed.
+func (r *Registry) declarations() ([]Declaration, []Situational) {
+	r.mu.RLock()
+	decls, situational := r.decls, r.situational
+	r.mu.RUnlock()
+	if decls == nil {
+		decls, situational = r.declare()
+	}
+	return decls, situational
+}
+
 // declare makes the declarations and keeps them, unless the tools changed meanwhile.
-func (r *Registry) declare() []Declaration {
+func (r *Registry) declare() ([]Declaration, []Situational) {
 	r.mu.RLock()
 	version := r.version
+	infos := r.listLocked()
+	situationalOf := map[string]Situational{}
+	for _, info := range infos {
+		if s, ok := r.tools[info.Name].tool.(Situational); ok {
+			situationalOf[info.Name] = s
+		}
+	}
 	r.mu.RUnlock()
-	infos := r.List()
 	names := declaredNames(infos)
 	decls := make([]Declaration, 0, len(infos))
+	situational := make([]Situational, 0, len(infos))
 	for i, info := range infos {
 		params, err := SanitizeSchema(info.Parameters)
 		if err == nil {
@@ -338,6 +390,7 @@ func (r *Registry) declare() []Declaration {
 			var enc []byte
 			if enc, err = json.Marshal(params); err == nil {
 				decls = append(decls, Declaration{Name: names[i], Description: info.Description, Parameters: enc})
+				situational = append(situational, situationalOf[info.Name])
 				continue
 			}
 		}
@@ -346,10 +399,10 @@ func (r *Registry) declare() []Declaration {
 	}
 	r.mu.Lock()
 	if r.version == version {
-		r.decls = decls
+		r.decls, r.situational = decls, situational
 	}
 	r.mu.Unlock()
-	return decls
+	return decls, situational
 }
 
 // declaredNames returns the name each tool is declared under: its sanitised name, made

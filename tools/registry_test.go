@@ -416,6 +416,85 @@ func TestRegistryDeclarations(t *testing.T) {
 	}
 }
 
+// TestRegistryAliases: a tool's aliases reach it through Get and the filter, and are
+// never declared; a tool's own name wins over another's alias.
+func TestRegistryAliases(t *testing.T) {
+	grep := stubWithSchema("grep_search", SourceBuiltin, `{"type":"object"}`)
+	grep.info.Aliases = []string{"search_file_content", "glob"}
+	glob := stubWithSchema("glob", SourceBuiltin, `{"type":"object"}`)
+	tests := []struct {
+		name     string
+		filter   Filter
+		declared []string
+		get      map[string]string // name called → tool found ("" for none)
+	}{
+		{"no filter", Filter{}, []string{"glob", "grep_search"},
+			map[string]string{"grep_search": "grep_search", "search_file_content": "grep_search", "glob": "glob"}},
+		{"core names the alias", Filter{Core: []string{"search_file_content"}}, []string{"grep_search"},
+			map[string]string{"grep_search": "grep_search", "search_file_content": "grep_search", "glob": ""}},
+		{"exclude names the alias", Filter{Exclude: []string{"search_file_content"}}, []string{"glob"},
+			map[string]string{"grep_search": "", "search_file_content": "", "glob": "glob"}},
+		{"exclude names the tool", Filter{Exclude: []string{"grep_search"}}, []string{"glob"},
+			map[string]string{"grep_search": "", "search_file_content": "", "glob": "glob"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := registryWith(tt.filter, grep, glob)
+			var declared []string
+			for _, d := range r.Declarations() {
+				declared = append(declared, d.Name)
+			}
+			if !slices.Equal(declared, tt.declared) {
+				t.Errorf("declared %v, want %v", declared, tt.declared)
+			}
+			for called, want := range tt.get {
+				tool, ok := r.Get(called)
+				got := ""
+				if ok {
+					got = tool.Info().Name
+				}
+				if got != want {
+					t.Errorf("Get(%q) = %q, want %q", called, got, want)
+				}
+			}
+		})
+	}
+}
+
+// offeredStub is a Situational stub, offered in plan mode only.
+type offeredStub struct{ stubTool }
+
+func (offeredStub) Offered(s Situation) bool { return s.Mode == confirm.ModePlan }
+
+// TestRegistryDeclarationsIn: a Situational tool is declared only where it says it is
+// of use, and stays callable everywhere.
+func TestRegistryDeclarationsIn(t *testing.T) {
+	r := registryWith(Filter{},
+		stubWithSchema("read_file", SourceBuiltin, `{"type":"object"}`),
+		offeredStub{stubWithSchema("exit_plan_mode", SourceBuiltin, `{"type":"object"}`)})
+	for _, tt := range []struct {
+		mode confirm.Mode
+		want []string
+	}{
+		{confirm.ModeDefault, []string{"read_file"}},
+		{confirm.ModePlan, []string{"exit_plan_mode", "read_file"}},
+	} {
+		var got []string
+		for _, d := range r.DeclarationsIn(Situation{Mode: tt.mode, CanAsk: true}) {
+			got = append(got, d.Name)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("in mode %s: declared %v, want %v", tt.mode, got, tt.want)
+		}
+	}
+	if n := len(r.Declarations()); n != 2 {
+		t.Errorf("Declarations has %d, want both", n)
+	}
+	if _, ok := r.Get("exit_plan_mode"); !ok {
+		t.Error("a tool not offered cannot be called")
+	}
+}
+
 func TestRegistryConcurrentUse(t *testing.T) {
 	r := NewRegistry(nil, Filter{Exclude: []string{"t3"}})
 	var wg sync.WaitGroup

@@ -14,12 +14,9 @@ import (
 // it: its declaration and arguments are left as they are, and the tool receives it.
 const WaitForPrevious = "wait_for_previous"
 
-// waitForPreviousSchema is the declaration of WaitForPrevious, in Gemini CLI's words.
-var waitForPreviousSchema = map[string]any{
-	"type": "boolean",
-	"description": "Set to true to wait for all previously requested tools in this turn to complete before starting. " +
-		"Set to false (or omit) to run in parallel. Use true when this tool depends on the output of previous tools.",
-}
+// waitForPreviousSchema is the declaration of WaitForPrevious. It has no description:
+// the system instruction says once what it does, rather than every tool again.
+var waitForPreviousSchema = map[string]any{"type": "boolean"}
 
 // declareWaitForPrevious adds WaitForPrevious to the properties of an object schema, as
 // Gemini CLI does for every tool. A schema that is not of type object, whose

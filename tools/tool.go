@@ -74,6 +74,31 @@ type Info struct {
 	// Idempotent reports whether repeating a call has no further effect; only idempotent
 	// tools are retried after a retryable failure.
 	Idempotent bool `json:"-"`
+	// Aliases are other names a model may call the tool by (names it had in earlier
+	// Gemini CLI releases). The registry accepts them; the model is told of the tool
+	// under Name alone, so that it never sees two tools that are one.
+	Aliases []string `json:"-"`
+}
+
+// Situation is what a session's tools are declared for, beyond the registry: whether
+// some tools can be of any use depends on it.
+type Situation struct {
+	// Mode is the session's approval mode.
+	Mode confirm.Mode
+	// CanAsk reports whether a person can be asked: the session's front end has an
+	// Asker.
+	CanAsk bool
+}
+
+// Situational is a tool that is of use only in some situations, or states of its own:
+// plan mode's switches, questions to a person who may not be there, the companions of
+// background commands before there is one. Registry.DeclarationsIn leaves it out of
+// the declarations while Offered reports false; it stays registered, so a model that
+// calls it anyway gets its usual answer. Offered is called for every model request,
+// so it must be cheap.
+type Situational interface {
+	Tool
+	Offered(Situation) bool
 }
 
 // Tool is one tool. Implementations must be safe for concurrent use.

@@ -199,7 +199,7 @@ func TestToolsJSON(t *testing.T) {
 		t.Fatalf("not ToolInfo JSON: %v\n%s", err, got.stdout)
 	}
 	want := []string{"list_directory", "read_file", "write_file", "replace", "read_many_files", "glob",
-		"grep_search", "search_file_content", "run_shell_command", "list_background_processes",
+		"grep_search", "run_shell_command", "list_background_processes",
 		"read_background_output", "save_memory", "write_todos", "invoke_agent"}
 	have := map[string]tools.Info{}
 	for _, in := range infos {
@@ -212,6 +212,10 @@ func TestToolsJSON(t *testing.T) {
 		if _, ok := have[name]; !ok {
 			t.Errorf("tool %s missing from agentls tools --json", name)
 		}
+	}
+	// grep_search's earlier name is an alias, not a tool of its own.
+	if _, ok := have["search_file_content"]; ok {
+		t.Error("agentls tools --json lists the alias search_file_content as a tool")
 	}
 }
 

@@ -77,7 +77,15 @@ func TestSandboxCommand(t *testing.T) {
 	if o.code != 0 || !strings.Contains(o.stdout, "Commands: contained (landlock+namespaces, network off)") || !strings.Contains(o.stdout, "Landlock:         ABI") {
 		t.Fatalf("agentls sandbox: %d\n%s%s", o.code, o.stdout, o.stderr)
 	}
+	o = p.run(t, []string{"AGENTLS_SANDBOX_MACHINE=landlock"}, "sandbox")
+	if !strings.Contains(o.stdout, "Commands: contained (landlock, network off); Landlock only (turned off by AGENTLS_SANDBOX_MACHINE=landlock)") {
+		t.Errorf("forced to Landlock alone:\n%s%s", o.stdout, o.stderr)
+	}
 	marker := filepath.Join(p.outside, "marker")
+	o = p.run(t, []string{"AGENTLS_SANDBOX_MACHINE=landlock"}, "sandbox", "--", "bash", "-c", "echo pwned > "+marker)
+	if o.code == 0 || fileExists(marker) {
+		t.Fatalf("Landlock alone: exit %d, marker written %t\n%s%s", o.code, fileExists(marker), o.stdout, o.stderr)
+	}
 	o = p.run(t, nil, "sandbox", "--", "bash", "-c", "echo in > in.txt && echo pwned > "+marker)
 	if o.code == 0 || fileExists(marker) || !fileExists(filepath.Join(p.ws, "in.txt")) {
 		t.Fatalf("contained: exit %d, marker written %t\n%s%s", o.code, fileExists(marker), o.stdout, o.stderr)

@@ -220,7 +220,11 @@ changes nothing.")
    (start-error :initform nil :accessor agentls--start-error
                 :documentation "Why `initialize' failed, if it did.")
    (tool-names :initform nil :accessor agentls--tool-names
-               :documentation "The names of the server's tools, for completion."))
+               :documentation "The names of the server's tools, for completion.")
+   (sandbox :initform nil :accessor agentls--sandbox
+            :documentation "How the server contains shell commands (a plist).
+The `sandbox' of agentls.status, asked when the server starts and by
+`agentls-sandbox'."))
   :documentation "A JSON-RPC connection to an agentls server.")
 
 (defun agentls-default-root ()
@@ -377,7 +381,8 @@ Start one unless NO-START.  Return nil when there is none."
                                               (sort (mapcar (lambda (tool) (plist-get tool :name))
                                                             (append tools nil))
                                                     #'string<)))
-                                      #'ignore))
+                                      #'ignore)
+                      (agentls--sandbox-refresh conn))
                     (lambda (err)
                       ;; Nothing can go on: stop the server, and say why.
                       (setf (agentls--start-error conn)
@@ -2398,7 +2403,152 @@ SCOPE is \"folder\", \"parent\" (the parent and everything under it) or
                        (cl-count-if (lambda (b) (eq (buffer-local-value 'agentls--conn b) conn))
                                     (buffer-list))))
         (princ (format "waiting for you: %d\n" (length (agentls--pending-confirmations))))
+        (when (agentls--sandbox conn)
+          (princ (format "shell commands: %s (`agentls-sandbox' for details)\n"
+                         (plist-get (agentls--sandbox conn) :summary))))
         (princ (format "stderr: %s\n" (buffer-name (jsonrpc-stderr-buffer conn))))))))
+
+;;;;; The sandbox: how shell commands are contained
+
+(defun agentls--true-p (value)
+  "Non-nil if the JSON VALUE is true (jsonrpc gives false as :json-false)."
+  (and value (not (eq value :json-false))))
+
+(defun agentls--sandbox-refresh (conn &optional then)
+  "Ask CONN's server how shell commands are contained (agentls.status).
+Keep the answer in CONN; then call THEN, if given, with the sandbox
+plist (nil from a server that does not report one) and nil, or with nil
+and the error's message."
+  (agentls--async conn :workspace/executeCommand
+                  (list :command "agentls.status" :arguments (vector (make-hash-table)))
+                  (lambda (status)
+                    (setf (agentls--sandbox conn) (plist-get status :sandbox))
+                    (when then (funcall then (agentls--sandbox conn) nil)))
+                  (lambda (err)
+                    (if then
+                        (funcall then nil (plist-get err :message))
+                      (message "agentls: agentls.status failed: %s" (plist-get err :message))))))
+
+(defun agentls--sandbox-line (sandbox)
+  "SANDBOX (a plist of agentls.status) in a few words, for the menu."
+  (let ((summary (or (plist-get sandbox :summary) "")))
+    (if (agentls--true-p (plist-get sandbox :contained))
+        ;; "contained (landlock, network off); Landlock only (…)…": the reason is
+        ;; for the details.
+        (concat "Sandbox: " (car (split-string summary ";")))
+      (propertize "Sandbox: NOT contained" 'face 'agentls-error))))
+
+(defun agentls--sandbox-description ()
+  "The menu's entry for the sandbox: how this workspace's commands are contained."
+  (let* ((conn (agentls--connection t))
+         (sandbox (and conn (agentls--sandbox conn))))
+    (if sandbox
+        (agentls--sandbox-line sandbox)
+      "Sandbox: how commands are contained")))
+
+(defun agentls--sandbox-advice (sandbox)
+  "What to do about what SANDBOX lacks: a list of lines.
+SANDBOX is a plist of agentls.status."
+  (let* ((machine (plist-get sandbox :machine))
+         (abi (or (plist-get machine :landlockABI) 0))
+         (ll-error (plist-get machine :landlockError))
+         (ns-error (plist-get machine :userNamespacesError))
+         (reason (or (plist-get sandbox :reason) ""))
+         (advice nil))
+    (cond
+     ((string-search "tools.sandbox is false" reason)
+      (push "Set tools.sandbox to \"auto\" (or remove it) in your settings to contain commands." advice))
+     ((or (and ll-error (string-search "AGENTLS_SANDBOX_MACHINE" ll-error))
+          (and ns-error (string-search "AGENTLS_SANDBOX_MACHINE" ns-error)))
+      (push "AGENTLS_SANDBOX_MACHINE is set in the server's environment (see `agentls-server-environment'): unset it; it exists to try the fallbacks." advice))
+     ((not (member (plist-get machine :os) '(nil "linux")))
+      (push (format "agentls contains commands on Linux only; on %s they run as any command you start."
+                    (plist-get machine :os))
+            advice))
+     (t
+      (when (eql abi 0)
+        (push (format "Landlock is missing (%s): it needs Linux 5.13 or later built with CONFIG_SECURITY_LANDLOCK, with landlock in the lsm= boot parameter."
+                      (or ll-error "not available"))
+              advice))
+      (unless (agentls--true-p (plist-get machine :userNamespaces))
+        (push (format "Unprivileged user namespaces are missing (%s): allow them with sysctl kernel.unprivileged_userns_clone=1 (Debian), kernel.apparmor_restrict_unprivileged_userns=0 (Ubuntu), or a container profile that permits unshare."
+                      (or ns-error "not available"))
+              advice))))
+    (nreverse advice)))
+
+(defun agentls--sandbox-show (sandbox source &optional error)
+  "Show SANDBOX (a plist of agentls.status) in the buffer *agentls sandbox*.
+SOURCE says where it comes from; ERROR, when SANDBOX is nil, why there
+is none."
+  (with-help-window "*agentls sandbox*"
+    (princ (format "agentls sandbox: how shell commands are contained\n(%s)\n\n" source))
+    (if (null sandbox)
+        (princ (format "Not known: %s\n" (or error "the server does not report its sandbox (update agentls)")))
+      (let* ((contained (agentls--true-p (plist-get sandbox :contained)))
+             (level (plist-get sandbox :level))
+             (machine (plist-get sandbox :machine))
+             (abi (or (plist-get machine :landlockABI) 0))
+             (paths (lambda (title key)
+                      (let ((list (append (plist-get sandbox key) nil)))
+                        (when list
+                          (princ (format "\n%s:\n" title))
+                          (dolist (p list) (princ (format "  %s\n" (abbreviate-file-name p)))))))))
+        (princ (format "Shell commands: %s\n" (plist-get sandbox :summary)))
+        (cond ((and contained (equal level "landlock+namespaces"))
+               (princ "Writes only in the writable paths, sensitive paths inside the workspace\nread-only, the user's secrets hidden, the network off unless allowed.\n"))
+              (contained
+               (princ "Landlock alone: writes outside the writable paths are refused, but paths\ninside the workspace are not kept read-only and nothing is hidden; the\nanalysis keeps asking before writes to sensitive paths.\n"))
+              (t
+               (princ "Commands run with all your rights: only the analysis and your answers\nstand between them and your files.\n")))
+        (let ((advice (and (not (equal level "landlock+namespaces")) (agentls--sandbox-advice sandbox))))
+          (when advice
+            (princ "\nWhat to do:\n")
+            (dolist (a advice) (princ (format "  - %s\n" a)))))
+        (princ (format "\nThis machine (%s):\n" (or (plist-get machine :os) "?")))
+        (princ (format "  Landlock:         %s\n"
+                       (if (> abi 0) (format "ABI %d" abi)
+                         (format "no (%s)" (or (plist-get machine :landlockError) "not available")))))
+        (princ (format "  user namespaces:  %s\n"
+                       (if (agentls--true-p (plist-get machine :userNamespaces)) "yes"
+                         (format "no (%s)" (or (plist-get machine :userNamespacesError) "not available")))))
+        (princ (format "  seccomp:          %s\n" (if (agentls--true-p (plist-get machine :seccomp)) "yes" "no")))
+        (princ (format "\nNetwork:   %s\n" (if (agentls--true-p (plist-get sandbox :network)) "on" "off")))
+        (princ (format "autoAllow: %s\n" (if (agentls--true-p (plist-get sandbox :autoAllow)) "yes" "no")))
+        (funcall paths "Writable" :writable)
+        (funcall paths "Read-only inside them" :readOnly)
+        (when (equal level "landlock+namespaces")
+          (funcall paths "Hidden" :hidden))))))
+
+;;;###autoload
+(defun agentls-sandbox ()
+  "Show how agentls's shell commands are contained in this workspace.
+Asks the running server (agentls.status); without one, the program
+itself (`agentls sandbox --json').  The menu `agentls-menu' shows the
+same in one line."
+  (interactive)
+  (let ((conn (agentls--connection t)))
+    (if conn
+        (let ((source (format "asked of the server for %s" (abbreviate-file-name (agentls--root conn)))))
+          (agentls--sandbox-refresh
+           conn (lambda (sandbox err) (agentls--sandbox-show sandbox source err))))
+      (let* ((program (car agentls-server-program))
+             (found (executable-find (if (file-name-absolute-p program) (expand-file-name program) program)))
+             (root (agentls--current-root))
+             (process-environment (append agentls-server-environment process-environment))
+             (source (format "asked of `agentls sandbox' for %s: no server runs there"
+                             (abbreviate-file-name root))))
+        (unless found
+          (user-error "Cannot find the agentls program %S (see `agentls-server-program')" program))
+        (with-temp-buffer
+          (let ((rc (call-process found nil (list t nil) nil "sandbox" "--json" "--root"
+                                  (directory-file-name root))))
+            (agentls--sandbox-show
+             (and (eql rc 0)
+                  (ignore-errors
+                    (json-parse-string (buffer-string) :object-type 'plist :null-object nil
+                                       :false-object :json-false)))
+             source
+             (format "`agentls sandbox --json' failed (exit %s)" rc))))))))
 
 ;;;###autoload
 (defun agentls-run-tool (name args)
@@ -2469,6 +2619,7 @@ the chat."
    ["Settings"
     ("m" "Approval mode" agentls-set-approval-mode)
     ("t" "Trust this folder" agentls-trust)
+    ("b" agentls-sandbox :description agentls--sandbox-description)
     ("d" "Doctor" agentls-doctor)
     ("r" "Restart the server" agentls-restart)]])
 

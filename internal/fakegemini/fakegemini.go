@@ -26,7 +26,9 @@
 // is a refused prompt: the answer has no candidate, only promptFeedback with the block
 // reason that follows the colon, as the real API sends it.
 //
-// Every request is recorded for tests to inspect.
+// Every request is recorded for tests to inspect, and logged; a generate call's log line
+// gives the bytes of its system instruction, tool entries and contents, and how many
+// functions it declares, which benchmarks read (bench/agent.sh).
 package fakegemini
 
 import (
@@ -194,8 +196,35 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) record(req Request) {
-	s.core.Record(req, "method", req.Method, "path", req.Path,
-		"turn", req.Turn, "side", req.Side, "bytes", len(req.Body))
+	attrs := []any{"method", req.Method, "path", req.Path,
+		"turn", req.Turn, "side", req.Side, "bytes", len(req.Body)}
+	if req.Action == "generateContent" || req.Action == "streamGenerateContent" {
+		attrs = append(attrs, parts(req.Body)...)
+	}
+	s.core.Record(req, attrs...)
+}
+
+// parts returns, for the log of a generate call, the bytes of its parts as sent: the
+// system instruction, the tool entries and the contents (the history), and the number
+// of function declarations. Benchmarks read what a request carries from them.
+func parts(body []byte) []any {
+	var b struct {
+		SystemInstruction json.RawMessage `json:"systemInstruction"`
+		Tools             json.RawMessage `json:"tools"`
+		Contents          json.RawMessage `json:"contents"`
+	}
+	var t struct {
+		Tools []Tool `json:"tools"`
+	}
+	if json.Unmarshal(body, &b) != nil || json.Unmarshal(body, &t) != nil {
+		return nil
+	}
+	decls := 0
+	for _, tool := range t.Tools {
+		decls += len(tool.FunctionDeclarations)
+	}
+	return []any{"system_bytes", len(b.SystemInstruction), "tools_bytes", len(b.Tools),
+		"contents_bytes", len(b.Contents), "declarations", decls}
 }
 
 // parsePath finds the model and the action in ".../models/{model}:{action}".

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,7 +158,8 @@ func TestCommand(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "-script", script)
+	record := filepath.Join(dir, "requests")
+	cmd := exec.CommandContext(ctx, bin, "-script", script, "-record", record)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -181,7 +183,10 @@ func TestCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	var text string
-	for c, err := range g.Stream(ctx, clients.Request{History: []clients.Content{{Role: "user", Parts: []clients.Part{{Text: "hi"}}}}}) {
+	req := clients.Request{System: "the system instruction",
+		Tools:   []clients.Declaration{{Name: "read_file", Description: "Reads a file.", Parameters: json.RawMessage(`{"type":"object"}`)}},
+		History: []clients.Content{{Role: "user", Parts: []clients.Part{{Text: "hi"}}}}}
+	for c, err := range g.Stream(ctx, req) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,6 +196,23 @@ func TestCommand(t *testing.T) {
 	}
 	if text != "from the command" {
 		t.Errorf("text %q", text)
+	}
+	// Stopped, it writes the bodies it received into the -record directory; its log
+	// gave the sizes of their parts.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("fakegemini: %v\n%s", err, stderr.String())
+	}
+	body, err := os.ReadFile(filepath.Join(record, "001-streamGenerateContent.json"))
+	if err != nil || !strings.Contains(string(body), "the system instruction") || !strings.Contains(string(body), `"read_file"`) {
+		t.Errorf("recorded request %q (%v)", body, err)
+	}
+	for _, attr := range []string{"bytes=" + strconv.Itoa(len(body)), "system_bytes=", "tools_bytes=", "contents_bytes=", "declarations=1"} {
+		if !strings.Contains(stderr.String(), attr) {
+			t.Errorf("the log does not say %s:\n%s", attr, stderr.String())
+		}
 	}
 	if err := exec.Command(bin).Run(); err == nil {
 		t.Error("no -script: exit status 0")

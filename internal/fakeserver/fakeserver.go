@@ -35,7 +35,7 @@ type Options struct {
 	// A turn without scripted usage then reports that estimate as its prompt tokens.
 	MaxRequestTokens int
 	// Record, when not nil, receives each request as it is recorded, as a line of JSON:
-	// how a test outside Go (the fakegemini command's -record) reads what the model was
+	// how a test outside Go (the fakegemini command's -requests) reads what the model was
 	// sent.
 	Record io.Writer
 }

@@ -44,7 +44,7 @@ export async function startFakeGemini(script) {
   const record = path.join(dir, 'requests.jsonl');
   fs.writeFileSync(file, JSON.stringify(script));
   const proc = spawn(binary('FAKEGEMINI_BIN', './internal/fakegemini/cmd/fakegemini', 'fakegemini'),
-    ['-script', file, '-addr', '127.0.0.1:0', '-record', record], { stdio: ['ignore', 'pipe', 'pipe'] });
+    ['-script', file, '-addr', '127.0.0.1:0', '-requests', record], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d.toString(); });
   const exited = new Promise((resolve) => proc.on('exit', resolve));

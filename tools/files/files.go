@@ -229,8 +229,8 @@ func statRegular(ws *workspace.Workspace, abs string) (fs.FileInfo, error) {
 
 // filtering is Gemini CLI's file_filtering_options: which ignore files to honour.
 type filtering struct {
-	RespectGitIgnore    *bool `json:"respect_git_ignore,omitempty" jsonschema:"Optional: Whether to respect .gitignore patterns when listing files. Defaults to true."`
-	RespectGeminiIgnore *bool `json:"respect_gemini_ignore,omitempty" jsonschema:"Optional: Whether to respect .geminiignore (and .agentlsignore) patterns when listing files. Defaults to true."`
+	RespectGitIgnore    *bool `json:"respect_git_ignore,omitempty" schema:"default=true"`
+	RespectGeminiIgnore *bool `json:"respect_gemini_ignore,omitempty" jsonschema:"Also .agentlsignore." schema:"default=true"`
 }
 
 // walkOptions combines the top-level respect_git_ignore with file_filtering_options:

@@ -38,8 +38,8 @@ func NewListDirectory(ws *workspace.Workspace) tools.Tool {
 	return &listDirectory{ws: ws, info: tools.Info{
 		Name:        "list_directory",
 		DisplayName: "ReadFolder",
-		Description: "Lists the names of files and subdirectories directly within a specified directory path. Can optionally ignore entries matching provided glob patterns. " +
-			"Directories come first, marked [DIR]; files show their size. Entries excluded by .gitignore, .geminiignore or .agentlsignore, or that are version-control or dependency directories (.git, node_modules, …), are left out and counted.",
+		Description: "Lists the files and subdirectories directly in a directory, directories first, marked [DIR]; files show their size. " +
+			"Ignored entries (.gitignore, .geminiignore, .agentlsignore; .git, node_modules, …) are left out and counted.",
 		Kind:       tools.KindRead,
 		Source:     tools.SourceBuiltin,
 		Idempotent: true,
@@ -50,10 +50,10 @@ func NewListDirectory(ws *workspace.Workspace) tools.Tool {
 func (t *listDirectory) Info() tools.Info { return t.info }
 
 type listDirectoryArgs struct {
-	DirPath          string     `json:"dir_path" jsonschema:"The path to the directory to list, either absolute or relative to the workspace root."`
-	Ignore           []string   `json:"ignore,omitempty" jsonschema:"List of glob patterns to ignore"`
-	RespectGitIgnore *bool      `json:"respect_git_ignore,omitempty" jsonschema:"Optional: Whether to respect .gitignore patterns when listing files. Defaults to true." schema:"default=true"`
-	FileFiltering    *filtering `json:"file_filtering_options,omitempty" jsonschema:"Optional: Whether to respect ignore patterns from .gitignore or .geminiignore"`
+	DirPath          string     `json:"dir_path"`
+	Ignore           []string   `json:"ignore,omitempty" jsonschema:"Glob patterns of entries to leave out."`
+	RespectGitIgnore *bool      `json:"respect_git_ignore,omitempty" schema:"default=true"`
+	FileFiltering    *filtering `json:"file_filtering_options,omitempty"`
 }
 
 func (t *listDirectory) Build(args json.RawMessage) (tools.Invocation, error) {

@@ -28,12 +28,9 @@ func NewNotebookEdit(ws *workspace.Workspace) tools.Tool {
 	return &notebookEdit{ws: ws, info: tools.Info{
 		Name:        "notebook_edit",
 		DisplayName: "NotebookEdit",
-		Description: "Replaces, inserts or deletes one cell of a Jupyter notebook (.ipynb file, nbformat 4). " +
-			"Read the notebook with read_file first: it shows each cell's index, id, type, source and outputs. " +
-			"Name the cell by `cell_id` or by its 0-based `cell_number`. " +
-			"edit_mode `replace` (the default) sets the cell's source (and, with `cell_type`, its type); a code cell's outputs and execution count are cleared, since they belonged to the old source. " +
-			"`insert` adds a new cell of `cell_type` after the cell named by `cell_id`, or at index `cell_number`, or at the beginning when neither is given. " +
-			"`delete` removes the cell. Other cells, their outputs and metadata, and the file's formatting stay exactly as they were.",
+		Description: "Replaces, inserts or deletes one cell of a Jupyter notebook (.ipynb, nbformat 4), named by cell_id or cell_number " +
+			"(read_file shows them). replace sets the source (and, with cell_type, the type), clearing a code cell's outputs; " +
+			"insert adds a cell after cell_id, or at cell_number, or first. The rest of the file stays as it was.",
 		Kind:       tools.KindEdit,
 		Source:     tools.SourceBuiltin,
 		Parameters: tools.Parameters[notebookEditArgs](false),
@@ -43,12 +40,12 @@ func NewNotebookEdit(ws *workspace.Workspace) tools.Tool {
 func (t *notebookEdit) Info() tools.Info { return t.info }
 
 type notebookEditArgs struct {
-	NotebookPath string   `json:"notebook_path" jsonschema:"The path to the Jupyter notebook (.ipynb) to edit, either absolute or relative to the workspace root."`
-	CellID       *string  `json:"cell_id,omitempty" jsonschema:"Optional: The id of the cell to replace or delete; with edit_mode insert, the new cell goes after it."`
-	CellNumber   *float64 `json:"cell_number,omitempty" jsonschema:"Optional: The 0-based index of the cell to replace or delete; with edit_mode insert, the index the new cell gets." schema:"type=integer,minimum=0"`
-	NewSource    *string  `json:"new_source,omitempty" jsonschema:"The new source of the cell (required for replace and insert)."`
-	CellType     string   `json:"cell_type,omitempty" jsonschema:"The type of the cell: code or markdown. Required for insert; for replace, it changes the cell's type (defaults to the cell's own)." schema:"enum=code|markdown"`
-	EditMode     string   `json:"edit_mode,omitempty" jsonschema:"The kind of edit: replace (the default), insert or delete." schema:"enum=replace|insert|delete"`
+	NotebookPath string   `json:"notebook_path"`
+	CellID       *string  `json:"cell_id,omitempty"`
+	CellNumber   *float64 `json:"cell_number,omitempty" jsonschema:"0-based." schema:"type=integer,minimum=0"`
+	NewSource    *string  `json:"new_source,omitempty" jsonschema:"Required for replace and insert."`
+	CellType     string   `json:"cell_type,omitempty" jsonschema:"Required for insert." schema:"enum=code|markdown"`
+	EditMode     string   `json:"edit_mode,omitempty" jsonschema:"Default: replace." schema:"enum=replace|insert|delete"`
 }
 
 func (t *notebookEdit) Build(args json.RawMessage) (tools.Invocation, error) {

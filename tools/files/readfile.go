@@ -25,11 +25,9 @@ func NewReadFile(ws *workspace.Workspace) tools.Tool {
 	return &readFile{ws: ws, info: tools.Info{
 		Name:        "read_file",
 		DisplayName: "ReadFile",
-		Description: "Reads and returns the content of a specified file. If the file is large, the content will be truncated. " +
-			"The tool's response will clearly indicate if truncation has occurred and will provide details on how to read more of the file using the 'start_line' and 'end_line' parameters. " +
-			"Handles text, images (PNG, JPG, GIF, WEBP, BMP; SVG is read as text), audio files (MP3, WAV, AIFF, AAC, OGG, FLAC), and PDF files. " +
-			"For text files, it can read specific line ranges; at most 2000 lines are returned per call, and lines longer than 2000 characters are shortened. " +
-			"Files over 20 MB, other binary files and text that is not UTF-8 or UTF-16 are refused.",
+		Description: "Reads a text file, at most 2000 lines a call (longer lines shortened; the result says how to read on), " +
+			"or an image (PNG, JPG, GIF, WEBP, BMP), audio (MP3, WAV, AIFF, AAC, OGG, FLAC) or PDF file. " +
+			"Other binary files, text neither UTF-8 nor UTF-16 and files over 20 MB are refused.",
 		Kind:       tools.KindRead,
 		Source:     tools.SourceBuiltin,
 		Idempotent: true,
@@ -40,9 +38,9 @@ func NewReadFile(ws *workspace.Workspace) tools.Tool {
 func (t *readFile) Info() tools.Info { return t.info }
 
 type readFileArgs struct {
-	FilePath  string   `json:"file_path" jsonschema:"The path to the file to read, either absolute or relative to the workspace root."`
-	StartLine *float64 `json:"start_line,omitempty" jsonschema:"Optional: The 1-based line number to start reading from." schema:"type=integer,minimum=1"`
-	EndLine   *float64 `json:"end_line,omitempty" jsonschema:"Optional: The 1-based line number to end reading at (inclusive)." schema:"type=integer,minimum=1"`
+	FilePath  string   `json:"file_path"`
+	StartLine *float64 `json:"start_line,omitempty" jsonschema:"First line to read, from 1." schema:"type=integer,minimum=1"`
+	EndLine   *float64 `json:"end_line,omitempty" jsonschema:"Last line to read, inclusive." schema:"type=integer,minimum=1"`
 }
 
 func (t *readFile) Build(args json.RawMessage) (tools.Invocation, error) {

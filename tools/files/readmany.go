@@ -56,22 +56,10 @@ func NewReadManyFiles(ws *workspace.Workspace) tools.Tool {
 	return &readManyFiles{ws: ws, info: tools.Info{
 		Name:        "read_many_files",
 		DisplayName: "ReadManyFiles",
-		Description: "Reads content from multiple files specified by paths or glob patterns within the workspace. For text files, it concatenates their content into a single string. " +
-			"It is primarily designed for text-based files. However, it can also process image (e.g., .png, .jpg), audio (e.g., .mp3, .wav), and PDF (.pdf) files if their file names or extensions are explicitly included in the 'include' argument. " +
-			"For these explicitly requested non-text files, their data is read and included in a format suitable for model consumption (e.g., base64 encoded).\n\n" +
-			"This tool is useful when you need to understand or analyze a collection of files, such as:\n" +
-			"- Getting an overview of a codebase or parts of it (e.g., all TypeScript files in the 'src' directory).\n" +
-			"- Finding where specific functionality is implemented if the user asks broad questions about code.\n" +
-			"- Reviewing documentation files (e.g., all Markdown files in the 'docs' directory).\n" +
-			"- Gathering context from multiple configuration files.\n" +
-			"- When the user asks to \"read all files in X directory\" or \"show me the content of all Y files\".\n\n" +
-			"Use this tool when the user's query implies needing the content of several files simultaneously for context, analysis, or summarization. " +
-			"For text files, it uses a '--- {filePath} ---' separator (paths relative to the workspace root) before each file's content, in sorted order, and inserts a '--- End of content ---' after the last file. " +
-			"Each file is cut at 2000 lines and the whole output at 1 MB; what was skipped and why is listed at the end. " +
-			"Ensure glob patterns are relative to the workspace root. Glob patterns like 'src/**/*.js' are supported. " +
-			"Avoid using for single files if a more specific single-file reading tool is available, unless the user specifically requests to process a list containing just one file via this tool. " +
-			"Other binary files (not explicitly requested as image/audio/PDF) are generally skipped. " +
-			"Default excludes apply to common non-text files (except for explicitly requested images/audio/PDFs) and large dependency directories unless 'useDefaultExcludes' is false.",
+		Description: "Reads the text files that paths or glob patterns (relative to the workspace root, e.g. `src/**/*.ts`) name, in sorted order, " +
+			"each after a `--- path ---` line; each is cut at 2000 lines and the whole at 1 MB, " +
+			"and what was skipped is listed at the end. Images, audio and PDF files are read only when named explicitly. " +
+			"For one file, use read_file.",
 		Kind:       tools.KindRead,
 		Source:     tools.SourceBuiltin,
 		Idempotent: true,
@@ -82,12 +70,12 @@ func NewReadManyFiles(ws *workspace.Workspace) tools.Tool {
 func (t *readManyFiles) Info() tools.Info { return t.info }
 
 type readManyArgs struct {
-	Include            []string   `json:"include" jsonschema:"An array of glob patterns or paths. Examples: [\"src/**/*.ts\"], [\"README.md\", \"docs/\"]" schema:"minItems=1,itemMinLength=1"`
-	Exclude            []string   `json:"exclude,omitempty" jsonschema:"Optional. Glob patterns for files/directories to exclude. Added to default excludes if useDefaultExcludes is true. Example: \"**/*.log\", \"temp/\"" schema:"itemMinLength=1"`
-	Recursive          *bool      "json:\"recursive,omitempty\" jsonschema:\"Optional. Whether to search recursively (primarily controlled by `**` in glob patterns). Defaults to true.\" schema:\"default=true\""
-	UseDefaultExcludes *bool      `json:"useDefaultExcludes,omitempty" jsonschema:"Optional. Whether to apply a list of default exclusion patterns (e.g., node_modules, .git, binary files). Defaults to true." schema:"default=true"`
-	RespectGitIgnore   *bool      `json:"respect_git_ignore,omitempty" jsonschema:"Optional: Whether to respect .gitignore patterns when listing files. Defaults to true." schema:"default=true"`
-	FileFiltering      *filtering `json:"file_filtering_options,omitempty" jsonschema:"Whether to respect ignore patterns from .gitignore or .geminiignore"`
+	Include            []string   `json:"include" jsonschema:"Paths or glob patterns, e.g. [\"README.md\", \"docs/\"]." schema:"minItems=1,itemMinLength=1"`
+	Exclude            []string   `json:"exclude,omitempty" jsonschema:"Glob patterns to leave out." schema:"itemMinLength=1"`
+	Recursive          *bool      `json:"recursive,omitempty" schema:"default=true"`
+	UseDefaultExcludes *bool      `json:"useDefaultExcludes,omitempty" jsonschema:"Leave out node_modules, .git, binary files and the like." schema:"default=true"`
+	RespectGitIgnore   *bool      `json:"respect_git_ignore,omitempty" schema:"default=true"`
+	FileFiltering      *filtering `json:"file_filtering_options,omitempty"`
 }
 
 // source is one include entry, resolved.

@@ -28,26 +28,11 @@ func NewReplace(ws *workspace.Workspace) tools.Tool {
 	return &replaceTool{ws: ws, info: tools.Info{
 		Name:        "replace",
 		DisplayName: "Edit",
-		Description: "Replaces text within a file. By default, the tool expects to find and replace exactly ONE occurrence of `old_string`. " +
-			"If you want to replace multiple occurrences of the exact same string, set `allow_multiple` to true (or set `expected_replacements` to the exact number of occurrences). " +
-			"This tool requires providing significant context around the change to ensure precise targeting. " +
-			"Always use the read_file tool to examine the file's current content before attempting a text replacement.\n\n" +
-			"The user has the ability to modify the `new_string` content. If modified, this will be stated in the response.\n\n" +
-			"Expectation for required parameters:\n" +
-			"1. `old_string` MUST be the exact literal text to replace (including all whitespace, indentation, newlines, and surrounding code etc.).\n" +
-			"2. `new_string` MUST be the exact literal text to replace `old_string` with (also including all whitespace, indentation, newlines, and surrounding code etc.). " +
-			"Ensure the resulting code is correct and idiomatic and that `old_string` and `new_string` are different.\n" +
-			"3. NEVER escape `old_string` or `new_string`, that would break the exact literal text requirement.\n" +
-			"**Important:** If ANY of the above are not satisfied, the tool will fail. CRITICAL for `old_string`: Must uniquely identify the instance(s) to change. " +
-			"Include at least 3 lines of context BEFORE and AFTER the target text, matching whitespace and indentation precisely. " +
-			"If this string matches multiple locations and `allow_multiple` is not true, the tool will fail. " +
-			"(If `old_string` does not occur exactly, a match that differs only in the indentation and trailing whitespace of whole lines is accepted, and `new_string` is re-indented to fit. " +
-			"Failing that, for a single replacement, a fuzzy match is applied if exactly one place qualifies: lines with the same tokens whatever the whitespace between them or, for an `old_string` of 10 or more characters, lines within an edit distance of a tenth of its length. The result says when a match was fuzzy. Escaped text (`\\\"` where the file has `\"`) is never matched loosely.)\n" +
-			"4. Prefer to break down complex and long changes into multiple smaller atomic calls to this tool. Always check the content of the file after changes or not finding a string to match.\n" +
-			"5. To create a new file, use an empty `old_string` and put the file's content in `new_string`.\n" +
-			"6. A `new_string` holding an omission placeholder (a comment such as `// rest of code ...` or `/* unchanged */` that stands for code left out) is refused, unless the file already has that line.\n" +
-			"**Multiple replacements:** Set `allow_multiple` to true if you want to replace ALL occurrences that match `old_string` exactly.\n\n" +
-			"After an edit, the result shows the updated code: the whole file if it is small, else the changed lines with 5 lines around them.",
+		Description: "Replaces exact text in a file. old_string must occur once (or expected_replacements times, or any number with allow_multiple): " +
+			"literal, unescaped, with its whitespace and enough lines around the change, about 3, to be unique. " +
+			"Failing an exact match, one that differs only in indentation and trailing whitespace is taken (new_string re-indented), " +
+			"then, for one replacement, a single fuzzy match (the same tokens, or within an edit distance of a tenth); the result says so. " +
+			"An empty old_string creates a new file. The result shows the changed code, and says if the user changed new_string.",
 		Kind:       tools.KindEdit,
 		Source:     tools.SourceBuiltin,
 		Parameters: tools.Parameters[replaceArgs](false),
@@ -57,14 +42,14 @@ func NewReplace(ws *workspace.Workspace) tools.Tool {
 func (t *replaceTool) Info() tools.Info { return t.info }
 
 type replaceArgs struct {
-	FilePath    string `json:"file_path" jsonschema:"The path to the file to modify, either absolute or relative to the workspace root."`
-	Instruction string `json:"instruction,omitempty" jsonschema:"Optional: A clear, semantic instruction for the code change: why it is needed, where it happens, what changes and the desired outcome. It is shown to the user with the change."`
+	FilePath    string `json:"file_path"`
+	Instruction string `json:"instruction,omitempty" jsonschema:"What the change does and why, shown to the user with it."`
 	// OldString and NewString are pointers so that a missing one is told from an
 	// empty one, which is meaningful (an empty old_string creates a file).
-	OldString            *string  `json:"old_string" jsonschema:"The exact literal text to replace, preferably unescaped. For single replacements (default), include at least 3 lines of context BEFORE and AFTER the target text, matching whitespace and indentation precisely. If this string is not the exact literal text (i.e. you escaped it) or does not match exactly, the tool will fail. An empty string creates a new file."`
-	NewString            *string  "json:\"new_string\" jsonschema:\"The exact literal text to replace `old_string` with, preferably unescaped. Provide the EXACT text. Ensure the resulting code is correct and idiomatic. Do not use omission placeholders like '(rest of methods ...)', '...', or 'unchanged code'; provide exact literal code.\""
-	AllowMultiple        bool     "json:\"allow_multiple,omitempty\" jsonschema:\"If true, the tool will replace all occurrences of `old_string`. If false (default), it will only succeed if exactly one occurrence is found.\" schema:\"default=false\""
-	ExpectedReplacements *float64 "json:\"expected_replacements,omitempty\" jsonschema:\"Optional: The exact number of occurrences of `old_string` to replace; the edit fails if the file holds a different number. Defaults to 1.\" schema:\"type=integer,minimum=1\""
+	OldString            *string  `json:"old_string" jsonschema:"The exact text to replace; empty to create a file."`
+	NewString            *string  `json:"new_string" jsonschema:"The exact text to put in its place."`
+	AllowMultiple        bool     `json:"allow_multiple,omitempty" jsonschema:"Replace every occurrence." schema:"default=false"`
+	ExpectedReplacements *float64 `json:"expected_replacements,omitempty" jsonschema:"How many occurrences to replace; another count fails (default 1)." schema:"type=integer,minimum=1"`
 }
 
 func (t *replaceTool) Build(args json.RawMessage) (tools.Invocation, error) {

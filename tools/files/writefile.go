@@ -26,9 +26,8 @@ func NewWriteFile(ws *workspace.Workspace) tools.Tool {
 	return &writeFile{ws: ws, info: tools.Info{
 		Name:        "write_file",
 		DisplayName: "WriteFile",
-		Description: "Writes content to a specified file in the local filesystem. Creates the file and any missing parent directories if needed, or overwrites the whole file if it exists (keeping its encoding and line endings).\n\n" +
-			"The user has the ability to modify `content`. If modified, this will be stated in the response.\n\n" +
-			"Content holding an omission placeholder (a comment such as `// rest of code ...` or `/* unchanged */` that stands for code left out) is refused, unless the file already has that line: write the complete content.",
+		Description: "Writes a whole file: creates it with its parent directories, or overwrites it, keeping its encoding and line endings. " +
+			"The result says if the user changed the content.",
 		Kind:       tools.KindEdit,
 		Source:     tools.SourceBuiltin,
 		Parameters: tools.Parameters[writeFileArgs](false),
@@ -38,8 +37,8 @@ func NewWriteFile(ws *workspace.Workspace) tools.Tool {
 func (t *writeFile) Info() tools.Info { return t.info }
 
 type writeFileArgs struct {
-	FilePath string  `json:"file_path" jsonschema:"The path to the file to write to, either absolute or relative to the workspace root."`
-	Content  *string `json:"content" jsonschema:"The content to write to the file. Do not use omission placeholders like '(rest of methods ...)', '...', or 'unchanged code'; provide complete literal content."`
+	FilePath string  `json:"file_path"`
+	Content  *string `json:"content" jsonschema:"The complete content."`
 }
 
 func (t *writeFile) Build(args json.RawMessage) (tools.Invocation, error) {

@@ -17,8 +17,9 @@ import (
 // AskName is the name of the ask_user tool.
 const AskName = "ask_user"
 
-// askSchema is Gemini CLI's ask_user schema. It is written out rather than generated
-// because the generator has no maxItems and no defaults on nested fields.
+// askSchema is Gemini CLI's ask_user schema, its descriptions shortened. It is written
+// out rather than generated because the generator has no maxItems and no defaults on
+// nested fields.
 const askSchema = `{
   "type": "object",
   "required": ["questions"],
@@ -31,23 +32,23 @@ const askSchema = `{
         "type": "object",
         "required": ["question", "header", "type"],
         "properties": {
-          "question": {"type": "string", "description": "The complete question to ask the user. Should be clear, specific, and end with a question mark."},
-          "header": {"type": "string", "description": "Very short label displayed as a chip/tag. Use abbreviations: \"Auth\" not \"Authentication\", \"Config\" not \"Configuration\". Examples: \"Auth method\", \"Library\", \"Approach\", \"Database\"."},
-          "type": {"type": "string", "enum": ["choice", "text", "yesno"], "default": "choice", "description": "Question type: 'choice' (default) for multiple-choice with options, 'text' for free-form input, 'yesno' for Yes/No confirmation with optional 'Other' feedback."},
+          "question": {"type": "string", "description": "The question, ending with a question mark."},
+          "header": {"type": "string", "description": "A label of one or two short words, e.g. \"Auth method\"."},
+          "type": {"type": "string", "enum": ["choice", "text", "yesno"], "default": "choice", "description": "choice and yesno add an Other answer."},
           "options": {
             "type": "array",
-            "description": "The selectable choices for 'choice' type questions. Provide 2-4 options. An 'Other' option is automatically added for 'choice' and 'yesno' types. Not needed for 'text' or 'yesno'.",
+            "description": "2-4 options, for type choice.",
             "items": {
               "type": "object",
               "required": ["label", "description"],
               "properties": {
-                "label": {"type": "string", "description": "The display text for this option (1-5 words). Example: \"OAuth 2.0\""},
-                "description": {"type": "string", "description": "Brief explanation of this option. Example: \"Industry standard, supports SSO\""}
+                "label": {"type": "string", "description": "1-5 words."},
+                "description": {"type": "string", "description": "What it means, briefly."}
               }
             }
           },
-          "multiSelect": {"type": "boolean", "description": "Only applies when type='choice'. Set to true to allow selecting multiple options."},
-          "placeholder": {"type": "string", "description": "Hint text shown in the input field. For type='text', shown in the main input. For type='choice' and 'yesno', shown in the 'Other' custom input."}
+          "multiSelect": {"type": "boolean", "description": "Let several options be chosen (type choice)."},
+          "placeholder": {"type": "string", "description": "Hint shown where the user types an answer."}
         }
       }
     }
@@ -69,9 +70,8 @@ func (askTool) Info() tools.Info {
 	return tools.Info{
 		Name:        AskName,
 		DisplayName: "Ask User",
-		Description: "Ask the user one or more questions to gather preferences, clarify requirements, or make decisions. " +
-			"When using this tool, prefer providing multiple-choice options with detailed descriptions and enable multi-select " +
-			"where appropriate to provide maximum flexibility.",
+		Description: "Asks the user questions to clarify requirements or make decisions, and returns the answers. " +
+			"Prefer choices with descriptions, and multiSelect where several may apply.",
 		// think: it changes nothing, so plan mode lets it run.
 		Kind:       tools.KindThink,
 		Source:     tools.SourceBuiltin,
@@ -79,6 +79,10 @@ func (askTool) Info() tools.Info {
 		Markdown:   true,
 	}
 }
+
+// Offered reports whether a person can be asked: without one, every call would be
+// refused (the questions are PersonOnly).
+func (askTool) Offered(s tools.Situation) bool { return s.CanAsk }
 
 func (askTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a askArgs

@@ -144,3 +144,32 @@ func TestModeSwitchOutsideSession(t *testing.T) {
 		t.Errorf("empty thought: %v", err)
 	}
 }
+
+// TestOffered: the tools that only a person's answer lets run are declared only where
+// a person can be asked, and each plan mode switch only in the mode it leaves, as
+// Gemini CLI declares them.
+func TestOffered(t *testing.T) {
+	tests := []struct {
+		s                     tools.Situation
+		ask, enter, exit, thk bool
+	}{
+		{tools.Situation{Mode: confirm.ModeDefault, CanAsk: true}, true, true, false, true},
+		{tools.Situation{Mode: confirm.ModeYolo, CanAsk: true}, true, true, false, true},
+		{tools.Situation{Mode: confirm.ModePlan, CanAsk: true}, true, false, true, true},
+		{tools.Situation{Mode: confirm.ModeDefault}, false, false, false, true},
+		{tools.Situation{Mode: confirm.ModePlan}, false, false, false, true},
+	}
+	for _, tt := range tests {
+		got := map[string]bool{}
+		for _, tl := range Tools(nil) {
+			s, ok := tl.(tools.Situational)
+			got[tl.Info().Name] = !ok || s.Offered(tt.s)
+		}
+		want := map[string]bool{AskName: tt.ask, EnterPlanName: tt.enter, ExitPlanName: tt.exit, ThinkName: tt.thk}
+		for name, w := range want {
+			if got[name] != w {
+				t.Errorf("%+v: %s offered %v, want %v", tt.s, name, got[name], w)
+			}
+		}
+	}
+}

@@ -32,14 +32,14 @@ var (
 type enterPlanTool struct{}
 
 type enterPlanArgs struct {
-	Reason string `json:"reason,omitempty" jsonschema:"Short reason explaining why you are entering plan mode."`
+	Reason string `json:"reason,omitempty" jsonschema:"Why, in short."`
 }
 
 func (enterPlanTool) Info() tools.Info {
 	return tools.Info{
 		Name:        EnterPlanName,
 		DisplayName: "Enter Plan Mode",
-		Description: "Switch to Plan Mode to safely research, design, and plan complex changes using read-only tools. The user is asked first.",
+		Description: "Asks the user to switch to plan mode, where only read-only tools run, to research and plan a complex change.",
 		// think: switching to plan mode changes no file, and the policy refuses in
 		// plan mode only what is not read-only.
 		Kind:       tools.KindThink,
@@ -47,6 +47,10 @@ func (enterPlanTool) Info() tools.Info {
 		Parameters: enterPlanSchema(),
 	}
 }
+
+// Offered reports whether the switch can be of use: outside plan mode (as in Gemini
+// CLI), with a person to agree to it (it is PersonOnly).
+func (enterPlanTool) Offered(s tools.Situation) bool { return s.CanAsk && s.Mode != confirm.ModePlan }
 
 func (enterPlanTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a enterPlanArgs
@@ -65,21 +69,24 @@ type exitPlanTool struct {
 // exitPlanArgs differ from Gemini CLI's in that plan_filename is optional: agentls's
 // plan mode writes no file, so the plan may well be in the conversation only.
 type exitPlanArgs struct {
-	PlanFilename string `json:"plan_filename,omitempty" jsonschema:"Optional: the workspace file holding the finalized plan (e.g., \"plans/feature-x.md\"), shown to the user for approval. Omit it when the plan is in the conversation."`
+	PlanFilename string `json:"plan_filename,omitempty" jsonschema:"The workspace file holding the plan, shown to the user; omit it when the plan is in the conversation."`
 }
 
 func (t exitPlanTool) Info() tools.Info {
 	return tools.Info{
 		Name:        ExitPlanName,
 		DisplayName: "Exit Plan Mode",
-		Description: "Finalizes the planning phase and transitions to implementation by presenting the plan for formal user approval. " +
-			"You MUST reach an informal agreement with the user in the chat regarding the proposed strategy BEFORE calling this tool. " +
-			"This tool MUST be used to exit Plan Mode before any source code edits can be performed.",
+		Description: "Presents the plan for the user's approval; once approved, plan mode ends and edits can be made. " +
+			"Agree on the approach with the user in the chat first.",
 		Kind:       tools.KindThink,
 		Source:     tools.SourceBuiltin,
 		Parameters: exitPlanSchema(),
 	}
 }
+
+// Offered reports whether the switch can be of use: in plan mode (as in Gemini CLI),
+// with a person to approve the plan (it is PersonOnly).
+func (exitPlanTool) Offered(s tools.Situation) bool { return s.CanAsk && s.Mode == confirm.ModePlan }
 
 func (t exitPlanTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a exitPlanArgs

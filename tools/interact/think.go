@@ -21,16 +21,15 @@ var thinkArgsSchema = tools.ParametersOnce[thinkArgs](false)
 type thinkTool struct{}
 
 type thinkArgs struct {
-	Thought string `json:"thought" jsonschema:"Your thoughts: the reasoning, hypotheses or plan you want to work through."`
+	Thought string `json:"thought" jsonschema:"Your reasoning."`
 }
 
 func (thinkTool) Info() tools.Info {
 	return tools.Info{
 		Name:        ThinkName,
 		DisplayName: "Think",
-		Description: "Use this tool to think about something: to reason through a complex problem, weigh options, " +
-			"or plan your next steps before acting. It changes nothing and gets no new information; your thought is shown " +
-			"to the user as a thought. Use it when the way forward is not obvious, not for every step.",
+		Description: "Reason through a problem, weigh options or plan the next steps, when the way forward is not obvious. " +
+			"It changes and fetches nothing; the user sees the thought.",
 		Kind:       tools.KindThink,
 		Source:     tools.SourceBuiltin,
 		Parameters: thinkArgsSchema(),

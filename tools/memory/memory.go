@@ -53,23 +53,9 @@ const (
 	ScopeUser = "user"
 )
 
-const description = `Saves one fact to long-term memory, so that you know it in later sessions.
-
-Where the fact goes depends on "scope":
-- "project" (the default): the project's memory file at the workspace root (AGENTS.md, or GEMINI.md when the project has that and no AGENTS.md), which every session in this project reads. It is part of the project and may be shared with others through version control: keep facts about the project here (how to build and test it, its conventions, where things are).
-- "user": the user's own memory file, which every session in every project reads. Use it only for facts about the user that hold across projects (their preferences, their environment), and only when the user wants that.
-
-The user is shown the fact and the file and asked before anything is saved; a fact for the user's own file is asked about every time. If they decline, do not try again with other wording or another scope.
-
-Use it:
-- when the user asks you to remember something ("remember that I use tabs", "keep in mind that staging is at db2");
-- when the user states a clear, lasting fact about the project, or about themselves, that will make you more helpful next time.
-
-Do not use it:
-- for context that only matters in the current conversation or task (that is what the conversation is for);
-- for long or rambling text: a fact is one short, self-contained statement;
-- for secrets such as passwords, keys or tokens: memory files are plain text;
-- when you are unsure whether the user wants it kept: ask them first ("Should I remember that?").`
+const description = "Saves one short fact for later sessions, shown to the user first: scope project writes the project's " +
+	"memory file (AGENTS.md, or its GEMINI.md), shared with the project; user, the user's own file, for facts about the user " +
+	"they want kept everywhere. For what the user asks you to remember or a lasting fact; never for secrets or for this task only."
 
 // userFileMode is the mode of a new memory file of the user's: what a person tells an
 // agent to remember is theirs alone. A new project file gets the workspace's usual
@@ -117,8 +103,8 @@ func (t *tool) Info() tools.Info {
 
 // memoryArgs are save_memory's parameters.
 type memoryArgs struct {
-	Fact  string `json:"fact" jsonschema:"The fact to remember: one clear, self-contained statement in natural language, such as \"The user prefers table-driven tests.\""`
-	Scope string `json:"scope,omitempty" jsonschema:"Where to keep the fact: \"project\" (the default) for the project's memory file, \"user\" for the user's own memory file, read in every project." schema:"enum=project|user"`
+	Fact  string `json:"fact" jsonschema:"e.g. \"The user prefers table-driven tests.\""`
+	Scope string `json:"scope,omitempty" schema:"enum=project|user,default=\"project\""`
 }
 
 func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {

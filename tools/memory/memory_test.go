@@ -430,7 +430,7 @@ func TestInvocation(t *testing.T) {
 	tool := New(ws, filepath.Join(home, ".config", "agentls"))
 	info := tool.Info()
 	if info.Name != "save_memory" || info.Kind != tools.KindOther || info.Kind.ReadOnly() ||
-		!strings.Contains(info.Description, "Do not use it") || !strings.Contains(info.Description, `"user"`) {
+		!strings.Contains(info.Description, "never for secrets") || !strings.Contains(info.Description, "scope project") {
 		t.Errorf("Info = %+v", info)
 	}
 	tests := []struct {

@@ -96,7 +96,7 @@ func benchGrep(b *testing.B, ws *workspace.Workspace) {
 				if rgErr != nil {
 					b.Skip("rg not installed")
 				}
-				raw := rawCommand(b, &grepTool{ws: ws, rg: rg, name: grepName}, args)
+				raw := rawCommand(b, &grepTool{ws: ws, rg: rg}, args)
 				for b.Loop() {
 					raw()
 				}
@@ -105,19 +105,19 @@ func benchGrep(b *testing.B, ws *workspace.Workspace) {
 				if rgErr != nil {
 					b.Skip("rg not installed")
 				}
-				benchTool(b, &grepTool{ws: ws, rg: rg, name: grepName}, args)
+				benchTool(b, &grepTool{ws: ws, rg: rg}, args)
 			})
 			b.Run(p.name+"/"+cp.name+"/tool-go", func(b *testing.B) {
-				benchTool(b, &grepTool{ws: ws, name: grepName}, args)
+				benchTool(b, &grepTool{ws: ws}, args)
 			})
 			b.Run(p.name+"/"+cp.name+"/paired", func(b *testing.B) {
 				if rgErr != nil {
 					b.Skip("rg not installed")
 				}
-				raw := rawCommand(b, &grepTool{ws: ws, rg: rg, name: grepName}, args)
+				raw := rawCommand(b, &grepTool{ws: ws, rg: rg}, args)
 				benchPaired(b, raw, []tools.Invocation{
-					build(b, &grepTool{ws: ws, rg: rg, name: grepName}, args),
-					build(b, &grepTool{ws: ws, name: grepName}, args),
+					build(b, &grepTool{ws: ws, rg: rg}, args),
+					build(b, &grepTool{ws: ws}, args),
 				}, []string{"rg/raw", "go/raw"})
 			})
 		}

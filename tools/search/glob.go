@@ -40,7 +40,7 @@ func (t *globTool) Info() tools.Info {
 	return tools.Info{
 		Name:        globName,
 		DisplayName: "FindFiles",
-		Description: "Efficiently finds files matching specific glob patterns (e.g., `src/**/*.ts`, `**/*.md`), returning absolute paths sorted by modification time (newest first). Ideal for quickly locating files based on their name or path structure, especially in large codebases.",
+		Description: "Finds files by a glob pattern over their paths, e.g. `src/**/*.ts`, and returns their absolute paths, newest first.",
 		Kind:        tools.KindSearch,
 		Source:      tools.SourceBuiltin,
 		Parameters:  globParamsSchema(), // open, like Gemini CLI's
@@ -49,12 +49,12 @@ func (t *globTool) Info() tools.Info {
 }
 
 type globParams struct {
-	Pattern          string `json:"pattern" jsonschema:"The glob pattern to match against (e.g., '**/*.py', 'docs/*.md')."`
-	DirPath          string `json:"dir_path,omitempty" jsonschema:"Optional: The absolute path to the directory to search within. If omitted, searches the root directory."`
-	CaseSensitive    bool   `json:"case_sensitive,omitempty" jsonschema:"Optional: Whether the search should be case-sensitive. Defaults to false."`
-	RespectGitIgnore *bool  `json:"respect_git_ignore,omitempty" jsonschema:"Optional: Whether to respect .gitignore patterns when finding files. Only available in git repositories. Defaults to true."`
+	Pattern          string `json:"pattern"`
+	DirPath          string `json:"dir_path,omitempty" jsonschema:"The directory to search; default: the root."`
+	CaseSensitive    bool   `json:"case_sensitive,omitempty" schema:"default=false"`
+	RespectGitIgnore *bool  `json:"respect_git_ignore,omitempty" schema:"default=true"`
 	// RespectGeminiIgnore is Gemini CLI's; .agentlsignore goes with it.
-	RespectGeminiIgnore *bool `json:"respect_gemini_ignore,omitempty" jsonschema:"Optional: Whether to respect .geminiignore patterns when finding files. Defaults to true."`
+	RespectGeminiIgnore *bool `json:"respect_gemini_ignore,omitempty" jsonschema:"Also .agentlsignore." schema:"default=true"`
 }
 
 func (t *globTool) Build(args json.RawMessage) (tools.Invocation, error) {

@@ -36,11 +36,10 @@ const (
 	chunkSize = 64 << 10
 )
 
-// grepTool is grep_search (and, under its other name, search_file_content).
+// grepTool is grep_search, also called by its earlier name search_file_content.
 type grepTool struct {
-	ws   *workspace.Workspace
-	rg   string // ripgrep binary; "" for the pure-Go search
-	name string
+	ws *workspace.Workspace
+	rg string // ripgrep binary; "" for the pure-Go search
 	// chunk overrides chunkSize (tests use tiny buffers to exercise refills).
 	chunk int
 	// strict makes a failure of rg an error instead of a fall back to the Go search,
@@ -50,10 +49,11 @@ type grepTool struct {
 
 func (t *grepTool) Info() tools.Info {
 	return tools.Info{
-		Name:        t.name,
+		Name:        grepName,
+		Aliases:     []string{grepAliasName},
 		DisplayName: "SearchText",
-		Description: "Searches for a regular expression pattern within file contents. This tool is FAST and optimized, powered by ripgrep. PREFERRED over standard `run_shell_command(\"grep ...\")` due to better performance and automatic output limiting (defaults to 100 matches, but can be increased via `total_max_matches`). " +
-			"When it finds 1 to 3 matches and no context (`context`, `before`, `after`) was asked for, it shows the lines around them too: up to 50 around a single match, 15 around each of two or three. `dir_path` may name a single file to search.",
+		Description: "Searches file contents for a regular expression, line by line; faster than grep in the shell. " +
+			"1 to 3 matches found without context, before or after come with the lines around them (50 around one, 15 around each of two or three).",
 		Kind:       tools.KindSearch,
 		Source:     tools.SourceBuiltin,
 		Parameters: grepParamsSchema(), // open, like Gemini CLI's
@@ -64,19 +64,19 @@ func (t *grepTool) Info() tools.Info {
 // grepParams are grep_search's parameters. The integers are float64s, which accept
 // 10.0 as well as 10, and are checked to be whole in Build.
 type grepParams struct {
-	Pattern           string   `json:"pattern" jsonschema:"The pattern to search for: a regular expression in Go (RE2) syntax, which for everyday patterns is the same as ripgrep's Rust syntax. Use '\\b' for precise symbol matching (e.g., '\\bMatchMe\\b'). The search is line by line: a match never spans lines."`
-	DirPath           string   `json:"dir_path,omitempty" jsonschema:"Directory or file to search. Directories are searched recursively. Relative paths are resolved against the workspace root. Defaults to the workspace root if omitted."`
-	IncludePattern    string   `json:"include_pattern,omitempty" jsonschema:"Glob pattern to filter files (e.g., '*.ts', '*.{ts,tsx}', 'src/**'). Recommended for large repositories to reduce noise. Defaults to all files if omitted."`
-	ExcludePattern    string   `json:"exclude_pattern,omitempty" jsonschema:"Optional: A regular expression pattern to exclude from the search results. If a line matches both the pattern and the exclude_pattern, it will be omitted."`
-	NamesOnly         bool     `json:"names_only,omitempty" jsonschema:"Optional: If true, only the file paths of the matches will be returned, without the line content or line numbers. This is useful for gathering a list of files."`
-	CaseSensitive     bool     `json:"case_sensitive,omitempty" jsonschema:"If true, search is case-sensitive. Defaults to false (ignore case) if omitted."`
-	FixedStrings      bool     "json:\"fixed_strings,omitempty\" jsonschema:\"If true, treats the `pattern` as a literal string instead of a regular expression. Defaults to false (basic regex) if omitted.\""
-	Context           *float64 `json:"context,omitempty" jsonschema:"Show this many lines of context around each match (equivalent to grep -C). Defaults to 0 if omitted." schema:"type=integer,minimum=0"`
-	After             *float64 `json:"after,omitempty" jsonschema:"Show this many lines after each match (equivalent to grep -A). Defaults to 0 if omitted." schema:"type=integer,minimum=0"`
-	Before            *float64 `json:"before,omitempty" jsonschema:"Show this many lines before each match (equivalent to grep -B). Defaults to 0 if omitted." schema:"type=integer,minimum=0"`
-	NoIgnore          bool     `json:"no_ignore,omitempty" jsonschema:"If true, searches all files including those usually ignored (like in .gitignore, build/, dist/, etc). Defaults to false if omitted."`
-	MaxMatchesPerFile *float64 `json:"max_matches_per_file,omitempty" jsonschema:"Optional: Maximum number of matches to return per file. Use this to prevent being overwhelmed by repetitive matches in large files." schema:"type=integer,minimum=1"`
-	TotalMaxMatches   *float64 `json:"total_max_matches,omitempty" jsonschema:"Optional: Maximum number of total matches to return. Use this to limit the overall size of the response. Defaults to 100 if omitted." schema:"type=integer,minimum=1"`
+	Pattern           string   "json:\"pattern\" jsonschema:\"A Go (RE2) regular expression; for everyday patterns the same as ripgrep's. `\\\\b` marks word boundaries.\""
+	DirPath           string   `json:"dir_path,omitempty" jsonschema:"A directory (searched recursively) or a file; default: the root."`
+	IncludePattern    string   `json:"include_pattern,omitempty" jsonschema:"A glob the files must match, e.g. '*.{ts,tsx}' or 'src/**'."`
+	ExcludePattern    string   `json:"exclude_pattern,omitempty" jsonschema:"A regular expression; matching lines are left out."`
+	NamesOnly         bool     `json:"names_only,omitempty" jsonschema:"Only the paths of the files that match."`
+	CaseSensitive     bool     `json:"case_sensitive,omitempty" schema:"default=false"`
+	FixedStrings      bool     `json:"fixed_strings,omitempty" jsonschema:"Take pattern as literal text." schema:"default=false"`
+	Context           *float64 `json:"context,omitempty" jsonschema:"Lines around each match (grep -C)." schema:"type=integer,minimum=0"`
+	After             *float64 `json:"after,omitempty" jsonschema:"Lines after each match (grep -A)." schema:"type=integer,minimum=0"`
+	Before            *float64 `json:"before,omitempty" jsonschema:"Lines before each match (grep -B)." schema:"type=integer,minimum=0"`
+	NoIgnore          bool     `json:"no_ignore,omitempty" jsonschema:"Search ignored files too (.gitignore, build/, …)." schema:"default=false"`
+	MaxMatchesPerFile *float64 `json:"max_matches_per_file,omitempty" schema:"type=integer,minimum=1"`
+	TotalMaxMatches   *float64 `json:"total_max_matches,omitempty" jsonschema:"Default 100." schema:"type=integer,minimum=1"`
 }
 
 // grepArgs is what grep_search decodes: its parameters, and include, the name older

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -40,7 +41,7 @@ func engines(t *testing.T) []engine {
 }
 
 func (e engine) tool(ws *workspace.Workspace) *grepTool {
-	return &grepTool{ws: ws, rg: e.rg, name: grepName, chunk: e.chunk, strict: true}
+	return &grepTool{ws: ws, rg: e.rg, chunk: e.chunk, strict: true}
 }
 
 // grepAll runs args with every engine, requires the same outcome from each, and
@@ -462,7 +463,7 @@ func TestGrepBadInput(t *testing.T) {
 		})
 	}
 	// Build alone, without the schema check, still refuses what the schema would.
-	if _, err := (&grepTool{ws: ws, name: grepName}).Build([]byte(`{"pattern":"x","context":-1}`)); testutil.ErrorType(err) != tools.ErrInvalidParams {
+	if _, err := (&grepTool{ws: ws}).Build([]byte(`{"pattern":"x","context":-1}`)); testutil.ErrorType(err) != tools.ErrInvalidParams {
 		t.Errorf("Build with negative context: %v", err)
 	}
 }
@@ -488,11 +489,12 @@ func TestGrepInfo(t *testing.T) {
 			t.Errorf("%s asks for confirmation: %v, %v", info.Name, d, err)
 		}
 	}
-	if strings.Join(names, ",") != "glob,grep_search,search_file_content" {
+	if strings.Join(names, ",") != "glob,grep_search" {
 		t.Errorf("tools %v", names)
 	}
-	if ts[1].Info().Parameters == nil || string(ts[1].Info().Parameters) != string(ts[2].Info().Parameters) {
-		t.Error("search_file_content must take grep_search's parameters")
+	// search_file_content is grep_search's alias: accepted, never a tool of its own.
+	if a := ts[1].Info().Aliases; !slices.Equal(a, []string{"search_file_content"}) {
+		t.Errorf("grep_search's aliases %v", a)
 	}
 }
 
@@ -587,15 +589,15 @@ func TestGrepRipgrepFallback(t *testing.T) {
 	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'rg: unknown flag' >&2\nexit 2\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	want, err := testutil.Call(context.Background(), t, &grepTool{ws: ws, name: grepName}, `{"pattern":"needle"}`, nil)
+	want, err := testutil.Call(context.Background(), t, &grepTool{ws: ws}, `{"pattern":"needle"}`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := testutil.Call(context.Background(), t, &grepTool{ws: ws, rg: fake, name: grepName}, `{"pattern":"needle"}`, nil)
+	got, err := testutil.Call(context.Background(), t, &grepTool{ws: ws, rg: fake}, `{"pattern":"needle"}`, nil)
 	if err != nil || got.Output != want.Output {
 		t.Fatalf("with a failing rg: %v\n%v\nwant the Go search's output:\n%s", err, got, want.Output)
 	}
-	_, err = testutil.Call(context.Background(), t, &grepTool{ws: ws, rg: fake, name: grepName, strict: true}, `{"pattern":"needle"}`, nil)
+	_, err = testutil.Call(context.Background(), t, &grepTool{ws: ws, rg: fake, strict: true}, `{"pattern":"needle"}`, nil)
 	if err == nil || !strings.Contains(err.Error(), "rg: unknown flag") {
 		t.Fatalf("strict: error %v, want rg's complaint", err)
 	}

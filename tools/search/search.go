@@ -1,6 +1,6 @@
 // Package search holds the built-in search tools, named and shaped as Gemini CLI declares
-// them: glob (files by name) and grep_search (file contents by regular expression, also
-// registered under its older name search_file_content).
+// them: glob (files by name) and grep_search (file contents by regular expression; its
+// earlier name search_file_content is accepted as an alias, never declared).
 //
 // grep_search runs ripgrep when it is installed and a pure-Go search otherwise; both
 // engines produce the same output for the same tree, so which one ran never shows. The
@@ -29,13 +29,9 @@ type Options struct {
 	Ripgrep string
 }
 
-// Tools returns the search tools over ws: glob, grep_search, and search_file_content
-// (Gemini CLI's earlier name for grep_search, with the same implementation).
+// Tools returns the search tools over ws: glob and grep_search.
 func Tools(ws *workspace.Workspace, opts Options) []tools.Tool {
-	g := &grepTool{ws: ws, rg: findRipgrep(opts.Ripgrep), name: grepName}
-	alias := *g
-	alias.name = grepAliasName
-	return []tools.Tool{&globTool{ws: ws}, g, &alias}
+	return []tools.Tool{&globTool{ws: ws}, &grepTool{ws: ws, rg: findRipgrep(opts.Ripgrep)}}
 }
 
 // findRipgrep returns the path of the rg binary to use, or "" for the pure-Go search.

@@ -58,13 +58,14 @@ type consentSetup struct {
 // consentFiles are the workspace's files: a script that a PATH change would run
 // instead of ls, and a value that bash's arithmetic turns into a substitution.
 var consentFiles = map[string]string{
-	"evil/ls":       "#!/bin/sh\n: > \"${0%/*}/../M\"\n",
-	"payload.txt":   "a[$(touch M)]\n",
-	"s.sh":          "touch M\n",
-	"cmds.txt":      "touch M\n",
-	".git/config":   "[core]\n",
-	"src/main.go":   "package main\n",
-	"evil/touch.py": "open('M', 'w')\n",
+	"evil/ls":          "#!/bin/sh\n: > \"${0%/*}/../M\"\n",
+	"payload.txt":      "a[$(touch M)]\n",
+	"s.sh":             "touch M\n",
+	"cmds.txt":         "touch M\n",
+	".git/config":      "[core]\n",
+	".git/hooks/.keep": "",
+	"src/main.go":      "package main\n",
+	"evil/touch.py":    "open('M', 'w')\n",
 }
 
 // runConsent runs line through a scheduler set up as s in a fresh workspace, and
@@ -281,6 +282,20 @@ var hiddenTouchCases = []consentCase{
 	{line: `PS4='$(touch M)'; set -x; :`},
 	{line: `env 'BASH_FUNC_ls%%=() { touch M; }' bash -c ls`},
 	{line: `tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec=':;touch M' s.sh`, needs: []string{"tar"}},
+	// Programs that run shell text (issue 22): interpreters for deny rules.
+	{line: `echo 'BEGIN { system("tou" "ch M") }' | awk -f -`, needs: []string{"awk"}},
+	{line: `awk -f /dev/stdin <<< 'BEGIN { system("tou" "ch M") }'`, needs: []string{"awk"}},
+	{line: `sqlite3 :memory: '.shell t\ouch M'`, needs: []string{"sqlite3"}},
+	{line: `echo '.system t\ouch M' | sqlite3 :memory:`, needs: []string{"sqlite3"}},
+	{line: `gdb -q -batch -ex 'shell t\ouch M'`, needs: []string{"gdb"}},
+	{line: `vim -es -u NONE -c '!t\ouch M' -c 'q!'`, needs: []string{"vim"}},
+	{line: `printf '!t%souch M
+q
+' '' | ed -s`, needs: []string{"ed"}},
+	// git -c spelled in the environment.
+	{line: `GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!t''ouch M' git x`, needs: []string{"git"}},
+	{line: `GIT_CONFIG_PARAMETERS="'alias.x'='!t\\ouch M'" git x`, needs: []string{"git"}},
+	{line: `export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!t''ouch M'; git x`, needs: []string{"git"}},
 }
 
 var seenTouchCases = []consentCase{
@@ -401,6 +416,14 @@ func TestConsentSensitiveRuns(t *testing.T) {
 		{line: `mkdir -p .git/hooks && sort -o .git/hooks/pre-commit s.sh`},
 		{line: `mkdir -p .git/hooks; find . -maxdepth 0 -fprint .git/hooks/pre-commit`},
 		{line: `mkdir -p .git/hooks && : > .git/hooks/pre-commit && echo x 1<.git/hooks/pre-commit >>/dev/stdout`},
+		// Directory-changing wrappers are a cd (issue 22).
+		// (.git/hooks exists: consentFiles has .git/hooks/.keep.)
+		{line: `env -C .git/hooks sh -c 'echo x > pre-commit'`},
+		{line: `env --chdir=.git/hooks cp ../../s.sh pre-commit`},
+		{line: `timeout 5 env -C .git/hooks sh -c 'echo x > pre-commit'`},
+		{line: `unshare --wd=.git/hooks sh -c 'echo x > pre-commit'`, needs: []string{"unshare"}},
+		{line: `xxd s.sh .git/hooks/pre-commit`, needs: []string{"xxd"}},
+		{line: `uniq s.sh .git/hooks/pre-commit`},
 	}
 	allowAll := confirm.Rule{ToolName: "*", Decision: confirm.Allow}
 	checkClass(t, consentSetup{mode: confirm.ModeAutoEdit, rules: []confirm.Rule{allowAll}, want: tools.StatusCancelled}, shellCases, hook)

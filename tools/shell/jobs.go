@@ -229,6 +229,13 @@ func removeUnused(f *os.File, err error) error {
 	return err
 }
 
+// hasJobs reports whether a background job was ever started.
+func (s *Shell) hasJobs() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.jobs) > 0
+}
+
 // snapshot returns the jobs started so far, oldest first.
 func (s *Shell) snapshot() []*job {
 	s.mu.Lock()
@@ -244,13 +251,17 @@ func (t listTool) Info() tools.Info {
 	return tools.Info{
 		Name:        ListToolName,
 		DisplayName: "List Background Processes",
-		Description: "Lists the background shell processes started with run_shell_command and is_background, running or finished: job id, PID, command, status (running, exited with a code, or killed by a signal) and start time.",
+		Description: "Lists the background commands, running or finished: job id, PID, command, status and start time.",
 		Kind:        tools.KindRead,
 		Source:      tools.SourceBuiltin,
 		Parameters:  noParamsSchema(),
 		Idempotent:  true,
 	}
 }
+
+// Offered reports whether a background command was started: until then there is
+// nothing to list.
+func (t listTool) Offered(tools.Situation) bool { return t.s.hasJobs() }
 
 func (t listTool) Build(json.RawMessage) (tools.Invocation, error) {
 	return listInvocation(t), nil
@@ -317,7 +328,7 @@ func (t readTool) Info() tools.Info {
 	return tools.Info{
 		Name:        ReadToolName,
 		DisplayName: "Read Background Output",
-		Description: "Reads the latest output of a background shell process started with run_shell_command and is_background: the last lines of its combined stdout and stderr. Identify the process by pid or by job id.",
+		Description: "Reads the last lines of a background command's output (stdout and stderr together), by pid or job id.",
 		Kind:        tools.KindRead,
 		Source:      tools.SourceBuiltin,
 		Parameters:  readArgsSchema(),
@@ -326,11 +337,15 @@ func (t readTool) Info() tools.Info {
 }
 
 type readArgs struct {
-	PID     *int   `json:"pid,omitempty" jsonschema:"The process ID (PID) of the background process to inspect."`
-	ID      string `json:"id,omitempty" jsonschema:"The job id of the background process (as list_background_processes shows it), instead of pid."`
-	Lines   *int   `json:"lines,omitempty" jsonschema:"Optional. Number of lines to read from the end of the output. Defaults to 100." schema:"minimum=1"`
-	DelayMS int    `json:"delay_ms,omitempty" jsonschema:"Optional. Delay in milliseconds to wait before reading the output. Useful to allow the process to start and generate initial output." schema:"minimum=0,maximum=600000"`
+	PID     *int   `json:"pid,omitempty" jsonschema:"The process's PID."`
+	ID      string `json:"id,omitempty" jsonschema:"The job id, instead of pid."`
+	Lines   *int   `json:"lines,omitempty" jsonschema:"How many lines (default 100)." schema:"minimum=1"`
+	DelayMS int    `json:"delay_ms,omitempty" jsonschema:"Milliseconds to wait before reading." schema:"minimum=0,maximum=600000"`
 }
+
+// Offered reports whether a background command was started: until then there is
+// nothing to read.
+func (t readTool) Offered(tools.Situation) bool { return t.s.hasJobs() }
 
 func (t readTool) Build(args json.RawMessage) (tools.Invocation, error) {
 	var a readArgs

@@ -190,7 +190,7 @@ func TestInfo(t *testing.T) {
 		}
 	}
 	desc := tool(t, s, RunToolName).Info().Description
-	for _, phrase := range []string{"bash -c <command>", "`&`", "is_background", "interactive", "Exit Code:", "Background PIDs:", "Process Group PGID:"} {
+	for _, phrase := range []string{"bash -c <command>", "`&`", "is_background", "delay_ms", "kill -- -PGID", ReadToolName} {
 		if !strings.Contains(desc, phrase) {
 			t.Errorf("description lacks %q", phrase)
 		}
@@ -613,7 +613,24 @@ func TestBackgroundJobs(t *testing.T) {
 		return testutil.Call(t.Context(), t, tool(t, s, name), a, nil)
 	}
 
-	// No jobs yet.
+	// offered reports whether the companions are declared (tools.Situational).
+	offered := func() bool {
+		t.Helper()
+		l, lok := tool(t, s, ListToolName).(tools.Situational)
+		r, rok := tool(t, s, ReadToolName).(tools.Situational)
+		if !lok || !rok {
+			t.Fatal("the background tools are not Situational")
+		}
+		if l.Offered(tools.Situation{}) != r.Offered(tools.Situation{}) {
+			t.Fatal("one background tool is offered without the other")
+		}
+		return l.Offered(tools.Situation{})
+	}
+
+	// No jobs yet: nothing to list or read, so neither is declared.
+	if offered() {
+		t.Error("the background tools are offered before any background command")
+	}
 	res, err := call(ListToolName, `{}`)
 	if err != nil || res.Output != "No background processes found." {
 		t.Fatalf("empty list: %v, %+v", err, res)
@@ -632,6 +649,9 @@ func TestBackgroundJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	killLater(t, pid)
+	if !offered() {
+		t.Error("the background tools are not offered once a background command started")
+	}
 	if field(t, res, "Process Group PGID") != strconv.Itoa(pid) || !strings.Contains(res.Output, "job bg1") {
 		t.Errorf("start result %q", res.Output)
 	}

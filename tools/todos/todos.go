@@ -40,10 +40,10 @@ func statuses() []string {
 
 // Item is one todo.
 type Item struct {
-	Description string `json:"description" jsonschema:"What the todo is: one concrete, actionable step."`
+	Description string `json:"description" jsonschema:"One concrete step."`
 	// Status is one of StatusPending, StatusInProgress, StatusCompleted,
 	// StatusCancelled and StatusBlocked.
-	Status string `json:"status" jsonschema:"The todo's status; at most one todo may be in_progress." schema:"enum=pending|in_progress|completed|cancelled|blocked"`
+	Status string `json:"status" schema:"enum=pending|in_progress|completed|cancelled|blocked"`
 }
 
 // List is a session's todo list. It is safe for concurrent use.
@@ -84,18 +84,9 @@ func (l *List) set(items []Item) {
 // Tool returns the write_todos tool, which replaces this list.
 func (l *List) Tool() tools.Tool { return &tool{list: l} }
 
-const description = `Keeps your plan for the current task as a list of todos that the user can follow. Each call sends the complete list, which replaces the previous one; send an empty list to clear it.
-
-Use it for complex work that takes several distinct steps: as soon as you understand such a request, break it into concrete, actionable todos, then keep the list current as you go. Do not use it for simple requests you can finish in one or two steps, or for questions and conversation.
-
-Statuses:
-- pending: not started yet.
-- in_progress: what you are working on now. At most one todo may be in progress at a time; mark one in progress before you start on it.
-- completed: done. Mark a todo completed as soon as it is finished, not in batches later, and only when it is fully done.
-- cancelled: no longer needed.
-- blocked: cannot go on until something else happens (another todo, or an answer or action from the user); say what it waits for in its description.
-
-As you learn more, revise the plan: add the todos you discover, and cancel the ones that no longer apply.`
+const description = "Keeps the plan of a task of several steps as a todo list the user follows (not for one or two steps). " +
+	"Each call sends the whole list (empty clears it). Keep it current: one todo in_progress at a time, marked before you start it; " +
+	"completed once done; cancelled when no longer needed; blocked when it waits, its description saying on what."
 
 type tool struct{ list *List }
 
@@ -115,7 +106,7 @@ func (t *tool) Info() tools.Info {
 // todosArgs are write_todos's parameters. Todos is a pointer so that a missing list is
 // told from an empty one, which clears the list.
 type todosArgs struct {
-	Todos *[]Item `json:"todos" jsonschema:"The complete todo list; it replaces the current one."`
+	Todos *[]Item `json:"todos"`
 }
 
 func (t *tool) Build(args json.RawMessage) (tools.Invocation, error) {

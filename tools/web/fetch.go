@@ -57,11 +57,11 @@ func (t *fetchTool) Info() tools.Info {
 // description is Gemini CLI's, which promises local and private addresses; it says
 // otherwise when they are refused, so that the model does not try in vain.
 func (t *fetchTool) description() string {
-	const tail = "embedded in a prompt. Include up to 20 URLs and instructions (e.g., summarize, extract specific data) directly in the 'prompt' parameter."
+	const head = "Fetches the pages of up to 20 http(s) URLs written in full in prompt, with what to do with them, and returns their text"
 	if t.set.opts.AllowPrivate {
-		return "Processes content from URL(s), including local and private network addresses (e.g., localhost), " + tail
+		return head + ", local and private network addresses (e.g. localhost) included."
 	}
-	d := "Processes content from URL(s) " + tail + " Local and private network addresses (e.g., localhost) cannot be fetched"
+	d := head + ". Local and private network addresses (e.g. localhost) cannot be fetched"
 	if len(t.set.opts.AllowHosts) > 0 {
 		d += ", except " + strings.Join(t.set.opts.AllowHosts, ", ")
 	}
@@ -70,7 +70,7 @@ func (t *fetchTool) description() string {
 
 // fetchArgs are web_fetch's parameters.
 type fetchArgs struct {
-	Prompt string `json:"prompt" jsonschema:"A comprehensive prompt that includes the URL(s) (up to 20) to fetch and specific instructions on how to process their content (e.g., \"Summarize https://example.com/article and extract key points from https://another.com/data\"). All URLs to be fetched must be valid and complete, starting with \"http://\" or \"https://\", and be fully-formed with a valid hostname (e.g., a domain name like \"example.com\" or an IP address). For example, \"https://example.com\" is valid, but \"example.com\" is not."`
+	Prompt string `json:"prompt" jsonschema:"e.g. \"Summarize https://example.com/article\"."`
 }
 
 func (t *fetchTool) Build(args json.RawMessage) (tools.Invocation, error) {

@@ -598,7 +598,7 @@ func TestFetchInfo(t *testing.T) {
 	info = fetchOf(New(Options{AllowHosts: []string{"wiki.corp"}})).Info()
 	wantContains(t, "Description", info.Description, "except wiki.corp")
 	info = fetchOf(New(Options{AllowPrivate: true})).Info()
-	wantContains(t, "Description", info.Description, "including local and private network addresses")
+	wantContains(t, "Description", info.Description, "local and private network addresses (e.g. localhost) included")
 	if _, err := tools.NewValidator(info.Parameters); err != nil {
 		t.Error(err)
 	}

@@ -38,7 +38,7 @@ func (t *searchTool) Info() tools.Info {
 	return tools.Info{
 		Name:        SearchName,
 		DisplayName: "GoogleSearch",
-		Description: "Performs a web search using Google Search (via the Gemini API) and returns the results. This tool is useful for finding information on the internet based on a query.",
+		Description: "Searches the web with Google Search and returns a summary of the results with their sources.",
 		Kind:        tools.KindSearch,
 		Source:      tools.SourceBuiltin,
 		Parameters:  searchArgsSchema(), // open, like Gemini CLI's
@@ -49,7 +49,7 @@ func (t *searchTool) Info() tools.Info {
 
 // searchArgs are google_web_search's parameters.
 type searchArgs struct {
-	Query string `json:"query" jsonschema:"The search query to find information on the web."`
+	Query string `json:"query"`
 }
 
 func (t *searchTool) Build(args json.RawMessage) (tools.Invocation, error) {

@@ -193,7 +193,9 @@ and arrive in one read."
   ;; Every command of the menu exists.
   (should (commandp 'agentls-menu))
   (let (suffixes)
-    (cl-labels ((walk (x) (cond ((and (symbolp x) (string-prefix-p "agentls" (symbol-name x)))
+    ;; (Private functions, such as a description's, are no commands.)
+    (cl-labels ((walk (x) (cond ((and (symbolp x) (string-prefix-p "agentls" (symbol-name x))
+                                      (not (string-search "--" (symbol-name x))))
                                  (push x suffixes))
                                 ((consp x) (walk (car x)) (walk (cdr x)))
                                 ((vectorp x) (mapc #'walk x)))))
@@ -1430,6 +1432,105 @@ ASKED's value."
         (should (string-match-p " · \\(cancelled\\|failed\\)$" (nth 1 lines))))
       (should (equal (agentls-test--text buf) "alpha\nbeta\ngamma\n"))
       (should (equal (agentls-test--disk path) "alpha\nbeta\ngamma\n")))))
+
+;;;; The sandbox
+
+(defun agentls-test--menu-text ()
+  "Show `agentls-menu' from the current buffer; return its text, then close it."
+  (agentls-menu)
+  (unwind-protect
+      (let ((buf (agentls-test--wait (lambda () (get-buffer " *transient*")) "the agentls menu")))
+        (with-current-buffer buf (buffer-string)))
+    (transient-quit-all)))
+
+(defun agentls-test--sandbox-text (what)
+  "Wait for the buffer *agentls sandbox* to say WHAT; return its text."
+  (agentls-test--wait (lambda () (let ((b (get-buffer "*agentls sandbox*")))
+                                   (and b (string-search what (agentls-test--text b))
+                                        (agentls-test--text b))))
+                      (format "*agentls sandbox* to say %S" what)))
+
+(ert-deftest agentls-test-sandbox ()
+  "The menu says how shell commands are contained; `agentls-sandbox' shows the details.
+This machine has Landlock and user namespaces: commands are contained
+with both."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
+           (buf (agentls-test--start root "a.txt" nil))
+           (conn (agentls-test--conn)))
+      (agentls-test--wait (lambda () (agentls--sandbox conn)) "the server's sandbox status")
+      (with-current-buffer buf
+        (let ((menu (agentls-test--menu-text)))
+          (should (string-search " b Sandbox: contained (landlock+namespaces, network off)" menu)))
+        (agentls-sandbox))
+      (let ((text (agentls-test--sandbox-text "Shell commands: ")))
+        (should (string-search (format "(asked of the server for %s)" (abbreviate-file-name root)) text))
+        (should (string-search "Shell commands: contained (landlock+namespaces, network off)\n" text))
+        (should (string-search "  Landlock:         ABI " text))
+        (should (string-search "  user namespaces:  yes\n" text))
+        (should (string-search "Network:   off\n" text))
+        (should (string-search (format "Writable:\n  %s\n" (abbreviate-file-name (directory-file-name root))) text))
+        (should (string-search (format "Read-only inside them:\n  %s.git/config\n" (abbreviate-file-name root)) text))
+        (should (string-search "Hidden:\n  ~/.ssh\n" text))
+        (should-not (string-search "What to do" text)))
+      (with-current-buffer buf (agentls-doctor))
+      (should (string-search "shell commands: contained (landlock+namespaces, network off)"
+                             (agentls-test--text "*agentls doctor*"))))))
+
+(ert-deftest agentls-test-sandbox-landlock-only ()
+  "Landlock alone (no user namespaces): the details say what is weaker and why."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
+           (buf (let ((process-environment (cons "AGENTLS_SANDBOX_MACHINE=landlock" process-environment)))
+                  (agentls-test--start root "a.txt" nil)))
+           (conn (agentls-test--conn)))
+      (agentls-test--wait (lambda () (agentls--sandbox conn)) "the server's sandbox status")
+      (with-current-buffer buf
+        (should (string-search " b Sandbox: contained (landlock, network off)\n" (agentls-test--menu-text)))
+        (agentls-sandbox))
+      (let ((text (agentls-test--sandbox-text "Shell commands: ")))
+        (should (string-search "Shell commands: contained (landlock, network off); Landlock only (turned off by AGENTLS_SANDBOX_MACHINE=landlock)" text))
+        (should (string-search "Landlock alone: writes outside the writable paths are refused" text))
+        (should (string-search "What to do:\n  - AGENTLS_SANDBOX_MACHINE is set" text))
+        (should (string-search "  user namespaces:  no (turned off by AGENTLS_SANDBOX_MACHINE=landlock)" text))
+        (should (string-search "Writable:\n" text))
+        (should-not (string-search "Read-only inside them" text))
+        (should-not (string-search "Hidden:" text))))))
+
+(ert-deftest agentls-test-sandbox-not-contained ()
+  "Not contained shows in the menu, and the details say why and what is missing.
+Without a server `agentls-sandbox' asks the program; then with one."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
+           (default-directory root))
+      ;; No server yet: the program answers, with the server's environment.
+      (setq agentls-server-program (list agentls-test-bin "serve")
+            agentls-server-environment '("AGENTLS_SANDBOX_MACHINE=none"))
+      (with-current-buffer (find-file-noselect (expand-file-name "a.txt" root))
+        (should-not (agentls--connection t))
+        (agentls-sandbox))
+      (let ((text (agentls-test--sandbox-text "Shell commands: ")))
+        (should (string-search "no server runs there" text))
+        (should (string-search "Shell commands: not contained: Landlock: turned off by AGENTLS_SANDBOX_MACHINE=none; user namespaces: turned off by AGENTLS_SANDBOX_MACHINE=none\n" text))
+        (should (string-search "Commands run with all your rights" text))
+        (should (string-search "What to do:\n  - AGENTLS_SANDBOX_MACHINE is set" text))
+        (should (string-search "  Landlock:         no (turned off by AGENTLS_SANDBOX_MACHINE=none)" text))
+        (should-not (string-search "Writable:" text)))
+      (kill-buffer "*agentls sandbox*")
+      (should-not (cl-some #'agentls--live-p (hash-table-values agentls--connections)))
+      ;; With a server.
+      (let* ((buf (let ((process-environment (cons "AGENTLS_SANDBOX_MACHINE=none" process-environment)))
+                    (agentls-test--start root "a.txt" nil)))
+             (conn (agentls-test--conn)))
+        (agentls-test--wait (lambda () (agentls--sandbox conn)) "the server's sandbox status")
+        (with-current-buffer buf
+          (let* ((menu (agentls-test--menu-text))
+                 (at (string-search "Sandbox: NOT contained" menu)))
+            (should at)
+            (should (eq (get-text-property at 'face menu) 'agentls-error)))
+          (agentls-sandbox))
+        (let ((text (agentls-test--sandbox-text "asked of the server")))
+          (should (string-search "Shell commands: not contained: Landlock: turned off" text)))))))
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here

@@ -1,4 +1,5 @@
--- :checkhealth agentls runs without error and never shows the model key; options are
+-- :checkhealth agentls runs without error and never shows the model key, and says how
+-- the server contains shell commands (the sandbox part); options are
 -- validated; the plugin defines no globals; the help file's tags are valid; the user
 -- commands work.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
@@ -48,6 +49,71 @@ H.main(function()
     H.contains(text, 'is not trusted', 'trust state')
   end)
 
+  -- The sandbox part, from agentls.status's `sandbox`: this machine has Landlock and user
+  -- namespaces; AGENTLS_SANDBOX_MACHINE in the server's environment forces the fallbacks.
+  local function sandbox_part(text)
+    local part = text:match('agentls: sandbox(.*)$')
+    H.truthy(part, 'a sandbox part in:\n' .. text)
+    return part
+  end
+
+  H.test(':checkhealth agentls: sandbox contained with namespaces is OK, with network and paths', function()
+    local root = H.workspace({ ['main.go'] = 'package main\n' })
+    H.open(root, 'main.go')
+    local part = sandbox_part(health_text())
+    H.contains(part, 'OK shell commands are contained (landlock+namespaces, network off)', 'the status')
+    H.contains(part, 'network for commands: off', 'network')
+    H.contains(part, 'writable: ' .. root, 'the workspace is writable')
+    H.contains(part, 'read-only inside the workspace: .git/config, .git/hooks, .agentls', 'read-only paths, relative to the root')
+    H.contains(part, 'hidden: ~/.ssh', 'hidden paths, home as ~')
+    H.not_contains(part, 'WARNING', 'no warning')
+    H.not_contains(part, 'ERROR', 'no error')
+  end)
+
+  H.test(':checkhealth agentls: Landlock only warns with the reason and what is missing', function()
+    local root = H.workspace({ ['main.go'] = 'package main\n' })
+    H.open(root, 'main.go', { cmd_env = { AGENTLS_SANDBOX_MACHINE = 'landlock' } })
+    local part = sandbox_part(health_text())
+    H.contains(part, 'WARNING shell commands are contained (landlock, network off); Landlock only (turned off by AGENTLS_SANDBOX_MACHINE=landlock)', 'the warning')
+    H.contains(part, 'secrets such as ~/.ssh are not hidden', 'what Landlock alone does not do')
+    H.contains(part, 'unset it', 'advice')
+    H.contains(part, 'writable: ' .. root, 'writable paths')
+    H.not_contains(part, 'read-only inside', 'no read-only paths without namespaces')
+    H.not_contains(part, 'hidden:', 'nothing hidden without namespaces')
+    H.not_contains(part, 'ERROR', 'no error')
+  end)
+
+  H.test(':checkhealth agentls: not contained is an error naming the missing machine features', function()
+    local root = H.workspace({ ['main.go'] = 'package main\n' })
+    H.open(root, 'main.go', { cmd_env = { AGENTLS_SANDBOX_MACHINE = 'none' } })
+    local part = sandbox_part(health_text())
+    H.contains(part, 'ERROR shell commands are not contained: Landlock: turned off by AGENTLS_SANDBOX_MACHINE=none; user namespaces: turned off', 'the error')
+    H.contains(part, 'AGENTLS_SANDBOX_MACHINE is set in the environment agentls runs with', 'advice')
+    H.contains(part, 'Commands run with all your rights', 'what it means')
+    H.contains(part, 'network for commands: off', 'network')
+    H.not_contains(part, 'writable:', 'no paths when nothing is contained')
+  end)
+
+  H.test(':checkhealth agentls: tools.sandbox false in the settings warns and says how to turn it on', function()
+    local root = H.workspace({ ['main.go'] = 'package main\n' })
+    H.open(root, 'main.go', { settings = { tools = { sandbox = false } } })
+    local part = sandbox_part(health_text())
+    H.contains(part, 'WARNING shell commands are not contained: tools.sandbox is false in the settings', 'the warning')
+    H.contains(part, 'Set tools.sandbox to "auto"', 'advice')
+    H.not_contains(part, 'ERROR', 'a choice, not an error')
+  end)
+
+  H.test(':checkhealth agentls without a server asks the binary how it would contain commands', function()
+    local root = H.workspace({ ['main.go'] = 'package main\n' })
+    vim.cmd('cd ' .. vim.fn.fnameescape(root))
+    require('agentls').setup({ cmd = { H.bin }, autostart = false, cmd_env = { AGENTLS_SANDBOX_MACHINE = 'none' } })
+    local text = health_text()
+    H.contains(text, 'not running', 'server state')
+    local part = sandbox_part(text)
+    H.contains(part, 'asked of `agentls sandbox` for', 'where it comes from')
+    H.contains(part, 'ERROR shell commands are not contained: Landlock: turned off by AGENTLS_SANDBOX_MACHINE=none', 'cmd_env reaches the binary')
+  end)
+
   H.test(':checkhealth agentls without a binary reports an error, not a crash', function()
     require('agentls').setup({ cmd = { '/nonexistent/agentls' }, autostart = false })
     local text = health_text()
@@ -92,7 +158,7 @@ H.main(function()
     vim.fn.writefile(vim.fn.readfile(H.plugin .. '/doc/agentls.txt', 'b'), dir .. '/doc/agentls.txt', 'b')
     vim.cmd('helptags ' .. vim.fn.fnameescape(dir .. '/doc'))
     local tags = table.concat(vim.fn.readfile(dir .. '/doc/tags'), '\n')
-    for _, tag in ipairs({ 'agentls.txt', 'agentls-options', ':AgentlsTool', ':AgentlsMode', ':AgentlsCancel', ':AgentlsOutput', 'agentls-confirm', ':Agentls', ':AgentlsSessions', ':AgentlsTrust', 'agentls-chat', 'agentls-chat-keys', 'agentls-trust', 'agentls.prompt()', 'agentls-code-actions', 'agentls-prompt-buffer', ':AgentlsDiff', ':AgentlsUndoTurn', 'agentls.undo_turn()', 'agentls.turn_diff()' }) do
+    for _, tag in ipairs({ 'agentls.txt', 'agentls-options', ':AgentlsTool', ':AgentlsMode', ':AgentlsCancel', ':AgentlsOutput', 'agentls-confirm', ':Agentls', ':AgentlsSessions', ':AgentlsTrust', 'agentls-chat', 'agentls-chat-keys', 'agentls-trust', 'agentls.prompt()', 'agentls-code-actions', 'agentls-prompt-buffer', ':AgentlsDiff', ':AgentlsUndoTurn', 'agentls.undo_turn()', 'agentls.turn_diff()', 'agentls-health-sandbox' }) do
       H.contains(tags, tag .. '\t', 'tags')
     end
   end)

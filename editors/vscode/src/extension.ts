@@ -6,7 +6,7 @@ import { Chat, editorSession } from './chat';
 import { Confirmations } from './confirm';
 import { ConfirmDetails } from './logic/confirm';
 import { approvalModes, isApprovalMode, modeDescriptions, modelLabel } from './logic/settings';
-import { modeOf, ServerState, sessionInfo, statusView } from './logic/status';
+import { modeOf, SandboxInfo, sandboxOf, ServerState, sessionInfo, statusView } from './logic/status';
 import { readSettings, Server } from './server';
 import { ToolTerminal } from './toolTerminal';
 
@@ -34,6 +34,10 @@ export interface AgentlsApi {
     waiting: number;
     running: number;
     status: string;
+    /** The status bar item's tooltip. */
+    tooltip: string;
+    /** How the server contains shell commands (agentls.status), once it said. */
+    sandbox: SandboxInfo | undefined;
     model: { model: string; provider?: string } | undefined;
     mcp: { name: string; state: string; tools: number; error?: string }[];
     readyMs: number | undefined;
@@ -72,6 +76,8 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
   const mcpServers = new Map<string, { name: string; state: string; tools: number; error?: string }>();
   const runningCalls = new Set<string>();
   const callTitles = new Map<string, string>();
+  // How the running server contains shell commands (agentls.status's sandbox).
+  let sandbox: SandboxInfo | undefined;
 
   // eslint-disable-next-line prefer-const
   let chat: Chat;
@@ -103,6 +109,10 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       if (s === 'starting') {
         modeKnown = false;
         mcpServers.clear();
+        sandbox = undefined;
+      }
+      if (s === 'running') {
+        void refreshSandbox();
       }
       serverState = s === 'running' ? 'idle' : s;
       serverError = err;
@@ -112,6 +122,8 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       }
       updateStatus();
     },
+    // The settings may have changed tools.sandbox.
+    onConfigured: () => void refreshSandbox(),
   });
   chat = new Chat(context.extensionUri, server, confirmations, log);
 
@@ -186,6 +198,20 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
     }
   }
 
+  /** Asks the server how it contains shell commands, for the status bar. */
+  async function refreshSandbox(): Promise<void> {
+    try {
+      const st = await server.request<unknown>('workspace/executeCommand', { command: 'agentls.status', arguments: [{}] });
+      sandbox = sandboxOf(st);
+      if (sandbox) {
+        log(`shell commands: ${sandbox.summary}`);
+      }
+    } catch (err) {
+      log(`agentls.status: ${errText(err)}`);
+    }
+    updateStatus();
+  }
+
   function updateStatus(): void {
     const running = runningCalls.size + (chat?.busy ? 1 : 0);
     const current = chat?.state().session;
@@ -200,6 +226,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       waiting: confirmations.list().length,
       running,
       error: serverError,
+      sandbox,
     });
     statusItem.text = view.text;
     statusItem.tooltip = view.tooltip;
@@ -492,6 +519,8 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       waiting: confirmations.list().length,
       running: runningCalls.size + (chat.busy ? 1 : 0),
       status: statusItem.text,
+      tooltip: typeof statusItem.tooltip === 'string' ? statusItem.tooltip : '',
+      sandbox,
       model: lastModel,
       mcp: [...mcpServers.values()],
       // From activation to the first initialized server.

@@ -61,6 +61,8 @@ export interface ServerHooks {
   /** A command the server's code actions run ("Ask agentls to fix this"). */
   onCommand(command: string, args: unknown[], next: ExecuteCommandSignature): vscode.ProviderResult<unknown>;
   onState(state: 'starting' | 'running' | 'stopped' | 'error', error?: string): void;
+  /** The running server was sent changed settings (without a restart). */
+  onConfigured?(): void;
 }
 
 export class Server implements vscode.Disposable {
@@ -222,6 +224,7 @@ export class Server implements vscode.Disposable {
     }
     const settings = serverSettings(after) ?? {};
     await this.client.sendNotification(DidChangeConfigurationNotification.type, { settings });
+    this.hooks.onConfigured?.();
   }
 
   /** Sends a request once the server runs (starting it if needed). */

@@ -450,6 +450,33 @@ class VSCode {
     });
   }
 
+  /**
+   * The tooltip of agentls's status-bar item as the workbench shows it: the mouse is
+   * moved onto the item and the hover's text read (then the mouse moved away).
+   */
+  async statusTooltip() {
+    const box = await waitFor('the agentls status-bar item', () =>
+      this.page.evaluate(() => {
+        const it = [...document.querySelectorAll('.statusbar-item')].find((e) => e.textContent.includes('agentls:'));
+        if (!it) return null;
+        const r = it.getBoundingClientRect();
+        return r.width > 0 ? { x: r.x + r.width / 2, y: r.y + r.height / 2 } : null;
+      }),
+    );
+    await this.page.mouse.move(1, 1);
+    await this.page.mouse.move(box.x, box.y, { steps: 3 });
+    try {
+      return await waitFor('the status-bar hover', () =>
+        this.page.evaluate(() => {
+          const h = [...document.querySelectorAll('.workbench-hover, .monaco-hover')].find((e) => e.offsetParent !== null && e.textContent.includes('agentls is'));
+          return h ? h.innerText : null;
+        }),
+      );
+    } finally {
+      await this.page.mouse.move(1, 1);
+    }
+  }
+
   /** Clicks the button labelled label of the notification whose text includes text. */
   async clickNotification(text, label) {
     const ok = await waitFor(`a notification "${text}" with "${label}"`, () =>

@@ -729,6 +729,11 @@ scenario(
       }),
     );
     await waitFor('the answer', () => f.evaluate(() => /Counted to three\./.test(document.body.textContent)));
+    // The status bar's tooltip says how the server contains shell commands (this
+    // machine has Landlock and user namespaces; the suite requires them).
+    const tip = await v.statusTooltip();
+    assert.match(tip, /Shell commands: contained \(landlock\+namespaces, network off\)/);
+    assert.doesNotMatch(await v.statusBar(), /not contained/);
     // The same output in a terminal, on request.
     await v.palette('agentls: Show Tool Output in a Terminal');
     let seen = '';
@@ -824,6 +829,23 @@ scenario(
       }),
     );
     assert.equal(v.probe().agentls.asked, 3);
+  },
+);
+
+scenario(
+  'sandbox_not_contained',
+  () => ({
+    // What a machine without Landlock and user namespaces reports, forced.
+    settings: { 'agentls.env': { AGENTLS_SANDBOX_MACHINE: 'none' } },
+    script: { turns: [] },
+  }),
+  async (v) => {
+    await waitFor('the status bar to say that commands are not contained', async () =>
+      /agentls: idle · default · default model ·\s*not contained$/.test(await v.statusBar()),
+    );
+    const tip = await v.statusTooltip();
+    assert.match(tip, /Shell commands: not contained: Landlock: turned off by AGENTLS_SANDBOX_MACHINE=none; user namespaces: turned off by AGENTLS_SANDBOX_MACHINE=none/);
+    assert.equal(v.probe().agentls.sandbox.contained, false);
   },
 );
 

@@ -1,7 +1,8 @@
 'use strict';
 // Unit tests of the extension's own logic (src/logic, compiled to out/logic by
 // `npm run compile`): settings to server options, confirmation choices and answers, the
-// chat transcript's handling of agentls/update, #file mentions, the status bar text.
+// chat transcript's handling of agentls/update, #file mentions, the status bar text and
+// tooltip.
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -286,6 +287,89 @@ test('statusView: waiting for approval beats working beats idle', () => {
   assert.match(e.tooltip, /not found/);
   assert.equal(e.background, 'statusBarItem.errorBackground');
   assert.equal(status.statusView({ ...base, state: 'starting', running: 1 }).text.startsWith('$(loading~spin) agentls: starting'), true);
+});
+
+// The sandbox of agentls.status as `agentls sandbox --json` prints it on this machine,
+// with Landlock alone, and with nothing (AGENTLS_SANDBOX_MACHINE=landlock / none).
+const sandboxFull = {
+  contained: true,
+  level: 'landlock+namespaces',
+  machine: { os: 'linux', landlockABI: 7, userNamespaces: true, seccomp: true },
+  writable: ['/w', '/tmp'],
+  readOnly: ['/w/.git/config'],
+  hidden: ['/home/u/.ssh'],
+  network: false,
+  autoAllow: false,
+  summary: 'contained (landlock+namespaces, network off)',
+};
+const landlockReason =
+  'Landlock only (turned off by AGENTLS_SANDBOX_MACHINE=landlock): paths inside the workspace such as .git/hooks are not kept read-only and secrets such as ~/.ssh are not hidden';
+const sandboxLandlock = {
+  ...sandboxFull,
+  level: 'landlock',
+  reason: landlockReason,
+  summary: `contained (landlock, network off); ${landlockReason}`,
+};
+const noneReason = 'Landlock: turned off by AGENTLS_SANDBOX_MACHINE=none; user namespaces: turned off by AGENTLS_SANDBOX_MACHINE=none';
+const sandboxNone = {
+  contained: false,
+  level: 'none',
+  reason: noneReason,
+  machine: { os: 'linux', landlockABI: 0, landlockError: 'turned off by AGENTLS_SANDBOX_MACHINE=none', userNamespaces: false, seccomp: false },
+  network: false,
+  autoAllow: false,
+  summary: `not contained: ${noneReason}`,
+};
+
+test('sandboxOf reads the sandbox of agentls.status', () => {
+  assert.deepEqual(status.sandboxOf({ root: '/w', sandbox: sandboxFull }), {
+    contained: true,
+    level: 'landlock+namespaces',
+    summary: 'contained (landlock+namespaces, network off)',
+    reason: undefined,
+    network: false,
+  });
+  assert.deepEqual(status.sandboxOf({ sandbox: sandboxNone }), {
+    contained: false,
+    level: 'none',
+    summary: `not contained: ${noneReason}`,
+    reason: noneReason,
+    network: false,
+  });
+  // A summary is made when the server gave none.
+  assert.equal(status.sandboxOf({ sandbox: { contained: false, reason: 'no Landlock' } }).summary, 'not contained: no Landlock');
+  // An older server's status has no sandbox; junk is none.
+  assert.equal(status.sandboxOf({ root: '/w', trusted: false }), undefined);
+  assert.equal(status.sandboxOf({ sandbox: { level: 'none' } }), undefined);
+  assert.equal(status.sandboxOf(null), undefined);
+  assert.equal(status.sandboxOf('x'), undefined);
+});
+
+test('statusView: the tooltip says how shell commands are contained; not contained shows in the text', () => {
+  const base = { state: 'idle', mode: 'default', model: 'gemini-2.5-flash', waiting: 0, running: 0 };
+  // Not known yet (or an older server): nothing is said.
+  assert.doesNotMatch(status.statusView(base).tooltip, /Shell commands/);
+
+  const full = status.statusView({ ...base, sandbox: status.sandboxOf({ sandbox: sandboxFull }) });
+  assert.equal(full.text, '$(hubot) agentls: idle · default · gemini-2.5-flash');
+  assert.match(full.tooltip, /\nShell commands: contained \(landlock\+namespaces, network off\)\n/);
+  assert.equal(full.background, undefined);
+
+  const landlock = status.statusView({ ...base, sandbox: status.sandboxOf({ sandbox: sandboxLandlock }) });
+  assert.equal(landlock.text, '$(hubot) agentls: idle · default · gemini-2.5-flash', 'Landlock alone is contained: the text stays');
+  assert.ok(landlock.tooltip.includes(`Shell commands: contained (landlock, network off); ${landlockReason}`), landlock.tooltip);
+
+  const none = status.statusView({ ...base, sandbox: status.sandboxOf({ sandbox: sandboxNone }) });
+  assert.equal(none.text, '$(hubot) agentls: idle · default · gemini-2.5-flash · $(warning) not contained');
+  assert.ok(none.tooltip.includes(`Shell commands: not contained: ${noneReason}`), none.tooltip);
+  // Whatever the state of the calls.
+  assert.match(status.statusView({ ...base, running: 1, sandbox: status.sandboxOf({ sandbox: sandboxNone }) }).text, /working .* · \$\(warning\) not contained$/);
+  // A server that does not run contains nothing and runs nothing: its last answer is not shown.
+  for (const state of ['stopped', 'error', 'starting']) {
+    const v = status.statusView({ ...base, state, sandbox: status.sandboxOf({ sandbox: sandboxNone }) });
+    assert.doesNotMatch(v.text, /not contained/, state);
+    assert.doesNotMatch(v.tooltip, /Shell commands/, state);
+  }
 });
 
 test('Transcript.replay shows a resumed session as it ran: prompts, answers, tool cards', () => {
