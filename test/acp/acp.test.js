@@ -349,6 +349,31 @@ test('session/set_mode and session/load replaying a stored session', opts, async
   ]);
 });
 
+test('the modes as the config option of category mode, for a client that reads only configOptions', opts, async (t) => {
+  const fake = await startFakeGemini({ turns: [] });
+  t.after(() => fake.stop());
+  const a = startAgent(agentEnv(tmpHome(), fake.env));
+  t.after(() => a.close());
+  await initialize(a.agent);
+  const { sessionId, configOptions } = await newSession(a.agent, makeWorkspace());
+  const modeOf = (opts) => opts.find((o) => o.category === 'mode');
+  const mode = modeOf(configOptions);
+  assert.ok(mode, `a mode option among ${JSON.stringify(configOptions)}`);
+  assert.equal(mode.currentValue, 'default');
+  assert.deepEqual(mode.options.map((o) => o.value), ['default', 'auto_edit', 'yolo', 'plan']);
+
+  const res = await a.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: mode.id, value: 'plan' });
+  assert.equal(modeOf(res.configOptions).currentValue, 'plan');
+  await a.settled(() => a.of('current_mode_update').length > 0, 'current_mode_update for the clients of modes');
+  assert.deepEqual(a.of('current_mode_update').map((u) => u.currentModeId), ['plan']);
+
+  await a.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: 'auto_edit' });
+  await a.settled(() => a.of('config_option_update').length > 0, 'config_option_update');
+  assert.deepEqual(a.of('config_option_update').map((u) => modeOf(u.configOptions).currentValue), ['auto_edit']);
+  await assert.rejects(a.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: mode.id, value: 'reckless' }),
+    (err) => err.code === -32602);
+});
+
 test('malformed input gets JSON-RPC errors, and the agent keeps serving', opts, async (t) => {
   const { proc, exited, stderr } = spawnAgent(agentEnv(tmpHome(), { GEMINI_API_KEY: 'k', GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9' }));
   t.after(async () => { proc.stdin.end(); await exited; });
