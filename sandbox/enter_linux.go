@@ -14,10 +14,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ExitSetup is the exit status of a helper that could not set the sandbox up; its
-// standard error says why. It is bash's status for a command that cannot execute.
-const ExitSetup = 126
-
 // Enter turns this process into the contained command if it was started as the
 // helper ([EnvHelper] set) and does nothing otherwise. It returns only when the
 // variable is absent: a helper executes the command or exits. It is called by package

@@ -15,6 +15,23 @@ var denial = regexp.MustCompile(`(?i)permission denied|operation not permitted|r
 // networkDenial are the denials that only a connection gets.
 var networkDenial = regexp.MustCompile(`(?i)network is unreachable|could not resolve host|temporary failure in name resolution|name or service not known|connection refused|\bsocket: permission denied|/dev/(tcp|udp)/`)
 
+// Note is the line a command's result ends with, in every front end: where it ran —
+// contained, not contained and why, or outside at the model's request (outside) — and
+// for a contained command that failed, what Explain finds in its output (printed
+// from a command run in dir).
+func (s *Sandbox) Note(outside, failed bool, output, dir string) string {
+	if outside && s.status.Contained {
+		return "Sandbox: not contained: run outside the sandbox at the model's request, with the user's consent."
+	}
+	note := "Sandbox: " + s.status.Summary + "."
+	if failed {
+		if why := s.Explain(output, dir); why != "" {
+			note += " " + why
+		}
+	}
+	return note
+}
+
 // Explain returns what a contained command's failure owes to the sandbox, for the
 // model: the paths its output (from a command run in dir) says were refused that the
 // policy does not let it write (or hides), and refused connections where the network

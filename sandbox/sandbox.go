@@ -27,6 +27,15 @@ import (
 // before the command runs.
 const EnvHelper = "AGENTLS_SANDBOX_HELPER"
 
+// ExitSetup is the exit status of a helper that could not set the sandbox up; its
+// standard error says why. It is bash's status for a command that cannot execute.
+const ExitSetup = 126
+
+// EnvMachine, when set to "landlock" or "none" in agentls's environment, makes Probe
+// report less than the machine has (on Linux): user namespaces unusable, or Landlock
+// too. It is how the fallbacks are tried on a machine that has everything.
+const EnvMachine = "AGENTLS_SANDBOX_MACHINE"
+
 // Spec is what the helper is told: the program to execute and the policy to hold it
 // in. It travels as JSON in [EnvHelper].
 type Spec struct {

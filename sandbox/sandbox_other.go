@@ -8,12 +8,6 @@ import (
 	"runtime"
 )
 
-// ExitSetup is the exit status of a helper that could not set the sandbox up.
-const ExitSetup = 126
-
-// EnvMachine is read on Linux only.
-const EnvMachine = "AGENTLS_SANDBOX_MACHINE"
-
 // Enter does nothing here: no sandbox is built for this system yet.
 func Enter() {}
 

@@ -16,11 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// EnvMachine, when set to "landlock" or "none" in agentls's environment, makes Probe
-// report less than the machine has: user namespaces unusable, or Landlock too. It is
-// how the fallbacks are tried on a machine that has everything.
-const EnvMachine = "AGENTLS_SANDBOX_MACHINE"
-
 // Probe finds out what this machine supports, trying the namespaces for real with
 // the helper at self (agentls's executable).
 func Probe(self string) Machine {

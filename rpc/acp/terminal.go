@@ -93,7 +93,6 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 	if err := box.Err(); err != nil {
 		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: err.Error(), Err: err}
 	}
-	note := "Sandbox: " + box.Status().Summary + "."
 	if box.Contained() && !c.outside {
 		exe, err := os.Executable()
 		if err != nil {
@@ -101,8 +100,6 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 		}
 		name, args = exe, append([]string{"sandbox", "--root", ws.Roots()[0], "--", name}, args...)
 		env = []sdk.EnvVariable{{Name: sandbox.EnvPolicy, Value: box.Encode()}}
-	} else if c.outside {
-		note = "Sandbox: not contained: run outside the sandbox at the model's request, with the user's consent."
 	}
 	sid := sdk.SessionId(st.id)
 	// terminal/create is not withdrawn when the call is cancelled meanwhile: the
@@ -147,12 +144,7 @@ func (c *terminalCall) Execute(ctx context.Context, w io.Writer) (*tools.Result,
 		return nil, &tools.Error{Type: tools.ErrExecutionFailed, Message: fmt.Sprintf("terminal/wait_for_exit: %v", waitErr), Err: waitErr}
 	}
 	res := terminalResult(c.command, ws.Rel(dir), out, exit)
-	if !c.outside && res.Summary != "Exit code 0" {
-		if why := box.Explain(res.Display, dir); why != "" {
-			note += " " + why
-		}
-	}
-	res.Output += "\n\nNote: " + note
+	res.Output += "\n\nNote: " + box.Note(c.outside, res.Summary != "Exit code 0", res.Display, dir)
 	return res, nil
 }
 

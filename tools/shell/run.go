@@ -235,25 +235,18 @@ func (inv *runInvocation) contained() *sandbox.Sandbox {
 // withSandbox adds to a command's result whether it ran contained, and what of a
 // failure the sandbox may have caused.
 func (inv *runInvocation) withSandbox(res *tools.Result, err error) (*tools.Result, error) {
-	var note string
-	switch {
-	case inv.box == nil:
-		box := inv.s.box()
-		if box == nil {
+	box := inv.box
+	if box == nil {
+		if box = inv.s.box(); box == nil {
 			return res, err
 		}
-		note = "Sandbox: " + box.Status().Summary + "."
-	case inv.outside:
-		note = "Sandbox: not contained: run outside the sandbox at the model's request, with the user's consent."
-	default:
-		note = "Sandbox: " + inv.box.Status().Summary + "."
-		if res != nil && res.Summary != "Exit code 0" {
-			if why := inv.box.Explain(res.Display, inv.dir); why != "" {
-				note += " " + why
-			}
-		}
 	}
-	return withNote(res, err, note)
+	var output string
+	if res != nil {
+		output = res.Display
+	}
+	failed := res != nil && res.Summary != "Exit code 0"
+	return withNote(res, err, box.Note(inv.outside, failed, output, inv.dir))
 }
 
 func (inv *runInvocation) Execute(ctx context.Context, out io.Writer) (*tools.Result, error) {
