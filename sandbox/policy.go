@@ -213,6 +213,9 @@ func machineReason(m Machine) string {
 func defaultWritable(home string) []string {
 	out := []string{os.TempDir(), "/dev/shm"}
 	if cache, err := os.UserCacheDir(); err == nil {
+		// Made if missing: a contained command could not create it in the read-only
+		// home, and go build's first cache would fail.
+		_ = os.MkdirAll(cache, 0o700)
 		out = append(out, cache)
 	}
 	if v := os.Getenv("GOCACHE"); filepath.IsAbs(v) {
