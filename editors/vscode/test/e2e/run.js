@@ -351,14 +351,15 @@ scenario('edit_modified_proposal', editSetup('Your version is in.'), async (v) =
 
 // --- per-hunk review (issue 23.5) -----------------------------------------------------
 
-// 30 lines, some with a tab and trailing blanks (they must come back byte for byte); the
-// model capitalizes lines 2, 15 and 29: three hunks, with three lines of context each.
+// 30 lines, some with a tab and trailing blanks, the last without a newline (they must
+// come back byte for byte); the model capitalizes lines 2, 15 and 29: three hunks, with
+// three lines of context each.
 function thirty(changed = {}) {
   const out = [];
   for (let i = 1; i <= 30; i++) {
     out.push(changed[i] ?? `line ${i}${i % 7 === 0 ? '\twith a tab  ' : ''}`);
   }
-  return out.join('\n') + '\n';
+  return out.join('\n');
 }
 
 function hunksSetup(ws) {
