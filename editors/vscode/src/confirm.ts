@@ -19,12 +19,12 @@ import { askAll, Step, StepResult } from './logic/ask';
 import {
   alwaysNote,
   answerFor,
+  changedLines,
   Choice,
   choices,
   ConfirmAnswer,
   ConfirmDetails,
   editAnswer,
-  changedLines,
   firstChange,
   Hunk,
   hunkAnswer,
@@ -114,7 +114,7 @@ export class Confirmations implements vscode.Disposable {
       const id = this.idOf(uri);
       const p = id !== undefined ? this.pending.get(id) : undefined;
       if (p && !p.answered && p.details.type === 'edit') {
-        this.log(`edit ${id}: the proposal was saved: accepted as the user's version`);
+        this.log(`edit ${id}: the proposal was saved: accepted (as the user's version, if they changed it)`);
         this.pick(p, accept(p.details), text);
       }
     };
