@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 
 // run runs script in dir, contained and watched by a Command of rec, and returns the
 // Record.
-func run(t *testing.T, box *sandbox.Sandbox, rec *checkpoint.Recorder, dir, script string) checkpoint.Record {
+func run(t testing.TB, box *sandbox.Sandbox, rec *checkpoint.Recorder, dir, script string) checkpoint.Record {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
@@ -48,7 +48,7 @@ func run(t *testing.T, box *sandbox.Sandbox, rec *checkpoint.Recorder, dir, scri
 	return c.Finish()
 }
 
-func newBox(t *testing.T, root string) *sandbox.Sandbox {
+func newBox(t testing.TB, root string) *sandbox.Sandbox {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -69,7 +69,7 @@ func newBox(t *testing.T, root string) *sandbox.Sandbox {
 	return box
 }
 
-func write(t *testing.T, path, text string, mode os.FileMode) {
+func write(t testing.TB, path, text string, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
