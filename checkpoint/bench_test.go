@@ -45,37 +45,10 @@ func BenchmarkCheckpoint200k(b *testing.B) {
 			exec.Command("/bin/sh", "-c", scripts[1]).Run()
 		}
 	})
-	run := func(b *testing.B, rec *checkpoint.Recorder) {
+	change := func(rec *checkpoint.Recorder) {
 		script := scripts[runs%2]
 		runs++
-		cmd := exec.Command("/bin/sh", "-c", script)
-		cmd.Dir = root
-		if err := box.Wrap(cmd); err != nil {
-			b.Fatal(err)
-		}
-		if rec == nil {
-			if out, err := cmd.CombinedOutput(); err != nil {
-				b.Fatalf("%v: %s", err, out)
-			}
-			return
-		}
-		c := rec.Command(script)
-		wt, err := box.Watch(cmd, c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			wt.Abandon()
-			b.Fatal(err)
-		}
-		wt.Started()
-		if err := cmd.Wait(); err != nil {
-			b.Fatal(err)
-		}
-		if err := wt.Stop(); err != nil {
-			b.Fatal(err)
-		}
-		if r := c.Finish(); len(r.Changes) != 10 {
+		if r := run(b, box, rec, root, script); rec != nil && len(r.Changes) != 10 {
 			b.Fatalf("the checkpoint has %d changes, want the 10 files", len(r.Changes))
 		}
 	}
@@ -85,7 +58,7 @@ func BenchmarkCheckpoint200k(b *testing.B) {
 	var bare, first, again []float64
 	timed := func(rec *checkpoint.Recorder) float64 {
 		start := time.Now()
-		run(b, rec)
+		change(rec)
 		return float64(time.Since(start).Microseconds()) / 1000
 	}
 	for i := 0; b.Loop(); i++ {
@@ -205,38 +178,11 @@ func BenchmarkWatchOverhead(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				var t [2]float64
 				for k := range 2 {
-					watched := (i+k)%2 == 1
-					cmd := exec.Command("/bin/sh", "-c", script)
-					cmd.Dir = where.dir
-					if err := box.Wrap(cmd); err != nil {
-						b.Fatal(err)
-					}
+					// (i+k)%2 is 1 for the watched run, rec's; 0 for the bare one.
+					r := map[int]*checkpoint.Recorder{0: nil, 1: rec}[(i+k)%2]
 					start := time.Now()
-					if !watched {
-						if out, err := cmd.CombinedOutput(); err != nil {
-							b.Fatalf("%v: %s", err, out)
-						}
-						t[0] = float64(time.Since(start).Microseconds())
-						continue
-					}
-					c := rec.Command(script)
-					wt, err := box.Watch(cmd, c)
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := cmd.Start(); err != nil {
-						wt.Abandon()
-						b.Fatal(err)
-					}
-					wt.Started()
-					if err := cmd.Wait(); err != nil {
-						b.Fatal(err)
-					}
-					if err := wt.Stop(); err != nil {
-						b.Fatal(err)
-					}
-					c.Finish()
-					t[1] = float64(time.Since(start).Microseconds())
+					run(b, box, r, where.dir, script)
+					t[(i+k)%2] = float64(time.Since(start).Microseconds())
 				}
 				bare = append(bare, t[0]/1000)
 				extra = append(extra, (t[1]-t[0])/files)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentls/agentls/checkpoint"
 	"github.com/agentls/agentls/clients"
-	"github.com/agentls/agentls/sandbox"
+	"github.com/agentls/agentls/internal/testutil"
 )
 
 // shellScript is a prompt whose one call runs command.
@@ -31,16 +31,7 @@ func shellScript(command string) clients.Script {
 // checkpoints bounded by limits.
 func containedHarness(t *testing.T, script clients.Script, limits checkpoint.Limits) *hostHarness {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m := sandbox.Probe(exe); m.LandlockABI == 0 {
-		if os.Getenv("AGENTLS_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("AGENTLS_REQUIRE_SANDBOX=1 but this machine has no Landlock: %s", m.LandlockError)
-		}
-		t.Skip("no Landlock here, so commands are not watched: ", m.LandlockError)
-	}
+	_, exe := testutil.Landlocked(t)
 	return newHostHarness(t, "yolo", script, func(o *HostOptions) {
 		o.Toolbox.SandboxHelper = exe
 		o.Checkpoints = limits
