@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/hooks"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
@@ -111,6 +112,10 @@ type Host struct {
 	loadCtx   context.Context
 	stopLoads context.CancelFunc
 	closed    bool
+
+	// hookWork are the hooks running on their own (Notification, SessionEnd), which
+	// Close waits for: each ends within its timeout.
+	hookWork sync.WaitGroup
 }
 
 // runningCall is a call running on one of the host's schedulers.
@@ -209,9 +214,11 @@ func (h *Host) Close() error {
 	h.stopLoads()
 	for _, l := range all {
 		l.letGo()
+		l.end("exit")
 		l.emit(Update{Kind: UpdateClosed})
 	}
 	h.loads.Wait()
+	h.hookWork.Wait()
 	return h.tb.Close()
 }
 
@@ -302,6 +309,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 		MaxTurns:     cmp.Or(h.o.MaxTurns, s.Model.MaxSessionTurns),
 		Env:          Environment{Roots: h.tb.Workspace.Roots(), ConfigDir: h.tb.ConfigDir},
 		Observe:      l.emit,
+		Hooks:        func() *hooks.Runner { return h.tb.Config().Hooks },
 		Logger:       h.log,
 	})
 	switch {
@@ -352,6 +360,7 @@ func (h *Host) CloseSession(id string) error {
 	}
 	delete(h.live, id)
 	h.mu.Unlock()
+	l.end("other")
 	// Told after unlocking: Observe is the front end's code, which may call back into
 	// the host. The session is let go, so closed is the last update of its stream.
 	l.emit(Update{Kind: UpdateClosed})
@@ -469,6 +478,7 @@ func (h *Host) add(l *Live) *Live {
 	h.mu.Unlock()
 	// Told after unlocking, as in CloseSession.
 	for _, g := range gone {
+		g.end("other")
 		g.emit(Update{Kind: UpdateClosed})
 	}
 	return l
@@ -831,12 +841,34 @@ func (l *Live) scheduler() *tools.Scheduler {
 	h := l.h
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
-		l.sched = schedulerFor{cfg: cfg, sched: h.tb.SchedulerOver(l.registryOver(cfg.Registry), l.policy(cfg.Policy), h.o.Asker, func(ev tools.Event) {
+		l.sched = schedulerFor{cfg: cfg, sched: h.tb.SchedulerWith(l.registryOver(cfg.Registry), l.policy(cfg.Policy), l.asker(), func(ev tools.Event) {
 			l.noteCall(ev)
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
-		}, l.metrics)}
+		}, toolHooks{l}, l.metrics)}
 	}
 	return l.sched.sched
+}
+
+// asker returns the host's Asker as the session's calls use it: the Notification
+// hooks hear of each question.
+func (l *Live) asker() confirm.Asker {
+	if l.h.o.Asker == nil {
+		return nil
+	}
+	return notifyingAsker{l: l, asker: l.h.o.Asker}
+}
+
+// end runs the session's SessionEnd hooks, for reason, on their own (Host.Close waits
+// for them), if its first prompt began.
+func (l *Live) end(reason string) {
+	r := l.h.tb.Config().Hooks
+	if l.sess == nil || !l.sess.started.Load() || !r.Has(hooks.SessionEnd) {
+		return
+	}
+	l.h.hookWork.Go(func() {
+		// Advisory: nobody waits for the answer, which is only logged.
+		r.Run(context.Background(), hooks.SessionEnd, l.sess.hookCall(reason, map[string]any{"reason": reason}))
+	})
 }
 
 // policy returns the workspace's policy p as the session sees it: in its approval
