@@ -305,13 +305,13 @@ func (r *Runner) Run(ctx context.Context, e Event, c Call) Outcome {
 	slots := make([][]Result, len(parallel)+len(sequences))
 	var wg sync.WaitGroup
 	for i, h := range parallel {
-		wg.Go(func() { slots[i] = []Result{r.runOne(ctx, e, h, c.input(e, nil))} })
+		wg.Go(func() { slots[i] = []Result{r.runOne(ctx, e, h, c.SessionID, c.input(e, nil))} })
 	}
 	for i, seq := range sequences {
 		wg.Go(func() {
 			var input map[string]json.RawMessage
 			for _, h := range seq {
-				res := r.runOne(ctx, e, h, c.input(e, input))
+				res := r.runOne(ctx, e, h, c.SessionID, c.input(e, input))
 				slots[len(parallel)+i] = append(slots[len(parallel)+i], res)
 				if res.Output != nil {
 					if ti, ok := toolInput(res.Output); ok {
@@ -455,11 +455,11 @@ func abbreviate(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// runOne runs hook h of e with input and reads its answer.
-func (r *Runner) runOne(ctx context.Context, e Event, h hook, input []byte) Result {
+// runOne runs hook h of e for the session with input and reads its answer.
+func (r *Runner) runOne(ctx context.Context, e Event, h hook, session string, input []byte) Result {
 	res := Result{Hook: h.name}
 	start := time.Now()
-	stdout, stderr, code, err := r.exec(ctx, h, input)
+	stdout, stderr, code, err := r.exec(ctx, h, session, input)
 	res.Duration = time.Since(start)
 	defer func() {
 		r.logger.Info("hook ran", "event", e, "hook", h.name, "exit", code, "duration", res.Duration, "err", res.Err)
@@ -493,16 +493,21 @@ func (r *Runner) runOne(ctx context.Context, e Event, h hook, input []byte) Resu
 	return res
 }
 
-// exec runs h with input on its standard input and returns what it printed and its
-// exit status; err says why it could not run or finish.
-func (r *Runner) exec(ctx context.Context, h hook, input []byte) (stdout []byte, stderr string, code int, err error) {
+// exec runs h for the session with input on its standard input and returns what it
+// printed and its exit status; err says why it could not run or finish.
+func (r *Runner) exec(ctx context.Context, h hook, session string, input []byte) (stdout []byte, stderr string, code int, err error) {
 	ctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
 	cmd := exec.Command(r.shell, "-c", h.command)
 	cmd.Dir = r.dir
+	var env []string
 	if r.environ != nil {
-		cmd.Env = r.environ()
+		env = r.environ()
 	}
+	// Gemini CLI's variables; CLAUDE_PROJECT_DIR is its alias for hooks written for
+	// Claude Code.
+	cmd.Env = append(env, "GEMINI_PROJECT_DIR="+r.dir, "CLAUDE_PROJECT_DIR="+r.dir, "GEMINI_CWD="+r.dir,
+		"GEMINI_SESSION_ID="+session)
 	cmd.Stdin = bytes.NewReader(input)
 	var out, errOut capped
 	cmd.Stdout, cmd.Stderr = &out, &errOut
