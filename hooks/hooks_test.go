@@ -176,7 +176,9 @@ func TestSequential(t *testing.T) {
 		t.Errorf("merged rewrite %v", o.ToolInput)
 	}
 	data, _ := os.ReadFile(seen)
-	var in struct{ ToolInput map[string]string `json:"tool_input"` }
+	var in struct {
+		ToolInput map[string]string `json:"tool_input"`
+	}
 	if err := json.Unmarshal(data, &in); err != nil || in.ToolInput["command"] != "echo one" || in.ToolInput["dir_path"] != "x" {
 		t.Errorf("the second hook saw %s", data)
 	}

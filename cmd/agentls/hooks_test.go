@@ -61,7 +61,9 @@ type hookCommand struct {
 	Timeout int    `json:"timeout,omitempty"`
 }
 
-func command(name, cmd string) hookCommand { return hookCommand{Type: "command", Command: cmd, Name: name} }
+func command(name, cmd string) hookCommand {
+	return hookCommand{Type: "command", Command: cmd, Name: name}
+}
 
 // settings writes the hooks into the settings file at path.
 func writeHooks(t *testing.T, path string, hooks map[string][]hook) {
