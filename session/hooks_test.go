@@ -1,0 +1,55 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/hooks"
+	"github.com/agentls/agentls/settings"
+)
+
+// TestPreCompressHook: the PreCompress hooks run before the history is compressed,
+// told the trigger, and what they say reaches the person; they cannot stop it.
+func TestPreCompressHook(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("Here is a lot of context about the task. ", 50)
+	h := newHarness(t, nil, clients.Script{ContextWindow: 60000, Turns: []clients.Turn{
+		{Text: "answer one", Usage: &clients.Usage{PromptTokens: 10000}},
+		{Text: "answer two", Usage: &clients.Usage{PromptTokens: 50000}},
+		{Text: "<state_snapshot>\n<overall_goal>test</overall_goal>\n</state_snapshot>", Usage: &clients.Usage{PromptTokens: 900}},
+		{Text: "answer three", Usage: &clients.Usage{PromptTokens: 1200}},
+	}})
+	marker := filepath.Join(h.root, "precompress.json")
+	var s settings.Settings
+	s.Hooks.Events = map[string][]settings.HookGroup{"PreCompress": {{Matcher: "auto", Hooks: []settings.HookCommand{{Type: "command",
+		Command: `cat > ` + marker + `; echo '{"systemMessage":"saving the state first","continue":false}'`}}}}}
+	runner, err := hooks.New(hooks.Options{Settings: s, Dir: h.root, Environ: os.Environ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := h.session(func(o *Options) { o.Hooks = func() *hooks.Runner { return runner } })
+	for _, p := range []string{"one: " + long, "two", "three"} {
+		if _, err := sess.Prompt(context.Background(), p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(h.updatesOf(UpdateCompression)); n != 1 {
+		t.Fatalf("%d compressions", n)
+	}
+	data, err := os.ReadFile(marker)
+	var in struct {
+		Event   string `json:"hook_event_name"`
+		Trigger string `json:"trigger"`
+	}
+	if err != nil || json.Unmarshal(data, &in) != nil || in.Event != "PreCompress" || in.Trigger != "auto" {
+		t.Errorf("the hook's input: %v %s", err, data)
+	}
+	if m := h.messages(); !strings.Contains(m, "[agentls: hook ") || !strings.Contains(m, "saving the state first") {
+		t.Errorf("the person was not told: %q", m)
+	}
+}
