@@ -53,3 +53,36 @@ func TestPreCompressHook(t *testing.T) {
 		t.Errorf("the person was not told: %q", m)
 	}
 }
+
+// TestHookErrorsTold: a hook the settings get wrong is left out, and the session says
+// so before its first prompt; the other hooks run.
+func TestHookErrorsTold(t *testing.T) {
+	t.Parallel()
+	config := t.TempDir()
+	hh := newHostHarness(t, "", clients.Script{Turns: []clients.Turn{{Text: "fine"}}}, func(o *HostOptions) {
+		o.Toolbox.ConfigDir = config
+	})
+	marker := filepath.Join(hh.root, "ran")
+	data, _ := json.Marshal(map[string]any{"hooks": map[string]any{"BeforeAgent": []any{
+		map[string]any{"matcher": "(", "hooks": []any{map[string]any{"type": "command", "command": "true"}}},
+		map[string]any{"hooks": []any{map[string]any{"type": "http", "command": "x"}}},
+		map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "cat > " + marker}}},
+	}}})
+	if err := os.WriteFile(filepath.Join(config, "settings.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hh.host.Reconfigure(settings.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	hh.prompt("", "hello")
+	var msgs strings.Builder
+	for _, u := range hh.of(UpdateMessage) {
+		msgs.WriteString(u.Text)
+	}
+	if m := msgs.String(); !strings.Contains(m, "hooks left out of the settings") || !strings.Contains(m, `only "command" hooks exist`) {
+		t.Errorf("messages %q", m)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the good hook did not run: %v", err)
+	}
+}

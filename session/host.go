@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -616,6 +617,10 @@ func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext, extra
 	l.mu.Lock()
 	l.endPrompt = end
 	l.mu.Unlock()
+	if err := l.h.tb.Config().HookErrors; err != nil && !l.sess.started.Load() {
+		// Said once per session, before its hooks first run.
+		l.sess.tellHooks(strings.Split("hooks left out of the settings: "+err.Error(), "\n"))
+	}
 	return l.sess.Prompt(ctx, text, ec, extra...)
 }
 
