@@ -273,7 +273,7 @@ func (a notifyingAsker) Ask(ctx context.Context, req confirm.Request) (confirm.A
 		msg := fmt.Sprintf("%s needs your permission: %s", req.ToolName, req.Details.Title)
 		a.l.h.hookWork.Go(func() {
 			// Advisory: the question is not held up, and the hooks outlive it.
-			out := r.Run(context.WithoutCancel(ctx), hooks.Notification, a.l.sess.hookCall("ToolPermission",
+			out := r.Run(a.l.h.hookCtx, hooks.Notification, a.l.sess.hookCall("ToolPermission",
 				map[string]any{"notification_type": "ToolPermission", "message": msg, "details": details}))
 			a.l.sess.tellHooks(out.Notes)
 		})

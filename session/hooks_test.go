@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/hooks"
@@ -84,5 +85,34 @@ func TestHookErrorsTold(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the good hook did not run: %v", err)
+	}
+}
+
+// TestSessionEndHookBounded: a SessionEnd hook that hangs holds the host's Close for
+// closeHookWait at most, not its whole timeout, and is stopped.
+func TestSessionEndHookBounded(t *testing.T) {
+	t.Parallel()
+	config := t.TempDir()
+	hh := newHostHarness(t, "", clients.Script{Turns: []clients.Turn{{Text: "fine"}}}, func(o *HostOptions) {
+		o.Toolbox.ConfigDir = config
+	})
+	started := filepath.Join(hh.root, "started")
+	data, _ := json.Marshal(map[string]any{"hooks": map[string]any{"SessionEnd": []any{
+		map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "cat > " + started + "; sleep 120"}}},
+	}}})
+	if err := os.WriteFile(filepath.Join(config, "settings.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hh.host.Reconfigure(settings.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	hh.prompt("", "hello")
+	start := time.Now()
+	hh.host.Close()
+	if took := time.Since(start); took < closeHookWait/2 || took > closeHookWait+10*time.Second {
+		t.Errorf("Close took %v with a hanging SessionEnd hook (wait at most %v)", took, closeHookWait)
+	}
+	if data, err := os.ReadFile(started); err != nil || !strings.Contains(string(data), `"reason":"exit"`) {
+		t.Errorf("the SessionEnd hook's input: %v %s", err, data)
 	}
 }

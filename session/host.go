@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/confirm"
@@ -114,9 +115,12 @@ type Host struct {
 	stopLoads context.CancelFunc
 	closed    bool
 
-	// hookWork are the hooks running on their own (Notification, SessionEnd), which
-	// Close waits for: each ends within its timeout.
-	hookWork sync.WaitGroup
+	// hookWork are the hooks running on their own (Notification, SessionEnd), with
+	// hookCtx, which Close waits for (at most closeHookWait, then it cancels hookCtx,
+	// which kills them).
+	hookWork  sync.WaitGroup
+	hookCtx   context.Context
+	stopHooks context.CancelFunc
 }
 
 // runningCall is a call running on one of the host's schedulers.
@@ -145,6 +149,7 @@ func (s schedulerFor) stale(tb *toolbox.Toolbox) bool {
 func NewHost(o HostOptions) (*Host, error) {
 	h := &Host{o: o, log: o.Logger, live: map[string]*Live{}, scopes: map[string]schedulerFor{}, calls: map[string]runningCall{}}
 	h.loadCtx, h.stopLoads = context.WithCancel(context.Background())
+	h.hookCtx, h.stopHooks = context.WithCancel(context.Background())
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -219,8 +224,31 @@ func (h *Host) Close() error {
 		l.emit(Update{Kind: UpdateClosed})
 	}
 	h.loads.Wait()
-	h.hookWork.Wait()
+	h.waitHooks(closeHookWait)
 	return h.tb.Close()
+}
+
+// closeHookWait is how long Close lets the hooks running on their own (SessionEnd)
+// finish before it stops them: an editor shutting agentls down must not wait for a
+// hook's whole timeout.
+const closeHookWait = 5 * time.Second
+
+// waitHooks waits for the hooks running on their own, at most d, then stops those
+// still running and waits for them to go.
+func (h *Host) waitHooks(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		h.hookWork.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		h.log.Warn("stopping hooks still running as agentls closes", "after", d)
+		h.stopHooks()
+		<-done
+	}
+	h.stopHooks()
 }
 
 // StartExternal loads the external tools of the settings in force: it runs the
@@ -872,7 +900,7 @@ func (l *Live) end(reason string) {
 	}
 	l.h.hookWork.Go(func() {
 		// Advisory: nobody waits for the answer, which is only logged.
-		r.Run(context.Background(), hooks.SessionEnd, l.sess.hookCall(reason, map[string]any{"reason": reason}))
+		r.Run(l.h.hookCtx, hooks.SessionEnd, l.sess.hookCall(reason, map[string]any{"reason": reason}))
 	})
 }
 
