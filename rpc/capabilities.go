@@ -157,6 +157,7 @@ const (
 	cmdRunPrompt       = "agentls.runPrompt"
 	cmdTrust           = "agentls.trust"
 	cmdUndoTurn        = "agentls.undoTurn"
+	cmdRedoTurn        = "agentls.redoTurn"
 	cmdTurnDiff        = "agentls.turnDiff"
 	cmdListRules       = "agentls.listRules"
 	cmdRemoveRule      = "agentls.removeRule"

@@ -110,6 +110,7 @@ func newCommandHandler(s *Server) *commandHandler {
 		{name: cmdListPrompts, run: typed(c.listPrompts)},
 		{name: cmdTrust, run: typed(c.trust)},
 		{name: cmdUndoTurn, run: typed(c.undoTurn)},
+		{name: cmdRedoTurn, run: typed(c.redoTurn)},
 		{name: cmdTurnDiff, run: typed(c.turnDiff)},
 		{name: cmdListRules, run: typed(c.listRules)},
 		{name: cmdRemoveRule, run: typed(c.removeRule)},

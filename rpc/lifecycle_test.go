@@ -32,7 +32,7 @@ func TestInitializeResult(t *testing.T) {
 			"executeCommandProvider": map[string]any{"commands": []any{
 				"agentls.runTool", "agentls.listTools", "agentls.cancel", "agentls.setApprovalMode", "agentls.confirm",
 				"agentls.listSessions", "agentls.sessionHistory", "agentls.discoverTools", "agentls.mcpStatus", "agentls.mcpAuth", "agentls.metrics", "agentls.listPrompts", "agentls.trust",
-				"agentls.undoTurn", "agentls.turnDiff", "agentls.listRules", "agentls.removeRule", "agentls.status", "agentls.prompt", "agentls.runPrompt"}},
+				"agentls.undoTurn", "agentls.redoTurn", "agentls.turnDiff", "agentls.listRules", "agentls.removeRule", "agentls.status", "agentls.prompt", "agentls.runPrompt"}},
 			"codeActionProvider": map[string]any{"codeActionKinds": []any{"quickfix", "refactor.rewrite", "source.agentls"}},
 			"workspace":          map[string]any{"workspaceFolders": map[string]any{"supported": true, "changeNotifications": true}},
 			"experimental":       map[string]any{"agentls": map[string]any{"protocolVersion": 1.0}},

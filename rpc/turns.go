@@ -9,14 +9,16 @@ import (
 	"github.com/agentls/agentls/session"
 )
 
-// The turn commands: agentls.turnDiff shows what one prompt of a session changed, and
-// agentls.undoTurn takes it back in one workspace/applyEdit (session.Host.UndoTurn).
+// The turn commands: agentls.turnDiff shows what one prompt of a session changed, its
+// edits and its shell commands' changes; agentls.undoTurn takes it back, text files in
+// one workspace/applyEdit (session.Host.UndoTurn), and agentls.redoTurn brings back
+// what an undo took back.
 
-// turnArgs are the arguments of agentls.undoTurn and agentls.turnDiff.
+// turnArgs are the arguments of agentls.undoTurn, agentls.redoTurn and agentls.turnDiff.
 type turnArgs struct {
 	Session string `json:"session"`
 	// Turn is the prompt's number, from 1; 0 or absent means the session's last prompt
-	// that changed files and was not undone.
+	// that changed files and was not undone (for a redo: the prompt undone last).
 	Turn int `json:"turn"`
 	// Force undoes the files not changed since, when others were.
 	Force bool `json:"force"`
@@ -40,6 +42,11 @@ type turnDiffResult struct {
 	Files   []string `json:"files"`
 	Diff    string   `json:"diff"`
 	Undone  bool     `json:"undone,omitzero"`
+	// Changes say, per file, what changed it (By) and how (the states before and
+	// after), for clients that show more than the diff.
+	Changes    []session.TurnChange `json:"changes"`
+	Unrecorded []string             `json:"unrecorded,omitempty"`
+	LeftOut    int                  `json:"leftOut,omitempty"`
 }
 
 func (c *commandHandler) turnDiff(_ context.Context, d deps, a turnArgs) (turnDiffResult, error) {
@@ -50,7 +57,8 @@ func (c *commandHandler) turnDiff(_ context.Context, d deps, a turnArgs) (turnDi
 	if err != nil {
 		return turnDiffResult{}, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}
-	res := turnDiffResult{Session: t.Session, Turn: t.Turn, Files: []string{}, Diff: t.Diff(d.toolbox.Workspace), Undone: t.Undone}
+	res := turnDiffResult{Session: t.Session, Turn: t.Turn, Files: []string{}, Diff: d.host.Diff(t), Undone: t.Undone,
+		Changes: t.Changes, Unrecorded: t.Unrecorded, LeftOut: t.LeftOut}
 	for _, c := range t.Changes {
 		res.Files = append(res.Files, c.Path)
 	}
@@ -64,6 +72,18 @@ func (c *commandHandler) undoTurn(ctx context.Context, d deps, a turnArgs) (sess
 		return session.UndoResult{}, err
 	}
 	res, err := d.host.UndoTurn(ctx, a.Session, a.Turn, a.Force)
+	if err != nil && !errors.Is(err, session.ErrChangedSince) {
+		return session.UndoResult{}, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+	}
+	return res, nil
+}
+
+// redoTurn answers as undoTurn does, for bringing back what an undo took back.
+func (c *commandHandler) redoTurn(ctx context.Context, d deps, a turnArgs) (session.UndoResult, error) {
+	if err := a.check(d.callee); err != nil {
+		return session.UndoResult{}, err
+	}
+	res, err := d.host.RedoTurn(ctx, a.Session, a.Turn, a.Force)
 	if err != nil && !errors.Is(err, session.ErrChangedSince) {
 		return session.UndoResult{}, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
 	}

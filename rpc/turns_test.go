@@ -1,12 +1,16 @@
 package rpc_test
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/internal/fakegemini"
 	"github.com/agentls/agentls/internal/lsptest"
 	"github.com/agentls/agentls/rpc"
 )
@@ -88,5 +92,98 @@ func TestUndoTurn(t *testing.T) {
 				t.Errorf("after the undo the editor holds %q (new.txt open: %v)", doc.Text, newOpen)
 			}
 		})
+	}
+}
+
+// TestUndoShellTurnBinary: the agentls binary runs a real command that rewrites an open
+// document (sed -i), makes a binary file and changes a mode; agentls.turnDiff names the
+// command beside each file; agentls.undoTurn gives the document its text back in one
+// workspace/applyEdit and the rest on disk; agentls.redoTurn brings the command's
+// result back, in the editor too.
+func TestUndoShellTurnBinary(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	root := workspaceDir(t, map[string]string{"notes.txt": "hello\nworld\n", "run.sh": "#!/bin/sh\n"})
+	file, bin, script := filepath.Join(root, "notes.txt"), filepath.Join(root, "data.bin"), filepath.Join(root, "run.sh")
+	line := `sed -i s/hello/HELLO/ notes.txt && printf 'a\0b' > data.bin && chmod +x run.sh`
+	fake := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{call("run_shell_command", map[string]any{"command": line}, "s1")}},
+		{Text: "done"},
+	}})
+	t.Cleanup(fake.Close)
+	c := startEnv(t, root, []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + fake.URL})
+	if _, err := c.Initialize(ctx, initParams(root, capsRich, map[string]any{"approvalMode": "yolo"})); err != nil {
+		t.Fatal(err)
+	}
+	uri := lsptest.FileURI(file)
+	if err := c.Editor().Open(uri, "hello\nworld\n"); err != nil {
+		t.Fatal(err)
+	}
+	var res promptResult
+	if err := c.Call(ctx, "agentls/prompt", map[string]any{"prompt": "change"}, &res); err != nil || res.StopReason != "end_turn" {
+		t.Fatalf("prompt: %v %+v", err, res)
+	}
+	// The editor reloads the document the command rewrote, as editors do.
+	if err := c.Editor().Change(uri, lsptest.Change{Text: "HELLO\nworld\n"}); err != nil {
+		t.Fatal(err)
+	}
+	var diff struct {
+		Files   []string `json:"files"`
+		Diff    string   `json:"diff"`
+		Changes []struct {
+			Path string   `json:"path"`
+			By   []string `json:"by"`
+		} `json:"changes"`
+	}
+	if err := command(ctx, c, "agentls.turnDiff", map[string]any{"session": res.Session}, &diff); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(diff.Files, []string{bin, file, script}) || !strings.Contains(diff.Diff, "+HELLO") ||
+		!strings.Contains(diff.Diff, "# notes.txt: changed by run_shell_command: "+line) || !strings.Contains(diff.Diff, "mode 0644 → 0755") {
+		t.Fatalf("turnDiff: %+v", diff)
+	}
+	before := len(c.Editor().Applied())
+	var undo struct {
+		Reverted []string `json:"reverted"`
+		Deleted  []string `json:"deleted"`
+		Changed  []string `json:"changed"`
+	}
+	if err := command(ctx, c, "agentls.undoTurn", map[string]any{"session": res.Session}, &undo); err != nil {
+		t.Fatal(err)
+	}
+	if applied := c.Editor().Applied()[before:]; len(applied) != 1 {
+		t.Errorf("the undo applied %d edits, want 1", len(applied))
+	}
+	if doc, _ := c.Editor().Doc(uri); doc.Text != "hello\nworld\n" {
+		t.Errorf("after the undo the editor holds %q", doc.Text)
+	}
+	if _, err := os.Stat(bin); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("data.bin after the undo: %v, want it gone", err)
+	}
+	if fi, err := os.Stat(script); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("run.sh after the undo: %v %v, want mode 0644", fi.Mode(), err)
+	}
+	if !slices.Equal(undo.Deleted, []string{bin}) || !slices.Equal(undo.Reverted, []string{file, script}) {
+		t.Errorf("undo: %+v", undo)
+	}
+
+	before = len(c.Editor().Applied())
+	if err := command(ctx, c, "agentls.redoTurn", map[string]any{"session": res.Session}, &undo); err != nil {
+		t.Fatal(err)
+	}
+	if applied := c.Editor().Applied()[before:]; len(applied) != 1 {
+		t.Errorf("the redo applied %d edits, want 1", len(applied))
+	}
+	if doc, _ := c.Editor().Doc(uri); doc.Text != "HELLO\nworld\n" {
+		t.Errorf("after the redo the editor holds %q", doc.Text)
+	}
+	if data, err := os.ReadFile(bin); err != nil || string(data) != "a\x00b" {
+		t.Errorf("data.bin after the redo: %q %v", data, err)
+	}
+	if fi, err := os.Stat(script); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("run.sh after the redo: %v %v, want mode 0755", fi.Mode(), err)
+	}
+	if err := command(ctx, c, "agentls.redoTurn", map[string]any{"session": res.Session}, &undo); err == nil || !strings.Contains(err.Error(), "nothing to redo") {
+		t.Errorf("a second redo: %v, want nothing to redo", err)
 	}
 }

@@ -36,6 +36,9 @@ func Enter() {
 	if spec.Probe {
 		os.Exit(0)
 	}
+	if spec.Watch > 0 {
+		installWatch(spec.Watch)
+	}
 	err := syscall.Exec(spec.Path, os.Args, os.Environ())
 	fail(fmt.Errorf("%s: %w", spec.Path, err))
 }

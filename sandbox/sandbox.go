@@ -47,6 +47,10 @@ type Spec struct {
 	// Probe makes the helper set everything up and exit 0 instead of executing Path: it
 	// is how Probe finds out whether the namespaces work here.
 	Probe bool `json:"probe,omitempty"`
+	// Watch, when not 0, is the descriptor of a unix socket on which the helper sends
+	// the listener of a seccomp filter that stops each system call changing a path
+	// until agentls has seen it (see [Sandbox.Watch]), or why it could not install one.
+	Watch int `json:"watch,omitempty"`
 }
 
 // Policy is what a contained command may do. Paths are absolute and cleaned.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentls/agentls/checkpoint"
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/hooks"
@@ -37,6 +39,9 @@ type HostOptions struct {
 	Toolbox toolbox.Options
 	// Store persists the sessions; a session that was let go is resumed from it.
 	Store *Store
+	// Checkpoints bound the store of what the sessions' shell commands replaced, kept
+	// beside Store's folder; zero means checkpoint.DefaultLimits.
+	Checkpoints checkpoint.Limits
 	// NewClient makes the model client of a session being opened, from the settings in
 	// force. Nil, or a nil client, means there is no model: Open fails with ErrNoModel.
 	NewClient func(ctx context.Context, s settings.Settings) (clients.Client, error)
@@ -121,6 +126,10 @@ type Host struct {
 	hookWork  sync.WaitGroup
 	hookCtx   context.Context
 	stopHooks context.CancelFunc
+
+	// checkpoints holds what the sessions' shell commands replaced, for undo; nil
+	// where sessions are not stored.
+	checkpoints *checkpoint.Store
 }
 
 // runningCall is a call running on one of the host's schedulers.
@@ -175,6 +184,10 @@ func NewHost(o HostOptions) (*Host, error) {
 		return nil, err
 	}
 	h.tb = tb
+	if o.Store != nil {
+		// Beside the sessions' folder, one store per workspace (by its first root).
+		h.checkpoints = checkpoint.OpenStore(checkpoint.StoreDir(filepath.Dir(o.Store.Dir()), tb.Workspace.Roots()[0]), cmp.Or(o.Checkpoints, checkpoint.DefaultLimits()))
+	}
 	return h, nil
 }
 
@@ -326,6 +339,16 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 		// google_web_search answers through the session's model's grounding, where it
 		// has one: the session's own, as other sessions may have other models.
 		search: h.tb.SearchTool(Searcher(client))}
+	if h.checkpoints != nil {
+		l.recorder = checkpoint.NewRecorder(h.checkpoints, h.tb.Workspace, func(r checkpoint.Record) {
+			if len(r.Changes) == 0 && r.Unrecorded == "" && r.LeftOut == 0 {
+				return // a command that changed nothing
+			}
+			l.mu.Lock()
+			l.items = append(l.items, turnItem{shell: &r})
+			l.mu.Unlock()
+		})
+	}
 	l.todos = todos.NewList(func(items []todos.Item) {
 		l.emit(Update{Kind: UpdatePlan, Plan: planOf(items)})
 	})
@@ -592,8 +615,12 @@ type Live struct {
 	// go; gone is set once the host has let the session go: it takes no prompt.
 	used uint64
 	gone bool
-	// edits are the files the running batch of calls changed, which Run records.
-	edits []Edit
+	// items are the changes the running batch of calls made (edits, and what shell
+	// commands changed), which Run records.
+	items []turnItem
+	// recorder records what the session's shell commands change; nil where sessions
+	// are not stored.
+	recorder *checkpoint.Recorder
 	// runs times the running batch's calls, which Run records.
 	runs runTimer
 	// agents are the conversations of the running batch's sub-agents, which Run records.
@@ -746,15 +773,18 @@ func (l *Live) Run(ctx context.Context, reqs []tools.Request) []tools.CallResult
 		wire[i] = tools.Request{CallID: wid, Name: r.Name, Args: r.Args}
 		defer l.h.track(wid, l.id, cancel)()
 	}
+	if l.recorder != nil {
+		ctx = checkpoint.WithRecorder(ctx, l.recorder)
+	}
 	res := runAgentsLast(ctx, sched, wire)
 	l.mu.Lock()
-	edits := l.edits
-	l.edits = nil
+	items := l.items
+	l.items = nil
 	runs := l.runs.take()
 	agents := l.agents
 	l.agents = nil
 	l.mu.Unlock()
-	l.sess.recordEdits(edits)
+	l.sess.recordItems(items)
 	l.sess.recordRuns(runs)
 	l.sess.recordAgents(agents)
 	for i := range res {
@@ -802,7 +832,7 @@ func (l *Live) noteCall(ev tools.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e, ok := editOf(ev); ok {
-		l.edits = append(l.edits, e)
+		l.items = append(l.items, turnItem{edit: &e})
 	}
 	l.runs.event(ev)
 }

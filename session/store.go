@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentls/agentls/checkpoint"
 	"github.com/agentls/agentls/clients"
 )
 
@@ -80,7 +81,9 @@ const (
 	recRefused     = "refused"
 	recEnd         = "end"
 	recEdit        = "edit"  // a file a tool call of the prompt changed (turns.go)
-	recUndo        = "undo"  // the edits of a prompt were undone
+	recUndo        = "undo"  // the changes of a prompt were undone
+	recRedo        = "redo"  // the changes of an undone prompt were brought back
+	recShell       = "shell" // what a shell command of the prompt changed (turns.go)
 	recRun         = "run"   // a tool call of the prompt ended (metrics.go)
 	recAgent       = "agent" // a sub-agent's conversation (subagent.go)
 )
@@ -111,6 +114,10 @@ type record struct {
 	Path   string  `json:"path,omitempty"`
 	Before *string `json:"before,omitempty"`
 	After  *string `json:"after,omitempty"`
+	// Tool is the edit's tool.
+	Tool string `json:"tool,omitempty"`
+	// Shell is what a shell command of the prompt Turn changed.
+	Shell *checkpoint.Record `json:"shell,omitempty"`
 	// Run is a tool call's end: its tool, status and execution time.
 	Run *ToolRun `json:"run,omitempty"`
 	// Agent is a sub-agent's conversation, for replay.
@@ -218,13 +225,23 @@ type stored struct {
 	runs []ToolRun
 	// agents are the conversations of the session's sub-agents.
 	agents []agentRecord
-	// edits are the files each prompt's tool calls changed, by prompt (1-based);
-	// undone are the prompts whose edits were undone.
-	edits  map[int][]Edit
-	undone map[int]bool
+	// items are the changes each prompt's tool calls made, by prompt (1-based), in
+	// order; undone are the prompts whose changes were undone, undoneOrder the same in
+	// the order of their undos.
+	items       map[int][]turnItem
+	undone      map[int]bool
+	undoneOrder []int
 	// broken is set when the file ends without a newline (a crash in the middle of a
 	// write): the next record must start on a line of its own.
 	broken bool
+}
+
+// addItem adds a change of prompt turn.
+func (s *stored) addItem(turn int, it turnItem) {
+	if s.items == nil {
+		s.items = map[int][]turnItem{}
+	}
+	s.items[turn] = append(s.items[turn], it)
 }
 
 // load replays the session file of id. A line cut short by a crash is ignored.
@@ -293,15 +310,21 @@ func (st *Store) load(id string, logger *slog.Logger) (*stored, error) {
 			if r.Turn < 1 || r.Path == "" || r.After == nil {
 				return nil, fmt.Errorf("session %s, line %d: an edit record without its prompt, file or text", id, i+1)
 			}
-			if s.edits == nil {
-				s.edits = map[int][]Edit{}
+			s.addItem(r.Turn, turnItem{edit: &Edit{Path: r.Path, Before: r.Before, After: *r.After, Tool: r.Tool}})
+		case recShell:
+			if r.Turn < 1 || r.Shell == nil {
+				return nil, fmt.Errorf("session %s, line %d: a shell record without its prompt or changes", id, i+1)
 			}
-			s.edits[r.Turn] = append(s.edits[r.Turn], Edit{Path: r.Path, Before: r.Before, After: *r.After})
-		case recUndo:
+			s.addItem(r.Turn, turnItem{shell: r.Shell})
+		case recUndo, recRedo:
 			if s.undone == nil {
 				s.undone = map[int]bool{}
 			}
-			s.undone[r.Turn] = true
+			s.undone[r.Turn] = r.Type == recUndo
+			s.undoneOrder = slices.DeleteFunc(s.undoneOrder, func(t int) bool { return t == r.Turn })
+			if r.Type == recUndo {
+				s.undoneOrder = append(s.undoneOrder, r.Turn)
+			}
 		case recRun:
 			if r.Run == nil || r.Run.Name == "" {
 				return nil, fmt.Errorf("session %s, line %d: a run record without its tool", id, i+1)

@@ -48,7 +48,7 @@ func TestUndoTurn(t *testing.T) {
 	if turn.Turn != 1 || len(turn.Changes) != 2 {
 		t.Fatalf("turn %d with %d changes, want turn 1 with 2", turn.Turn, len(turn.Changes))
 	}
-	diff := turn.Diff(hh.host.Toolbox().Workspace)
+	diff := hh.host.Diff(turn)
 	for _, want := range []string{"-a\n", "+A\n", "+new\n", "a.txt", "new.txt"} {
 		if !strings.Contains(diff, want) {
 			t.Errorf("the turn's diff lacks %q:\n%s", want, diff)

@@ -8,7 +8,7 @@
 //	agentls tools [--json] [--root DIR]
 //	agentls run TOOL ['JSON'] [--approval-mode MODE] [--root DIR] [--json]
 //	agentls prompt "…" [--model M] [--approval-mode MODE] [--session ID] [--output text|json|stream-json] [--root DIR]
-//	agentls undo [--session ID] [--turn N] [--force] [--diff] [--root DIR]
+//	agentls undo [--session ID] [--turn N] [--force] [--diff] [--redo] [--root DIR]
 //	agentls rules [remove N] [--root DIR]
 //	agentls trust [DIR] [--parent | --distrust | --revoke]
 //	agentls trust --list
@@ -60,12 +60,13 @@ const usage = `usage:
       run one prompt through the agent: the model's answer streams to stdout, tool
       calls are shown on stderr, consent is asked on the terminal (refused without
       one, unless MODE allows); --session continues a stored session
-  agentls undo [--session ID] [--turn N] [--force] [--diff] [--root DIR]
-      take back, on disk, what one prompt of a stored session changed (default: the
-      newest session of the workspace, its last prompt that changed files): each file
-      gets its text from before the prompt, files it created are deleted; nothing is
-      undone where a file changed since, unless --force (then only those stay);
-      --diff shows the prompt's changes instead
+  agentls undo [--session ID] [--turn N] [--force] [--diff] [--redo] [--root DIR]
+      take back, on disk, what one prompt of a stored session changed, its edits and
+      its shell commands' changes (default: the newest session of the workspace, its
+      last prompt that changed files): each file gets back what it held before the
+      prompt, its mode too, and what the prompt created is deleted; nothing is undone
+      where a file changed since, unless --force (then only those stay); --redo
+      brings back what an undo took back; --diff shows the prompt's changes instead
   agentls rules [remove N] [--root DIR]
       list the policy rules of the user's settings file and the workspace's, with
       their files and numbers ("always, and save" answers add them there); remove N

@@ -12,8 +12,8 @@ import (
 	"github.com/agentls/agentls/session/toolbox"
 )
 
-// cmdUndo takes back what one prompt of a stored session changed, on disk, or with
-// --diff shows it.
+// cmdUndo takes back what one prompt of a stored session changed, on disk; with --redo
+// it brings back what an undo took back, and with --diff shows what the prompt changed.
 func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentls undo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -21,6 +21,7 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	turn := fs.Int("turn", 0, "the prompt's number, from 1 (default: the last prompt that changed files and was not undone)")
 	force := fs.Bool("force", false, "undo the files not changed since, when others were")
 	diff := fs.Bool("diff", false, "show what the prompt changed, and undo nothing")
+	redo := fs.Bool("redo", false, "bring back what the undo of the prompt took back (default: the prompt undone last)")
 	root := fs.String("root", "", "workspace root (default: the current directory)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -60,28 +61,27 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFailure
 		}
 		fmt.Fprintf(stderr, "agentls: prompt %d of session %s\n", t.Turn, t.Session)
-		io.WriteString(stdout, t.Diff(ws))
+		io.WriteString(stdout, host.Diff(t))
 		return exitOK
 	}
-	res, err := host.UndoTurn(ctx, *id, *turn, *force)
-	for _, p := range res.Reverted {
-		fmt.Fprintf(stdout, "reverted %s\n", ws.Rel(p))
+	verb, did := "undo", "undid"
+	turnBack := host.UndoTurn
+	if *redo {
+		verb, did, turnBack = "redo", "redid", host.RedoTurn
 	}
-	for _, p := range res.Deleted {
-		fmt.Fprintf(stdout, "deleted %s\n", ws.Rel(p))
-	}
-	for _, p := range res.Changed {
-		fmt.Fprintf(stdout, "left alone %s: changed since the prompt\n", ws.Rel(p))
+	res, err := turnBack(ctx, *id, *turn, *force)
+	for _, line := range res.Lines(ws, *redo) {
+		fmt.Fprintln(stdout, line)
 	}
 	switch {
 	case errors.Is(err, session.ErrChangedSince):
-		fmt.Fprintf(stderr, "agentls undo: nothing undone: files changed since prompt %d of session %s; --force undoes the others\n", res.Turn, *id)
+		fmt.Fprintf(stderr, "agentls undo: nothing done: files changed since prompt %d of session %s; --force %ss the others\n", res.Turn, *id, verb)
 		return exitFailure
 	case err != nil:
 		fmt.Fprintf(stderr, "agentls undo: %v\n", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stderr, "agentls: undid prompt %d of session %s\n", res.Turn, *id)
+	fmt.Fprintf(stderr, "agentls: %s prompt %d of session %s\n", did, res.Turn, *id)
 	return exitOK
 }
 

@@ -442,6 +442,7 @@ func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer, pers *
 		return nil, err
 	}
 	cmd.Stdout, cmd.Stderr = pw, pw
+	cp := s.checkpoint(ctx, cmd, line, box)
 	err = cmd.Start()
 	pw.Close() // the command has its own copy; ours would keep the pipe from ending
 	if err != nil {
@@ -449,8 +450,10 @@ func (s *Shell) run(ctx context.Context, line, dir string, out io.Writer, pers *
 		if probe != nil {
 			probe.abandon()
 		}
+		cp.abandon()
 		return nil, tools.Errorf(tools.ErrShellExecute, "starting %s: %w", s.shell, err)
 	}
+	cp.started()
 	pgid := cmd.Process.Pid
 	if probe != nil {
 		// Before anything waits for the shell, so that its /proc entry is its own.
@@ -498,6 +501,7 @@ wait:
 	if probe != nil {
 		pers.cwd = probe.stop()
 	}
+	cp.finish()
 
 	var background []int
 	if reason == notStopped {

@@ -7,17 +7,32 @@
 // chat shows the same question on the call's card. Closing the diff, dismissing the
 // notification, the server taking the question back ($/cancelRequest) or the server
 // going away are refusals: no answer is never consent.
+//
+// An edit of several hunks can be taken in part: on the proposal, each hunk carries a
+// mark (not decided, ✓ accepted, ✗ rejected), and Accept This Hunk / Reject This Hunk
+// (the light bulb's code actions on the hunk, Alt+Y / Alt+N, the palette) decide the
+// hunk under the cursor. Accept Edit then applies every hunk not rejected, and the
+// server tells the model which were taken (acceptedHunks, docs/protocol.md).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { askAll, Step, StepResult } from './logic/ask';
 import {
   alwaysNote,
   answerFor,
+  changedLines,
   Choice,
   choices,
   ConfirmAnswer,
   ConfirmDetails,
   editAnswer,
+  firstChange,
+  Hunk,
+  hunkAnswer,
+  hunkAt,
+  hunkLines,
+  hunksOf,
+  HunkState,
+  hunkSummary,
   moreLabel,
   notificationButtons,
   onceChoice,
@@ -38,6 +53,8 @@ export interface Pending {
    * Answers…) once it is answered another way.
    */
   closeInput?: vscode.CancellationTokenSource;
+  /** For an edit of several hunks: what the user decided about each, by position. */
+  hunkStates?: HunkState[];
 }
 
 export class Confirmations implements vscode.Disposable {
@@ -54,6 +71,17 @@ export class Confirmations implements vscode.Disposable {
   private readonly originals = new OriginalProvider();
   private readonly proposals = new ProposalFs();
   private disposables: vscode.Disposable[] = [];
+  /** The mark at the first changed line of each hunk of a proposal. */
+  private readonly hunkMark = vscode.window.createTextEditorDecorationType({
+    after: { margin: '0 0 0 2em', color: new vscode.ThemeColor('editorCodeLens.foreground'), fontStyle: 'italic' },
+    rangeBehavior: vscode.DecorationRangeBehavior.ClosedClosed,
+  });
+  /** The changed lines of a rejected hunk: they will not be applied. */
+  private readonly hunkRejected = vscode.window.createTextEditorDecorationType({
+    textDecoration: 'line-through',
+    opacity: '0.55',
+    isWholeLine: true,
+  });
 
   constructor(private readonly log: (msg: string) => void) {
     this.disposables.push(
@@ -72,14 +100,22 @@ export class Confirmations implements vscode.Disposable {
       }),
       vscode.window.tabGroups.onDidChangeTabGroups(() => this.updateContext()),
       vscode.window.onDidChangeActiveTextEditor(() => this.updateContext()),
+      vscode.window.onDidChangeVisibleTextEditors(() => this.markAllHunks()),
+      vscode.languages.registerCodeActionsProvider(
+        [{ scheme: proposalScheme }, { scheme: originalScheme }],
+        { provideCodeActions: (doc, range) => this.hunkActions(doc, range) },
+        { providedCodeActionKinds: [vscode.CodeActionKind.QuickFix] },
+      ),
       this.changed,
+      this.hunkMark,
+      this.hunkRejected,
     );
     this.proposals.onSave = (uri, text) => {
       const id = this.idOf(uri);
       const p = id !== undefined ? this.pending.get(id) : undefined;
       if (p && !p.answered && p.details.type === 'edit') {
-        this.log(`edit ${id}: the proposal was saved: accepted as the user's version`);
-        p.answer(editAnswer(p.details.newContent ?? '', text, accept(p.details)));
+        this.log(`edit ${id}: the proposal was saved: accepted (as the user's version, if they changed it)`);
+        this.pick(p, accept(p.details), text);
       }
     };
   }
@@ -150,13 +186,31 @@ export class Confirmations implements vscode.Disposable {
 
   /**
    * Answers p with the choice c; an edit's with the proposal as it now stands (the
-   * user's version when they changed it).
+   * user's version when they changed it), or with the hunks not rejected.
    */
-  private pick(p: Pending, c: Choice): boolean {
+  private pick(p: Pending, c: Choice, shown?: string): boolean {
     if (p.details.type !== 'edit') {
       return p.answer(answerFor(c));
     }
-    const a = editAnswer(p.details.newContent ?? '', this.proposalText(p), c);
+    const proposed = p.details.newContent ?? '';
+    const text = shown ?? this.proposalText(p);
+    if (!c.reject && p.hunkStates?.includes('rejected')) {
+      if (editAnswer(proposed, text, c).outcome === 'modify_with_editor') {
+        void vscode.window.showWarningMessage(
+          'agentls: you edited the proposal and rejected hunks of it. Undo your changes to answer by hunk, or accept the hunks again (Accept This Hunk) to accept your version.',
+        );
+        return false;
+      }
+      const { answer, covered } = hunkAnswer(p.details, p.hunkStates, c);
+      if (!covered) {
+        void vscode.window.showWarningMessage(
+          `agentls: "${c.label}" cannot cover a part of the edit. The hunks you kept were accepted once; later edits will still ask.`,
+        );
+      }
+      this.log(`edit ${p.details.id}: answered by hunk: ${JSON.stringify(answer)}`);
+      return p.answer(answer);
+    }
+    const a = editAnswer(proposed, text, c);
     if (a.outcome === 'modify_with_editor' && c.outcome.startsWith('proceed_always')) {
       void vscode.window.showWarningMessage(
         `agentls: you edited the proposal, and "${c.label}" cannot cover your version. It was accepted once; later edits will still ask.`,
@@ -221,6 +275,152 @@ export class Confirmations implements vscode.Disposable {
     }
   }
 
+  /**
+   * Accepts or rejects one hunk of the edit under review: the one at index (a position
+   * in its hunks) of the confirmation id, or the hunk under the cursor of the active
+   * diff. The cursor then moves on to the next hunk, and the status bar sums up.
+   */
+  decideHunk(kind: 'accept' | 'reject', id?: string, index?: number): void {
+    const p = id !== undefined ? this.pending.get(id) : this.current();
+    if (!p || p.answered) {
+      void vscode.window.showInformationMessage('agentls: no edit is waiting for review here.');
+      return;
+    }
+    const hunks = hunksOf(p.details);
+    if (hunks.length === 0) {
+      void vscode.window.showInformationMessage('agentls: this edit has no hunks to decide one by one: accept or reject it.');
+      return;
+    }
+    const editor = vscode.window.activeTextEditor;
+    const side = editor ? this.sideOf(p, editor.document.uri) : undefined;
+    let i = index;
+    if (i === undefined) {
+      i = editor && side ? hunkAt(hunks, editor.selection.active.line, side) : -1;
+      if (i < 0) {
+        void vscode.window.showInformationMessage('agentls: the cursor is not on a hunk of the proposal.');
+        return;
+      }
+    }
+    if (!Number.isInteger(i) || i < 0 || i >= hunks.length) {
+      return;
+    }
+    p.hunkStates ??= [];
+    p.hunkStates[i] = kind === 'accept' ? 'accepted' : 'rejected';
+    this.log(`edit ${p.details.id}: hunk ${i + 1} of ${hunks.length} ${p.hunkStates[i]}`);
+    this.markHunks(p);
+    this.changed.fire();
+    vscode.window.setStatusBarMessage(
+      `agentls: hunk ${i + 1} of ${hunks.length} ${p.hunkStates[i]} · ${hunkSummary(p.hunkStates, hunks.length)}`,
+      10000,
+    );
+    // On to the next hunk, in the side the user is in.
+    const next = hunks[i + 1];
+    if (editor && side && next) {
+      const line = side === 'new' ? this.markLine(p, next) : hunkLines(next, 'old').first;
+      const pos = new vscode.Position(Math.min(line, editor.document.lineCount - 1), 0);
+      editor.selection = new vscode.Selection(pos, pos);
+      editor.revealRange(new vscode.Range(pos, pos), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    }
+  }
+
+  /** The summary of p's hunk answers ("hunks 1✓ 2✗ 3? · …"), if it has hunks to decide. */
+  hunkSummary(p: Pending): string | undefined {
+    const n = hunksOf(p.details).length;
+    return n > 0 ? hunkSummary(p.hunkStates ?? [], n) : undefined;
+  }
+
+  /** Which side of p's diff uri is: its proposal ("new") or current text ("old"). */
+  private sideOf(p: Pending, uri: vscode.Uri): 'old' | 'new' | undefined {
+    const u = uri.toString();
+    return u === p.proposal?.toString() ? 'new' : u === p.original?.toString() ? 'old' : undefined;
+  }
+
+  /** The code actions on the hunk under the cursor of a side of an edit's diff. */
+  private hunkActions(doc: vscode.TextDocument, range: vscode.Range): vscode.CodeAction[] {
+    const id = this.idOf(doc.uri);
+    const p = id !== undefined ? this.pending.get(id) : undefined;
+    const side = p ? this.sideOf(p, doc.uri) : undefined;
+    if (!p || p.answered || !side) {
+      return [];
+    }
+    const hunks = hunksOf(p.details);
+    const i = hunkAt(hunks, range.start.line, side);
+    if (i < 0) {
+      return [];
+    }
+    const state = p.hunkStates?.[i];
+    const out: vscode.CodeAction[] = [];
+    for (const [kind, title] of [
+      ['accept', `Accept This Hunk (${i + 1} of ${hunks.length})`],
+      ['reject', `Reject This Hunk (${i + 1} of ${hunks.length})`],
+    ] as const) {
+      if (state === (kind === 'accept' ? 'accepted' : 'rejected')) {
+        continue;
+      }
+      const a = new vscode.CodeAction(title, vscode.CodeActionKind.QuickFix);
+      a.command = { command: `agentls.edit.${kind}Hunk`, title, arguments: [p.details.id, i] };
+      out.push(a);
+    }
+    return out;
+  }
+
+  /** The line (0-based) of the proposal where a hunk's mark goes: its first change. */
+  private markLine(p: Pending, h: Hunk): number {
+    const orig = typeof p.details.originalContent === 'string' ? p.details.originalContent : '';
+    return firstChange(h, orig, p.details.newContent ?? '');
+  }
+
+  /** Marks the hunks of every edit under review in the editors showing them. */
+  private markAllHunks(): void {
+    for (const p of this.pending.values()) {
+      this.markHunks(p);
+    }
+  }
+
+  /**
+   * Marks each hunk of p on its proposal, where an editor shows it: what was decided
+   * (or the keys that decide it), and the changed lines of a rejected hunk struck out.
+   */
+  private markHunks(p: Pending): void {
+    const hunks = hunksOf(p.details);
+    if (hunks.length === 0 || !p.proposal) {
+      return;
+    }
+    const proposal = p.proposal.toString();
+    const editors = vscode.window.visibleTextEditors.filter((e) => e.document.uri.toString() === proposal);
+    if (editors.length === 0) {
+      return;
+    }
+    const doc = editors[0].document;
+    const orig = typeof p.details.originalContent === 'string' ? p.details.originalContent : '';
+    const proposed = p.details.newContent ?? '';
+    const marks: vscode.DecorationOptions[] = [];
+    const struck: vscode.Range[] = [];
+    hunks.forEach((h, i) => {
+      const state = p.hunkStates?.[i];
+      const line = firstChange(h, orig, proposed);
+      const what =
+        state === 'accepted'
+          ? `✓ hunk ${i + 1} of ${hunks.length} accepted`
+          : state === 'rejected'
+            ? `✗ hunk ${i + 1} of ${hunks.length} rejected: not applied`
+            : `hunk ${i + 1} of ${hunks.length} · ${keys.accept} accept · ${keys.reject} reject`;
+      // At the end of the line, after its text.
+      const end = doc.lineAt(Math.min(line, doc.lineCount - 1)).range.end;
+      marks.push({ range: new vscode.Range(end, end), renderOptions: { after: { contentText: what } } });
+      if (state === 'rejected') {
+        const changed = changedLines(h, orig, proposed);
+        if (changed) {
+          struck.push(new vscode.Range(changed.first, 0, changed.last, 0));
+        }
+      }
+    });
+    for (const e of editors) {
+      e.setDecorations(this.hunkMark, marks);
+      e.setDecorations(this.hunkRejected, struck);
+    }
+  }
+
   private proposalText(p: Pending): string {
     const doc = p.proposal && vscode.workspace.textDocuments.find((d) => d.uri.toString() === p.proposal!.toString());
     return doc ? doc.getText() : p.details.newContent ?? '';
@@ -238,6 +438,7 @@ export class Confirmations implements vscode.Disposable {
     this.log(`edit ${d.id}: review ${file} in the diff editor`);
     await vscode.commands.executeCommand('vscode.diff', p.original, p.proposal, diffTitle(d), { preview: false });
     this.updateContext();
+    this.markHunks(p);
   }
 
   /**
@@ -391,6 +592,9 @@ export class Confirmations implements vscode.Disposable {
     void vscode.commands.executeCommand('setContext', 'agentls.reviewingEdit', reviewing);
   }
 }
+
+/** The default keys of Accept This Hunk and Reject This Hunk (package.json), as shown. */
+const keys = process.platform === 'darwin' ? { accept: '⌥⌘Y', reject: '⌥⌘N' } : { accept: 'Alt+Y', reject: 'Alt+N' };
 
 /** The choice that accepts an edit as proposed (or as the user changed it): "once". */
 function accept(d: ConfirmDetails): Choice {

@@ -42,7 +42,8 @@ export interface AgentlsApi {
     mcp: { name: string; state: string; tools: number; error?: string }[];
     readyMs: number | undefined;
     chat: ReturnType<Chat['state']>;
-    confirmations: { id: string; type: string; toolCallId?: string }[];
+    /** hunks: the summary of an edit's per-hunk answers, when it has hunks to decide. */
+    confirmations: { id: string; type: string; toolCallId?: string; hunks?: string }[];
     /** How many confirmations were asked since activation. */
     asked: number;
   };
@@ -489,6 +490,13 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
   cmd('agentls.edit.accept', () => confirmations.decideCurrent('accept'));
   cmd('agentls.edit.more', () => confirmations.decideCurrent('more'));
   cmd('agentls.edit.reject', () => confirmations.decideCurrent('reject'));
+  // Without arguments the hunk under the cursor; the code actions pass (id, index).
+  cmd('agentls.edit.acceptHunk', (id?: unknown, index?: unknown) =>
+    confirmations.decideHunk('accept', typeof id === 'string' ? id : undefined, typeof index === 'number' ? index : undefined),
+  );
+  cmd('agentls.edit.rejectHunk', (id?: unknown, index?: unknown) =>
+    confirmations.decideHunk('reject', typeof id === 'string' ? id : undefined, typeof index === 'number' ? index : undefined),
+  );
   cmd('agentls.menu', async () => {
     const items: (vscode.QuickPickItem & { command: string })[] = [
       { label: '$(comment-discussion) Open Chat', command: 'agentls.openChat' },
@@ -526,7 +534,12 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
       // From activation to the first initialized server.
       readyMs: server.firstReadyAt !== undefined ? server.firstReadyAt - activatedAt : undefined,
       chat: chat.state(),
-      confirmations: confirmations.list().map((p) => ({ id: p.details.id, type: p.details.type, toolCallId: p.details.toolCallId })),
+      confirmations: confirmations.list().map((p) => ({
+        id: p.details.id,
+        type: p.details.type,
+        toolCallId: p.details.toolCallId,
+        hunks: confirmations.hunkSummary(p),
+      })),
       asked: confirmations.asked,
     }),
     prompt: (text: string) => chat.send(text, { context: true }),

@@ -274,7 +274,19 @@ local function open_edit(entry)
   end
   local what = orig_text == nil and 'new file ' or ''
   vim.wo[left].winbar = winbar(('agentls · current %s%s'):format(what, shown))
-  vim.wo[right].winbar = winbar(('agentls · proposal (editable) · %s'):format(table.concat(hints, ' · ')))
+  entry.hunk_choice = {}
+  -- The proposal's winbar: the summary of the hunks decided so far (when they can be
+  -- decided one by one), then the keys.
+  local function set_winbar()
+    if not api.nvim_win_is_valid(right) then
+      return
+    end
+    local summary = hunks and #hunks > 1 and M.hunk_summary(#hunks, entry.hunk_choice) or nil
+    vim.wo[right].winbar = winbar(
+      ('agentls · proposal (editable) · %s%s'):format(summary and (summary .. ' · ') or '', table.concat(hints, ' · '))
+    )
+  end
+  set_winbar()
   api.nvim_set_current_win(right)
   entry.tab, entry.original_buf, entry.proposal_buf = tab, orig, prop
 
@@ -302,7 +314,6 @@ local function open_edit(entry)
 
   -- Per-hunk answers: the hunk under the cursor (by the line numbers of its @@ header,
   -- on either side) is marked accepted or rejected; submitting sends acceptedHunks.
-  entry.hunk_choice = {}
   local hns = api.nvim_create_namespace('agentls.confirm.hunks')
   local function hunk_at(buf, lnum)
     for i, h in ipairs(hunks or {}) do
@@ -324,6 +335,7 @@ local function open_edit(entry)
     return nil
   end
   local function mark_hunks()
+    set_winbar()
     if not api.nvim_buf_is_valid(prop) then
       return
     end
@@ -475,6 +487,32 @@ local function open_edit(entry)
     end,
   })
   api.nvim_create_autocmd('BufWipeout', { group = group, buffer = orig, callback = refuse_later })
+end
+
+--- The summary of the per-hunk answers shown in the diff tab's winbar: each hunk's
+--- number with ✓ (accepted), ✗ (rejected) or ? (not decided, so not applied by
+--- submit_hunks), then how many are taken, e.g. "hunks 1✓ 2✗ 3? (1 of 3 taken)".
+---@param n integer the number of hunks
+---@param choice table<integer,boolean> the decided hunks, by number from 1
+---@return string
+function M.hunk_summary(n, choice)
+  config.check('n', n, 'number')
+  config.check('choice', choice, 'table')
+  local parts, taken = {}, 0
+  for i = 1, n do
+    local c = choice[i]
+    parts[#parts + 1] = i .. (c == true and '✓' or c == false and '✗' or '?')
+    if c == true then
+      taken = taken + 1
+    end
+  end
+  local tail
+  if next(choice) == nil then
+    tail = 'none decided'
+  else
+    tail = ('%d of %d taken'):format(taken, n)
+  end
+  return ('hunks %s (%s)'):format(table.concat(parts, ' '), tail)
 end
 
 -- The answers a client may send as an outcome (docs/protocol.md, Outcome).

@@ -47,6 +47,8 @@ export interface ConfirmDetails {
   /** The answers the server offers, in the order to show them (see choices). */
   choices?: { id?: string; outcome?: string; label?: string; covers?: string; persist?: string }[];
   noAlways?: boolean;
+  /** An edit's hunks, in the order of its diff (per-hunk consent; see hunksOf). */
+  hunks?: Hunk[];
   // ask_user (experimental.agentls.askUser): see ./ask
   questions?: unknown;
 }
@@ -62,6 +64,20 @@ export interface ConfirmAnswer {
   content?: string;
   /** The answers to an ask_user confirmation's questions, by question index. */
   answers?: Record<string, string>;
+  /** With proceed_once: the indices of the hunks to apply, the others left out. */
+  acceptedHunks?: number[];
+}
+
+/**
+ * A hunk of an edit's diff, numbered as its @@ header numbers it: 1-based lines (0 for
+ * an empty side at the top of a file), the counts including context lines.
+ */
+export interface Hunk {
+  index: number;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
 }
 
 export interface Choice {
@@ -221,4 +237,129 @@ export function normalizeEol(text: string, like: string): string {
   const crlf = like.includes('\r\n');
   const lf = text.replace(/\r\n/g, '\n');
   return crlf ? lf.replace(/\n/g, '\r\n') : lf;
+}
+
+/**
+ * The hunks of an edit that can be decided one by one: those the server listed, when
+ * there are at least two of them and each is well formed; otherwise none.
+ */
+export function hunksOf(d: ConfirmDetails): Hunk[] {
+  if (d.type !== 'edit' || !Array.isArray(d.hunks) || d.hunks.length < 2) {
+    return [];
+  }
+  const ok = d.hunks.every(
+    (h) =>
+      h !== null &&
+      typeof h === 'object' &&
+      [h.index, h.oldStart, h.oldLines, h.newStart, h.newLines].every((n) => Number.isInteger(n) && n >= 0),
+  );
+  return ok ? d.hunks : [];
+}
+
+/**
+ * The lines (0-based, first and last, inclusive) a hunk spans on one side of the diff;
+ * a side with no lines sits on the line after which its lines would be (the first line
+ * of an empty top).
+ */
+export function hunkLines(h: Hunk, side: 'old' | 'new'): { first: number; last: number } {
+  const start = side === 'new' ? h.newStart : h.oldStart;
+  const count = side === 'new' ? h.newLines : h.oldLines;
+  if (count === 0) {
+    const at = Math.max(start - 1, 0);
+    return { first: at, last: at + 1 };
+  }
+  return { first: start - 1, last: start - 1 + count - 1 };
+}
+
+/** The position in hunks of the hunk spanning line (0-based) on a side, or -1. */
+export function hunkAt(hunks: Hunk[], line: number, side: 'old' | 'new'): number {
+  return hunks.findIndex((h) => {
+    const { first, last } = hunkLines(h, side);
+    return line >= first && line <= last;
+  });
+}
+
+/**
+ * The first line (0-based) of the proposal that a hunk changes, past its leading
+ * context: where its mark goes. oldText and newText are the two sides of the diff.
+ */
+export function firstChange(h: Hunk, oldText: string, newText: string): number {
+  const oldLines = splitLines(oldText);
+  const newLines = splitLines(newText);
+  const o = Math.max(h.oldStart - 1, 0);
+  const n = Math.max(h.newStart - 1, 0);
+  let k = 0;
+  while (k < h.oldLines && k < h.newLines && oldLines[o + k] === newLines[n + k]) {
+    k++;
+  }
+  const last = Math.max(newLines.length - 1, 0);
+  return Math.min(h.newLines === 0 ? n : n + Math.min(k, h.newLines - 1), last);
+}
+
+/**
+ * The lines (0-based, inclusive) of the proposal that a hunk changes, its leading and
+ * trailing context left out; undefined when it only deletes lines.
+ */
+export function changedLines(h: Hunk, oldText: string, newText: string): { first: number; last: number } | undefined {
+  const oldLines = splitLines(oldText);
+  const newLines = splitLines(newText);
+  const o = Math.max(h.oldStart - 1, 0);
+  const n = Math.max(h.newStart - 1, 0);
+  let k = 0;
+  while (k < h.oldLines && k < h.newLines && oldLines[o + k] === newLines[n + k]) {
+    k++;
+  }
+  let t = 0;
+  while (t < h.oldLines - k && t < h.newLines - k && oldLines[o + h.oldLines - 1 - t] === newLines[n + h.newLines - 1 - t]) {
+    t++;
+  }
+  const first = n + k;
+  const last = n + h.newLines - 1 - t;
+  return first <= last ? { first, last } : undefined;
+}
+
+function splitLines(s: string): string[] {
+  return s.replace(/\r\n/g, '\n').split('\n');
+}
+
+/** What the user decided about one hunk; undefined is not decided yet. */
+export type HunkState = 'accepted' | 'rejected' | undefined;
+
+/**
+ * The answer to an edit whose hunks were decided one by one, picking choice (not a
+ * refusal): every hunk not rejected is applied (a hunk not decided goes with the edit,
+ * as the editor's Accept says), and the server is told which by index. With none
+ * rejected this is the choice itself; with all rejected it is a refusal. A choice other
+ * than "once" cannot carry hunks: the answer is once, and covered says so (false).
+ */
+export function hunkAnswer(d: ConfirmDetails, states: HunkState[], choice: Choice): { answer: ConfirmAnswer; covered: boolean } {
+  const hunks = hunksOf(d);
+  const accepted = hunks.filter((_, i) => states[i] !== 'rejected').map((h) => h.index);
+  if (choice.reject || accepted.length === hunks.length) {
+    return { answer: answerFor(choice), covered: true };
+  }
+  if (accepted.length === 0) {
+    return { answer: refusal(d), covered: true };
+  }
+  const once = choice.outcome === 'proceed_once' ? choice : onceChoice(d);
+  const base: ConfirmAnswer = once ? answerFor(once) : { outcome: 'proceed_once' };
+  return { answer: { ...base, acceptedHunks: accepted }, covered: choice.outcome === 'proceed_once' };
+}
+
+/**
+ * The summary of the hunk answers so far, e.g. "hunks 1✓ 2✗ 3? · Accept applies 2 of
+ * 3": each hunk's number with ✓ (accepted), ✗ (rejected) or ? (not decided).
+ */
+export function hunkSummary(states: HunkState[], n: number): string {
+  const parts: string[] = [];
+  let taken = 0;
+  for (let i = 0; i < n; i++) {
+    const s = states[i];
+    parts.push(`${i + 1}${s === 'accepted' ? '✓' : s === 'rejected' ? '✗' : '?'}`);
+    if (s !== 'rejected') {
+      taken++;
+    }
+  }
+  const what = taken === 0 ? 'Accept rejects the edit' : taken === n ? 'Accept applies all' : `Accept applies ${taken} of ${n}`;
+  return `hunks ${parts.join(' ')} · ${what}`;
 }

@@ -349,6 +349,122 @@ scenario('edit_modified_proposal', editSetup('Your version is in.'), async (v) =
   assert.equal(dialogs.length, 0, 'no "save changes?" dialog');
 });
 
+// --- per-hunk review (issue 23.5) -----------------------------------------------------
+
+// 30 lines, some with a tab and trailing blanks, the last without a newline (they must
+// come back byte for byte); the model capitalizes lines 2, 15 and 29: three hunks, with
+// three lines of context each.
+function thirty(changed = {}) {
+  const out = [];
+  for (let i = 1; i <= 30; i++) {
+    out.push(changed[i] ?? `line ${i}${i % 7 === 0 ? '\twith a tab  ' : ''}`);
+  }
+  return out.join('\n');
+}
+
+function hunksSetup(ws) {
+  const file = path.join(ws, 'f.txt');
+  return {
+    files: { 'f.txt': thirty() },
+    record: true,
+    script: {
+      turns: [
+        { text: 'Reading it first.', calls: [{ name: 'read_file', args: { file_path: file }, id: 'r1' }] },
+        { calls: [{ name: 'write_file', args: { file_path: file, content: thirty({ 2: 'LINE 2', 15: 'LINE 15', 29: 'LINE 29' }) }, id: 'w1' }] },
+        { text: 'Noted which hunks you took.' },
+      ],
+    },
+  };
+}
+
+/** Moves the cursor of the focused editor to line (1-based) with Go to Line. */
+async function goToLine(v, line) {
+  await v.page.keyboard.down('Control');
+  await v.page.keyboard.press('g');
+  await v.page.keyboard.up('Control');
+  await v.page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 10000 });
+  await v.page.keyboard.type(String(line));
+  await v.page.keyboard.press('Enter');
+  await waitFor('the quick input to close', () => v.page.evaluate(() => {
+    const w = document.querySelector('.quick-input-widget');
+    return !w || w.style.display === 'none' || !w.offsetParent;
+  }));
+  await waitFor('the editor to have the keyboard focus again', () => v.editorFocused());
+}
+
+/** The summary of the hunk answers of the edit waiting (the extension's state). */
+function hunkState(v) {
+  const s = v.probe();
+  const c = s && s.agentls && s.agentls.confirmations.find((x) => x.type === 'edit');
+  return c && c.hunks;
+}
+
+scenario('edit_hunks_taken_in_part', hunksSetup, async (v) => {
+  await v.open('f.txt');
+  const f = await v.ask('capitalize three lines');
+  const proposed = thirty({ 2: 'LINE 2', 15: 'LINE 15', 29: 'LINE 29' });
+  await waitFor('the diff editor with the proposal', () => {
+    const p = v.probe().documents.find((d) => d.scheme === 'agentls-proposal');
+    return p && p.text === proposed;
+  });
+  await v.page.waitForSelector('.monaco-diff-editor', { visible: true, timeout: 10000 });
+  await waitFor('three hunks to decide', () => hunkState(v) === 'hunks 1? 2? 3? · Accept applies all');
+  // Each hunk carries its mark on the proposal (the decoration's text is a CSS rule).
+  await waitFor('the marks of the hunks', () =>
+    v.page.evaluate(() => [...document.styleSheets].some((ss) => {
+      try {
+        return [...ss.cssRules].some((r) => /hunk 3 of 3 · Alt\+Y accept · Alt\+N reject/.test(r.cssText));
+      } catch {
+        return false;
+      }
+    })),
+  );
+
+  // Hunk 1 by its key, in the proposal.
+  await v.page.click('.monaco-diff-editor .editor.modified .view-lines');
+  await waitFor('the proposal to have the keyboard focus', () => v.editorFocused());
+  await goToLine(v, 2);
+  await v.page.keyboard.down('Alt');
+  await v.page.keyboard.press('y');
+  await v.page.keyboard.up('Alt');
+  await waitFor('hunk 1 accepted', () => hunkState(v) === 'hunks 1✓ 2? 3? · Accept applies all');
+
+  // Hunk 2 (the cursor moved on to it) through the light bulb's code actions.
+  await v.page.keyboard.down('Control');
+  await v.page.keyboard.press('.');
+  await v.page.keyboard.up('Control');
+  const row = await waitFor('"Reject This Hunk (2 of 3)" among the code actions', () =>
+    v.page.evaluate(() => {
+      const r = [...document.querySelectorAll('.action-widget .monaco-list-row')].find((e) => e.textContent.includes('Reject This Hunk (2 of 3)'));
+      if (!r) return null;
+      const b = r.getBoundingClientRect();
+      return { x: b.x + b.width / 2, y: b.y + b.height / 2, all: [...document.querySelectorAll('.action-widget .monaco-list-row')].map((e) => e.textContent) };
+    }),
+  );
+  assert.ok(row.all.some((t) => t.includes('Accept This Hunk (2 of 3)')), `both answers offered: ${JSON.stringify(row.all)}`);
+  await v.page.mouse.click(row.x, row.y);
+  await waitFor('hunk 2 rejected', () => hunkState(v) === 'hunks 1✓ 2✗ 3? · Accept applies 2 of 3');
+  assert.equal(v.doc('f.txt').text, thirty(), 'nothing applied before the answer');
+
+  // Hunk 3 is left undecided: Accept Edit takes every hunk not rejected.
+  await v.clickEditorAction('Accept Edit');
+  const want = thirty({ 2: 'LINE 2', 29: 'LINE 29' });
+  await waitFor('hunks 1 and 3 in the buffer, saved', () => {
+    const d = v.doc('f.txt');
+    return d && d.text === want && !d.dirty;
+  });
+  assert.equal(v.read('f.txt'), want, 'on disk, every other byte as it was');
+  await waitFor('the diff to close', () => !v.probe().tabs.some((t) => t.kind === 'diff'));
+  await waitFor('the answer', () => f.evaluate(() => /Noted which hunks you took\./.test(document.body.textContent)));
+  const bodies = v.tap.generateBodies();
+  assert.equal(bodies.length, 3, 'three model requests');
+  assert.match(
+    JSON.stringify(bodies[2]),
+    /The user accepted hunks 1 and 3 of 3; hunk 2 was not applied: @@ -12,7 \+12,7 @@/,
+    'the model is told which hunks were taken',
+  );
+});
+
 function alwaysThenStale(ws) {
   const file = path.join(ws, 'greet.txt');
   return {

@@ -427,3 +427,82 @@ test('package.json: no command of the extension has the name of a server command
   for (const c of used) assert.ok(ours.includes(c), `${c} is used but not declared`);
   assert.ok(pkg.publisher && pkg.icon && pkg.engines.vscode && pkg.categories.length > 0, 'marketplace fields');
 });
+
+// Per-hunk consent (issue 23.5): three hunks of a 30-line file (lines 2, 15 and 29
+// changed, three lines of context).
+const hunkEdit = {
+  id: 'h',
+  type: 'edit',
+  choices: [
+    { id: 'once', outcome: 'proceed_once', label: 'Allow once' },
+    { id: 'always', outcome: 'proceed_always', label: 'Allow every edit for this session' },
+    { id: 'reject', outcome: 'cancel', label: 'Reject' },
+  ],
+  hunks: [
+    { index: 0, oldStart: 1, oldLines: 5, newStart: 1, newLines: 5 },
+    { index: 1, oldStart: 12, oldLines: 7, newStart: 12, newLines: 7 },
+    { index: 2, oldStart: 26, oldLines: 5, newStart: 26, newLines: 5 },
+  ],
+};
+
+test('hunksOf: two or more well-formed hunks of an edit, else none', () => {
+  assert.equal(confirm.hunksOf(hunkEdit).length, 3);
+  assert.deepEqual(confirm.hunksOf({ ...hunkEdit, hunks: [hunkEdit.hunks[0]] }), []);
+  assert.deepEqual(confirm.hunksOf({ ...hunkEdit, type: 'execute' }), []);
+  assert.deepEqual(confirm.hunksOf({ ...hunkEdit, hunks: [hunkEdit.hunks[0], { index: 1, oldStart: 'x' }] }), []);
+  assert.deepEqual(confirm.hunksOf({ ...hunkEdit, hunks: undefined }), []);
+});
+
+test('hunkAt: the hunk spanning a 0-based line on either side; an empty side sits between two lines', () => {
+  const hs = hunkEdit.hunks;
+  for (const [line, want] of [[0, 0], [4, 0], [5, -1], [11, 1], [17, 1], [18, -1], [25, 2], [29, 2], [30, -1]]) {
+    assert.equal(confirm.hunkAt(hs, line, 'new'), want, `line ${line}`);
+  }
+  const del = [{ index: 0, oldStart: 3, oldLines: 2, newStart: 2, newLines: 0 }];
+  assert.equal(confirm.hunkAt(del, 1, 'new'), 0);
+  assert.equal(confirm.hunkAt(del, 2, 'new'), 0);
+  assert.equal(confirm.hunkAt(del, 3, 'new'), -1);
+  assert.equal(confirm.hunkAt(del, 3, 'old'), 0);
+});
+
+test('firstChange: the first changed line of a hunk, past its context', () => {
+  const lines = (n, ch) => Array.from({ length: n }, (_, i) => (ch && ch[i + 1]) || `line ${i + 1}`).join('\n') + '\n';
+  const old = lines(30);
+  const neu = lines(30, { 2: 'LINE 2', 15: 'LINE 15', 29: 'LINE 29' });
+  assert.deepEqual(hunkEdit.hunks.map((h) => confirm.firstChange(h, old, neu)), [1, 14, 28]);
+  // CRLF text compares the same.
+  assert.equal(confirm.firstChange(hunkEdit.hunks[1], old.replace(/\n/g, '\r\n'), neu.replace(/\n/g, '\r\n')), 14);
+});
+
+test('hunkAnswer: the hunks not rejected, once; none rejected is the choice; all rejected a refusal', () => {
+  const cs = confirm.choices(hunkEdit);
+  const once = cs[0];
+  const always = cs[1];
+  assert.deepEqual(confirm.hunkAnswer(hunkEdit, [], once), { answer: { choice: 'once' }, covered: true });
+  assert.deepEqual(confirm.hunkAnswer(hunkEdit, ['accepted', 'accepted'], once), { answer: { choice: 'once' }, covered: true });
+  assert.deepEqual(confirm.hunkAnswer(hunkEdit, ['accepted', 'rejected'], once), {
+    answer: { choice: 'once', acceptedHunks: [0, 2] },
+    covered: true,
+  });
+  assert.deepEqual(confirm.hunkAnswer(hunkEdit, ['rejected', 'rejected', 'rejected'], once), { answer: { choice: 'reject' }, covered: true });
+  // "always" cannot carry a part: once, and not covered.
+  assert.deepEqual(confirm.hunkAnswer(hunkEdit, [undefined, 'rejected'], always), {
+    answer: { choice: 'once', acceptedHunks: [0, 2] },
+    covered: false,
+  });
+  // A refusal stays a refusal.
+  assert.deepEqual(confirm.hunkAnswer(hunkEdit, ['accepted'], cs[2]), { answer: { choice: 'reject' }, covered: true });
+});
+
+test('hunkSummary: each hunk marked, and what Accept applies', () => {
+  assert.equal(confirm.hunkSummary([], 3), 'hunks 1? 2? 3? · Accept applies all');
+  assert.equal(confirm.hunkSummary(['accepted', 'rejected'], 3), 'hunks 1✓ 2✗ 3? · Accept applies 2 of 3');
+  assert.equal(confirm.hunkSummary(['rejected', 'rejected'], 2), 'hunks 1✗ 2✗ · Accept rejects the edit');
+});
+
+test('changedLines: the lines a hunk changes, without its context; none for a deletion', () => {
+  const old = 'a\nb\nc\nd\ne\nf\ng\n';
+  assert.deepEqual(confirm.changedLines({ index: 0, oldStart: 1, oldLines: 7, newStart: 1, newLines: 7 }, old, 'a\nb\nc\nD\ne\nf\ng\n'), { first: 3, last: 3 });
+  assert.deepEqual(confirm.changedLines({ index: 0, oldStart: 1, oldLines: 7, newStart: 1, newLines: 8 }, old, 'a\nb\nc\nD\nD2\ne\nf\ng\n'), { first: 3, last: 4 });
+  assert.equal(confirm.changedLines({ index: 0, oldStart: 1, oldLines: 7, newStart: 1, newLines: 6 }, old, 'a\nb\nc\ne\nf\ng\n'), undefined);
+});
