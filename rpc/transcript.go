@@ -125,6 +125,11 @@ func (t *transcript) toolCall(ev tools.Event, rel func(string) string) {
 	if len(links) > 0 {
 		line += " — " + strings.Join(links, ", ")
 	}
+	if r := ev.Result; r != nil {
+		for _, h := range r.Hooks {
+			line += "\n  - " + escapeMarkdown(oneLine(h, maxDiagnosticMessage))
+		}
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.blockLocked(line + "\n")

@@ -79,6 +79,9 @@ type toolCallUpdateNotice struct {
 	Summary string           `json:"summary,omitempty"`
 	Content *updateContent   `json:"content,omitempty"`
 	Error   *tools.ErrorInfo `json:"error,omitempty"`
+	// Hooks are what the user's hooks decided about the call, one line each; the
+	// content's text starts with them too.
+	Hooks []string `json:"hooks,omitempty"`
 }
 
 type updateContent struct {
@@ -202,12 +205,8 @@ func finalUpdate(ev tools.Event) toolCallUpdateNotice {
 	update.Status = map[tools.Status]string{tools.StatusSuccess: statusCompleted,
 		tools.StatusError: statusFailed, tools.StatusCancelled: statusCancelled}[ev.Status]
 	if r := ev.Result; r != nil {
-		text := r.Display
-		if text == "" {
-			text = r.Output
-		}
-		update.Content = &updateContent{Text: text}
-		update.Summary = r.Summary
+		update.Content = &updateContent{Text: r.Shown()}
+		update.Summary, update.Hooks = r.Summary, r.Hooks
 		if d := r.Diff; d != nil {
 			update.Content.Diff = &fileDiff{Path: d.Path, URI: string(uri.File(d.Path)), Diff: d.Diff,
 				OriginalContent: d.OriginalContent, NewContent: d.NewContent}

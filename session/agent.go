@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/hooks"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/tools"
 )
@@ -54,7 +56,9 @@ type Options struct {
 	// Observe receives the session's updates; may be nil. Called on the prompt's
 	// goroutine, in order.
 	Observe func(Update)
-	Logger  *slog.Logger
+	// Hooks returns the user's hooks in force (see hooks.go); nil runs none.
+	Hooks  func() *hooks.Runner
+	Logger *slog.Logger
 }
 
 // Environment is the part of the system instruction that describes where the agent works.
@@ -165,9 +169,12 @@ type Session struct {
 	env      Environment
 	extra    string // Options.Instructions
 	observe  func(Update)
+	hooks    func() *hooks.Runner
 	logger   *slog.Logger
 
 	// Owned by the running prompt.
+	// resumed says that the session was resumed from the store.
+	resumed    bool
 	created    time.Time
 	prompts    int      // the prompts run so far, this one included: a prompt's number
 	persisted  bool     // the session's file has its header
@@ -184,6 +191,9 @@ type Session struct {
 	record, hist []clients.Content
 	// agents are the conversations of the session's sub-agents, which Replay shows.
 	agents []agentRecord
+	// started is set once the session's first prompt began (its SessionStart hooks
+	// ran): its SessionEnd hooks run when it ends.
+	started atomic.Bool
 	// histGen counts the changes of hist other than appends; curated is the curated
 	// form of its start, for the next request.
 	histGen uint64
@@ -207,6 +217,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 		env:      o.Env,
 		extra:    o.Instructions,
 		observe:  o.Observe,
+		hooks:    o.Hooks,
 		logger:   o.Logger,
 	}
 	if s.maxTurns <= 0 {
@@ -228,7 +239,7 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.id, s.created, s.persisted = o.ID, st.header.Created, true
+	s.id, s.created, s.persisted, s.resumed = o.ID, st.header.Created, true, true
 	s.prompts = st.prompts
 	s.logger = s.logger.With("session", s.id)
 	s.record, s.hist, s.agents = st.record, st.history, st.agents
@@ -296,14 +307,38 @@ func (s *Session) Prompt(ctx context.Context, text string, ec *EditorContext, ex
 }
 
 func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra []clients.Part) (Result, error) {
+	parts := []clients.Part{{Text: text}}
+	if !s.started.Swap(true) {
+		source := "startup"
+		if s.resumed {
+			source = "resume"
+		}
+		if start := s.fire(ctx, hooks.SessionStart, source, map[string]any{"source": source}); start.Context != "" {
+			parts = append([]clients.Part{{Text: hookContext(start.Context)}}, parts...)
+		}
+	}
+	before := s.fire(ctx, hooks.BeforeAgent, "", map[string]any{"prompt": text})
+	if before.Deny {
+		// The prompt is dropped: it reaches neither the history nor the model.
+		s.tellHooks([]string{"a BeforeAgent hook blocked the prompt: " + before.Reason})
+		return Result{StopReason: StopRefusal}, nil
+	}
+	if before.Context != "" {
+		parts = append(parts, clients.Part{Text: hookContext(before.Context)})
+	}
 	s.prompts++
 	s.persist(record{Type: recPrompt, Text: text, Time: s.now()})
-	s.add(clients.Content{Role: clients.RoleUser, Parts: append([]clients.Part{{Text: text}}, extra...)})
+	s.add(clients.Content{Role: clients.RoleUser, Parts: append(parts, extra...)})
+	if before.Stop {
+		s.tellHooks([]string{"a BeforeAgent hook ended the turn: " + before.StopReason})
+		return Result{StopReason: StopEndTurn}, nil
+	}
 	p := &promptState{system: systemInstruction(s.env, ec, s.logger)}
 	if s.extra != "" {
 		p.system += "\n\n" + s.extra
 	}
 	res := Result{}
+	retried := false // an AfterAgent hook sent the model back to work
 	for turn := 0; ; turn++ {
 		if ctx.Err() != nil {
 			res.StopReason = StopCancelled
@@ -321,14 +356,10 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 		s.mu.Lock()
 		req := clients.Request{System: p.system, History: s.curated.of(s.hist, s.histGen), Tools: p.tools}
 		s.mu.Unlock()
-		out := s.stream(ctx, req, &p.loops)
-		if overflowed(ctx, out) && s.compress(ctx, p, true) {
-			// The estimate missed: the model's tokenizer counts otherwise, or the
-			// session was resumed. Once only: a request still too large fails.
-			s.mu.Lock()
-			req.History = s.curated.of(s.hist, s.histGen)
-			s.mu.Unlock()
-			out = s.stream(ctx, req, &p.loops)
+		out, stop := s.modelTurn(ctx, req, p)
+		if stop != nil {
+			res.StopReason = stop.reason
+			return res, nil
 		}
 		if out.usage != nil {
 			p.usage = addUsage(p.usage, *out.usage)
@@ -364,6 +395,10 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 			if res.StopReason == StopRefusal && turn == 0 && res.Text == "" {
 				s.forgetRefused(len(model.Parts) > 0)
 			}
+			if err == nil && res.StopReason == StopEndTurn && s.afterAgent(ctx, text, res.Text, retried) {
+				retried = true
+				continue
+			}
 			return res, err
 		}
 		if i := slices.IndexFunc(fcs, p.loops.call); i >= 0 {
@@ -384,6 +419,7 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 		}
 		resp := clients.Content{Role: clients.RoleUser}
 		var fatal *tools.ErrorInfo
+		var stops []string
 		for i, fc := range fcs {
 			if i >= len(results) {
 				resp.Parts = append(resp.Parts, notRun(fc, tools.ErrUnhandledException, "the call got no result."))
@@ -393,10 +429,18 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 			if e := results[i].Error; e != nil && e.Type.Fatal() && fatal == nil {
 				fatal = e
 			}
+			if results[i].Stop != "" {
+				stops = append(stops, results[i].Stop)
+			}
 		}
 		s.add(resp)
 		if ctx.Err() != nil {
 			res.StopReason = StopCancelled
+			return res, nil
+		}
+		if len(stops) > 0 {
+			s.tellHooks([]string{"a tool hook ended the turn: " + strings.Join(stops, "; ")})
+			res.StopReason = StopEndTurn
 			return res, nil
 		}
 		if fatal != nil {
@@ -476,8 +520,9 @@ type streamed struct {
 	loop bool
 }
 
-// stream runs one model request, passing its text and thoughts on as updates.
-func (s *Session) stream(ctx context.Context, req clients.Request, loops *loopDetector) streamed {
+// stream runs one model request, passing its text and thoughts on as updates, unless
+// hold says to keep them until the AfterModel hooks have seen the response.
+func (s *Session) stream(ctx context.Context, req clients.Request, loops *loopDetector, hold bool) streamed {
 	loops.response()
 	var out streamed
 	var parts []clients.Part
@@ -493,11 +538,13 @@ func (s *Session) stream(ctx context.Context, req clients.Request, loops *loopDe
 			parts = append(parts, p)
 			switch {
 			case p.Thought:
-				if p.Text != "" {
+				if p.Text != "" && !hold {
 					s.emit(Update{Kind: UpdateThought, Text: p.Text})
 				}
 			case p.Text != "":
-				s.emit(Update{Kind: UpdateMessage, Text: p.Text})
+				if !hold {
+					s.emit(Update{Kind: UpdateMessage, Text: p.Text})
+				}
 				out.loop = out.loop || loops.text(p.Text)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/hooks"
 )
 
 // Compression thresholds, as fractions of the model's context window. History is
@@ -149,6 +150,8 @@ func (s *Session) compress(ctx context.Context, p *promptState, overflow bool) b
 			"promptTokens", before, "window", window)
 		return false
 	}
+	// Advisory: the hooks cannot stop or change the compression.
+	s.fire(ctx, hooks.PreCompress, "auto", map[string]any{"trigger": "auto"})
 	summary, usage, err := s.summarise(ctx, hist[:cut], int(summaryShare*float64(window))*4)
 	p.usage = addUsage(p.usage, usage)
 	if err != nil {

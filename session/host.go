@@ -10,12 +10,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentls/agentls/checkpoint"
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/hooks"
 	"github.com/agentls/agentls/session/toolbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
@@ -117,6 +120,13 @@ type Host struct {
 	stopLoads context.CancelFunc
 	closed    bool
 
+	// hookWork are the hooks running on their own (Notification, SessionEnd), with
+	// hookCtx, which Close waits for (at most closeHookWait, then it cancels hookCtx,
+	// which kills them).
+	hookWork  sync.WaitGroup
+	hookCtx   context.Context
+	stopHooks context.CancelFunc
+
 	// checkpoints holds what the sessions' shell commands replaced, for undo; nil
 	// where sessions are not stored.
 	checkpoints *checkpoint.Store
@@ -148,6 +158,7 @@ func (s schedulerFor) stale(tb *toolbox.Toolbox) bool {
 func NewHost(o HostOptions) (*Host, error) {
 	h := &Host{o: o, log: o.Logger, live: map[string]*Live{}, scopes: map[string]schedulerFor{}, calls: map[string]runningCall{}}
 	h.loadCtx, h.stopLoads = context.WithCancel(context.Background())
+	h.hookCtx, h.stopHooks = context.WithCancel(context.Background())
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -222,10 +233,35 @@ func (h *Host) Close() error {
 	h.stopLoads()
 	for _, l := range all {
 		l.letGo()
+		l.end("exit")
 		l.emit(Update{Kind: UpdateClosed})
 	}
 	h.loads.Wait()
+	h.waitHooks(closeHookWait)
 	return h.tb.Close()
+}
+
+// closeHookWait is how long Close lets the hooks running on their own (SessionEnd)
+// finish before it stops them: an editor shutting agentls down must not wait for a
+// hook's whole timeout.
+const closeHookWait = 5 * time.Second
+
+// waitHooks waits for the hooks running on their own, at most d, then stops those
+// still running and waits for them to go.
+func (h *Host) waitHooks(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		h.hookWork.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		h.log.Warn("stopping hooks still running as agentls closes", "after", d)
+		h.stopHooks()
+		<-done
+	}
+	h.stopHooks()
 }
 
 // StartExternal loads the external tools of the settings in force: it runs the
@@ -325,6 +361,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 		MaxTurns:     cmp.Or(h.o.MaxTurns, s.Model.MaxSessionTurns),
 		Env:          Environment{Roots: h.tb.Workspace.Roots(), ConfigDir: h.tb.ConfigDir},
 		Observe:      l.emit,
+		Hooks:        func() *hooks.Runner { return h.tb.Config().Hooks },
 		Logger:       h.log,
 	})
 	switch {
@@ -375,6 +412,7 @@ func (h *Host) CloseSession(id string) error {
 	}
 	delete(h.live, id)
 	h.mu.Unlock()
+	l.end("other")
 	// Told after unlocking: Observe is the front end's code, which may call back into
 	// the host. The session is let go, so closed is the last update of its stream.
 	l.emit(Update{Kind: UpdateClosed})
@@ -492,6 +530,7 @@ func (h *Host) add(l *Live) *Live {
 	h.mu.Unlock()
 	// Told after unlocking, as in CloseSession.
 	for _, g := range gone {
+		g.end("other")
 		g.emit(Update{Kind: UpdateClosed})
 	}
 	return l
@@ -633,6 +672,10 @@ func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext, extra
 	l.mu.Lock()
 	l.endPrompt = end
 	l.mu.Unlock()
+	if err := l.h.tb.Config().HookErrors; err != nil && !l.sess.started.Load() {
+		// Said once per session, before its hooks first run.
+		l.sess.tellHooks(strings.Split("hooks left out of the settings: "+err.Error(), "\n"))
+	}
 	return l.sess.Prompt(ctx, text, ec, extra...)
 }
 
@@ -861,12 +904,34 @@ func (l *Live) scheduler() *tools.Scheduler {
 	h := l.h
 	if l.sched.stale(h.tb) {
 		cfg := h.tb.Config()
-		l.sched = schedulerFor{cfg: cfg, sched: h.tb.SchedulerOver(l.registryOver(cfg.Registry), l.policy(cfg.Policy), h.o.Asker, func(ev tools.Event) {
+		l.sched = schedulerFor{cfg: cfg, sched: h.tb.SchedulerWith(l.registryOver(cfg.Registry), l.policy(cfg.Policy), l.asker(), func(ev tools.Event) {
 			l.noteCall(ev)
 			l.emit(Update{Kind: UpdateToolCall, Call: &ev})
-		}, l.metrics)}
+		}, toolHooks{l}, l.metrics)}
 	}
 	return l.sched.sched
+}
+
+// asker returns the host's Asker as the session's calls use it: the Notification
+// hooks hear of each question.
+func (l *Live) asker() confirm.Asker {
+	if l.h.o.Asker == nil {
+		return nil
+	}
+	return notifyingAsker{l: l, asker: l.h.o.Asker}
+}
+
+// end runs the session's SessionEnd hooks, for reason, on their own (Host.Close waits
+// for them), if its first prompt began.
+func (l *Live) end(reason string) {
+	r := l.h.tb.Config().Hooks
+	if l.sess == nil || !l.sess.started.Load() || !r.Has(hooks.SessionEnd) {
+		return
+	}
+	l.h.hookWork.Go(func() {
+		// Advisory: nobody waits for the answer, which is only logged.
+		r.Run(l.h.hookCtx, hooks.SessionEnd, l.sess.hookCall(reason, map[string]any{"reason": reason}))
+	})
 }
 
 // policy returns the workspace's policy p as the session sees it: in its approval

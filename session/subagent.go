@@ -169,7 +169,7 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		// The parent's policy in the parent's approval mode: a read-only child needs no
 		// consent, a writing one asks through the same Asker as its parent.
 		Policy: parent.policy(cfg.Policy),
-		Asker:  h.o.Asker,
+		Asker:  parent.asker(),
 		Observe: func(ev tools.Event) {
 			progress.event(ev)
 			parent.noteCall(ev)
@@ -179,6 +179,8 @@ func (c *agentCall) Execute(ctx context.Context, out io.Writer) (*tools.Result, 
 		Logger:  h.log,
 		Locks:   h.tb.Workspace,
 		Metrics: []*tools.Metrics{h.tb.Metrics, parent.metrics},
+		// The user's tool hooks hold for a sub-agent's calls as for its parent's.
+		Hooks: toolHooks{parent},
 	})
 	// The child's calls get ids of their own in the host's space, so that a front end
 	// never mistakes one for a call of the parent or of another sub-agent.

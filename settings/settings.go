@@ -55,6 +55,11 @@ type Settings struct {
 	// Agents are the sub-agents invoke_agent may start, by name, besides the built-in
 	// codebase_investigator (which an entry of that name replaces).
 	Agents map[string]AgentSettings `json:"agents,omitempty"`
+	// Hooks are the commands run at moments of the agent loop (package hooks), in
+	// Gemini CLI's format; every file's run, and a workspace's only when it is trusted.
+	Hooks Hooks `json:"hooks,omitzero"`
+	// HooksConfig turns hooks off, all or some.
+	HooksConfig HooksConfig `json:"hooksConfig,omitzero"`
 }
 
 // AgentSettings define a sub-agent: a child session with instructions and tools of its
@@ -498,6 +503,8 @@ func mergeTrusted(out *Settings, over Settings) {
 		maps.Copy(agents, over.Agents)
 		out.Agents = agents
 	}
+	// Hooks run commands at every step of the agent loop.
+	mergeHooks(out, over)
 	if len(over.MCPServers) > 0 {
 		servers := maps.Clone(out.MCPServers)
 		if servers == nil {
@@ -542,6 +549,7 @@ func untrustedParts(ws Settings) (all, tools []string) {
 	for _, name := range slices.Sorted(maps.Keys(ws.Agents)) {
 		all = append(all, "agents."+name)
 	}
+	all = append(all, hookParts(ws)...)
 	return all, tools
 }
 
@@ -639,6 +647,8 @@ func shared(g Settings) Settings {
 			DiscoveryCommand: g.Tools.DiscoveryCommand, CallCommand: g.Tools.CallCommand,
 			Sandbox: g.Tools.Sandbox,
 		},
+		Hooks:       g.Hooks,
+		HooksConfig: g.HooksConfig,
 	}
 }
 
@@ -664,6 +674,9 @@ func readFile(path string) (Settings, bool, error) {
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		return s, false, fmt.Errorf("settings file %s: %w", path, err)
+	}
+	if len(s.Hooks.Events) > 0 {
+		s.Hooks = s.Hooks.withSource(path)
 	}
 	return s, true, nil
 }

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/agentls/agentls/confirm"
@@ -60,6 +61,24 @@ type CallResult struct {
 	OutputFile string `json:"outputFile,omitempty"`
 	// Problems are the places in the workspace the output reports (Result.Problems).
 	Problems *ProblemReport `json:"problems,omitempty"`
+	// Hooks are what the user's hooks decided about the call, one line each, for
+	// people (the call's card shows them).
+	Hooks []string `json:"hooks,omitempty"`
+	// Stop is set when a hook ended the agent's turn with this call: why.
+	Stop string `json:"stop,omitempty"`
+}
+
+// Shown is the text people are shown of r: what the hooks decided, then the text for
+// people (Display, else Output).
+func (r CallResult) Shown() string {
+	text := r.Display
+	if text == "" {
+		text = r.Output
+	}
+	if len(r.Hooks) == 0 {
+		return text
+	}
+	return strings.Join(r.Hooks, "\n") + "\n\n" + text
 }
 
 // Event reports progress of a call to front ends: a state change (Status set) or a

@@ -76,6 +76,8 @@ type Options struct {
 	// Metrics receive every call the scheduler ends: its tool, status and execution
 	// time (a session's and the process's, say). Nil entries are skipped.
 	Metrics []*Metrics
+	// Hooks, when set, are the user's BeforeTool and AfterTool hooks.
+	Hooks ToolHooks
 }
 
 // PathLocker holds the per-file locks of a workspace; *workspace.Workspace implements
@@ -109,6 +111,7 @@ type Scheduler struct {
 	logger    *slog.Logger
 	retryBase time.Duration
 	metrics   []*Metrics
+	hooks     ToolHooks
 
 	runs fifo
 	// shared are the workspace's path locks, held by a batch across the proposals and
@@ -146,6 +149,7 @@ func NewScheduler(o Options) *Scheduler {
 		shared:     o.Locks,
 		retryBase:  defaultRetryBase,
 		metrics:    o.Metrics,
+		hooks:      o.Hooks,
 		validators: map[string]cachedValidator{},
 	}
 	if s.reg == nil {
@@ -201,6 +205,16 @@ type call struct {
 	result *CallResult
 	// started is when the call began executing; zero if it never did.
 	started time.Time
+	// ctx is the context the call executes with; nil until it does. The AfterTool
+	// hooks run with it.
+	ctx context.Context
+	// hookNotes are what the hooks decided about the call, for people; hookContext is
+	// what the BeforeTool hooks added for the model, rewritten the argument names they
+	// rewrote; stop is set when a hook ended the agent's turn with the call.
+	hookNotes   []string
+	hookContext string
+	rewritten   []string
+	stop        string
 }
 
 // RunOne runs a single call.
@@ -414,6 +428,9 @@ func (s *Scheduler) build(ctx context.Context, c *call, prev *call) bool {
 			return false
 		}
 		c.req.Args, c.waitPrevious = args, wait
+	}
+	if !s.beforeHooks(ctx, c) {
+		return false
 	}
 	v, err := s.validator(c.info)
 	if err != nil {
@@ -921,9 +938,7 @@ func (s *Scheduler) execute(ctx context.Context, c *call, b *batch) {
 			defer unlock()
 		}
 	}
-	if len(s.metrics) > 0 {
-		c.started = time.Now()
-	}
+	c.started, c.ctx = time.Now(), ctx
 	s.emit(c, Event{Status: StatusExecuting})
 	for attempt := 1; ; attempt++ {
 		res, err, ok := s.executeOnce(ctx, c)
@@ -1002,14 +1017,16 @@ func (s *Scheduler) finish(c *call, r CallResult) {
 		return
 	}
 	r.CallID, r.Name = c.req.CallID, c.req.Name
+	var ran time.Duration
+	if !c.started.IsZero() {
+		ran = time.Since(c.started)
+	}
+	s.afterHooks(c, &r)
+	r.Hooks, r.Stop = c.hookNotes, c.stop
 	c.result = &r
 	// A name no tool has is not counted: a model inventing names would grow the
 	// metrics without bound.
 	if len(s.metrics) > 0 && c.tool != nil {
-		var ran time.Duration
-		if !c.started.IsZero() {
-			ran = time.Since(c.started)
-		}
 		for _, m := range s.metrics {
 			m.Record(c.req.Name, r.Status, ran)
 		}

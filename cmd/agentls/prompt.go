@@ -260,6 +260,11 @@ func (o *promptOutput) event(ev tools.Event) {
 			// answer, and counted in the metrics.
 			o.calls = append(o.calls, *ev.Result)
 		}
+		if o.format == "text" {
+			for _, h := range ev.Result.Hooks {
+				fmt.Fprintf(o.stderr, "%s[%s] %s\n", indent, ev.Name, visible(h))
+			}
+		}
 		if o.format == "text" && ev.Status != tools.StatusSuccess {
 			msg := string(ev.Status)
 			if ev.Result.Error != nil {

@@ -198,6 +198,10 @@ func resultContent(r tools.CallResult, streamed bool) []sdk.ToolCallContent {
 	if text != "" {
 		out = append(out, sdk.ToolContent(sdk.TextBlock(text)))
 	}
+	if len(r.Hooks) > 0 {
+		// What the user's hooks decided, first on the card.
+		out = append([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(strings.Join(r.Hooks, "\n")))}, out...)
+	}
 	return out
 }
 

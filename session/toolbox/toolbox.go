@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentls/agentls/confirm"
+	"github.com/agentls/agentls/hooks"
 	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
@@ -142,6 +143,10 @@ type Config struct {
 	// Sandbox is what contains the commands run_shell_command and the discovered tools
 	// run, from the settings' tools.sandbox.
 	Sandbox *sandbox.Sandbox
+	// Hooks runs the settings' hooks, contained by Sandbox; nil when there are none.
+	// HookErrors say which hooks of the settings were left out and why.
+	Hooks      *hooks.Runner
+	HookErrors error
 	// untrusted is what of the workspace's settings was skipped for want of trust.
 	untrusted untrusted
 }
@@ -223,7 +228,9 @@ func New(o Options) (*Toolbox, error) {
 		OnTodos: o.OnTodos,
 		Web:     web.Options{AllowPrivate: s.Web.AllowPrivateAddresses, Logger: logger},
 	})
-	tb.cfg.Store(&Config{Settings: s, Trust: decision, Policy: policy, Registry: tb.newRegistry(s), Sandbox: box, untrusted: untrusted})
+	runner, hookErrs := tb.newHooks(s, box)
+	tb.cfg.Store(&Config{Settings: s, Trust: decision, Policy: policy, Registry: tb.newRegistry(s), Sandbox: box,
+		Hooks: runner, HookErrors: hookErrs, untrusted: untrusted})
 	return tb, nil
 }
 
@@ -237,6 +244,22 @@ func (tb *Toolbox) newSandbox(s settings.Settings) (*sandbox.Sandbox, error) {
 	}
 	return sandbox.New(tb.machine, s.Tools.Sandbox.Config(), sandbox.Options{
 		Roots: tb.Workspace.Roots(), ConfigDirs: dirs, Helper: tb.helper})
+}
+
+// newHooks returns the runner of the hooks of settings s, contained by box, run with
+// run_shell_command's environment in the first root, and what was wrong with them.
+func (tb *Toolbox) newHooks(s settings.Settings, box *sandbox.Sandbox) (*hooks.Runner, error) {
+	r, err := hooks.New(hooks.Options{
+		Settings: s,
+		Sandbox:  box,
+		Environ:  func() []string { return shell.Environ(tb.hiddenEnv()) },
+		Dir:      tb.Workspace.Roots()[0],
+		Logger:   tb.Logger,
+	})
+	if err != nil {
+		tb.logOnce("hooks left out", "err", err.Error())
+	}
+	return r, err
 }
 
 // load decides the user's trust in the first root from the trust file in the
@@ -370,11 +393,13 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 	r.External = prevDiscover != nextDiscover || prevCall != nextCall ||
 		!reflect.DeepEqual(prev.MCPServers, next.MCPServers)
 
+	runner, hookErrs := tb.newHooks(next, box)
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
 	// Read again under mu: the external tools may have published a registry since.
 	cur = tb.Config()
-	cfg := &Config{Settings: next, Trust: decision, Policy: cur.Policy, Registry: cur.Registry, Sandbox: box, untrusted: untrusted}
+	cfg := &Config{Settings: next, Trust: decision, Policy: cur.Policy, Registry: cur.Registry, Sandbox: box,
+		Hooks: runner, HookErrors: hookErrs, untrusted: untrusted}
 	switch {
 	case policy != nil:
 		cfg.Policy, r.Policy = policy, true
@@ -437,7 +462,14 @@ func (tb *Toolbox) Scheduler(policy tools.Policy, asker confirm.Asker, observe t
 // SchedulerOver is Scheduler over reg, a registry of the toolbox's with tools of one
 // session's added (its google_web_search), and with policy, which is not nil.
 func (tb *Toolbox) SchedulerOver(reg *tools.Registry, policy tools.Policy, asker confirm.Asker, observe tools.Observer, metrics ...*tools.Metrics) *tools.Scheduler {
+	return tb.SchedulerWith(reg, policy, asker, observe, nil, metrics...)
+}
+
+// SchedulerWith is SchedulerOver with the user's tool hooks (tools.Options.Hooks): a
+// model session's scheduler.
+func (tb *Toolbox) SchedulerWith(reg *tools.Registry, policy tools.Policy, asker confirm.Asker, observe tools.Observer, hooks tools.ToolHooks, metrics ...*tools.Metrics) *tools.Scheduler {
 	return tools.NewScheduler(tools.Options{
+		Hooks:    hooks,
 		Registry: reg,
 		Policy:   policy,
 		Asker:    asker,

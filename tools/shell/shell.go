@@ -160,9 +160,15 @@ func (s *Shell) environ() []string {
 	if s.hideEnv != nil {
 		hide = s.hideEnv()
 	}
+	return append(Environ(hide), s.env...)
+}
+
+// Environ returns the environment run_shell_command gives a command: agentls's own
+// without the variables hide names, with the entries agentls sets. The user's hooks
+// start from it too.
+func Environ(hide []string) []string {
 	env := tools.Environ(hide)
-	env = append(env, "AGENTLS=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
-	return append(env, s.env...)
+	return append(env, "AGENTLS=1", "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
 }
 
 // drain reads and discards what is still written to the read end of a finished

@@ -1,0 +1,118 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentls/agentls/clients"
+	"github.com/agentls/agentls/hooks"
+	"github.com/agentls/agentls/settings"
+)
+
+// TestPreCompressHook: the PreCompress hooks run before the history is compressed,
+// told the trigger, and what they say reaches the person; they cannot stop it.
+func TestPreCompressHook(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("Here is a lot of context about the task. ", 50)
+	h := newHarness(t, nil, clients.Script{ContextWindow: 60000, Turns: []clients.Turn{
+		{Text: "answer one", Usage: &clients.Usage{PromptTokens: 10000}},
+		{Text: "answer two", Usage: &clients.Usage{PromptTokens: 50000}},
+		{Text: "<state_snapshot>\n<overall_goal>test</overall_goal>\n</state_snapshot>", Usage: &clients.Usage{PromptTokens: 900}},
+		{Text: "answer three", Usage: &clients.Usage{PromptTokens: 1200}},
+	}})
+	marker := filepath.Join(h.root, "precompress.json")
+	var s settings.Settings
+	s.Hooks.Events = map[string][]settings.HookGroup{"PreCompress": {{Matcher: "auto", Hooks: []settings.HookCommand{{Type: "command",
+		Command: `cat > ` + marker + `; echo '{"systemMessage":"saving the state first","continue":false}'`}}}}}
+	runner, err := hooks.New(hooks.Options{Settings: s, Dir: h.root, Environ: os.Environ})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := h.session(func(o *Options) { o.Hooks = func() *hooks.Runner { return runner } })
+	for _, p := range []string{"one: " + long, "two", "three"} {
+		if _, err := sess.Prompt(context.Background(), p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(h.updatesOf(UpdateCompression)); n != 1 {
+		t.Fatalf("%d compressions", n)
+	}
+	data, err := os.ReadFile(marker)
+	var in struct {
+		Event   string `json:"hook_event_name"`
+		Trigger string `json:"trigger"`
+	}
+	if err != nil || json.Unmarshal(data, &in) != nil || in.Event != "PreCompress" || in.Trigger != "auto" {
+		t.Errorf("the hook's input: %v %s", err, data)
+	}
+	if m := h.messages(); !strings.Contains(m, "[agentls: hook ") || !strings.Contains(m, "saving the state first") {
+		t.Errorf("the person was not told: %q", m)
+	}
+}
+
+// TestHookErrorsTold: a hook the settings get wrong is left out, and the session says
+// so before its first prompt; the other hooks run.
+func TestHookErrorsTold(t *testing.T) {
+	t.Parallel()
+	config := t.TempDir()
+	hh := newHostHarness(t, "", clients.Script{Turns: []clients.Turn{{Text: "fine"}}}, func(o *HostOptions) {
+		o.Toolbox.ConfigDir = config
+	})
+	marker := filepath.Join(hh.root, "ran")
+	data, _ := json.Marshal(map[string]any{"hooks": map[string]any{"BeforeAgent": []any{
+		map[string]any{"matcher": "(", "hooks": []any{map[string]any{"type": "command", "command": "true"}}},
+		map[string]any{"hooks": []any{map[string]any{"type": "http", "command": "x"}}},
+		map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "cat > " + marker}}},
+	}}})
+	if err := os.WriteFile(filepath.Join(config, "settings.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hh.host.Reconfigure(settings.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	hh.prompt("", "hello")
+	var msgs strings.Builder
+	for _, u := range hh.of(UpdateMessage) {
+		msgs.WriteString(u.Text)
+	}
+	if m := msgs.String(); !strings.Contains(m, "hooks left out of the settings") || !strings.Contains(m, `only "command" hooks exist`) {
+		t.Errorf("messages %q", m)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the good hook did not run: %v", err)
+	}
+}
+
+// TestSessionEndHookBounded: a SessionEnd hook that hangs holds the host's Close for
+// closeHookWait at most, not its whole timeout, and is stopped.
+func TestSessionEndHookBounded(t *testing.T) {
+	t.Parallel()
+	config := t.TempDir()
+	hh := newHostHarness(t, "", clients.Script{Turns: []clients.Turn{{Text: "fine"}}}, func(o *HostOptions) {
+		o.Toolbox.ConfigDir = config
+	})
+	started := filepath.Join(hh.root, "started")
+	data, _ := json.Marshal(map[string]any{"hooks": map[string]any{"SessionEnd": []any{
+		map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "cat > " + started + "; sleep 120"}}},
+	}}})
+	if err := os.WriteFile(filepath.Join(config, "settings.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hh.host.Reconfigure(settings.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	hh.prompt("", "hello")
+	start := time.Now()
+	hh.host.Close()
+	if took := time.Since(start); took < closeHookWait/2 || took > closeHookWait+10*time.Second {
+		t.Errorf("Close took %v with a hanging SessionEnd hook (wait at most %v)", took, closeHookWait)
+	}
+	if data, err := os.ReadFile(started); err != nil || !strings.Contains(string(data), `"reason":"exit"`) {
+		t.Errorf("the SessionEnd hook's input: %v %s", err, data)
+	}
+}
