@@ -300,7 +300,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 		Store:        h.o.Store,
 		ID:           id,
 		MaxTurns:     cmp.Or(h.o.MaxTurns, s.Model.MaxSessionTurns),
-		Env:          Environment{Roots: h.tb.Workspace.Roots(), ConfigDir: h.tb.ConfigDir},
+		Env:          Environment{Roots: h.tb.Workspace.Roots(), ConfigDir: h.tb.ConfigDir, ContextFiles: s.ContextFiles},
 		Observe:      l.emit,
 		Logger:       h.log,
 	})
@@ -587,7 +587,9 @@ func (l *Live) Metrics() []tools.ToolStats { return l.metrics.Snapshot() }
 func (l *Live) Plan() []PlanEntry { return planOf(l.todos.Items()) }
 
 // Prompt runs one prompt of the session to its end, as Session.Prompt does. A second
-// prompt while one runs fails with ErrBusy; Host.Cancel cancels it. A session the
+// prompt while one runs fails with ErrBusy; Host.Cancel cancels it. A prompt that
+// starts with a custom command ("/git:commit …", commands.go) is that command's prompt,
+// expanded; a shell command of it that does not run fails the prompt, unsent. A session the
 // host let go since it was opened is resumed first, and the prompt runs there.
 func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext, extra ...clients.Part) (Result, error) {
 	ctx, end, err := l.begin(ctx)
@@ -606,6 +608,10 @@ func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext, extra
 	l.mu.Lock()
 	l.endPrompt = end
 	l.mu.Unlock()
+	text, _, err = l.expandCommand(ctx, text)
+	if err != nil {
+		return Result{StopReason: StopError}, err
+	}
 	return l.sess.Prompt(ctx, text, ec, extra...)
 }
 

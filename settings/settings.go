@@ -55,6 +55,15 @@ type Settings struct {
 	// Agents are the sub-agents invoke_agent may start, by name, besides the built-in
 	// codebase_investigator (which an entry of that name replaces).
 	Agents map[string]AgentSettings `json:"agents,omitempty"`
+
+	// Commands, Skills and Extensions are the custom commands, Agent Skills and Gemini
+	// CLI extensions of the user and of a trusted workspace, read from their own files
+	// (addons.go), never from a settings file; ContextFiles are the extensions' context
+	// files, read as memory files.
+	Commands     []Command   `json:"-"`
+	Skills       []Skill     `json:"-"`
+	Extensions   []Extension `json:"-"`
+	ContextFiles []string    `json:"-"`
 }
 
 // AgentSettings define a sub-agent: a child session with instructions and tools of its
@@ -398,10 +407,10 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 		l.Settings = Merge(l.Settings, user)
 	}
 	l.Settings = Merge(l.Settings, overrides)
-	if root == "" {
-		return l, nil
-	}
 	for _, name := range WorkspaceFiles() {
+		if root == "" {
+			break
+		}
 		p := filepath.Join(root, filepath.FromSlash(name))
 		ws, ok, err := readFile(p)
 		if err != nil {
@@ -413,6 +422,11 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 		l.Files = append(l.Files, p)
 		l.mergeWorkspace(root, p, ws)
 	}
+	d := addonDirs{geminiDir: geminiDir, configDir: configDir, root: root, trusted: o.Trusted}
+	if geminiDir != "" {
+		d.agentsDir = filepath.Join(filepath.Dir(geminiDir), ".agents")
+	}
+	l.loadAddons(d)
 	return l, nil
 }
 

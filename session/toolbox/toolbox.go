@@ -268,7 +268,12 @@ func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.D
 // held or not yet needed.
 func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 	reg := tools.NewRegistry(tb.Logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
-	for _, t := range append(tb.Builtins.Tools(), tb.extraTools(s)...) {
+	builtins := append(tb.Builtins.Tools(), tb.extraTools(s)...)
+	if len(s.Skills) > 0 {
+		// Declared only when there are skills: it costs every request its declaration.
+		builtins = append(builtins, &skillTool{skills: s.Skills})
+	}
+	for _, t := range builtins {
 		if t.Info().Name == todos.Name {
 			t = &sessionTodos{Tool: t}
 		}
@@ -383,7 +388,7 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 		cfg.Policy = cur.Policy.WithMode(mode)
 	}
 	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) ||
-		!reflect.DeepEqual(prev.Agents, next.Agents) {
+		!reflect.DeepEqual(prev.Agents, next.Agents) || !reflect.DeepEqual(prev.Skills, next.Skills) {
 		cfg.Registry, r.Registry = tb.newRegistry(next), true
 	}
 	tb.cfg.Store(cfg)
