@@ -1,0 +1,155 @@
+package settings
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestEnabled(t *testing.T) {
+	tests := []struct {
+		overrides []string
+		dir       string
+		want      bool
+	}{
+		{nil, "/home/u/p", true},
+		{[]string{"!/home/u/p/"}, "/home/u/p", false},
+		{[]string{"!/home/u/p/"}, "/home/u/p/sub", true},
+		{[]string{"!/home/u/*"}, "/home/u/p/sub", false},
+		{[]string{"!/home/u/*"}, "/home/u", false},
+		{[]string{"!/home/u/*"}, "/home/uv", true},
+		{[]string{"!/*", "/home/u/p/"}, "/home/u/p", true},
+		{[]string{"!/*", "/home/u/p/"}, "/home/u/q", false},
+		{[]string{"/home/u/p/", "!/*"}, "/home/u/p", false}, // the last match decides
+		{[]string{"!/home/u.x/*"}, "/home/uax/p", true},     // "." is no wildcard
+	}
+	for _, tt := range tests {
+		if got := enabled(tt.overrides, tt.dir); got != tt.want {
+			t.Errorf("enabled(%q, %s) = %v, want %v", tt.overrides, tt.dir, got, tt.want)
+		}
+	}
+}
+
+func TestParseSkill(t *testing.T) {
+	tests := []struct {
+		name, in        string
+		wantName, wantD string
+		wantBody        string
+		wantErr         bool
+	}{
+		{"yaml", "---\nname: a\ndescription: Does A.\n---\n\nBody\n", "a", "Does A.", "Body", false},
+		{"folded", "---\nname: b\ndescription: >\n  Line one\n  line two\n---\nX", "b", "Line one line two", "X", false},
+		{"colon falls back", "---\nname: c\ndescription: Use when: asked\n  and more\n---\nY", "c", "Use when: asked and more", "Y", false},
+		{"crlf", "---\r\nname: d\r\ndescription: D\r\n---\r\nZ\r\n", "d", "D", "Z", false},
+		{"name sanitised", "---\nname: x:y/z\ndescription: D\n---\n", "x-y-z", "D", "", false},
+		{"no front matter", "# Skill\n", "", "", "", true},
+		{"no description", "---\nname: e\n---\nBody", "", "", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := parseSkill([]byte(tt.in))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if err == nil && (s.Name != tt.wantName || s.Description != tt.wantD || s.Body != tt.wantBody) {
+				t.Errorf("got %+v", s)
+			}
+		})
+	}
+}
+
+// TestLoadAddons: commands are named by their path, the workspace's override the
+// user's and count only in a trusted workspace (else they are reported ignored), and an
+// extension's MCP server yields to the settings' server of the same name.
+func TestLoadAddons(t *testing.T) {
+	home, cfg, root := t.TempDir(), t.TempDir(), t.TempDir()
+	gemini := filepath.Join(home, ".gemini")
+	writeTree(t, gemini, map[string]string{
+		"settings.json":                         `{"mcpServers": {"shared": {"command": "from-settings"}}}`,
+		"commands/git/commit.toml":              `prompt = "user commit"`,
+		"commands/review.toml":                  "description = \"Reviews\"\nprompt = \"user review\"",
+		"commands/broken.toml":                  `description = "no prompt"`,
+		"skills/s1/SKILL.md":                    "---\nname: s1\ndescription: user s1\n---\n",
+		"extensions/e/gemini-extension.json":    `{"name": "e", "mcpServers": {"shared": {"command": "from-ext"}, "own": {"command": "${extensionPath}${/}bin", "trust": true}}, "excludeTools": ["web_fetch"], "contextFileName": ["CTX.md", "missing.md"]}`,
+		"extensions/e/CTX.md":                   "context",
+		"extensions/e/commands/review.toml":     `prompt = "extension review"`,
+		"extensions/bad/gemini-extension.json":  `{`,
+		"extensions/not-an-extension/README.md": "",
+	})
+	writeTree(t, home, map[string]string{".agents/skills/s2/SKILL.md": "---\nname: s2\ndescription: agents s2\n---\n"})
+	writeTree(t, root, map[string]string{
+		".gemini/commands/review.toml":               `prompt = "workspace review"`,
+		".agentls/skills/s1/SKILL.md":                "---\nname: s1\ndescription: workspace s1\n---\n",
+		".gemini/extensions/w/gemini-extension.json": `{"name": "w"}`,
+	})
+	for _, trusted := range []bool{false, true} {
+		l, err := LoadWith(cfg, root, Options{Trusted: trusted, GeminiDir: gemini})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := l.Settings
+		cmds := map[string]string{}
+		for _, c := range s.Commands {
+			cmds[c.Name] = c.Prompt
+		}
+		wantReview := "user review"
+		if trusted {
+			wantReview = "workspace review"
+		}
+		if len(cmds) != 2 || cmds["git:commit"] != "user commit" || cmds["review"] != wantReview {
+			t.Errorf("trusted %v: commands %v", trusted, cmds)
+		}
+		skills := map[string]string{}
+		for _, sk := range s.Skills {
+			skills[sk.Name] = sk.Description
+		}
+		wantS1 := "user s1"
+		if trusted {
+			wantS1 = "workspace s1"
+		}
+		if len(skills) != 2 || skills["s1"] != wantS1 || skills["s2"] != "agents s2" {
+			t.Errorf("trusted %v: skills %v", trusted, skills)
+		}
+		if s.MCPServers["shared"].Command != "from-settings" || s.MCPServers["own"].Command != filepath.Join(gemini, "extensions", "e", "bin") ||
+			s.MCPServers["own"].Trust {
+			t.Errorf("servers %+v", s.MCPServers)
+		}
+		if len(s.ContextFiles) != 1 || filepath.Base(s.ContextFiles[0]) != "CTX.md" || !strings.Contains(strings.Join(s.ExcludeTools, ","), "web_fetch") {
+			t.Errorf("context %v, exclude %v", s.ContextFiles, s.ExcludeTools)
+		}
+		var names []string
+		for _, e := range s.Extensions {
+			names = append(names, e.Name)
+		}
+		want := "bad,e"
+		if trusted {
+			want = "bad,e,w"
+		}
+		if strings.Join(names, ",") != want || s.Extensions[0].Error == "" {
+			t.Errorf("trusted %v: extensions %+v", trusted, s.Extensions)
+		}
+		ignored := strings.Join(l.Untrusted, "\n")
+		for _, what := range []string{"custom commands ignored", "skills ignored", "extensions ignored"} {
+			if strings.Contains(ignored, what) == trusted {
+				t.Errorf("trusted %v: Untrusted %q", trusted, ignored)
+			}
+		}
+		if !strings.Contains(strings.Join(l.Ignored, "\n"), "broken.toml: not a custom command") {
+			t.Errorf("the broken command is not reported: %q", l.Ignored)
+		}
+	}
+}
