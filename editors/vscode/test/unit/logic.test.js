@@ -427,3 +427,19 @@ test('package.json: no command of the extension has the name of a server command
   for (const c of used) assert.ok(ours.includes(c), `${c} is used but not declared`);
   assert.ok(pkg.publisher && pkg.icon && pkg.engines.vscode && pkg.categories.length > 0, 'marketplace fields');
 });
+
+test('commandSuggestions offers the custom commands that start with what is typed, not MCP prompts', () => {
+  const list = [
+    { server: 'everything', name: 'simple-prompt', description: 'MCP' },
+    { server: '', name: 'review', command: '/review', description: 'Reviews' },
+    { server: '', name: 'git:commit', command: '/git:commit', description: 'Writes a commit message' },
+    { server: '', name: 'git:amend', command: '/git:amend' },
+  ];
+  assert.deepEqual(mentions.commandSuggestions(list, 'gi'), [
+    { command: '/git:amend', description: '' },
+    { command: '/git:commit', description: 'Writes a commit message' },
+  ]);
+  assert.deepEqual(mentions.commandSuggestions(list, '').map((c) => c.command), ['/git:amend', '/git:commit', '/review']);
+  assert.deepEqual(mentions.commandSuggestions(list, 'x'), []);
+  assert.deepEqual(mentions.commandSuggestions(null, ''), []);
+});
