@@ -95,18 +95,67 @@ const (
 	skillFileName         = "SKILL.md"
 )
 
+// Addons are the extensions, custom commands and skills of the user and of a trusted
+// workspace, which LoadWith merges into the settings.
+type Addons struct {
+	Commands     []Command
+	Skills       []Skill
+	Extensions   []Extension
+	ContextFiles []string
+	// servers are the MCP servers of the enabled extensions (the first extension to
+	// name one has it), excludeTools their excluded tools.
+	servers      map[string]MCPServer
+	excludeTools []string
+	// ignored says what was not read and why; untrusted, the part of it that trusting
+	// the workspace would read.
+	ignored, untrusted []string
+}
+
 // addonDirs are where the user's and the workspace's commands and skills are looked for.
 type addonDirs struct {
 	geminiDir, configDir, agentsDir, root string
 	trusted                               bool
 }
 
-// loadAddons reads the extensions, custom commands and skills into l.Settings: the
-// user's from Gemini CLI's and agentls's user folders, the workspace's (under root)
-// only when it is trusted. An extension's MCP servers and excludeTools are merged into
-// the settings, a server the settings already name staying theirs.
-func (l *Loaded) loadAddons(d addonDirs) {
+// dirsOf returns where LoadWith(configDir, root, o) reads the addons.
+func dirsOf(configDir, root string, o Options) addonDirs {
+	d := addonDirs{geminiDir: o.geminiDir(), configDir: configDir, root: root, trusted: o.Trusted}
+	if d.geminiDir != "" {
+		d.agentsDir = filepath.Join(filepath.Dir(d.geminiDir), ".agents")
+	}
+	return d
+}
+
+// apply merges a into l: an extension's MCP server joins the settings unless they name
+// one of that name, its excluded tools are added.
+func (l *Loaded) apply(a *Addons) {
 	s := &l.Settings
+	for _, name := range slices.Sorted(maps.Keys(a.servers)) {
+		if _, ok := s.MCPServers[name]; ok {
+			continue
+		}
+		if s.MCPServers == nil {
+			s.MCPServers = map[string]MCPServer{}
+		}
+		s.MCPServers[name] = a.servers[name]
+	}
+	s.ExcludeTools = append(s.ExcludeTools, a.excludeTools...)
+	s.Commands, s.Skills, s.Extensions, s.ContextFiles = a.Commands, a.Skills, a.Extensions, a.ContextFiles
+	l.Ignored = append(l.Ignored, a.ignored...)
+	l.Untrusted = append(l.Untrusted, a.untrusted...)
+}
+
+// ignoreUntrusted notes what trusting the workspace would read.
+func (a *Addons) ignoreUntrusted(msg string) {
+	a.ignored = append(a.ignored, msg)
+	a.untrusted = append(a.untrusted, msg)
+}
+
+// readAddons reads the extensions, custom commands and skills: the user's from Gemini
+// CLI's and agentls's user folders, the workspace's (under root) only when it is
+// trusted.
+func readAddons(d addonDirs) *Addons {
+	a := &Addons{servers: map[string]MCPServer{}}
 	hint := fmt.Sprintf("the folder is not trusted; to trust it, run: agentls trust %s", d.root)
 	commands := map[string]Command{}
 	skills := map[string]Skill{}
@@ -120,7 +169,7 @@ func (l *Loaded) loadAddons(d addonDirs) {
 			case d.trusted:
 				extDirs = append(extDirs, dir)
 			case exists(filepath.Join(dir, "extensions")):
-				l.ignoreUntrusted(fmt.Sprintf("%s: extensions ignored (%s)", filepath.Join(dir, "extensions"), hint))
+				a.ignoreUntrusted(fmt.Sprintf("%s: extensions ignored (%s)", filepath.Join(dir, "extensions"), hint))
 			}
 		}
 	}
@@ -128,22 +177,18 @@ func (l *Loaded) loadAddons(d addonDirs) {
 		if dir == "" {
 			continue
 		}
-		for _, ext := range l.readExtensions(filepath.Join(dir, "extensions"), d.root) {
-			s.Extensions = append(s.Extensions, ext.Extension)
+		for _, ext := range a.readExtensions(filepath.Join(dir, "extensions"), d.root) {
+			a.Extensions = append(a.Extensions, ext.Extension)
 			if ext.Disabled || ext.Error != "" {
 				continue
 			}
-			for _, name := range slices.Sorted(maps.Keys(ext.servers)) {
-				if _, ok := s.MCPServers[name]; ok {
-					continue
+			for name, srv := range ext.servers {
+				if _, ok := a.servers[name]; !ok {
+					a.servers[name] = srv
 				}
-				if s.MCPServers == nil {
-					s.MCPServers = map[string]MCPServer{}
-				}
-				s.MCPServers[name] = ext.servers[name]
 			}
-			s.ExcludeTools = append(s.ExcludeTools, ext.ExcludeTools...)
-			s.ContextFiles = append(s.ContextFiles, ext.ContextFiles...)
+			a.excludeTools = append(a.excludeTools, ext.ExcludeTools...)
+			a.ContextFiles = append(a.ContextFiles, ext.ContextFiles...)
 			for _, c := range ext.commands {
 				commands[c.Name] = c
 			}
@@ -174,11 +219,11 @@ func (l *Loaded) loadAddons(d addonDirs) {
 		dir := filepath.Join(src.dir, "commands")
 		if src.workspace && !d.trusted {
 			if exists(dir) {
-				l.ignoreUntrusted(fmt.Sprintf("%s: custom commands ignored (%s)", dir, hint))
+				a.ignoreUntrusted(fmt.Sprintf("%s: custom commands ignored (%s)", dir, hint))
 			}
 			continue
 		}
-		for _, c := range l.readCommands(dir, "") {
+		for _, c := range a.readCommands(dir, "") {
 			commands[c.Name] = c
 		}
 	}
@@ -189,16 +234,17 @@ func (l *Loaded) loadAddons(d addonDirs) {
 		dir := filepath.Join(src.dir, "skills")
 		if src.workspace && !d.trusted {
 			if exists(dir) {
-				l.ignoreUntrusted(fmt.Sprintf("%s: skills ignored (%s)", dir, hint))
+				a.ignoreUntrusted(fmt.Sprintf("%s: skills ignored (%s)", dir, hint))
 			}
 			continue
 		}
-		for _, sk := range l.readSkills(dir, "") {
+		for _, sk := range a.readSkills(dir, "") {
 			skills[sk.Name] = sk
 		}
 	}
-	s.Commands = slices.SortedFunc(maps.Values(commands), func(a, b Command) int { return strings.Compare(a.Name, b.Name) })
-	s.Skills = slices.SortedFunc(maps.Values(skills), func(a, b Skill) int { return strings.Compare(a.Name, b.Name) })
+	a.Commands = slices.SortedFunc(maps.Values(commands), func(x, y Command) int { return strings.Compare(x.Name, y.Name) })
+	a.Skills = slices.SortedFunc(maps.Values(skills), func(x, y Skill) int { return strings.Compare(x.Name, y.Name) })
+	return a
 }
 
 func exists(path string) bool {
@@ -207,8 +253,8 @@ func exists(path string) bool {
 }
 
 // readCommands reads the custom commands under dir, each named by its path below dir.
-// A file that is not a command is noted in l.Ignored and skipped.
-func (l *Loaded) readCommands(dir, extension string) []Command {
+// A file that is not a command is noted in the addons' ignored and skipped.
+func (a *Addons) readCommands(dir, extension string) []Command {
 	var out []Command
 	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -226,7 +272,7 @@ func (l *Loaded) readCommands(dir, extension string) []Command {
 		}
 		c, err := readCommand(path)
 		if err != nil {
-			l.Ignored = append(l.Ignored, fmt.Sprintf("%s: not a custom command: %v", path, err))
+			a.ignored = append(a.ignored, fmt.Sprintf("%s: not a custom command: %v", path, err))
 			return nil
 		}
 		c.Name = strings.ReplaceAll(filepath.ToSlash(strings.TrimSuffix(rel, ".toml")), "/", ":")
@@ -235,7 +281,7 @@ func (l *Loaded) readCommands(dir, extension string) []Command {
 		return nil
 	})
 	if err != nil {
-		l.Ignored = append(l.Ignored, fmt.Sprintf("%s: reading the custom commands: %v", dir, err))
+		a.ignored = append(a.ignored, fmt.Sprintf("%s: reading the custom commands: %v", dir, err))
 	}
 	return out
 }
@@ -265,11 +311,11 @@ func readCommand(path string) (Command, error) {
 
 // readSkills reads the skills of dir: dir/SKILL.md and dir/*/SKILL.md, as Gemini CLI
 // looks for them.
-func (l *Loaded) readSkills(dir, extension string) []Skill {
+func (a *Addons) readSkills(dir, extension string) []Skill {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			l.Ignored = append(l.Ignored, fmt.Sprintf("%s: reading the skills: %v", dir, err))
+			a.ignored = append(a.ignored, fmt.Sprintf("%s: reading the skills: %v", dir, err))
 		}
 		return nil
 	}
@@ -290,7 +336,7 @@ func (l *Loaded) readSkills(dir, extension string) []Skill {
 		}
 		sk, err := parseSkill(data)
 		if err != nil {
-			l.Ignored = append(l.Ignored, fmt.Sprintf("%s: not a skill: %v", f, err))
+			a.ignored = append(a.ignored, fmt.Sprintf("%s: not a skill: %v", f, err))
 			continue
 		}
 		sk.File, sk.Extension = f, extension
@@ -299,8 +345,33 @@ func (l *Loaded) readSkills(dir, extension string) []Skill {
 	return out
 }
 
-// frontMatter is a SKILL.md's YAML front matter and body.
-var frontMatter = regexp.MustCompile(`^---\r?\n((?s:.*?))\r?\n---(?:\r?\n((?s:.*)))?`)
+// splitFrontMatter returns the YAML front matter of a SKILL.md (between a first line
+// "---" and the next line "---") and the text after it.
+func splitFrontMatter(data []byte) (fm, body []byte, ok bool) {
+	rest, ok := bytes.CutPrefix(data, []byte("---\n"))
+	if !ok {
+		if rest, ok = bytes.CutPrefix(data, []byte("---\r\n")); !ok {
+			return nil, nil, false
+		}
+	}
+	for i := 0; ; {
+		j := bytes.Index(rest[i:], []byte("\n---"))
+		if j < 0 {
+			return nil, nil, false
+		}
+		j += i
+		after := rest[j+len("\n---"):]
+		after, _ = bytes.CutPrefix(after, []byte("\r"))
+		if len(after) == 0 || after[0] == '\n' {
+			fm = bytes.TrimSuffix(rest[:j], []byte("\r"))
+			if len(after) > 0 {
+				after = after[1:]
+			}
+			return fm, after, true
+		}
+		i = j + 1
+	}
+}
 
 // skillNameReplacer makes a skill's name fit for a file name, as Gemini CLI does.
 var skillNameReplacer = strings.NewReplacer(":", "-", `\`, "-", "/", "-", "<", "-", ">", "-", "*", "-", "?", "-", `"`, "-", "|", "-")
@@ -309,8 +380,8 @@ var skillNameReplacer = strings.NewReplacer(":", "-", `\`, "-", "/", "-", "<", "
 // line by line where YAML fails, as Gemini CLI does for descriptions with colons) and
 // its body.
 func parseSkill(data []byte) (Skill, error) {
-	m := frontMatter.FindSubmatch(data)
-	if m == nil {
+	fmText, body, found := splitFrontMatter(data)
+	if !found {
 		return Skill{}, errors.New("no front matter (--- name: … description: … ---)")
 	}
 	var fm struct {
@@ -318,14 +389,14 @@ func parseSkill(data []byte) (Skill, error) {
 		Description any `yaml:"description"`
 	}
 	name, desc, ok := "", "", false
-	if err := yaml.Unmarshal(m[1], &fm); err == nil {
+	if err := yaml.Unmarshal(fmText, &fm); err == nil {
 		name, ok = fm.Name.(string)
 		var ok2 bool
 		desc, ok2 = fm.Description.(string)
 		ok = ok && ok2
 	}
 	if !ok {
-		name, desc, ok = simpleFrontMatter(string(m[1]))
+		name, desc, ok = simpleFrontMatter(string(fmText))
 	}
 	if !ok {
 		return Skill{}, errors.New("its front matter lacks a name or a description")
@@ -334,7 +405,7 @@ func parseSkill(data []byte) (Skill, error) {
 	if name == "" {
 		return Skill{}, errors.New("its name is empty")
 	}
-	return Skill{Name: name, Description: strings.TrimSpace(desc), Body: strings.TrimSpace(string(m[2]))}, nil
+	return Skill{Name: name, Description: strings.TrimSpace(desc), Body: strings.TrimSpace(string(body))}, nil
 }
 
 // simpleFrontMatter reads name: and description: lines, a description continuing on
@@ -371,12 +442,12 @@ type loadedExtension struct {
 // readExtensions reads the extensions of dir (each a folder with a
 // gemini-extension.json), with dir's enablement file deciding which are disabled for
 // the workspace root.
-func (l *Loaded) readExtensions(dir, root string) []loadedExtension {
+func (a *Addons) readExtensions(dir, root string) []loadedExtension {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
-	enablement := readEnablement(filepath.Join(dir, enablementFileName), &l.Ignored)
+	enablement := readEnablement(filepath.Join(dir, enablementFileName), &a.ignored)
 	var out []loadedExtension
 	for _, e := range entries {
 		extDir := filepath.Join(dir, e.Name())
@@ -389,11 +460,11 @@ func (l *Loaded) readExtensions(dir, root string) []loadedExtension {
 		}
 		ext := loadedExtension{Extension: Extension{Name: e.Name(), Dir: extDir}}
 		if err == nil {
-			err = l.readExtension(&ext, data, root)
+			err = a.readExtension(&ext, data, root)
 		}
 		if err != nil {
 			ext.Error = err.Error()
-			l.Ignored = append(l.Ignored, fmt.Sprintf("%s: extension ignored: %v", extDir, err))
+			a.ignored = append(a.ignored, fmt.Sprintf("%s: extension ignored: %v", extDir, err))
 			out = append(out, ext)
 			continue
 		}
@@ -407,7 +478,7 @@ func (l *Loaded) readExtensions(dir, root string) []loadedExtension {
 }
 
 // readExtension reads the manifest data of ext and what its folder brings.
-func (l *Loaded) readExtension(ext *loadedExtension, data []byte, root string) error {
+func (a *Addons) readExtension(ext *loadedExtension, data []byte, root string) error {
 	var raw any
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("%s: %w", extensionManifestName, err)
@@ -453,11 +524,11 @@ func (l *Loaded) readExtension(ext *loadedExtension, data []byte, root string) e
 			ext.ContextFiles = append(ext.ContextFiles, p)
 		}
 	}
-	ext.commands = l.readCommands(filepath.Join(ext.Dir, "commands"), ext.Name)
+	ext.commands = a.readCommands(filepath.Join(ext.Dir, "commands"), ext.Name)
 	for _, c := range ext.commands {
 		ext.Commands = append(ext.Commands, c.Name)
 	}
-	ext.skills = l.readSkills(filepath.Join(ext.Dir, "skills"), ext.Name)
+	ext.skills = a.readSkills(filepath.Join(ext.Dir, "skills"), ext.Name)
 	for _, sk := range ext.skills {
 		ext.Skills = append(ext.Skills, sk.Name)
 	}

@@ -1,10 +1,13 @@
 package settings
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func writeTree(t *testing.T, dir string, files map[string]string) {
@@ -152,4 +155,70 @@ func TestLoadAddons(t *testing.T) {
 			t.Errorf("the broken command is not reported: %q", l.Ignored)
 		}
 	}
+}
+
+// BenchmarkLoadWithGeminiSetup measures LoadWith with a Gemini CLI user's setup (50
+// commands, 20 skills, 5 extensions with a command, a skill and a context file each)
+// against an empty one: what reading them adds to every start and reconfiguration.
+func BenchmarkLoadWithGeminiSetup(b *testing.B) {
+	for _, setup := range []string{"empty", "50 commands, 20 skills, 5 extensions"} {
+		b.Run(setup, func(b *testing.B) {
+			home, cfg, root := b.TempDir(), b.TempDir(), b.TempDir()
+			if setup != "empty" {
+				writeGeminiSetup(b, home)
+			}
+			gemini := filepath.Join(home, ".gemini")
+			// The CPU time too: on a loaded machine the wall time is mostly waiting.
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for range b.N {
+				l, err := LoadWith(cfg, root, Options{Trusted: true, GeminiDir: gemini})
+				if err != nil || (setup != "empty" && (len(l.Settings.Commands) != 55 || len(l.Settings.Skills) != 25)) {
+					b.Fatalf("%v: %d commands, %d skills", err, len(l.Settings.Commands), len(l.Settings.Skills))
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// writeGeminiSetup writes 50 commands (half in folders), 20 skills and 5 extensions
+// under home/.gemini.
+func writeGeminiSetup(tb testing.TB, home string) {
+	files := map[string]string{}
+	for i := range 50 {
+		name := fmt.Sprintf(".gemini/commands/cmd%02d.toml", i)
+		if i%2 == 1 {
+			name = fmt.Sprintf(".gemini/commands/group%d/cmd%02d.toml", i%5, i)
+		}
+		files[name] = fmt.Sprintf("description = \"Command %d\"\nprompt = \"\"\"\nDo task %d with {{args}}.\n@{README.md}\n\"\"\"\n", i, i)
+	}
+	for i := range 20 {
+		files[fmt.Sprintf(".gemini/skills/skill%02d/SKILL.md", i)] = fmt.Sprintf("---\nname: skill%02d\ndescription: Skill %d: use it when the task is task %d.\n---\n\n# Steps\n\n%s", i, i, i, strings.Repeat("A step of the skill.\n", 40))
+	}
+	for i := range 5 {
+		dir := fmt.Sprintf(".gemini/extensions/ext%d/", i)
+		files[dir+"gemini-extension.json"] = fmt.Sprintf(`{"name": "ext%d", "version": "1.0.0", "excludeTools": ["web_fetch"], "contextFileName": "GEMINI.md"}`, i)
+		files[dir+"GEMINI.md"] = "Context of the extension.\n"
+		files[dir+fmt.Sprintf("commands/ext%d.toml", i)] = `prompt = "Extension command."`
+		files[dir+"skills/s/SKILL.md"] = fmt.Sprintf("---\nname: ext-skill%d\ndescription: An extension's skill.\n---\nBody.\n", i)
+	}
+	for name, text := range files {
+		p := filepath.Join(home, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// cpuTime returns the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

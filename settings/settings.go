@@ -372,6 +372,17 @@ type Options struct {
 	GeminiDir string
 }
 
+// geminiDir returns o.GeminiDir, else ~/.gemini, else "".
+func (o Options) geminiDir() string {
+	if o.GeminiDir != "" {
+		return o.GeminiDir
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".gemini")
+	}
+	return ""
+}
+
 // LoadWith reads the user's settings file in configDir (if any) and the workspace
 // settings files under root (if any) and merges them, with o's user-level overrides and
 // the user's trust in the workspace. A file that exists but cannot be parsed is an error
@@ -379,13 +390,7 @@ type Options struct {
 func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 	overrides := o.Overrides
 	l := &Loaded{Trusted: o.Trusted}
-	geminiDir := o.GeminiDir
-	if geminiDir == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			geminiDir = filepath.Join(home, ".gemini")
-		}
-	}
-	if geminiDir != "" {
+	if geminiDir := o.geminiDir(); geminiDir != "" {
 		p := filepath.Join(geminiDir, "settings.json")
 		// Gemini CLI's own file is its business (it allows comments, for one): one
 		// agentls cannot read is passed over with a note rather than stopping agentls.
@@ -422,11 +427,7 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 		l.Files = append(l.Files, p)
 		l.mergeWorkspace(root, p, ws)
 	}
-	d := addonDirs{geminiDir: geminiDir, configDir: configDir, root: root, trusted: o.Trusted}
-	if geminiDir != "" {
-		d.agentsDir = filepath.Join(filepath.Dir(geminiDir), ".agents")
-	}
-	l.loadAddons(d)
+	l.apply(readAddons(dirsOf(configDir, root, o)))
 	return l, nil
 }
 

@@ -176,18 +176,24 @@ func New(o Options) (*Toolbox, error) {
 		// Without a home the tokens live in memory only.
 		tb.mcpOpts.TokenDir, _ = mcp.DefaultTokenDir()
 	}
-	s, decision, untrusted, err := tb.load(o.Overrides)
-	if err != nil {
-		return nil, err
-	}
 	tb.helper = o.SandboxHelper
 	if tb.helper == "" {
 		tb.helper = sandbox.Helper()
 	}
-	if tb.helper != "" {
-		tb.machine = sandbox.Probe(tb.helper)
-	} else {
-		tb.machine = sandbox.Machine{OS: runtime.GOOS}
+	// The machine is probed (it starts the helper) while the settings, commands, skills
+	// and extensions are read: neither needs the other, and both take milliseconds.
+	probed := make(chan sandbox.Machine, 1)
+	go func() {
+		if tb.helper == "" {
+			probed <- sandbox.Machine{OS: runtime.GOOS}
+			return
+		}
+		probed <- sandbox.Probe(tb.helper)
+	}()
+	s, decision, untrusted, err := tb.load(o.Overrides)
+	tb.machine = <-probed
+	if err != nil {
+		return nil, err
 	}
 	box, err := tb.newSandbox(s)
 	if err != nil {
