@@ -33,7 +33,10 @@ import (
 // read as an injection itself.
 
 // Commands returns the custom commands in force: the user's, and a trusted workspace's.
-func (h *Host) Commands() []settings.Command { return h.tb.Config().Settings.Commands }
+func (h *Host) Commands() []settings.Command {
+	h.tb.WaitAddons()
+	return h.tb.Config().Settings.Commands
+}
 
 // maxInjectedFiles bounds what one @{…} brings, in bytes.
 const maxInjectedFiles = 512 << 10
@@ -66,7 +69,7 @@ func findCommand(cmds []settings.Command, text string) (settings.Command, string
 // expandCommand returns the prompt of the custom command text starts with, expanded,
 // and true; text and false when it names none.
 func (l *Live) expandCommand(ctx context.Context, text string) (string, bool, error) {
-	c, args, ok := findCommand(l.h.tb.Config().Settings.Commands, text)
+	c, args, ok := findCommand(l.h.Commands(), text)
 	if !ok {
 		return text, false, nil
 	}

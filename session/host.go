@@ -278,6 +278,8 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	if h.o.NewClient == nil {
 		return nil, ErrNoModel
 	}
+	// Its skills, context files and excluded tools are in the Config once read.
+	h.tb.WaitAddons()
 	s := h.tb.Config().Settings
 	client, err := h.o.NewClient(ctx, s)
 	if err != nil {

@@ -126,6 +126,26 @@ func dirsOf(configDir, root string, o Options) addonDirs {
 	return d
 }
 
+// ReadAddons reads the extensions, custom commands and skills that LoadWith(configDir,
+// root, o) reads unless o.DeferAddons, for a caller that reads them later.
+func ReadAddons(configDir, root string, o Options) *Addons {
+	return readAddons(dirsOf(configDir, root, o))
+}
+
+// Merge returns s with a merged in, as LoadWith merges them.
+func (a *Addons) Merge(s Settings) Settings {
+	l := Loaded{Settings: s}
+	l.Settings.MCPServers = maps.Clone(s.MCPServers)
+	l.Settings.ExcludeTools = slices.Clone(s.ExcludeTools)
+	l.apply(a)
+	return l.Settings
+}
+
+// Ignored says what of the addons was not read and why; Untrusted is the part of it
+// that trusting the workspace would read.
+func (a *Addons) Ignored() []string   { return a.ignored }
+func (a *Addons) Untrusted() []string { return a.untrusted }
+
 // apply merges a into l: an extension's MCP server joins the settings unless they name
 // one of that name, its excluded tools are added.
 func (l *Loaded) apply(a *Addons) {

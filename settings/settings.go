@@ -370,6 +370,9 @@ type Options struct {
 	// GeminiDir is Gemini CLI's user directory, whose settings.json is read for the
 	// keys both programs share (never written); empty means ~/.gemini.
 	GeminiDir string
+	// DeferAddons leaves the extensions, custom commands and skills unread: the caller
+	// reads them later (ReadAddons) and merges them in (Addons.Merge).
+	DeferAddons bool
 }
 
 // geminiDir returns o.GeminiDir, else ~/.gemini, else "".
@@ -427,7 +430,9 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 		l.Files = append(l.Files, p)
 		l.mergeWorkspace(root, p, ws)
 	}
-	l.apply(readAddons(dirsOf(configDir, root, o)))
+	if !o.DeferAddons {
+		l.apply(readAddons(dirsOf(configDir, root, o)))
+	}
 	return l, nil
 }
 

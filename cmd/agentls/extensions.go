@@ -34,6 +34,7 @@ func cmdExtensions(_ context.Context, args []string, stdout, stderr io.Writer) i
 		return exitFailure
 	}
 	defer tb.Close()
+	tb.WaitAddons()
 	exts := tb.Config().Settings.Extensions
 	if *asJSON {
 		if exts == nil {

@@ -122,6 +122,13 @@ type Toolbox struct {
 	// saving serialises SaveApproval, so that two answers saved at once both land in
 	// the file rather than one overwriting the other.
 	saving sync.Mutex
+
+	// addonsDone is closed once the Gemini CLI setup (extensions, custom commands,
+	// skills), read after New returns, is in the Config; addonsIn, guarded by
+	// reconfigure, says that a Config with it was published (by that read, or by a
+	// Reconfigure, which reads it itself).
+	addonsDone chan struct{}
+	addonsIn   bool
 }
 
 // Config is the toolbox's configuration at one time: the merged settings, the user's
@@ -169,7 +176,7 @@ func New(o Options) (*Toolbox, error) {
 	if metrics == nil {
 		metrics = tools.NewMetrics()
 	}
-	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool, extra: o.Extra,
+	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool, extra: o.Extra, addonsDone: make(chan struct{}),
 		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides,
 		mcpOpts: mcp.Options{Authorize: o.MCPAuthorize, Elicit: o.MCPElicit, TokenDir: o.MCPTokenDir}}
 	if tb.mcpOpts.TokenDir == "" {
@@ -190,7 +197,7 @@ func New(o Options) (*Toolbox, error) {
 		}
 		probed <- sandbox.Probe(tb.helper)
 	}()
-	s, decision, untrusted, err := tb.load(o.Overrides)
+	s, decision, untrusted, err := tb.load(o.Overrides, true)
 	tb.machine = <-probed
 	if err != nil {
 		return nil, err
@@ -230,8 +237,39 @@ func New(o Options) (*Toolbox, error) {
 		Web:     web.Options{AllowPrivate: s.Web.AllowPrivateAddresses, Logger: logger},
 	})
 	tb.cfg.Store(&Config{Settings: s, Trust: decision, Policy: policy, Registry: tb.newRegistry(s), Sandbox: box, untrusted: untrusted})
+	go tb.readAddons(decision.Trusted)
 	return tb, nil
 }
+
+// readAddons reads the Gemini CLI setup (extensions, custom commands, skills) after
+// New, off the path of a front end's start (50 commands, 20 skills and 5 extensions
+// are a hundred files), and publishes a Config with it, unless a Reconfigure read it
+// first. WaitAddons waits for it.
+func (tb *Toolbox) readAddons(trusted bool) {
+	defer close(tb.addonsDone)
+	a := settings.ReadAddons(tb.ConfigDir, tb.Workspace.Roots()[0], settings.Options{Trusted: trusted, GeminiDir: tb.geminiDir})
+	tb.reconfigure.Lock()
+	defer tb.reconfigure.Unlock()
+	if tb.addonsIn {
+		return
+	}
+	tb.addonsIn = true
+	for _, why := range a.Ignored() {
+		tb.logOnce("ignored setting", "setting", why)
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	next := *tb.Config()
+	next.Settings = a.Merge(next.Settings)
+	next.untrusted.ignored = append(slices.Clone(next.untrusted.ignored), a.Untrusted()...)
+	next.Registry = tb.newRegistry(next.Settings)
+	tb.cfg.Store(&next)
+}
+
+// WaitAddons waits until the Gemini CLI setup (extensions, custom commands, skills) is
+// in the Config, which New leaves to a goroutine: what lists or runs commands, opens a
+// session or starts the MCP servers waits for it first.
+func (tb *Toolbox) WaitAddons() { <-tb.addonsDone }
 
 // newSandbox returns the sandbox of settings s on this machine.
 func (tb *Toolbox) newSandbox(s settings.Settings) (*sandbox.Sandbox, error) {
@@ -247,10 +285,11 @@ func (tb *Toolbox) newSandbox(s settings.Settings) (*sandbox.Sandbox, error) {
 
 // load decides the user's trust in the first root from the trust file in the
 // configuration directory, then reads the user's and the workspace's settings files
-// with overrides merged in as user settings. It returns what of the workspace's
+// with overrides merged in as user settings (and the Gemini CLI setup, unless
+// deferAddons). It returns what of the workspace's
 // settings was skipped for want of trust. A damaged trust file is an error: it must neither trust a
 // folder nor be silently passed over.
-func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.Decision, untrusted, error) {
+func (tb *Toolbox) load(overrides settings.Settings, deferAddons bool) (settings.Settings, trust.Decision, untrusted, error) {
 	store, err := trust.Load(tb.ConfigDir)
 	if err != nil {
 		return settings.Settings{}, trust.Decision{}, untrusted{}, err
@@ -258,7 +297,7 @@ func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.D
 	root := tb.Workspace.Roots()[0]
 	decision := store.Decide(root)
 	loaded, err := settings.LoadWith(tb.ConfigDir, root, settings.Options{
-		Overrides: overrides, Trusted: decision.Trusted, GeminiDir: tb.geminiDir})
+		Overrides: overrides, Trusted: decision.Trusted, GeminiDir: tb.geminiDir, DeferAddons: deferAddons})
 	if err != nil {
 		return settings.Settings{}, trust.Decision{}, untrusted{}, err
 	}
@@ -336,10 +375,11 @@ func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, er
 // reconfigureLocked is Reconfigure; tb.reconfigure is held.
 func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfiguration, error) {
 	var r Reconfiguration
-	next, decision, untrusted, err := tb.load(overrides)
+	next, decision, untrusted, err := tb.load(overrides, false)
 	if err != nil {
 		return r, err
 	}
+	tb.addonsIn = true
 	cur := tb.Config()
 	prev := cur.Settings
 	mode := cur.Policy.Mode()
