@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/session/toolbox"
+	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
 	"github.com/agentls/agentls/tools/mcp"
 )
@@ -244,7 +246,7 @@ func withContext(rendered, context string) string {
 
 // runPrompt renders an MCP prompt and sends it to the agent as agentls.prompt would.
 func (c *commandHandler) runPrompt(ctx context.Context, d deps, a runPromptArgs) (promptResult, error) {
-	if a.Server == "" && a.Name != "" {
+	if a.Server == "" && slices.ContainsFunc(d.host.Commands(), func(c settings.Command) bool { return c.Name == a.Name }) {
 		// A custom command: sent as its command line, which the session expands.
 		line := "/" + a.Name
 		if args := a.Arguments[customArg]; args != "" {
@@ -253,7 +255,7 @@ func (c *commandHandler) runPrompt(ctx context.Context, d deps, a runPromptArgs)
 		return c.prompt(ctx, d, promptArgs{Prompt: withContext(line, a.Context), Session: a.Session})
 	}
 	if a.Server == "" || a.Name == "" {
-		return promptResult{}, invalidArgs(d.callee, "want the prompt's server and name")
+		return promptResult{}, invalidArgs(d.callee, "want the prompt's server and name, or a custom command's name")
 	}
 	text, err := d.toolbox.RenderMCPPrompt(ctx, a.Server, a.Name, a.Arguments)
 	if err != nil {
