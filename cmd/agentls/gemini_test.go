@@ -221,6 +221,9 @@ prompt = "Deploy {{args}} now."`,
 		".gemini/extensions/extension-enablement.json": `{"off": {"overrides": ["!` + filepath.ToSlash(filepath.Dir(root)) + `/*"]}}`,
 	})
 
+	// A workspace's own extension counts only once the workspace is trusted.
+	writeFiles(t, root, map[string]string{".gemini/extensions/wsext/gemini-extension.json": manifest("wsext", "ws-everything")})
+
 	got := agentlsWith(t, root, cfg, nil, "extensions", "list", "--json")
 	var exts []settings.Extension
 	if err := json.Unmarshal([]byte(got.stdout), &exts); err != nil || got.code != 0 {
@@ -231,6 +234,13 @@ prompt = "Deploy {{args}} now."`,
 		strings.Join(exts[0].Skills, ",") != "ship" || len(exts[0].ContextFiles) != 1 || exts[0].Hooks == "" {
 		t.Errorf("extensions: %+v", exts)
 	}
+	if !strings.Contains(got.stderr, "extensions ignored") {
+		t.Errorf("the untrusted workspace's extensions are not reported skipped: %s", got.stderr)
+	}
+	got = agentlsWith(t, root, cfg, []string{"AGENTLS_TRUST_WORKSPACE=1"}, "extensions", "list", "--json")
+	if err := json.Unmarshal([]byte(got.stdout), &exts); err != nil || len(exts) != 3 || exts[2].Name != "wsext" {
+		t.Errorf("trusted: %+v (%v)", exts, err)
+	}
 	got = agentlsWith(t, root, cfg, nil, "extensions", "list")
 	for _, want := range []string{"demo 1.2.0  enabled", "MCP servers: demo-everything", "commands: /deploy:now", "skills: ship", "off 1.2.0  disabled"} {
 		if !strings.Contains(got.stdout, want) {
@@ -240,6 +250,7 @@ prompt = "Deploy {{args}} now."`,
 
 	got = agentlsWith(t, root, cfg, nil, "tools")
 	if got.code != 0 || !strings.Contains(got.stdout, "demo-everything__echo") || strings.Contains(got.stdout, "off-everything") ||
+		strings.Contains(got.stdout, "ws-everything") ||
 		strings.Contains(got.stdout, "web_fetch") {
 		t.Errorf("agentls tools: the extension's server, the disabled one's, its excludeTools:\n%s\n%s", got.stdout, got.stderr)
 	}
