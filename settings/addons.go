@@ -474,6 +474,11 @@ func (a *Addons) readExtensions(dir, root string) []loadedExtension {
 		if !e.IsDir() && (e.Type()&fs.ModeSymlink == 0 || !exists(filepath.Join(extDir, extensionManifestName))) {
 			continue
 		}
+		// An extension `gemini extensions link` installed lives where its install
+		// metadata points.
+		if source := linkedSource(extDir); source != "" {
+			extDir = source
+		}
 		data, err := os.ReadFile(filepath.Join(extDir, extensionManifestName))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -495,6 +500,27 @@ func (a *Addons) readExtensions(dir, root string) []loadedExtension {
 		out = append(out, ext)
 	}
 	return out
+}
+
+// installMetadataName is the file in which Gemini CLI records how it installed an
+// extension.
+const installMetadataName = ".gemini-extension-install.json"
+
+// linkedSource returns the folder a linked extension's install metadata in extDir
+// points to, or "" when it is not a linked extension.
+func linkedSource(extDir string) string {
+	data, err := os.ReadFile(filepath.Join(extDir, installMetadataName))
+	if err != nil {
+		return ""
+	}
+	var m struct {
+		Source string `json:"source"`
+		Type   string `json:"type"`
+	}
+	if json.Unmarshal(data, &m) != nil || m.Type != "link" || !filepath.IsAbs(m.Source) {
+		return ""
+	}
+	return filepath.Clean(m.Source)
 }
 
 // readExtension reads the manifest data of ext and what its folder brings.

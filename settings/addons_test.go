@@ -94,6 +94,10 @@ func TestLoadAddons(t *testing.T) {
 		"extensions/not-an-extension/README.md": "",
 	})
 	writeTree(t, home, map[string]string{".agents/skills/s2/SKILL.md": "---\nname: s2\ndescription: agents s2\n---\n"})
+	// A linked extension: its folder holds the install metadata, its source the rest.
+	linked := t.TempDir()
+	writeTree(t, linked, map[string]string{"gemini-extension.json": `{"name": "linked"}`, "commands/from-link.toml": `prompt = "linked"`})
+	writeTree(t, gemini, map[string]string{"extensions/linked/.gemini-extension-install.json": `{"source": "` + filepath.ToSlash(linked) + `", "type": "link"}`})
 	writeTree(t, root, map[string]string{
 		".gemini/commands/review.toml":               `prompt = "workspace review"`,
 		".agentls/skills/s1/SKILL.md":                "---\nname: s1\ndescription: workspace s1\n---\n",
@@ -113,7 +117,7 @@ func TestLoadAddons(t *testing.T) {
 		if trusted {
 			wantReview = "workspace review"
 		}
-		if len(cmds) != 2 || cmds["git:commit"] != "user commit" || cmds["review"] != wantReview {
+		if len(cmds) != 3 || cmds["git:commit"] != "user commit" || cmds["review"] != wantReview || cmds["from-link"] != "linked" {
 			t.Errorf("trusted %v: commands %v", trusted, cmds)
 		}
 		skills := map[string]string{}
@@ -138,9 +142,9 @@ func TestLoadAddons(t *testing.T) {
 		for _, e := range s.Extensions {
 			names = append(names, e.Name)
 		}
-		want := "bad,e"
+		want := "bad,e,linked"
 		if trusted {
-			want = "bad,e,w"
+			want = "bad,e,linked,w"
 		}
 		if strings.Join(names, ",") != want || s.Extensions[0].Error == "" {
 			t.Errorf("trusted %v: extensions %+v", trusted, s.Extensions)
