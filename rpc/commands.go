@@ -260,6 +260,7 @@ type toolList struct {
 
 // listTools returns the enabled tools as ToolInfo objects, or with details a toolList.
 func (c *commandHandler) listTools(_ context.Context, d deps, a listToolsArgs) (any, error) {
+	d.toolbox.WaitAddons() // activate_skill and the extensions' excludeTools
 	infos := d.toolbox.Config().Registry.List()
 	if infos == nil {
 		infos = []tools.Info{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,7 +14,9 @@ import (
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/session"
 	"github.com/agentls/agentls/session/toolbox"
+	"github.com/agentls/agentls/settings"
 	"github.com/agentls/agentls/tools"
+	"github.com/agentls/agentls/tools/mcp"
 )
 
 // External tools and folder trust.
@@ -187,11 +190,34 @@ func (c *commandHandler) mcpStatus(_ context.Context, d deps, _ struct{}) ([]too
 	return d.toolbox.MCPStatuses(), nil
 }
 
-// listPrompts returns the prompts of the connected MCP servers.
-func (c *commandHandler) listPrompts(ctx context.Context, d deps, _ struct{}) ([]toolbox.MCPPrompt, error) {
-	out, err := d.toolbox.MCPPrompts(ctx)
+// promptInfo is an entry of agentls.listPrompts: an MCP server's prompt, or a custom
+// command (Command set, Server empty).
+type promptInfo struct {
+	toolbox.MCPPrompt
+	// Command is the slash command of a custom command ("/git:commit"): a prompt that
+	// starts with it runs the command, its arguments the rest of the prompt.
+	Command string `json:"command,omitempty"`
+}
+
+// customArg is the one argument of a custom command: the text after its name.
+const customArg = "args"
+
+// listPrompts returns the custom commands, then the prompts of the connected MCP
+// servers.
+func (c *commandHandler) listPrompts(ctx context.Context, d deps, _ struct{}) ([]promptInfo, error) {
+	out := []promptInfo{}
+	for _, cmd := range d.host.Commands() {
+		out = append(out, promptInfo{Command: "/" + cmd.Name, MCPPrompt: toolbox.MCPPrompt{
+			Name: cmd.Name, Description: cmd.Description,
+			Arguments: []mcp.PromptArgument{{Name: customArg, Description: "the text after the command ({{args}})"}},
+		}})
+	}
+	prompts, err := d.toolbox.MCPPrompts(ctx)
 	if err != nil {
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "%v", err)
+	}
+	for _, p := range prompts {
+		out = append(out, promptInfo{MCPPrompt: p})
 	}
 	return out, nil
 }
@@ -220,8 +246,16 @@ func withContext(rendered, context string) string {
 
 // runPrompt renders an MCP prompt and sends it to the agent as agentls.prompt would.
 func (c *commandHandler) runPrompt(ctx context.Context, d deps, a runPromptArgs) (promptResult, error) {
+	if a.Server == "" && slices.ContainsFunc(d.host.Commands(), func(c settings.Command) bool { return c.Name == a.Name }) {
+		// A custom command: sent as its command line, which the session expands.
+		line := "/" + a.Name
+		if args := a.Arguments[customArg]; args != "" {
+			line += " " + args
+		}
+		return c.prompt(ctx, d, promptArgs{Prompt: withContext(line, a.Context), Session: a.Session})
+	}
 	if a.Server == "" || a.Name == "" {
-		return promptResult{}, invalidArgs(d.callee, "want the prompt's server and name")
+		return promptResult{}, invalidArgs(d.callee, "want the prompt's server and name, or a custom command's name")
 	}
 	text, err := d.toolbox.RenderMCPPrompt(ctx, a.Server, a.Name, a.Arguments)
 	if err != nil {

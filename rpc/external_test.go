@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -330,6 +331,55 @@ func TestRunPromptContext(t *testing.T) {
 		}
 		if got := text.String(); got != tt.want {
 			t.Errorf("%s: the model got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestCustomCommandListed: agentls.listPrompts lists a custom command of the user's
+// configuration folder (Gemini CLI's .toml format) with its slash command, and both
+// agentls.prompt with that command line and agentls.runPrompt with its name (no
+// server) send the model the expanded prompt.
+func TestCustomCommandListed(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	root := workspaceDir(t, nil)
+	cfg := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(cfg, "commands", "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	toml := "description = \"Writes a commit message\"\nprompt = \"Commit message for {{args}}.\"\n"
+	if err := os.WriteFile(filepath.Join(cfg, "commands", "git", "commit.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := newAgent(t, root, "", clients.Turn{Text: "One."}, clients.Turn{Text: "Two."})
+	c := a.serve(capsRich, nil, rpc.Options{ConfigDir: cfg})
+	var list []map[string]any
+	if err := command(ctx, c, "agentls.listPrompts", map[string]any{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(list, func(p map[string]any) bool { return p["command"] == "/git:commit" })
+	if i < 0 || list[i]["name"] != "git:commit" || list[i]["server"] != "" || list[i]["description"] != "Writes a commit message" {
+		t.Fatalf("listPrompts: %v", list)
+	}
+	calls := []struct {
+		cmd string
+		arg map[string]any
+	}{
+		{"agentls.prompt", map[string]any{"prompt": "/git:commit the fix"}},
+		{"agentls.runPrompt", map[string]any{"server": "", "name": "git:commit", "arguments": map[string]string{"args": "the fix"}}},
+	}
+	for n, call := range calls {
+		var res promptResult
+		if err := command(ctx, c, call.cmd, call.arg, &res); err != nil || res.StopReason != "end_turn" {
+			t.Fatalf("%s: %+v, %v", call.cmd, res, err)
+		}
+		reqs, err := a.fake.GenerateRequests()
+		if err != nil || len(reqs) != n+1 {
+			t.Fatalf("%d model calls (%v)", len(reqs), err)
+		}
+		contents := reqs[n].Contents
+		if got := contents[len(contents)-1].Parts[0].Text; got != "Commit message for the fix." {
+			t.Errorf("%s: the model got %q", call.cmd, got)
 		}
 	}
 }

@@ -64,8 +64,11 @@ type Options struct {
 // Environment is the part of the system instruction that describes where the agent works.
 type Environment struct {
 	Roots     []string
-	ConfigDir string           // the user's config dir: AGENTS.md and GEMINI.md there are memory
-	Now       func() time.Time // nil means time.Now
+	ConfigDir string // the user's config dir: AGENTS.md and GEMINI.md there are memory
+	// ContextFiles are further memory files, read after the config dir's: the context
+	// files of the user's extensions (settings.Settings.ContextFiles).
+	ContextFiles []string
+	Now          func() time.Time // nil means time.Now
 }
 
 // EditorContext is what the editor says about where the user is when prompting.

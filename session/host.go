@@ -327,6 +327,8 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 	if h.o.NewClient == nil {
 		return nil, ErrNoModel
 	}
+	// Its skills, context files and excluded tools are in the Config once read.
+	h.tb.WaitAddons()
 	s := h.tb.Config().Settings
 	client, err := h.o.NewClient(ctx, s)
 	if err != nil {
@@ -359,7 +361,7 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 		Store:        h.o.Store,
 		ID:           id,
 		MaxTurns:     cmp.Or(h.o.MaxTurns, s.Model.MaxSessionTurns),
-		Env:          Environment{Roots: h.tb.Workspace.Roots(), ConfigDir: h.tb.ConfigDir},
+		Env:          Environment{Roots: h.tb.Workspace.Roots(), ConfigDir: h.tb.ConfigDir, ContextFiles: s.ContextFiles},
 		Observe:      l.emit,
 		Hooks:        func() *hooks.Runner { return h.tb.Config().Hooks },
 		Logger:       h.log,
@@ -653,7 +655,9 @@ func (l *Live) Metrics() []tools.ToolStats { return l.metrics.Snapshot() }
 func (l *Live) Plan() []PlanEntry { return planOf(l.todos.Items()) }
 
 // Prompt runs one prompt of the session to its end, as Session.Prompt does. A second
-// prompt while one runs fails with ErrBusy; Host.Cancel cancels it. A session the
+// prompt while one runs fails with ErrBusy; Host.Cancel cancels it. A prompt that
+// starts with a custom command ("/git:commit …", commands.go) is that command's prompt,
+// expanded; a shell command of it that does not run fails the prompt, unsent. A session the
 // host let go since it was opened is resumed first, and the prompt runs there.
 func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext, extra ...clients.Part) (Result, error) {
 	ctx, end, err := l.begin(ctx)
@@ -675,6 +679,10 @@ func (l *Live) Prompt(ctx context.Context, text string, ec *EditorContext, extra
 	if err := l.h.tb.Config().HookErrors; err != nil && !l.sess.started.Load() {
 		// Said once per session, before its hooks first run.
 		l.sess.tellHooks(strings.Split("hooks left out of the settings: "+err.Error(), "\n"))
+	}
+	text, _, err = l.expandCommand(ctx, text)
+	if err != nil {
+		return Result{StopReason: StopError}, err
 	}
 	return l.sess.Prompt(ctx, text, ec, extra...)
 }

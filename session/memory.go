@@ -38,6 +38,9 @@ type memoryFile struct {
 // in once symbolic links are followed ("" for anywhere).
 type memoryDir struct {
 	path, within string
+	// file, when set, is the one memory file of the directory (an extension's
+	// context file) instead of memoryNames.
+	file string
 }
 
 // memoryDirs returns the directories whose memory files count, most general first: the
@@ -54,6 +57,9 @@ func memoryDirs(env Environment) []memoryDir {
 	}
 	if env.ConfigDir != "" {
 		dirs = append(dirs, memoryDir{path: filepath.Clean(env.ConfigDir)})
+	}
+	for _, f := range env.ContextFiles {
+		dirs = append(dirs, memoryDir{path: filepath.Dir(f), file: filepath.Base(f)})
 	}
 	for _, root := range env.Roots {
 		root = filepath.Clean(root)
@@ -94,8 +100,13 @@ func loadMemory(env Environment, logger *slog.Logger) []memoryFile {
 	var files []memoryFile
 	var read []string // the real paths of the files read
 	budget := maxMemoryTotal
-	for _, dir := range memoryDirs(env) {
-		for _, name := range memoryNames {
+	dirs := memoryDirs(env)
+	for _, dir := range dirs {
+		names := memoryNames[:]
+		if dir.file != "" {
+			names = []string{dir.file}
+		}
+		for _, name := range names {
 			if budget <= 0 {
 				logger.Warn("memory files exceed the total limit; the rest are left out", "limit", maxMemoryTotal, "next", filepath.Join(dir.path, name))
 				return files

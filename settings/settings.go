@@ -60,6 +60,15 @@ type Settings struct {
 	Hooks Hooks `json:"hooks,omitzero"`
 	// HooksConfig turns hooks off, all or some.
 	HooksConfig HooksConfig `json:"hooksConfig,omitzero"`
+
+	// Commands, Skills and Extensions are the custom commands, Agent Skills and Gemini
+	// CLI extensions of the user and of a trusted workspace, read from their own files
+	// (addons.go), never from a settings file; ContextFiles are the extensions' context
+	// files, read as memory files.
+	Commands     []Command   `json:"-"`
+	Skills       []Skill     `json:"-"`
+	Extensions   []Extension `json:"-"`
+	ContextFiles []string    `json:"-"`
 }
 
 // AgentSettings define a sub-agent: a child session with instructions and tools of its
@@ -366,6 +375,20 @@ type Options struct {
 	// GeminiDir is Gemini CLI's user directory, whose settings.json is read for the
 	// keys both programs share (never written); empty means ~/.gemini.
 	GeminiDir string
+	// DeferAddons leaves the extensions, custom commands and skills unread: the caller
+	// reads them later (ReadAddons) and merges them in (Addons.Merge).
+	DeferAddons bool
+}
+
+// geminiDir returns o.GeminiDir, else ~/.gemini, else "".
+func (o Options) geminiDir() string {
+	if o.GeminiDir != "" {
+		return o.GeminiDir
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".gemini")
+	}
+	return ""
 }
 
 // LoadWith reads the user's settings file in configDir (if any) and the workspace
@@ -375,13 +398,7 @@ type Options struct {
 func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 	overrides := o.Overrides
 	l := &Loaded{Trusted: o.Trusted}
-	geminiDir := o.GeminiDir
-	if geminiDir == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			geminiDir = filepath.Join(home, ".gemini")
-		}
-	}
-	if geminiDir != "" {
+	if geminiDir := o.geminiDir(); geminiDir != "" {
 		p := filepath.Join(geminiDir, "settings.json")
 		// Gemini CLI's own file is its business (it allows comments, for one): one
 		// agentls cannot read is passed over with a note rather than stopping agentls.
@@ -403,10 +420,10 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 		l.Settings = Merge(l.Settings, user)
 	}
 	l.Settings = Merge(l.Settings, overrides)
-	if root == "" {
-		return l, nil
-	}
 	for _, name := range WorkspaceFiles() {
+		if root == "" {
+			break
+		}
 		p := filepath.Join(root, filepath.FromSlash(name))
 		ws, ok, err := readFile(p)
 		if err != nil {
@@ -417,6 +434,9 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 		}
 		l.Files = append(l.Files, p)
 		l.mergeWorkspace(root, p, ws)
+	}
+	if !o.DeferAddons {
+		l.apply(readAddons(dirsOf(configDir, root, o)))
 	}
 	return l, nil
 }

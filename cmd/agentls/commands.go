@@ -80,7 +80,14 @@ func newToolbox(o toolbox.Options) (*toolbox.Toolbox, error) {
 	// The session core's invoke_agent is listed too; run outside a session it says why
 	// it cannot run.
 	o.Extra = session.ListedTools
-	return toolbox.New(o)
+	tb, err := toolbox.New(o)
+	if err != nil {
+		return nil, err
+	}
+	// A command of the command line runs with the whole setup: its commands, skills
+	// and extensions.
+	tb.WaitAddons()
+	return tb, nil
 }
 
 // workspaceRoots returns roots, or the current directory when they name none.

@@ -75,6 +75,11 @@ const usage = `usage:
       per tool, the calls, errors, cancellations and p50/p95 execution times of
       the workspace's stored sessions (or of the session ID); a running editor
       server reports its own with the command agentls.metrics
+  agentls extensions list [--json] [--root DIR]
+      list the Gemini CLI extensions agentls reads (~/.gemini/extensions, its
+      configuration folder's extensions) with what each brings: MCP servers,
+      context files, excluded tools, commands, skills, hooks and policies; one
+      disabled in Gemini CLI's extension-enablement.json is shown disabled
   agentls trust [DIR] [--parent | --distrust | --revoke]
       trust the folder DIR (default: the current directory), so that its settings
       files may set the approval mode and allow rules; --parent trusts DIR and every
@@ -139,6 +144,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdPrompt(ctx, args[1:], stdin, stdout, stderr)
 	case "run":
 		return cmdRun(ctx, args[1:], stdin, stdout, stderr)
+	case "extensions":
+		return cmdExtensions(ctx, args[1:], stdout, stderr)
 	case "trust":
 		return cmdTrust(ctx, args[1:], stdout, stderr)
 	case "undo":

@@ -2112,6 +2112,35 @@ Call REPORT-FN with them now and whenever they change."
                     (format ":%d-%d" (1+ (plist-get start :line)) (1+ last)))
                 "")))))
 
+(defvar-local agentls--commands-conn nil
+  "The connection whose custom commands the minibuffer of `agentls' completes.")
+
+(defun agentls-commands (conn)
+  "The custom commands of CONN, as (COMMAND . DESCRIPTION) pairs.
+These are Gemini CLI's .toml commands agentls found (`/git:commit'); a
+prompt that starts with one runs it, agentls expanding it."
+  (when (agentls--live-p conn)
+    (let ((list (jsonrpc-request conn :workspace/executeCommand
+                                 (list :command "agentls.listPrompts"
+                                       :arguments (vector (make-hash-table)))
+                                 :timeout 5)))
+      (cl-loop for p across list
+               for command = (plist-get p :command)
+               when (stringp command)
+               collect (cons command (or (plist-get p :description) ""))))))
+
+(defun agentls--command-capf ()
+  "Complete a custom command at the start of the prompt in the minibuffer."
+  (let* ((start (minibuffer-prompt-end))
+         (end (save-excursion (goto-char start) (skip-chars-forward "^ \t\n") (point))))
+    (when (and (eq (char-after start) ?/) (<= (point) end))
+      (let ((commands (ignore-errors (agentls-commands agentls--commands-conn))))
+        (list start end commands
+              :annotation-function
+              (lambda (c) (let ((d (cdr (assoc c commands))))
+                            (if (and d (not (string-empty-p d))) (concat "  " d) "")))
+              :exclusive 'no)))))
+
 ;;;###autoload
 (defun agentls (prompt &optional context)
   "Ask agentls PROMPT; the answer streams into the chat buffer.
@@ -2124,8 +2153,14 @@ and optionally :range and :diagnostic."
   (interactive
    (list (if current-prefix-arg
              :compose
-           (read-string (if (use-region-p) "agentls (region): " "agentls: ")
-                        nil 'agentls--prompt-history))))
+           (let ((conn (agentls--any-connection)))
+             (minibuffer-with-setup-hook
+                 (lambda ()
+                   (setq-local agentls--commands-conn conn)
+                   (add-hook 'completion-at-point-functions #'agentls--command-capf nil t)
+                   (local-set-key (kbd "TAB") #'completion-at-point))
+               (read-string (if (use-region-p) "agentls (region): " "agentls: ")
+                            nil 'agentls--prompt-history))))))
   (if (eq prompt :compose)
       (agentls-compose)
     (agentls--prompt prompt context)))
@@ -2246,6 +2281,7 @@ for `agentls'."
     chat))
 
 (defvar agentls--prompt-history nil "Prompts given to `agentls'.")
+
 
 ;;;###autoload
 (defun agentls-chat ()

@@ -15,14 +15,17 @@ import (
 // pairs, and the rest of the text for the arguments not given that way, in order
 // (the last one taking what remains).
 
-// command is a slash command: an MCP prompt under the name the client shows.
+// command is a slash command: a custom command (custom set), which the session expands
+// itself, or an MCP prompt under the name the client shows.
 type command struct {
 	name   string
 	prompt toolbox.MCPPrompt
+	custom bool
 }
 
-// loadCommands lists the MCP prompts of the session's servers as commands. A prompt
-// whose name another server's prompt has already is named server:name.
+// loadCommands lists the custom commands and the MCP prompts of the session's servers
+// as commands. A prompt whose name a custom command or another server's prompt has
+// already is named server:name.
 func (st *sessionState) loadCommands(ctx context.Context) []command {
 	prompts, err := st.host.Toolbox().MCPPrompts(ctx)
 	if err != nil {
@@ -33,6 +36,10 @@ func (st *sessionState) loadCommands(ctx context.Context) []command {
 		taken[b.Name] = true // a prompt of that name is server:name
 	}
 	var out []command
+	for _, c := range st.host.Commands() {
+		taken[c.Name] = true
+		out = append(out, command{name: c.Name, custom: true, prompt: toolbox.MCPPrompt{Name: c.Name, Description: c.Description}})
+	}
 	for _, p := range prompts {
 		name := p.Name
 		if taken[name] {
@@ -55,6 +62,9 @@ func (st *sessionState) announceCommands(cmds []command) {
 		ac := sdk.AvailableCommand{Name: c.name, Description: c.prompt.Description}
 		if ac.Description == "" {
 			ac.Description = "MCP prompt " + c.prompt.Name + " of " + c.prompt.Server
+		}
+		if c.custom {
+			ac.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "the text after the command ({{args}})"}}
 		}
 		if len(c.prompt.Arguments) > 0 {
 			var hint []string
@@ -87,6 +97,10 @@ func (st *sessionState) expandCommand(ctx context.Context, text string) (rendere
 	for _, c := range cmds {
 		if c.name != name {
 			continue
+		}
+		if c.custom {
+			// The session expands it (session.Live.Prompt).
+			return "", false, nil
 		}
 		values := commandArgs(c.prompt, args)
 		rendered, err := st.host.Toolbox().RenderMCPPrompt(ctx, c.prompt.Server, c.prompt.Name, values)

@@ -34,6 +34,7 @@ type untrusted struct{ tools, ignored []string }
 // Untrusted reports what of the workspace's settings was skipped for want of trust, or
 // nil when nothing was.
 func (tb *Toolbox) Untrusted() *Untrusted {
+	tb.WaitAddons()
 	u := tb.Config().untrusted
 	if len(u.ignored) == 0 {
 		return nil
@@ -56,6 +57,12 @@ func (tb *Toolbox) Untrusted() *Untrusted {
 func (tb *Toolbox) StartExternal(ctx context.Context) error {
 	if tb.isClosed() {
 		return ErrClosed
+	}
+	// An extension's MCP servers are in the settings once the setup is read.
+	select {
+	case <-tb.addonsDone:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	configured := tb.Config().Settings.MCPServers
 	servers := mcpServers(configured)
@@ -204,6 +211,7 @@ func (tb *Toolbox) AuthorizeMCP(ctx context.Context, name string) error {
 // not started, whose OAuth flow may start by itself: for `agentls mcp auth` and
 // `agentls mcp logout`. The caller closes it.
 func (tb *Toolbox) NewMCPManager(name string) (*mcp.Manager, error) {
+	tb.WaitAddons()
 	c, ok := tb.Config().Settings.MCPServers[name]
 	if !ok {
 		return nil, fmt.Errorf("no MCP server is called %q in the settings", name)

@@ -123,6 +123,13 @@ type Toolbox struct {
 	// saving serialises SaveApproval, so that two answers saved at once both land in
 	// the file rather than one overwriting the other.
 	saving sync.Mutex
+
+	// addonsDone is closed once the Gemini CLI setup (extensions, custom commands,
+	// skills), read after New returns, is in the Config; addonsIn, guarded by
+	// reconfigure, says that a Config with it was published (by that read, or by a
+	// Reconfigure, which reads it itself).
+	addonsDone chan struct{}
+	addonsIn   bool
 }
 
 // Config is the toolbox's configuration at one time: the merged settings, the user's
@@ -174,25 +181,31 @@ func New(o Options) (*Toolbox, error) {
 	if metrics == nil {
 		metrics = tools.NewMetrics()
 	}
-	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool, extra: o.Extra,
+	tb := &Toolbox{Workspace: ws, ConfigDir: configDir, Logger: logger, Metrics: metrics, tool: o.Tool, extra: o.Extra, addonsDone: make(chan struct{}),
 		geminiDir: o.GeminiDir, onStatus: o.OnMCPStatus, logged: make(map[string]bool), overrides: o.Overrides,
 		mcpOpts: mcp.Options{Authorize: o.MCPAuthorize, Elicit: o.MCPElicit, TokenDir: o.MCPTokenDir}}
 	if tb.mcpOpts.TokenDir == "" {
 		// Without a home the tokens live in memory only.
 		tb.mcpOpts.TokenDir, _ = mcp.DefaultTokenDir()
 	}
-	s, decision, untrusted, err := tb.load(o.Overrides)
-	if err != nil {
-		return nil, err
-	}
 	tb.helper = o.SandboxHelper
 	if tb.helper == "" {
 		tb.helper = sandbox.Helper()
 	}
-	if tb.helper != "" {
-		tb.machine = sandbox.Probe(tb.helper)
-	} else {
-		tb.machine = sandbox.Machine{OS: runtime.GOOS}
+	// The machine is probed (it starts the helper) while the settings, commands, skills
+	// and extensions are read: neither needs the other, and both take milliseconds.
+	probed := make(chan sandbox.Machine, 1)
+	go func() {
+		if tb.helper == "" {
+			probed <- sandbox.Machine{OS: runtime.GOOS}
+			return
+		}
+		probed <- sandbox.Probe(tb.helper)
+	}()
+	s, decision, untrusted, err := tb.load(o.Overrides, true)
+	tb.machine = <-probed
+	if err != nil {
+		return nil, err
 	}
 	box, err := tb.newSandbox(s)
 	if err != nil {
@@ -231,8 +244,39 @@ func New(o Options) (*Toolbox, error) {
 	runner, hookErrs := tb.newHooks(s, box)
 	tb.cfg.Store(&Config{Settings: s, Trust: decision, Policy: policy, Registry: tb.newRegistry(s), Sandbox: box,
 		Hooks: runner, HookErrors: hookErrs, untrusted: untrusted})
+	go tb.readAddons(decision.Trusted)
 	return tb, nil
 }
+
+// readAddons reads the Gemini CLI setup (extensions, custom commands, skills) after
+// New, off the path of a front end's start (50 commands, 20 skills and 5 extensions
+// are a hundred files), and publishes a Config with it, unless a Reconfigure read it
+// first. WaitAddons waits for it.
+func (tb *Toolbox) readAddons(trusted bool) {
+	defer close(tb.addonsDone)
+	a := settings.ReadAddons(tb.ConfigDir, tb.Workspace.Roots()[0], settings.Options{Trusted: trusted, GeminiDir: tb.geminiDir})
+	tb.reconfigure.Lock()
+	defer tb.reconfigure.Unlock()
+	if tb.addonsIn {
+		return
+	}
+	tb.addonsIn = true
+	for _, why := range a.Ignored() {
+		tb.logOnce("ignored setting", "setting", why)
+	}
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	next := *tb.Config()
+	next.Settings = a.Merge(next.Settings)
+	next.untrusted.ignored = append(slices.Clone(next.untrusted.ignored), a.Untrusted()...)
+	next.Registry = tb.newRegistry(next.Settings)
+	tb.cfg.Store(&next)
+}
+
+// WaitAddons waits until the Gemini CLI setup (extensions, custom commands, skills) is
+// in the Config, which New leaves to a goroutine: what lists or runs commands, opens a
+// session or starts the MCP servers waits for it first.
+func (tb *Toolbox) WaitAddons() { <-tb.addonsDone }
 
 // newSandbox returns the sandbox of settings s on this machine.
 func (tb *Toolbox) newSandbox(s settings.Settings) (*sandbox.Sandbox, error) {
@@ -264,10 +308,11 @@ func (tb *Toolbox) newHooks(s settings.Settings, box *sandbox.Sandbox) (*hooks.R
 
 // load decides the user's trust in the first root from the trust file in the
 // configuration directory, then reads the user's and the workspace's settings files
-// with overrides merged in as user settings. It returns what of the workspace's
+// with overrides merged in as user settings (and the Gemini CLI setup, unless
+// deferAddons). It returns what of the workspace's
 // settings was skipped for want of trust. A damaged trust file is an error: it must neither trust a
 // folder nor be silently passed over.
-func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.Decision, untrusted, error) {
+func (tb *Toolbox) load(overrides settings.Settings, deferAddons bool) (settings.Settings, trust.Decision, untrusted, error) {
 	store, err := trust.Load(tb.ConfigDir)
 	if err != nil {
 		return settings.Settings{}, trust.Decision{}, untrusted{}, err
@@ -275,7 +320,7 @@ func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.D
 	root := tb.Workspace.Roots()[0]
 	decision := store.Decide(root)
 	loaded, err := settings.LoadWith(tb.ConfigDir, root, settings.Options{
-		Overrides: overrides, Trusted: decision.Trusted, GeminiDir: tb.geminiDir})
+		Overrides: overrides, Trusted: decision.Trusted, GeminiDir: tb.geminiDir, DeferAddons: deferAddons})
 	if err != nil {
 		return settings.Settings{}, trust.Decision{}, untrusted{}, err
 	}
@@ -291,7 +336,12 @@ func (tb *Toolbox) load(overrides settings.Settings) (settings.Settings, trust.D
 // held or not yet needed.
 func (tb *Toolbox) newRegistry(s settings.Settings) *tools.Registry {
 	reg := tools.NewRegistry(tb.Logger, tools.Filter{Core: s.Core(), Exclude: s.Exclude()})
-	for _, t := range append(tb.Builtins.Tools(), tb.extraTools(s)...) {
+	builtins := append(tb.Builtins.Tools(), tb.extraTools(s)...)
+	if len(s.Skills) > 0 {
+		// Declared only when there are skills: it costs every request its declaration.
+		builtins = append(builtins, &skillTool{skills: s.Skills})
+	}
+	for _, t := range builtins {
 		if t.Info().Name == todos.Name {
 			t = &sessionTodos{Tool: t}
 		}
@@ -348,10 +398,11 @@ func (tb *Toolbox) Reconfigure(overrides settings.Settings) (Reconfiguration, er
 // reconfigureLocked is Reconfigure; tb.reconfigure is held.
 func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfiguration, error) {
 	var r Reconfiguration
-	next, decision, untrusted, err := tb.load(overrides)
+	next, decision, untrusted, err := tb.load(overrides, false)
 	if err != nil {
 		return r, err
 	}
+	tb.addonsIn = true
 	cur := tb.Config()
 	prev := cur.Settings
 	mode := cur.Policy.Mode()
@@ -408,7 +459,7 @@ func (tb *Toolbox) reconfigureLocked(overrides settings.Settings) (Reconfigurati
 		cfg.Policy = cur.Policy.WithMode(mode)
 	}
 	if !slices.Equal(prev.Core(), next.Core()) || !slices.Equal(prev.Exclude(), next.Exclude()) ||
-		!reflect.DeepEqual(prev.Agents, next.Agents) {
+		!reflect.DeepEqual(prev.Agents, next.Agents) || !reflect.DeepEqual(prev.Skills, next.Skills) {
 		cfg.Registry, r.Registry = tb.newRegistry(next), true
 	}
 	tb.cfg.Store(cfg)

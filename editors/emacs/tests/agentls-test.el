@@ -63,15 +63,17 @@ Return PRED's value."
     (insert-file-contents file)
     (buffer-string)))
 
-(defun agentls-test--fake-gemini (script)
-  "Start the fake Gemini server with SCRIPT (a plist); return its URL."
+(defun agentls-test--fake-gemini (script &optional requests)
+  "Start the fake Gemini server with SCRIPT (a plist); return its URL.
+With REQUESTS, a file, the server appends each request it gets there."
   (unless (and agentls-test-fake (file-executable-p agentls-test-fake))
     (ert-fail (format "FAKEGEMINI_BIN is not an executable: %S" agentls-test-fake)))
   (let* ((file (make-temp-file "agentls-script-" nil ".json"
                                (json-serialize script)))
          (out "")
          (proc (make-process :name "fakegemini"
-                             :command (list agentls-test-fake "-script" file "-addr" "127.0.0.1:0")
+                             :command (append (list agentls-test-fake "-script" file "-addr" "127.0.0.1:0")
+                                              (and requests (list "-requests" requests)))
                              :connection-type 'pipe
                              :noquery t
                              :stderr (get-buffer-create "*fakegemini stderr*")
@@ -80,14 +82,16 @@ Return PRED's value."
     (agentls-test--wait (lambda () (string-match-p "\n" out)) "the fake Gemini server's URL" 10)
     (string-trim (car (split-string out "\n")))))
 
-(defun agentls-test--start (root rel url &optional init-options)
+(defun agentls-test--start (root rel url &optional init-options env)
   "Visit REL in ROOT with agentls started against the model at URL.
-INIT-OPTIONS are the server's initialization options.  Return the buffer."
+INIT-OPTIONS are the server's initialization options; ENV is more of its
+environment.  Return the buffer."
   (unless (and agentls-test-bin (file-executable-p agentls-test-bin))
     (ert-fail (format "AGENTLS_BIN is not an executable: %S" agentls-test-bin)))
   (setq agentls-server-program (list agentls-test-bin "serve")
-        agentls-server-environment (list "GEMINI_API_KEY=test-key"
-                                         (concat "GOOGLE_GEMINI_BASE_URL=" (or url "http://127.0.0.1:9")))
+        agentls-server-environment (append (list "GEMINI_API_KEY=test-key"
+                                                 (concat "GOOGLE_GEMINI_BASE_URL=" (or url "http://127.0.0.1:9")))
+                                           env)
         agentls-initialization-options init-options)
   (let ((buf (find-file-noselect (expand-file-name rel root))))
     (set-buffer buf)
@@ -1536,4 +1540,33 @@ Without a server `agentls-sandbox' asks the program; then with one."
           (should (string-search "Shell commands: not contained: Landlock: turned off" text)))))))
 
 (provide 'agentls-test)
+
+(ert-deftest agentls-test-custom-commands ()
+  "A custom command (Gemini CLI's .toml) completes in `agentls' and agentls expands it."
+  (agentls-test--with
+    (let* ((requests (make-temp-file "agentls-requests-"))
+           (url (agentls-test--fake-gemini '(:turns [(:text "Committed.")]) requests))
+           (config (make-temp-file "agentls-config-" t))
+           (root (agentls-test--workspace '(("a.txt" . "alpha\n")))))
+      (make-directory (expand-file-name "agentls/commands/git" config) t)
+      (with-temp-file (expand-file-name "agentls/commands/git/commit.toml" config)
+        (insert "description = \"Writes a commit message\"\nprompt = \"Commit message for {{args}}.\"\n"))
+      (let ((buf (agentls-test--start root "a.txt" url nil
+                                      (list (concat "XDG_CONFIG_HOME=" config))))
+            (conn (agentls-test--conn)))
+        (should (equal (agentls-commands conn) '(("/git:commit" . "Writes a commit message"))))
+        ;; The minibuffer's completion (its prompt ends at the buffer's start here).
+        (with-temp-buffer
+          (insert "/gi")
+          (setq-local agentls--commands-conn conn)
+          (let ((capf (agentls--command-capf)))
+            (should (equal (all-completions "/gi" (nth 2 capf)) '("/git:commit")))
+            (should (equal (funcall (plist-get (nthcdr 3 capf) :annotation-function) "/git:commit")
+                           "  Writes a commit message"))))
+        (with-current-buffer buf
+          (agentls "/git:commit the parser"))
+        (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+        (should (string-search "Committed." (agentls-test--chat-text)))
+        (should (string-search "Commit message for the parser." (agentls-test--disk requests)))))))
+
 ;;; agentls-test.el ends here

@@ -276,7 +276,8 @@
     follow = true;
   }
 
-  // #file mentions: a list of workspace files while a "#..." word is typed.
+  // #file mentions: a list of workspace files while a "#..." word is typed; custom
+  // commands: a list of them while the prompt's first word starts with "/".
   let mentionStart = -1;
   let fileItems = [];
   let fileSel = 0;
@@ -288,6 +289,8 @@
   function currentMention() {
     const pos = prompt.selectionStart;
     const before = prompt.value.slice(0, pos);
+    const c = /^\/(\S*)$/.exec(before);
+    if (c) return { start: 0, query: c[1], command: true };
     const m = /(^|\s)#(?:file:)?([^\s#]*)$/.exec(before);
     if (!m) return null;
     return { start: pos - m[0].length + m[1].length, query: m[2] };
@@ -302,8 +305,9 @@
     }
     files.forEach((f, i) => {
       const row = el('div', 'file' + (i === fileSel ? ' selected' : ''));
-      row.appendChild(icon('file'));
+      row.appendChild(icon(f.icon || 'file'));
       row.appendChild(el('span', '', ' ' + f.path));
+      if (f.detail) row.appendChild(el('span', 'detail', ' ' + f.detail));
       row.addEventListener('mousedown', (ev) => {
         ev.preventDefault();
         pickFile(i);
@@ -327,7 +331,7 @@
     const m = currentMention();
     if (!m) return hideFiles();
     mentionStart = m.start;
-    vscode.postMessage({ type: 'files', query: m.query });
+    vscode.postMessage({ type: m.command ? 'commands' : 'files', query: m.query });
   });
   prompt.addEventListener('keydown', (ev) => {
     if (!filesBox.hidden && fileItems.length > 0) {

@@ -11,7 +11,7 @@ import MarkdownIt from 'markdown-it';
 import { ChatItem, isFinal, locationLabel, ToolItem, Transcript, Usage } from './logic/chat';
 import { choices, question, alwaysNote } from './logic/confirm';
 import { plainAnswers } from './logic/ask';
-import { mentionFor, parseMentions, withAttachments } from './logic/mentions';
+import { commandSuggestions, mentionFor, parseMentions, PromptEntry, withAttachments } from './logic/mentions';
 import { Confirmations } from './confirm';
 import { Server } from './server';
 
@@ -454,6 +454,19 @@ export class Chat implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'review':
         await this.confirmations.review(String(m.id));
         break;
+      case 'commands': {
+        // Custom commands (agentls.listPrompts' entries with a command): the line goes
+        // to agentls as typed, which expands it.
+        let list: PromptEntry[] = [];
+        try {
+          list = (await this.server.request<PromptEntry[]>('workspace/executeCommand', { command: 'agentls.listPrompts', arguments: [{}] })) ?? [];
+        } catch (err) {
+          this.log(`listing the commands: ${err instanceof Error ? err.message : String(err)}`);
+        }
+        const files = commandSuggestions(list, String(m.query ?? '')).map((c) => ({ path: c.command, detail: c.description, insert: c.command, icon: 'symbol-event' }));
+        void this.view?.webview.postMessage({ type: 'files', query: m.query, files });
+        break;
+      }
       case 'files': {
         const q = String(m.query ?? '').toLowerCase();
         const all = await this.files();

@@ -1,5 +1,6 @@
 -- The prompts of the MCP servers agentls is connected to, as `/server:prompt` commands of
--- the chat: the list (agentls.listPrompts), cached per client and fetched again whenever
+-- the chat, and the custom commands (Gemini CLI's .toml commands, listed with their
+-- slash command, `/git:commit`, which agentls expands from the prompt text itself): the list (agentls.listPrompts), cached per client and fetched again whenever
 -- an MCP server's status changes (the update mcp_status); parsing of
 -- `/server:prompt key=value key2="a b"`; command-line completion; and the questions a
 -- command may need before it can run (vim.ui.select for the prompt, vim.ui.input for
@@ -46,6 +47,7 @@ local function normalize(result)
       out[#out + 1] = {
         server = p.server,
         name = p.name,
+        command = type(p.command) == 'string' and p.command ~= '' and p.command or nil,
         description = type(p.description) == 'string' and p.description ~= '' and p.description or nil,
         arguments = args,
       }
@@ -127,11 +129,34 @@ function M.forget_client(client_id)
   state.cache[client_id] = nil
 end
 
---- The command of a prompt: `/server:name`.
----@param p table { server, name }
+--- The command of a prompt: `/server:name`, or a custom command's own (`/git:commit`).
+---@param p table { server, name, command? }
 ---@return string
 function M.command(p)
-  return ('/%s:%s'):format(p.server, p.name)
+  return p.command or ('/%s:%s'):format(p.server, p.name)
+end
+
+-- The custom command whose slash command is command in list, or nil.
+local function find_custom(list, command)
+  for _, p in ipairs(list or {}) do
+    if p.command == command then
+      return p
+    end
+  end
+end
+
+-- Whether the first word of s is a custom command of a cached list.
+local function cached_custom(s)
+  local first = s:match('^(/%S+)')
+  if not first then
+    return false
+  end
+  for _, e in pairs(state.cache) do
+    if find_custom(e.list, first) then
+      return true
+    end
+  end
+  return false
 end
 
 local function find(list, server, name)
@@ -216,6 +241,10 @@ function M.parse(text, opts)
   if s == '/' then
     return { kind = 'list' }
   end
+  if cached_custom(s) then
+    -- A custom command is sent as typed: agentls expands it.
+    return { kind = 'text', text = text }
+  end
   local server, name, rest = s:match('^/([^%s:/]+):(%S*)(.*)$')
   if not server or (rest ~= '' and not rest:match('^%s')) then
     return { kind = 'text', text = text }
@@ -251,6 +280,14 @@ end
 -- Names the arguments of a command after the prompt's declared arguments: checks the
 -- named ones and gives the positional values to the arguments not named, in order.
 local function bind_args(p, cmd)
+  if p.command then
+    -- A custom command takes the rest of the line as one text ({{args}}).
+    local words = vim.deepcopy(cmd.positional or {})
+    for k, v in pairs(cmd.args or {}) do
+      words[#words + 1] = k .. '=' .. v
+    end
+    return #words > 0 and { args = table.concat(words, ' ') } or {}
+  end
   local args = {}
   local known = {}
   for _, a in ipairs(p.arguments) do
@@ -300,6 +337,9 @@ end
 ---@param args table<string,string>
 ---@return string
 function M.format(p, args)
+  if p.command then
+    return (args.args and args.args ~= '') and (p.command .. ' ' .. args.args) or p.command
+  end
   local parts = { M.command(p) }
   local seen = {}
   for _, a in ipairs(p.arguments or {}) do
@@ -391,7 +431,7 @@ end
 ---@param done fun(err: string|nil, spec: table|nil)
 function M.resolve(client, cmd, done)
   local function with(list, fresh)
-    local p = cmd.kind == 'prompt' and find(list, cmd.server, cmd.name)
+    local p = cmd.kind == 'prompt' and (find(list, cmd.server, cmd.name) or find_custom(list, M.command(cmd)))
     if p then
       local args, err = bind_args(p, cmd)
       if not args then

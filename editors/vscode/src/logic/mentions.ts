@@ -61,3 +61,24 @@ export function withAttachments(prompt: string, files: { path: string; text?: st
   }
   return parts.join('\n');
 }
+
+/** An entry of agentls.listPrompts: an MCP prompt, or a custom command (command set). */
+export interface PromptEntry {
+  server?: string;
+  name?: string;
+  description?: string;
+  command?: string;
+}
+
+/**
+ * The custom commands of list whose slash command starts with "/" + query, sorted: what
+ * the prompt box offers while its first word starts with "/". MCP prompts are left out
+ * (the chat sends prompts as text, which agentls expands for custom commands only).
+ */
+export function commandSuggestions(list: PromptEntry[], query: string): { command: string; description: string }[] {
+  const want = '/' + query.toLowerCase();
+  return (Array.isArray(list) ? list : [])
+    .filter((p) => typeof p?.command === 'string' && p.command.toLowerCase().startsWith(want))
+    .map((p) => ({ command: p.command as string, description: p.description ?? '' }))
+    .sort((a, b) => a.command.localeCompare(b.command));
+}

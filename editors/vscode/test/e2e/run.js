@@ -168,6 +168,40 @@ scenario(
   },
 );
 
+// --- a custom command -------------------------------------------------------------------
+
+scenario(
+  'custom_command',
+  (ws) => ({
+    files: {
+      'notes.txt': 'hello\n',
+      // The user's Gemini CLI commands (HOME is the scenario's home, beside ws).
+      '../home/.gemini/commands/git/commit.toml': 'description = "Writes a commit message"\nprompt = "Commit message for {{args}}."\n',
+    },
+    script: { turns: [{ text: 'Committed.' }] },
+  }),
+  async (v) => {
+    await v.palette('agentls: Open Chat');
+    const f = await v.chat();
+    await f.waitForSelector('#prompt', { visible: true });
+    await f.click('#prompt');
+    await f.type('#prompt', '/gi');
+    await waitFor('the command list', () =>
+      f.evaluate(() => [...document.querySelectorAll('#files .file')].some((e) => e.textContent.includes('/git:commit') && e.textContent.includes('Writes a commit message'))),
+    );
+    await v.page.keyboard.press('Enter');
+    await waitFor('the command completed in the prompt box', () => f.evaluate(() => document.getElementById('prompt').value === '/git:commit '));
+    await f.type('#prompt', 'the parser');
+    await v.page.keyboard.press('Enter');
+    await waitFor('the answer', () => f.evaluate(() => /Committed\./.test(document.body.textContent)));
+    // agentls expanded the command (the stored session holds what the model was sent).
+    const fs = require('node:fs');
+    const dir = path.join(v.tmp, 'state', 'agentls', 'sessions');
+    const stored = fs.readdirSync(dir).map((n) => fs.readFileSync(path.join(dir, n), 'utf8')).join('\n');
+    assert.match(stored, /Commit message for the parser\./);
+  },
+);
+
 // --- edits reviewed in the diff editor -------------------------------------------------
 
 const greet = 'hello\nworld\n';

@@ -506,3 +506,19 @@ test('changedLines: the lines a hunk changes, without its context; none for a de
   assert.deepEqual(confirm.changedLines({ index: 0, oldStart: 1, oldLines: 7, newStart: 1, newLines: 8 }, old, 'a\nb\nc\nD\nD2\ne\nf\ng\n'), { first: 3, last: 4 });
   assert.equal(confirm.changedLines({ index: 0, oldStart: 1, oldLines: 7, newStart: 1, newLines: 6 }, old, 'a\nb\nc\ne\nf\ng\n'), undefined);
 });
+
+test('commandSuggestions offers the custom commands that start with what is typed, not MCP prompts', () => {
+  const list = [
+    { server: 'everything', name: 'simple-prompt', description: 'MCP' },
+    { server: '', name: 'review', command: '/review', description: 'Reviews' },
+    { server: '', name: 'git:commit', command: '/git:commit', description: 'Writes a commit message' },
+    { server: '', name: 'git:amend', command: '/git:amend' },
+  ];
+  assert.deepEqual(mentions.commandSuggestions(list, 'gi'), [
+    { command: '/git:amend', description: '' },
+    { command: '/git:commit', description: 'Writes a commit message' },
+  ]);
+  assert.deepEqual(mentions.commandSuggestions(list, '').map((c) => c.command), ['/git:amend', '/git:commit', '/review']);
+  assert.deepEqual(mentions.commandSuggestions(list, 'x'), []);
+  assert.deepEqual(mentions.commandSuggestions(null, ''), []);
+});

@@ -1,0 +1,228 @@
+package settings
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestEnabled(t *testing.T) {
+	tests := []struct {
+		overrides []string
+		dir       string
+		want      bool
+	}{
+		{nil, "/home/u/p", true},
+		{[]string{"!/home/u/p/"}, "/home/u/p", false},
+		{[]string{"!/home/u/p/"}, "/home/u/p/sub", true},
+		{[]string{"!/home/u/*"}, "/home/u/p/sub", false},
+		{[]string{"!/home/u/*"}, "/home/u", false},
+		{[]string{"!/home/u/*"}, "/home/uv", true},
+		{[]string{"!/*", "/home/u/p/"}, "/home/u/p", true},
+		{[]string{"!/*", "/home/u/p/"}, "/home/u/q", false},
+		{[]string{"/home/u/p/", "!/*"}, "/home/u/p", false}, // the last match decides
+		{[]string{"!/home/u.x/*"}, "/home/uax/p", true},     // "." is no wildcard
+	}
+	for _, tt := range tests {
+		if got := enabled(tt.overrides, tt.dir); got != tt.want {
+			t.Errorf("enabled(%q, %s) = %v, want %v", tt.overrides, tt.dir, got, tt.want)
+		}
+	}
+}
+
+func TestParseSkill(t *testing.T) {
+	tests := []struct {
+		name, in        string
+		wantName, wantD string
+		wantBody        string
+		wantErr         bool
+	}{
+		{"yaml", "---\nname: a\ndescription: Does A.\n---\n\nBody\n", "a", "Does A.", "Body", false},
+		{"folded", "---\nname: b\ndescription: >\n  Line one\n  line two\n---\nX", "b", "Line one line two", "X", false},
+		{"colon falls back", "---\nname: c\ndescription: Use when: asked\n  and more\n---\nY", "c", "Use when: asked and more", "Y", false},
+		{"crlf", "---\r\nname: d\r\ndescription: D\r\n---\r\nZ\r\n", "d", "D", "Z", false},
+		{"name sanitised", "---\nname: x:y/z\ndescription: D\n---\n", "x-y-z", "D", "", false},
+		{"no front matter", "# Skill\n", "", "", "", true},
+		{"no description", "---\nname: e\n---\nBody", "", "", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := parseSkill([]byte(tt.in))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v", err)
+			}
+			if err == nil && (s.Name != tt.wantName || s.Description != tt.wantD || s.Body != tt.wantBody) {
+				t.Errorf("got %+v", s)
+			}
+		})
+	}
+}
+
+// TestLoadAddons: commands are named by their path, the workspace's override the
+// user's and count only in a trusted workspace (else they are reported ignored), and an
+// extension's MCP server yields to the settings' server of the same name.
+func TestLoadAddons(t *testing.T) {
+	home, cfg, root := t.TempDir(), t.TempDir(), t.TempDir()
+	gemini := filepath.Join(home, ".gemini")
+	writeTree(t, gemini, map[string]string{
+		"settings.json":                         `{"mcpServers": {"shared": {"command": "from-settings"}}}`,
+		"commands/git/commit.toml":              `prompt = "user commit"`,
+		"commands/review.toml":                  "description = \"Reviews\"\nprompt = \"user review\"",
+		"commands/broken.toml":                  `description = "no prompt"`,
+		"skills/s1/SKILL.md":                    "---\nname: s1\ndescription: user s1\n---\n",
+		"extensions/e/gemini-extension.json":    `{"name": "e", "mcpServers": {"shared": {"command": "from-ext"}, "own": {"command": "${extensionPath}${/}bin", "trust": true}}, "excludeTools": ["web_fetch"], "contextFileName": ["CTX.md", "missing.md"]}`,
+		"extensions/e/CTX.md":                   "context",
+		"extensions/e/commands/review.toml":     `prompt = "extension review"`,
+		"extensions/bad/gemini-extension.json":  `{`,
+		"extensions/not-an-extension/README.md": "",
+	})
+	writeTree(t, home, map[string]string{".agents/skills/s2/SKILL.md": "---\nname: s2\ndescription: agents s2\n---\n"})
+	// A linked extension: its folder holds the install metadata, its source the rest.
+	linked := t.TempDir()
+	writeTree(t, linked, map[string]string{"gemini-extension.json": `{"name": "linked"}`, "commands/from-link.toml": `prompt = "linked"`})
+	writeTree(t, gemini, map[string]string{"extensions/linked/.gemini-extension-install.json": `{"source": "` + filepath.ToSlash(linked) + `", "type": "link"}`})
+	writeTree(t, root, map[string]string{
+		".gemini/commands/review.toml":               `prompt = "workspace review"`,
+		".agentls/skills/s1/SKILL.md":                "---\nname: s1\ndescription: workspace s1\n---\n",
+		".gemini/extensions/w/gemini-extension.json": `{"name": "w"}`,
+	})
+	for _, trusted := range []bool{false, true} {
+		l, err := LoadWith(cfg, root, Options{Trusted: trusted, GeminiDir: gemini})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := l.Settings
+		cmds := map[string]string{}
+		for _, c := range s.Commands {
+			cmds[c.Name] = c.Prompt
+		}
+		wantReview := "user review"
+		if trusted {
+			wantReview = "workspace review"
+		}
+		if len(cmds) != 3 || cmds["git:commit"] != "user commit" || cmds["review"] != wantReview || cmds["from-link"] != "linked" {
+			t.Errorf("trusted %v: commands %v", trusted, cmds)
+		}
+		skills := map[string]string{}
+		for _, sk := range s.Skills {
+			skills[sk.Name] = sk.Description
+		}
+		wantS1 := "user s1"
+		if trusted {
+			wantS1 = "workspace s1"
+		}
+		if len(skills) != 2 || skills["s1"] != wantS1 || skills["s2"] != "agents s2" {
+			t.Errorf("trusted %v: skills %v", trusted, skills)
+		}
+		if s.MCPServers["shared"].Command != "from-settings" || s.MCPServers["own"].Command != filepath.Join(gemini, "extensions", "e", "bin") ||
+			s.MCPServers["own"].Trust {
+			t.Errorf("servers %+v", s.MCPServers)
+		}
+		if len(s.ContextFiles) != 1 || filepath.Base(s.ContextFiles[0]) != "CTX.md" || !strings.Contains(strings.Join(s.ExcludeTools, ","), "web_fetch") {
+			t.Errorf("context %v, exclude %v", s.ContextFiles, s.ExcludeTools)
+		}
+		var names []string
+		for _, e := range s.Extensions {
+			names = append(names, e.Name)
+		}
+		want := "bad,e,linked"
+		if trusted {
+			want = "bad,e,linked,w"
+		}
+		if strings.Join(names, ",") != want || s.Extensions[0].Error == "" {
+			t.Errorf("trusted %v: extensions %+v", trusted, s.Extensions)
+		}
+		ignored := strings.Join(l.Untrusted, "\n")
+		for _, what := range []string{"custom commands ignored", "skills ignored", "extensions ignored"} {
+			if strings.Contains(ignored, what) == trusted {
+				t.Errorf("trusted %v: Untrusted %q", trusted, ignored)
+			}
+		}
+		if !strings.Contains(strings.Join(l.Ignored, "\n"), "broken.toml: not a custom command") {
+			t.Errorf("the broken command is not reported: %q", l.Ignored)
+		}
+	}
+}
+
+// BenchmarkLoadWithGeminiSetup measures LoadWith with a Gemini CLI user's setup (50
+// commands, 20 skills, 5 extensions with a command, a skill and a context file each)
+// against an empty one: what reading them adds to every start and reconfiguration.
+func BenchmarkLoadWithGeminiSetup(b *testing.B) {
+	for _, setup := range []string{"empty", "50 commands, 20 skills, 5 extensions"} {
+		b.Run(setup, func(b *testing.B) {
+			home, cfg, root := b.TempDir(), b.TempDir(), b.TempDir()
+			if setup != "empty" {
+				writeGeminiSetup(b, home)
+			}
+			gemini := filepath.Join(home, ".gemini")
+			// The CPU time too: on a loaded machine the wall time is mostly waiting.
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for range b.N {
+				l, err := LoadWith(cfg, root, Options{Trusted: true, GeminiDir: gemini})
+				if err != nil || (setup != "empty" && (len(l.Settings.Commands) != 55 || len(l.Settings.Skills) != 25)) {
+					b.Fatalf("%v: %d commands, %d skills", err, len(l.Settings.Commands), len(l.Settings.Skills))
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// writeGeminiSetup writes 50 commands (half in folders), 20 skills and 5 extensions
+// under home/.gemini.
+func writeGeminiSetup(tb testing.TB, home string) {
+	files := map[string]string{}
+	for i := range 50 {
+		name := fmt.Sprintf(".gemini/commands/cmd%02d.toml", i)
+		if i%2 == 1 {
+			name = fmt.Sprintf(".gemini/commands/group%d/cmd%02d.toml", i%5, i)
+		}
+		files[name] = fmt.Sprintf("description = \"Command %d\"\nprompt = \"\"\"\nDo task %d with {{args}}.\n@{README.md}\n\"\"\"\n", i, i)
+	}
+	for i := range 20 {
+		files[fmt.Sprintf(".gemini/skills/skill%02d/SKILL.md", i)] = fmt.Sprintf("---\nname: skill%02d\ndescription: Skill %d: use it when the task is task %d.\n---\n\n# Steps\n\n%s", i, i, i, strings.Repeat("A step of the skill.\n", 40))
+	}
+	for i := range 5 {
+		dir := fmt.Sprintf(".gemini/extensions/ext%d/", i)
+		files[dir+"gemini-extension.json"] = fmt.Sprintf(`{"name": "ext%d", "version": "1.0.0", "excludeTools": ["web_fetch"], "contextFileName": "GEMINI.md"}`, i)
+		files[dir+"GEMINI.md"] = "Context of the extension.\n"
+		files[dir+fmt.Sprintf("commands/ext%d.toml", i)] = `prompt = "Extension command."`
+		files[dir+"skills/s/SKILL.md"] = fmt.Sprintf("---\nname: ext-skill%d\ndescription: An extension's skill.\n---\nBody.\n", i)
+	}
+	for name, text := range files {
+		p := filepath.Join(home, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// cpuTime returns the user and system CPU time of the process so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
