@@ -526,7 +526,8 @@ func (h *Host) holds(path string, s checkpoint.State) bool {
 		// What the editor holds is what an edit replaces: unsaved changes of the user's
 		// over the very content on disk are a change since, too.
 		if d, open := h.tb.Workspace.Document(path); open {
-			if t, ok := h.text("", s); ok && d.Text != t {
+			// The content of s, from the store or, for what a command left, the disk.
+			if t, ok := h.text(path, s); ok && d.Text != t {
 				return false
 			}
 		}
