@@ -35,7 +35,7 @@ echo "== scheduler, policy"
 gobench -bench='BenchmarkSchedulerRun' -benchmem -count=3 ./tools
 gobench -bench='BenchmarkDecideShell' -benchmem ./confirm
 echo "== checkpoints of shell commands: 10 files changed in the 200,000-file tree, bare and checkpointed; the store of 500 turns"
-gobench -bench='BenchmarkCheckpoint200k' -count=5 ./checkpoint
+gobench -bench='BenchmarkCheckpoint200k|BenchmarkWatchOverhead' -benchtime=30x ./checkpoint
 gobench -bench='BenchmarkStore500Turns' -benchtime=1x ${quick:+-short} ./checkpoint
 echo "== editor server"
 gobench -bench=. -benchtime=2000x ./rpc

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentls/agentls/checkpoint"
+	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/workspace"
 )
@@ -19,13 +20,19 @@ func TestMain(m *testing.M) {
 }
 
 // run runs script in dir, contained and watched by a Command of rec, and returns the
-// Record.
+// Record; with rec nil, contained alone.
 func run(t testing.TB, box *sandbox.Sandbox, rec *checkpoint.Recorder, dir, script string) checkpoint.Record {
 	t.Helper()
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
 	if err := box.Wrap(cmd); err != nil {
 		t.Fatal(err)
+	}
+	if rec == nil {
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", script, err, out)
+		}
+		return checkpoint.Record{}
 	}
 	c := rec.Command(script)
 	wt, err := box.Watch(cmd, c)
@@ -50,17 +57,7 @@ func run(t testing.TB, box *sandbox.Sandbox, rec *checkpoint.Recorder, dir, scri
 
 func newBox(t testing.TB, root string) *sandbox.Sandbox {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := sandbox.Probe(exe)
-	if m.LandlockABI == 0 {
-		if os.Getenv("AGENTLS_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("AGENTLS_REQUIRE_SANDBOX=1 but this machine has no Landlock: %s", m.LandlockError)
-		}
-		t.Skip("no Landlock here: ", m.LandlockError)
-	}
+	m, exe := testutil.Landlocked(t)
 	t.Setenv("TMPDIR", t.TempDir())
 	box, err := sandbox.New(m, sandbox.Config{}, sandbox.Options{Roots: []string{root}, Helper: exe})
 	if err != nil {

@@ -6,6 +6,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// The classic BPF instructions the filters are made of, and their offsets in struct
+// seccomp_data.
+const (
+	bpfLoad = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	bpfJeq  = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	bpfJge  = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+	bpfJset = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	bpfRet  = unix.BPF_RET | unix.BPF_K
+
+	offNr   = 0
+	offArch = 4
+	offArgs = 16 // args[0]; an argument's low half, on these little-endian machines
+)
+
 // socketFilter is the classic BPF program of refuseInternetSockets.
 func socketFilter() ([]unix.SockFilter, error) {
 	var arch uint32
@@ -18,16 +32,10 @@ func socketFilter() ([]unix.SockFilter, error) {
 		return nil, errNoFilter
 	}
 	const (
-		ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jge    = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-		ret    = unix.BPF_RET | unix.BPF_K
-		allow  = unix.SECCOMP_RET_ALLOW
-		refuse = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
-		// Offsets in struct seccomp_data.
-		offNr   = 0
-		offArch = 4
-		offArg0 = 16 // the low half of args[0] on these little-endian machines
+		ldAbs, jeq, jge, ret = bpfLoad, bpfJeq, bpfJge, bpfRet
+		allow                = unix.SECCOMP_RET_ALLOW
+		refuse               = unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES)
+		offArg0              = offArgs
 	)
 	// x32's system calls share amd64's audit arch with this bit set; they are refused
 	// wholesale rather than listed.

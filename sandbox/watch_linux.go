@@ -59,15 +59,12 @@ func watchFilter() ([]unix.SockFilter, error) {
 		return nil, errNoFilter
 	}
 	const (
-		ldAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-		jeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-		jset   = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
-		ret    = unix.BPF_RET | unix.BPF_K
-		allow  = unix.SECCOMP_RET_ALLOW
-		notify = unix.SECCOMP_RET_USER_NOTIF
+		ldAbs, jeq, jset, ret = bpfLoad, bpfJeq, bpfJset, bpfRet
+		allow                 = unix.SECCOMP_RET_ALLOW
+		notify                = unix.SECCOMP_RET_USER_NOTIF
 	)
 	prog := []unix.SockFilter{
-		{Code: ldAbs, K: 4}, // seccomp_data.arch
+		{Code: ldAbs, K: offArch},
 		{Code: jeq, Jt: 1, K: arch},
 		{Code: ret, K: allow}, // another ABI: the socket filter, or nothing, holds it
 	}
@@ -78,7 +75,7 @@ func watchFilter() ([]unix.SockFilter, error) {
 			body = []unix.SockFilter{{Code: ret, K: unix.SECCOMP_RET_ERRNO | uint32(c.errno)}}
 		case c.flags >= 0:
 			body = []unix.SockFilter{
-				{Code: ldAbs, K: uint32(16 + 8*c.flags)}, // the low half of args[flags]
+				{Code: ldAbs, K: uint32(offArgs + 8*c.flags)},
 				{Code: jset, Jt: 0, Jf: 1, K: writeFlags},
 				{Code: ret, K: notify},
 				{Code: ret, K: allow},
@@ -86,7 +83,7 @@ func watchFilter() ([]unix.SockFilter, error) {
 		default:
 			body = []unix.SockFilter{{Code: ret, K: notify}}
 		}
-		prog = append(prog, unix.SockFilter{Code: ldAbs, K: 0}, // seccomp_data.nr
+		prog = append(prog, unix.SockFilter{Code: ldAbs, K: offNr},
 			unix.SockFilter{Code: jeq, Jt: 0, Jf: uint8(len(body)), K: c.nr})
 		prog = append(prog, body...)
 	}

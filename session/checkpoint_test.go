@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentls/agentls/checkpoint"
 	"github.com/agentls/agentls/clients"
-	"github.com/agentls/agentls/sandbox"
+	"github.com/agentls/agentls/internal/testutil"
 )
 
 // shellScript is a prompt whose one call runs command.
@@ -31,16 +31,7 @@ func shellScript(command string) clients.Script {
 // checkpoints bounded by limits.
 func containedHarness(t *testing.T, script clients.Script, limits checkpoint.Limits) *hostHarness {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m := sandbox.Probe(exe); m.LandlockABI == 0 {
-		if os.Getenv("AGENTLS_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("AGENTLS_REQUIRE_SANDBOX=1 but this machine has no Landlock: %s", m.LandlockError)
-		}
-		t.Skip("no Landlock here, so commands are not watched: ", m.LandlockError)
-	}
+	_, exe := testutil.Landlocked(t)
 	return newHostHarness(t, "yolo", script, func(o *HostOptions) {
 		o.Toolbox.SandboxHelper = exe
 		o.Checkpoints = limits
@@ -100,17 +91,36 @@ func TestUndoShellTurn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	git := func(args ...string) {
+	gitRun := func(args ...string) ([]byte, error) {
 		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
 		cmd.Dir = hh.root
 		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
+		return cmd.CombinedOutput()
+	}
+	git := func(args ...string) {
+		if out, err := gitRun(args...); err != nil {
 			t.Fatalf("git %v: %v: %s", args, err, out)
 		}
 	}
-	git("init", "-q")
+	git("init", "-q", "-b", "main")
 	git("add", "a.txt", "m.txt")
 	git("commit", "-qm", "first")
+	// In the middle of a merge with a conflict (MERGE_HEAD, a conflicted index), with
+	// uncommitted work staged.
+	git("checkout", "-qb", "other")
+	os.WriteFile(filepath.Join(hh.root, "conflict.txt"), []byte("other\n"), 0o644)
+	git("add", "conflict.txt")
+	git("commit", "-qm", "other")
+	git("checkout", "-q", "main")
+	os.WriteFile(filepath.Join(hh.root, "conflict.txt"), []byte("main\n"), 0o644)
+	git("add", "conflict.txt")
+	git("commit", "-qm", "main")
+	if out, err := gitRun("merge", "other"); err == nil {
+		t.Fatalf("the merge did not conflict: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(hh.root, ".git", "MERGE_HEAD")); err != nil {
+		t.Fatal("no merge in progress: ", err)
+	}
 	git("add", "s.sh") // staged, uncommitted
 	before := tree(t, hh.root)
 
@@ -174,6 +184,54 @@ func TestUndoShellTurn(t *testing.T) {
 	}
 	if _, err := hh.host.RedoTurn(ctx, l.ID(), 5, false); err == nil {
 		t.Error("redo of a prompt the session does not have: no error")
+	}
+	if _, err := hh.host.UndoTurn(ctx, "20990101-000000.000-00000000", 0, false); err == nil {
+		t.Error("undo of a session that does not exist: no error")
+	}
+}
+
+// TestUndoShellTurnDamagedStore: a content of the checkpoint store that was damaged
+// (or removed) since is said to be not restorable, and the rest is undone.
+func TestUndoShellTurnDamagedStore(t *testing.T) {
+	t.Parallel()
+	hh := containedHarness(t, shellScript(`echo x >> a.txt; echo y >> b.txt`), checkpoint.Limits{MaxFile: 1 << 20, MaxBytes: 1 << 20})
+	if err := os.WriteFile(filepath.Join(hh.root, "b.txt"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := hh.prompt("", "go")
+	turn, err := hh.host.Turn(l.ID(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var damaged string
+	for _, c := range turn.Changes {
+		if filepath.Base(c.Path) == "b.txt" {
+			damaged = c.Before.Hash
+		}
+	}
+	if damaged == "" {
+		t.Fatalf("b.txt not in the turn: %+v", turn.Changes)
+	}
+	// The store is beside the sessions' folder.
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(hh.host.o.Store.Dir()), "checkpoints", "*", damaged[:2], damaged))
+	if len(matches) != 1 {
+		t.Fatalf("the content of b.txt in the store: %v", matches)
+	}
+	if err := os.WriteFile(matches[0], []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := hh.host.UndoTurn(context.Background(), l.ID(), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotRestorable) != 1 || !strings.Contains(res.NotRestorable[0], "b.txt") || !strings.Contains(res.NotRestorable[0], "damaged") {
+		t.Errorf("not restorable %v, want b.txt damaged", res.NotRestorable)
+	}
+	if data, _ := os.ReadFile(filepath.Join(hh.root, "a.txt")); string(data) != "a\n" {
+		t.Errorf("a.txt after the undo: %q", data)
+	}
+	if data, _ := os.ReadFile(filepath.Join(hh.root, "b.txt")); string(data) != "b\ny\n" {
+		t.Errorf("b.txt after the undo: %q, want it left as the command left it", data)
 	}
 }
 

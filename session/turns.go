@@ -617,3 +617,32 @@ func restoreOnDisk(op diskOp) error {
 
 // maxUndoFile bounds the files an undo reads.
 const maxUndoFile = 64 << 20
+
+// Lines says what an undo (or a redo) did, a line per path, paths relative to the
+// workspace of ws, for front ends that answer in text: the terminal, ACP.
+func (r UndoResult) Lines(ws *workspace.Workspace, redo bool) []string {
+	since := "the prompt"
+	if redo {
+		since = "the undo"
+	}
+	var out []string
+	for _, p := range r.Reverted {
+		out = append(out, "reverted "+ws.Rel(p))
+	}
+	for _, p := range r.Deleted {
+		out = append(out, "deleted "+ws.Rel(p))
+	}
+	for _, p := range r.Changed {
+		out = append(out, fmt.Sprintf("left alone %s: changed since %s", ws.Rel(p), since))
+	}
+	for _, p := range r.NotRestorable {
+		out = append(out, "not restorable "+p)
+	}
+	for _, u := range r.Unrecorded {
+		out = append(out, "not recorded, so not taken back: "+u)
+	}
+	if r.LeftOut > 0 {
+		out = append(out, fmt.Sprintf("left out: %d ignored paths the prompt's commands changed", r.LeftOut))
+	}
+	return out
+}

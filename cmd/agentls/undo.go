@@ -70,23 +70,8 @@ func cmdUndo(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		verb, did, turnBack = "redo", "redid", host.RedoTurn
 	}
 	res, err := turnBack(ctx, *id, *turn, *force)
-	for _, p := range res.Reverted {
-		fmt.Fprintf(stdout, "reverted %s\n", ws.Rel(p))
-	}
-	for _, p := range res.Deleted {
-		fmt.Fprintf(stdout, "deleted %s\n", ws.Rel(p))
-	}
-	for _, p := range res.Changed {
-		fmt.Fprintf(stdout, "left alone %s: changed since the %s\n", ws.Rel(p), map[bool]string{false: "prompt", true: "undo"}[*redo])
-	}
-	for _, p := range res.NotRestorable {
-		fmt.Fprintf(stdout, "not restorable %s\n", p)
-	}
-	for _, u := range res.Unrecorded {
-		fmt.Fprintf(stdout, "not recorded, so not taken back: %s\n", u)
-	}
-	if res.LeftOut > 0 {
-		fmt.Fprintf(stdout, "left out: %d ignored paths the prompt's commands changed\n", res.LeftOut)
+	for _, line := range res.Lines(ws, *redo) {
+		fmt.Fprintln(stdout, line)
 	}
 	switch {
 	case errors.Is(err, session.ErrChangedSince):

@@ -176,3 +176,60 @@ func TestUndoRefusesUnprivateSession(t *testing.T) {
 		t.Errorf("undo after chmod 600: %+v", got)
 	}
 }
+
+// TestUndoShell: what a shell command of a prompt changed (a file rewritten with sed,
+// a file made, a mode changed) is shown by `agentls undo --diff` with the command,
+// taken back by `agentls undo` and brought back by `agentls undo --redo`.
+func TestUndoShell(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	hello, made, script := filepath.Join(root, "hello.txt"), filepath.Join(root, "made.txt"), filepath.Join(root, "run.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(hello)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "sed -i 1s/^/changed:/ hello.txt && echo made > made.txt && chmod +x run.sh"
+	args, _ := json.Marshal(map[string]string{"command": line})
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{{Name: "run_shell_command", Args: args}}},
+		{Text: "done"},
+	}})
+	defer srv.Close()
+	if got := agentlsPrompt(t, root, cfg, srv, "--approval-mode", "yolo", "change"); got.code != 0 {
+		t.Fatalf("prompt: %+v", got)
+	}
+	after, _ := os.ReadFile(hello)
+	if string(after) == string(before) {
+		t.Fatal("the command did not change hello.txt")
+	}
+	state := []string{"XDG_STATE_HOME=" + filepath.Join(cfg, "state")}
+	got := agentlsWith(t, root, cfg, state, "undo", "--diff")
+	if got.code != 0 || !strings.Contains(got.stdout, "# hello.txt: changed by run_shell_command: "+line) || !strings.Contains(got.stdout, "+++ b/made.txt") || !strings.Contains(got.stdout, "# mode 0644 → 0755") {
+		t.Errorf("undo --diff: %+v", got)
+	}
+	got = agentlsWith(t, root, cfg, state, "undo")
+	if got.code != 0 || !strings.Contains(got.stdout, "reverted hello.txt") || !strings.Contains(got.stdout, "deleted made.txt") || !strings.Contains(got.stdout, "reverted run.sh") {
+		t.Errorf("undo: %+v", got)
+	}
+	if data, _ := os.ReadFile(hello); string(data) != string(before) {
+		t.Errorf("hello.txt after the undo: %q, want %q", data, before)
+	}
+	if fi, err := os.Stat(script); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("run.sh after the undo: %v", err)
+	}
+	got = agentlsWith(t, root, cfg, state, "undo", "--redo")
+	if got.code != 0 || !strings.Contains(got.stderr, "redid prompt 1") {
+		t.Errorf("undo --redo: %+v", got)
+	}
+	if data, _ := os.ReadFile(hello); string(data) != string(after) {
+		t.Errorf("hello.txt after the redo: %q, want %q", data, after)
+	}
+	if data, err := os.ReadFile(made); err != nil || string(data) != "made\n" {
+		t.Errorf("made.txt after the redo: %q %v", data, err)
+	}
+	if got := agentlsWith(t, root, cfg, state, "undo", "--redo"); got.code != exitFailure || !strings.Contains(got.stderr, "nothing to redo") {
+		t.Errorf("a second redo: %+v", got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -67,7 +68,8 @@ func TestCancel(t *testing.T) {
 	if _, err := a.conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: sess.SessionId, ModeId: "yolo"}); err != nil {
 		t.Fatal(err)
 	}
-	ups := a.client.take()
+	// The session's commands are announced after session/new, whenever they come.
+	ups := slices.DeleteFunc(a.client.take(), func(u sdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil })
 	// current_mode_update, then config_option_update for the clients of configOptions
 	// (TestModeConfigOption).
 	if len(ups) != 2 || ups[0].CurrentModeUpdate == nil || ups[0].CurrentModeUpdate.CurrentModeId != "yolo" || ups[1].ConfigOptionUpdate == nil {

@@ -29,6 +29,9 @@ func (st *sessionState) loadCommands(ctx context.Context) []command {
 		st.c.log.Warn("listing the MCP prompts", "error", err)
 	}
 	taken := map[string]bool{}
+	for _, b := range builtinCommands() {
+		taken[b.Name] = true // a prompt of that name is server:name
+	}
 	var out []command
 	for _, p := range prompts {
 		name := p.Name
@@ -44,12 +47,10 @@ func (st *sessionState) loadCommands(ctx context.Context) []command {
 	return out
 }
 
-// announceCommands sends the session's commands to the client, when it has any.
+// announceCommands sends the session's commands to the client: agentls's own, then
+// the MCP prompts.
 func (st *sessionState) announceCommands(cmds []command) {
-	if len(cmds) == 0 {
-		return
-	}
-	avail := make([]sdk.AvailableCommand, 0, len(cmds))
+	avail := builtinCommands()
 	for _, c := range cmds {
 		ac := sdk.AvailableCommand{Name: c.name, Description: c.prompt.Description}
 		if ac.Description == "" {

@@ -30,6 +30,14 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 		return sdk.PromptResponse{}, err
 	}
 	text := parts.text + parts.files
+	if answer, ok, err := st.runBuiltin(ctx, parts.typed); ok {
+		if err != nil {
+			return sdk.PromptResponse{}, err
+		}
+		c.log.Info("session/prompt: builtin command", "session", st.id, "command", strings.Fields(parts.typed)[0])
+		c.notify(st.id, sdk.UpdateAgentMessageText(answer))
+		return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+	}
 	// A slash command's arguments are its text blocks alone: the files the prompt
 	// refers to follow the rendered prompt as they follow any other.
 	rendered, ok, err := st.expandCommand(ctx, parts.typed)

@@ -394,10 +394,9 @@ func (c *conn) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 	st.id = l.ID()
 	c.add(st)
 	c.log.Info("session/new", "session", st.id, "cwd", p.Cwd, "model", l.Model(), "mcpServers", len(p.McpServers))
-	if cmds := st.loadCommands(ctx); len(cmds) > 0 {
-		// After the answer, which tells the client of the session.
-		c.out.after(`"sessionId":"`+st.id+`"`, func() { st.announceCommands(cmds) })
-	}
+	// After the answer, which tells the client of the session.
+	cmds := st.loadCommands(ctx)
+	c.out.after(`"sessionId":"`+st.id+`"`, func() { st.announceCommands(cmds) })
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(st.id), Modes: st.modes(), ConfigOptions: st.configOptions(l),
 		Meta: st.meta()}, nil
 }

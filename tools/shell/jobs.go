@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentls/agentls/checkpoint"
 	"github.com/agentls/agentls/confirm"
 	"github.com/agentls/agentls/sandbox"
 	"github.com/agentls/agentls/tools"
@@ -97,6 +98,10 @@ func (s *Shell) startJob(ctx context.Context, line, dir string, delay time.Durat
 	cmd, err := s.command(line, dir, env, box)
 	if err != nil {
 		return nil, removeUnused(f, err)
+	}
+	if rec := checkpoint.RecorderFrom(ctx); rec != nil {
+		// It outlives the call, whose checkpoint ends with it.
+		rec.Unrecorded(line, "it runs in the background, where its changes are not watched")
 	}
 	cmd.Stdout, cmd.Stderr = f, f
 

@@ -1,12 +1,12 @@
 package shell
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentls/agentls/internal/testutil"
 	"github.com/agentls/agentls/sandbox"
 )
 
@@ -14,17 +14,8 @@ import (
 // run in the sandbox: their writes outside are refused and their results say they ran
 // contained; the same commands uncontained write their marker.
 func TestCommandsRunContained(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := sandbox.Probe(exe)
-	if m.LandlockABI == 0 {
-		if os.Getenv("AGENTLS_REQUIRE_SANDBOX") == "1" {
-			t.Fatalf("AGENTLS_REQUIRE_SANDBOX=1 but no Landlock: %s", m.LandlockError)
-		}
-		t.Skipf("no Landlock: %s", m.LandlockError)
-	}
+	m, exe := testutil.Landlocked(t)
+	var err error
 	for _, mode := range []string{"foreground", "background", "persistent"} {
 		t.Run(mode, func(t *testing.T) {
 			for _, contained := range []bool{true, false} {
