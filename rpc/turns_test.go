@@ -187,3 +187,69 @@ func TestUndoShellTurnBinary(t *testing.T) {
 		t.Errorf("a second redo: %v, want nothing to redo", err)
 	}
 }
+
+// TestShellTurnUnsavedChangesSince: a file a command rewrote, whose editor text the user
+// changed without saving (the disk holds exactly what the command left), counts as
+// changed since: neither the undo nor, after one, the redo touches the user's text.
+func TestShellTurnUnsavedChangesSince(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	root := workspaceDir(t, map[string]string{"notes.txt": "hello\n"})
+	file := filepath.Join(root, "notes.txt")
+	fake := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{call("run_shell_command", map[string]any{"command": "sed -i s/hello/HELLO/ notes.txt"}, "s1")}},
+		{Text: "done"},
+	}})
+	t.Cleanup(fake.Close)
+	c := startEnv(t, root, []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + fake.URL})
+	if _, err := c.Initialize(ctx, initParams(root, capsRich, map[string]any{"approvalMode": "yolo"})); err != nil {
+		t.Fatal(err)
+	}
+	uri := lsptest.FileURI(file)
+	if err := c.Editor().Open(uri, "hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	var res promptResult
+	if err := c.Call(ctx, "agentls/prompt", map[string]any{"prompt": "change"}, &res); err != nil || res.StopReason != "end_turn" {
+		t.Fatalf("prompt: %v %+v", err, res)
+	}
+	type result struct {
+		Reverted []string `json:"reverted"`
+		Changed  []string `json:"changed"`
+	}
+	// turnBack sends the command and checks that it changed nothing and named file.
+	turnBack := func(cmd string) {
+		t.Helper()
+		before := len(c.Editor().Applied())
+		var r result
+		if err := command(ctx, c, cmd, map[string]any{"session": res.Session}, &r); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.Changed, []string{file}) || len(r.Reverted) != 0 || len(c.Editor().Applied()) != before {
+			t.Errorf("%s with unsaved changes: %+v, %d edits applied, want the file named as changed and nothing done", cmd, r, len(c.Editor().Applied())-before)
+		}
+	}
+	// The editor reloads what the command wrote; the user types without saving.
+	if err := c.Editor().Change(uri, lsptest.Change{Text: "HELLO mine\n"}); err != nil {
+		t.Fatal(err)
+	}
+	turnBack("agentls.undoTurn")
+	if doc, _ := c.Editor().Doc(uri); doc.Text != "HELLO mine\n" {
+		t.Errorf("after the refused undo the editor holds %q", doc.Text)
+	}
+	// The user's typing taken back: the undo goes through; then typing again before a redo.
+	if err := c.Editor().Change(uri, lsptest.Change{Text: "HELLO\n"}); err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	if err := command(ctx, c, "agentls.undoTurn", map[string]any{"session": res.Session}, &r); err != nil || !slices.Equal(r.Reverted, []string{file}) {
+		t.Fatalf("undo: %+v %v", r, err)
+	}
+	if err := c.Editor().Change(uri, lsptest.Change{Text: "hello mine\n"}); err != nil {
+		t.Fatal(err)
+	}
+	turnBack("agentls.redoTurn")
+	if doc, _ := c.Editor().Doc(uri); doc.Text != "hello mine\n" {
+		t.Errorf("after the refused redo the editor holds %q", doc.Text)
+	}
+}

@@ -522,6 +522,16 @@ func (h *Host) holds(path string, s checkpoint.State) bool {
 		return err == nil && cur.Text == *s.Text
 	}
 	cur := checkpoint.Current(path)
+	if cur.Kind == checkpoint.File && s.Kind == checkpoint.File {
+		// What the editor holds is what an edit replaces: unsaved changes of the user's
+		// over the very content on disk are a change since, too.
+		if d, open := h.tb.Workspace.Document(path); open {
+			// The content of s, from the store or, for what a command left, the disk.
+			if t, ok := h.text(path, s); ok && d.Text != t {
+				return false
+			}
+		}
+	}
 	if cur.Kind == checkpoint.File && s.Kind == checkpoint.File && cur.Hash != s.Hash {
 		// A file the editor holds unsaved is compared by its text.
 		if t, ok := h.text("", s); ok {

@@ -48,6 +48,10 @@
 ;;   streams into a `compilation-mode' buffer, progress shows in the
 ;;   mode line, and `agentls-cancel' stops them.
 ;; - The places a turn touches are Flymake notes until the turn ends.
+;; - `agentls-turn-diff' shows what a prompt changed, its edits and its
+;;   shell commands' changes, each file headed by the calls that changed
+;;   it; `agentls-undo-turn' takes it all back (text files in one undo
+;;   step), `agentls-redo-turn' brings it back.
 ;;
 ;; Minimal setup:
 ;;
@@ -772,8 +776,10 @@ not announced as it happened) falls back to sending the whole text."
          (sorted (sort ranges (lambda (a b) (or (> (car a) (car b))
                                                 (and (= (car a) (car b))
                                                      (> (nth 3 a) (nth 3 b)))))))
-         (group (prepare-change-group)))
-    (undo-boundary)
+         ;; A boundary before the group, which amalgamates every change after
+         ;; its start: a change made just before (by a command that is still
+         ;; running, or a revert) stays a step of its own.
+         (group (progn (undo-boundary) (prepare-change-group))))
     (save-excursion
       (save-restriction
         (widen)
@@ -2637,6 +2643,207 @@ the chat."
        (agentls--chat-insert conn (format "error: %s\n\n" (plist-get err :message))
                              'agentls-error 'end)))))
 
+;;;; Turns: their diff, undo and redo
+
+(defface agentls-turn-file '((t :inherit diff-file-header))
+  "Face of a file's name in the header line of a turn diff.")
+
+(defface agentls-turn-by '((t :inherit font-lock-keyword-face))
+  "Face of the calls that changed a file, in a turn diff.")
+
+(defface agentls-turn-warning '((t :inherit warning))
+  "Face of what a turn diff could not show: commands not recorded, paths left out.")
+
+(defvar-local agentls--turn-info nil
+  "In a turn diff buffer: (CONN SESSION TURN).")
+
+(defvar agentls-turn-diff-mode-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "g") #'agentls-turn-diff-refresh)
+    (define-key map (kbd "u") #'agentls-undo-turn)
+    (define-key map (kbd "U") #'agentls-redo-turn)
+    map)
+  "Keymap of `agentls-turn-diff-mode'.")
+
+(define-derived-mode agentls-turn-diff-mode diff-mode "agentls-turn"
+  "What one prompt of an agentls session changed, as a diff.
+Each file is headed by a line naming the calls that changed it:
+\"# notes.txt: changed by run_shell_command: sed -i ...\"; RET on a
+hunk visits the file (`diff-goto-source').  \\<agentls-turn-diff-mode-map>\\[agentls-undo-turn] undoes the prompt,
+\\[agentls-redo-turn] redoes it, \\[agentls-turn-diff-refresh] asks again.
+
+\\{agentls-turn-diff-mode-map}"
+  (setq buffer-read-only t))
+
+(defun agentls--turn-target (&optional no-error)
+  "The connection and session of this workspace's chat, as (CONN . SESSION).
+In a turn diff buffer, that of its diff.  Signal a `user-error' when
+there is none, or return nil if NO-ERROR."
+  (if agentls--turn-info
+      (cons (nth 0 agentls--turn-info) (nth 1 agentls--turn-info))
+    (let* ((conn (if (derived-mode-p 'agentls-chat-mode) agentls--chat-conn (agentls--any-connection)))
+           (chat (and (agentls--live-p conn) (agentls--chat conn)))
+           (session (and (buffer-live-p chat) (buffer-local-value 'agentls--session chat))))
+      (cond (session (cons conn session))
+            (no-error nil)
+            (t (user-error "No chat session yet: ask the agent (`agentls') or resume a session (`agentls-sessions')"))))))
+
+(defun agentls--mark-turn-diff ()
+  "Put faces on the \"# \" lines of the turn diff in the current buffer.
+Return how many files their headers name."
+  (remove-overlays (point-min) (point-max) 'agentls-turn t)
+  (let ((files 0))
+    (save-excursion
+      (goto-char (point-min))
+      (while (re-search-forward "^# .*$" nil t)
+        (let ((beg (match-beginning 0)) (end (match-end 0)))
+          (cl-flet ((mark (b e face)
+                      (let ((ov (make-overlay b e)))
+                        (overlay-put ov 'agentls-turn t)
+                        (overlay-put ov 'face face))))
+            (goto-char beg)
+            (cond ((looking-at "# \\(.*?\\): \\(changed by .*\\)$")
+                   (cl-incf files)
+                   (mark (match-beginning 1) (match-end 1) 'agentls-turn-file)
+                   (mark (match-beginning 2) (match-end 2) 'agentls-turn-by))
+                  ((looking-at "# \\(not recorded\\|left out\\): ")
+                   (mark beg end 'agentls-turn-warning)))
+            (goto-char end)))))
+    files))
+
+(defun agentls--show-turn-diff (conn session result)
+  "Show RESULT of agentls.turnDiff for SESSION on CONN; return its buffer."
+  (let* ((turn (plist-get result :turn))
+         (buf (get-buffer-create (format "*agentls turn %s*" turn)))
+         (unrecorded (length (plist-get result :unrecorded))))
+    (with-current-buffer buf
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert (plist-get result :diff))
+        (agentls-turn-diff-mode)
+        (setq default-directory (agentls--root conn)
+              agentls--turn-info (list conn session turn))
+        (agentls--mark-turn-diff)
+        (setq header-line-format
+              (format "agentls · prompt %s%s%s · RET visits · u undo · U redo · g again"
+                      turn (if (agentls--true-p (plist-get result :undone)) " (undone)" "")
+                      (if (> unrecorded 0)
+                          (format " · %d command%s not recorded" unrecorded (if (= unrecorded 1) "" "s"))
+                        "")))
+        (goto-char (point-min))))
+    (pop-to-buffer buf)
+    buf))
+
+;;;###autoload
+(defun agentls-turn-diff (&optional turn)
+  "Show what a prompt of the chat's session changed, as a diff.
+The edits of its edit tools and what its shell commands changed,
+each file headed by the calls that changed it.  Without TURN (a
+numeric prefix argument), the last prompt that changed files."
+  (interactive (list (and current-prefix-arg (prefix-numeric-value current-prefix-arg))))
+  (let* ((target (agentls--turn-target))
+         (conn (car target)) (session (cdr target)))
+    (agentls--async
+     conn :workspace/executeCommand
+     (list :command "agentls.turnDiff"
+           :arguments (vector (append (list :session session) (and turn (list :turn turn)))))
+     (lambda (result)
+       (if (string-empty-p (or (plist-get result :diff) ""))
+           (message "agentls: that prompt changed no file")
+         (agentls--show-turn-diff conn session result)))
+     (lambda (err)
+       (message "agentls: the turn diff failed: %s" (plist-get err :message))))))
+
+(defun agentls-turn-diff-refresh ()
+  "Ask again for the turn diff of this buffer."
+  (interactive)
+  (let ((turn (nth 2 agentls--turn-info)))
+    (agentls-turn-diff turn)))
+
+(defun agentls--turn-notes (result)
+  "What the undo or redo RESULT left as it was or could not know, as strings."
+  (let ((not-restorable (append (plist-get result :notRestorable) nil))
+        (unrecorded (append (plist-get result :unrecorded) nil))
+        (left-out (or (plist-get result :leftOut) 0)))
+    (delq nil
+          (list (and not-restorable
+                     (concat "not restorable (left as they are): " (string-join not-restorable ", ")))
+                (and unrecorded
+                     (concat "not recorded, so not taken back: " (string-join unrecorded ", ")))
+                (and (> left-out 0)
+                     (format "%d ignored path%s left out" left-out (if (= left-out 1) "" "s")))))))
+
+(defun agentls--file-names (files)
+  "FILES (a vector of absolute paths) as one string of short names."
+  (mapconcat (lambda (f) (file-relative-name f)) files ", "))
+
+(defvar agentls-after-turn-back-hook nil
+  "Hook run with the result (a plist) after an undo or redo of a prompt.")
+
+(defun agentls--turn-back (redo force turn &optional target)
+  "Undo (or REDO) prompt TURN of the chat's session.
+FORCE undoes (or redoes) the files not changed since, where others
+were.  TARGET is (CONN . SESSION), by default the chat's."
+  (let* ((target (or target (agentls--turn-target)))
+         (conn (car target)) (session (cdr target))
+         (verb (if redo "redo" "undo")))
+    (agentls--async
+     conn :workspace/executeCommand
+     (list :command (if redo "agentls.redoTurn" "agentls.undoTurn")
+           :arguments (vector (append (list :session session)
+                                      (and turn (list :turn turn))
+                                      (and force (list :force t)))))
+     (lambda (result)
+       (let ((changed (plist-get result :changed))
+             (reverted (plist-get result :reverted))
+             (deleted (plist-get result :deleted))
+             (n (plist-get result :turn)))
+         (if (and (> (length changed) 0) (zerop (length reverted)) (zerop (length deleted)) (not force))
+             ;; Asked outside the process filter.
+             (run-at-time
+              0 nil
+              (lambda ()
+                (if (y-or-n-p (format "Changed since %s %s, so nothing was %s: %s.  %s the other files anyway? "
+                                      (if redo "the undo of prompt" "prompt") n
+                                      (if redo "redone" "undone")
+                                      (agentls--file-names changed)
+                                      (if redo "Redo" "Undo")))
+                    (agentls--turn-back redo t n target)
+                  (message "agentls: nothing was %s" (if redo "redone" "undone")))))
+           (let ((notes (agentls--turn-notes result)))
+             (when (> (length changed) 0)
+               (push (concat "left as they are (changed since): " (agentls--file-names changed)) notes))
+             (message "agentls: %s prompt %s: %d file%s %s, %d deleted%s"
+                      (if redo "redid" "undid") n
+                      (length reverted) (if (= (length reverted) 1) "" "s")
+                      (if redo "brought back" "reverted")
+                      (length deleted)
+                      (if notes (concat "; " (string-join notes "; ")) ""))
+             (run-hook-with-args 'agentls-after-turn-back-hook result)))))
+     (lambda (err)
+       (message "agentls: %s failed: %s" verb (plist-get err :message))))))
+
+;;;###autoload
+(defun agentls-undo-turn (&optional force)
+  "Take back what the chat session's last prompt changed.
+Its edits and its shell commands' changes: text files in one undo
+step per buffer, created files deleted, removed files, binary files,
+folders and modes restored on disk.  Where a file changed since,
+nothing is undone and you are asked whether to undo the others; with
+prefix argument FORCE, they are undone without asking.  In a turn
+diff buffer, its prompt."
+  (interactive "P")
+  (agentls--turn-back nil force (nth 2 agentls--turn-info)))
+
+;;;###autoload
+(defun agentls-redo-turn (&optional force)
+  "Bring back what `agentls-undo-turn' took back, the prompt undone last.
+As the undo does; where a file changed since the undo, you are asked,
+or with prefix argument FORCE not.  A redone prompt can be undone again.
+In a turn diff buffer, its prompt."
+  (interactive "P")
+  (agentls--turn-back t force (nth 2 agentls--turn-info)))
+
 ;;;###autoload (autoload 'agentls-menu "agentls" nil t)
 (transient-define-prefix agentls-menu ()
   "The commands of agentls."
@@ -2652,6 +2859,10 @@ the chat."
     ("n" "New session" agentls-new-session)
     ("p" "What waits for me" agentls-show-pending)
     ("o" "Shell output" agentls-show-shell-output)]
+   ["Turn"
+    ("D" "What the last prompt changed" agentls-turn-diff)
+    ("u" "Undo the last prompt" agentls-undo-turn)
+    ("U" "Redo what was undone" agentls-redo-turn)]
    ["Settings"
     ("m" "Approval mode" agentls-set-approval-mode)
     ("t" "Trust this folder" agentls-trust)

@@ -1570,3 +1570,153 @@ Without a server `agentls-sandbox' asks the program; then with one."
         (should (string-search "Commit message for the parser." (agentls-test--disk requests)))))))
 
 ;;; agentls-test.el ends here
+
+;;;; Turns: diff, undo and redo of a shell command's changes
+
+(defun agentls-test--messages-advice (log)
+  "An advice for `message' that pushes each message onto the symbol LOG."
+  (lambda (orig fmt &rest args)
+    (when fmt (set log (cons (apply #'format-message fmt args) (symbol-value log))))
+    (apply orig fmt args)))
+
+(defvar agentls-test--messages nil "The messages of the running test, newest first.")
+
+(defun agentls-test--wait-message (needle)
+  "Wait for a message containing NEEDLE; return it."
+  (agentls-test--wait (lambda () (cl-find-if (lambda (m) (string-search needle m)) agentls-test--messages))
+                      (format "the message %S (messages: %S)" needle agentls-test--messages)))
+
+(ert-deftest agentls-test-turn-undo-redo-shell ()
+  "A prompt's shell command (sed -i on the open file, a file made, one removed, chmod)
+is shown by `agentls-turn-diff' with the command beside each file, undone
+by `agentls-undo-turn' (the buffer in one undo step, the rest on disk)
+and brought back by `agentls-redo-turn'; a redo where the file changed
+since the undo asks, and nothing is redone when the answer is no."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("notes.txt" . "hello\nworld\n") ("gone.txt" . "bye\n")
+                                            ("run.sh" . "#!/bin/sh\n") (".gitignore" . "build/\n"))))
+           (notes (expand-file-name "notes.txt" root))
+           (made (expand-file-name "made.txt" root))
+           (gone (expand-file-name "gone.txt" root))
+           (script (expand-file-name "run.sh" root))
+           (line "sed -i s/hello/HELLO/ notes.txt && echo new > made.txt && rm gone.txt && chmod +x run.sh && mkdir -p build && echo o > build/out.o")
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "run_shell_command" :args (:command ,line))])
+                           (:text "Done.")])))
+           (buf (progn (set-file-modes (expand-file-name "run.sh" root) #o644)
+                       (agentls-test--start root "notes.txt" url '(:approvalMode "yolo")))))
+      (setq agentls-test--messages nil)
+      (advice-add 'message :around (agentls-test--messages-advice 'agentls-test--messages) '((name . agentls-test)))
+      (unwind-protect
+          (progn
+            (with-current-buffer buf (agentls "change the files"))
+            (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn" 60)
+            (should (equal (agentls-test--disk notes) "HELLO\nworld\n"))
+            (should (equal (agentls-test--disk made) "new\n"))
+            (should-not (file-exists-p gone))
+            (should (= (file-modes script) #o755))
+            ;; The editor reloads the file the command rewrote.
+            (with-current-buffer buf (revert-buffer t t))
+            (should (equal (agentls-test--text buf) "HELLO\nworld\n"))
+
+            ;; The diff: each file headed by the command that changed it.
+            (with-current-buffer buf (agentls-turn-diff))
+            (let* ((diff (agentls-test--wait (lambda () (get-buffer "*agentls turn 1*")) "the turn diff buffer"))
+                   (text (agentls-test--text diff)))
+              (with-current-buffer diff
+                (should (derived-mode-p 'diff-mode))
+                (should (string-search "# notes.txt: changed by run_shell_command: sed -i s/hello/HELLO/ notes.txt" text))
+                (should (string-search "+HELLO" text))
+                (should (string-search "# mode 0644 → 0755" text))
+                (should (string-search "# left out: " text))
+                (should (string-search "prompt 1" header-line-format))
+                (goto-char (point-min))
+                (search-forward "changed by run_shell_command")
+                (should (memq 'agentls-turn-by (mapcar (lambda (o) (overlay-get o 'face)) (overlays-at (point)))))
+                (goto-char (point-min))
+                (search-forward "# left out")
+                (should (memq 'agentls-turn-warning (mapcar (lambda (o) (overlay-get o 'face)) (overlays-at (point)))))
+                ;; RET on a changed line visits the file there.
+                (goto-char (point-min))
+                (re-search-forward "^\\+HELLO")
+                (diff-goto-source))
+              (should (eq (window-buffer (selected-window)) buf))
+              (should (= (with-current-buffer buf (line-number-at-pos)) 1)))
+
+            ;; Undo: everything back; the buffer in one undo step.
+            (with-current-buffer buf (agentls-undo-turn))
+            (let ((msg (agentls-test--wait-message "undid prompt 1")))
+              (should (string-search "ignored paths left out" msg)))
+            (agentls-test--wait (lambda () (equal (agentls-test--text buf) "hello\nworld\n")) "the buffer after the undo")
+            (should (equal (agentls-test--disk notes) "hello\nworld\n"))
+            (should-not (file-exists-p made))
+            (should (equal (agentls-test--disk gone) "bye\n"))
+            (should (= (file-modes script) #o644))
+            (should (equal (agentls-test--disk (expand-file-name "build/out.o" root)) "o\n"))
+            (with-current-buffer buf
+              (undo-boundary)
+              (undo)
+              (should (equal (agentls-test--text buf) "HELLO\nworld\n"))
+              (undo-boundary)
+              (undo)
+              (should (equal (agentls-test--text buf) "hello\nworld\n")))
+
+            ;; Redo: the command's result is back.
+            (with-current-buffer buf (agentls-redo-turn))
+            (agentls-test--wait-message "redid prompt 1")
+            (agentls-test--wait (lambda () (equal (agentls-test--text buf) "HELLO\nworld\n")) "the buffer after the redo")
+            (should (equal (agentls-test--disk notes) "HELLO\nworld\n"))
+            (should (equal (agentls-test--disk made) "new\n"))
+            (should-not (file-exists-p gone))
+            (should (= (file-modes script) #o755))
+
+            ;; Undone again, then the user changes the file: the redo asks.
+            (setq agentls-test--messages nil)
+            (with-current-buffer buf (agentls-undo-turn))
+            (agentls-test--wait-message "undid prompt 1")
+            (agentls-test--wait (lambda () (equal (agentls-test--text buf) "hello\nworld\n")) "undone again")
+            (with-current-buffer buf
+              (goto-char (point-min))
+              (insert "mine "))
+            (let (asked)
+              (cl-letf (((symbol-function 'y-or-n-p) (lambda (prompt) (setq asked prompt) nil)))
+                (with-current-buffer buf (agentls-redo-turn))
+                (agentls-test--wait (lambda () asked) "the question"))
+              (should (string-search "since the undo of prompt 1, so nothing was redone: notes.txt" asked))
+              (agentls-test--wait-message "nothing was redone"))
+            (should (equal (agentls-test--text buf) "mine hello\nworld\n"))
+            (should-not (file-exists-p made)))
+        (advice-remove 'message 'agentls-test)))))
+
+(ert-deftest agentls-test-turn-not-recorded ()
+  "An unwatched command (AGENTLS_SANDBOX_MACHINE=none) is said to be not recorded.
+In the turn diff and in the message of the undo, which takes back the
+prompt's edit and leaves the command's file."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
+           (path (expand-file-name "a.txt" root))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "a" :new_string "A"))])
+                           (:calls [(:name "run_shell_command" :args (:command "echo x > made.txt"))])
+                           (:text "Done.")])))
+           (buf (let ((process-environment (cons "AGENTLS_SANDBOX_MACHINE=none" process-environment)))
+                  (agentls-test--start root "a.txt" url '(:approvalMode "yolo")))))
+      (setq agentls-test--messages nil)
+      (advice-add 'message :around (agentls-test--messages-advice 'agentls-test--messages) '((name . agentls-test)))
+      (unwind-protect
+          (progn
+            (with-current-buffer buf (agentls "go"))
+            (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn" 60)
+            (should (equal (agentls-test--disk (expand-file-name "made.txt" root)) "x\n"))
+            (with-current-buffer buf (agentls-turn-diff))
+            (let ((diff (agentls-test--wait (lambda () (get-buffer "*agentls turn 1*")) "the turn diff buffer")))
+              (with-current-buffer diff
+                (should (string-search "# not recorded: `echo x > made.txt`" (agentls-test--text diff)))
+                (should (string-search "1 command not recorded" header-line-format))))
+            (with-current-buffer buf (agentls-undo-turn))
+            (let ((msg (agentls-test--wait-message "undid prompt 1")))
+              (should (string-search "not recorded, so not taken back: `echo x > made.txt`" msg)))
+            (agentls-test--wait (lambda () (equal (agentls-test--text buf) "a\n")) "the edit undone")
+            (should (equal (agentls-test--disk (expand-file-name "made.txt" root)) "x\n")))
+        (advice-remove 'message 'agentls-test)))))

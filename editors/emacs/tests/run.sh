@@ -102,7 +102,7 @@ lint() {
 		        (loaddefs-generate "." generated-autoload-file)
 		      (update-file-autoloads (expand-file-name "agentls.el") t generated-autoload-file))))' \
 			&& "$E" -Q --batch -L . -l agentls-autoloads.el --eval '(progn
-		  (dolist (f (quote (agentls agentls-cancel agentls-sessions agentls-set-approval-mode agentls-chat agentls-menu agentls-show-pending)))
+		  (dolist (f (quote (agentls agentls-cancel agentls-sessions agentls-set-approval-mode agentls-chat agentls-menu agentls-show-pending agentls-turn-diff agentls-undo-turn agentls-redo-turn)))
 		    (unless (autoloadp (symbol-function f)) (error "%s is not autoloaded" f)))
 		  (when (featurep (quote agentls)) (error "the autoloads loaded the package"))
 		  (require (quote agentls))

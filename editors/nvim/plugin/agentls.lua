@@ -103,6 +103,15 @@ end, {
   desc = "agentls: undo what the chat's last prompt changed ([session] [turn]; ! even where files changed since)",
 })
 
+api.nvim_create_user_command('AgentlsRedoTurn', function(cmd)
+  local session, turn = turn_args(cmd)
+  require('agentls').redo_turn({ session = session, turn = turn, force = cmd.bang or nil })
+end, {
+  nargs = '*',
+  bang = true,
+  desc = 'agentls: bring back what :AgentlsUndoTurn took back ([session] [turn]; ! even where files changed since)',
+})
+
 api.nvim_create_user_command('AgentlsDiff', function(cmd)
   local session, turn = turn_args(cmd)
   require('agentls').turn_diff({ session = session, turn = turn })

@@ -158,7 +158,7 @@ H.main(function()
     vim.fn.writefile(vim.fn.readfile(H.plugin .. '/doc/agentls.txt', 'b'), dir .. '/doc/agentls.txt', 'b')
     vim.cmd('helptags ' .. vim.fn.fnameescape(dir .. '/doc'))
     local tags = table.concat(vim.fn.readfile(dir .. '/doc/tags'), '\n')
-    for _, tag in ipairs({ 'agentls.txt', 'agentls-options', ':AgentlsTool', ':AgentlsMode', ':AgentlsCancel', ':AgentlsOutput', 'agentls-confirm', ':Agentls', ':AgentlsSessions', ':AgentlsTrust', 'agentls-chat', 'agentls-chat-keys', 'agentls-trust', 'agentls.prompt()', 'agentls-code-actions', 'agentls-prompt-buffer', ':AgentlsDiff', ':AgentlsUndoTurn', 'agentls.undo_turn()', 'agentls.turn_diff()', 'agentls-health-sandbox' }) do
+    for _, tag in ipairs({ 'agentls.txt', 'agentls-options', ':AgentlsTool', ':AgentlsMode', ':AgentlsCancel', ':AgentlsOutput', 'agentls-confirm', ':Agentls', ':AgentlsSessions', ':AgentlsTrust', 'agentls-chat', 'agentls-chat-keys', 'agentls-trust', 'agentls.prompt()', 'agentls-code-actions', 'agentls-prompt-buffer', ':AgentlsDiff', ':AgentlsUndoTurn', ':AgentlsRedoTurn', 'agentls.undo_turn()', 'agentls.redo_turn()', 'agentls.turn_diff()', 'agentls-health-sandbox' }) do
       H.contains(tags, tag .. '\t', 'tags')
     end
   end)

@@ -9,6 +9,8 @@ import { approvalModes, isApprovalMode, modeDescriptions, modelLabel } from './l
 import { modeOf, SandboxInfo, sandboxOf, ServerState, sessionInfo, statusView } from './logic/status';
 import { readSettings, Server } from './server';
 import { ToolTerminal } from './toolTerminal';
+import { TurnBack, TurnDiff } from './logic/turns';
+import { TurnCommands } from './turns';
 
 interface SessionInfo {
   id: string;
@@ -46,6 +48,8 @@ export interface AgentlsApi {
     confirmations: { id: string; type: string; toolCallId?: string; hunks?: string }[];
     /** How many confirmations were asked since activation. */
     asked: number;
+    /** The last results of the turn commands, and the last message they showed. */
+    turns: { diff?: TurnDiff; undo?: TurnBack; redo?: TurnBack; message?: string };
   };
   prompt(text: string): Promise<unknown>;
 }
@@ -127,6 +131,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
     onConfigured: () => void refreshSandbox(),
   });
   chat = new Chat(context.extensionUri, server, confirmations, log);
+  const turns = new TurnCommands(server, () => chat.state().session, log);
 
   function trackCall(session: string, u: Record<string, unknown>): void {
     const id = typeof u.toolCallId === 'string' ? u.toolCallId : '';
@@ -243,6 +248,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
     statusItem,
     server,
     chat,
+    turns,
     vscode.window.registerWebviewViewProvider(Chat.viewId, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     confirmations.onDidChange(updateStatus),
     chat.onDidChange(updateStatus),
@@ -497,12 +503,20 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
   cmd('agentls.edit.rejectHunk', (id?: unknown, index?: unknown) =>
     confirmations.decideHunk('reject', typeof id === 'string' ? id : undefined, typeof index === 'number' ? index : undefined),
   );
+  // Not agentls.turnDiff, agentls.undoTurn, agentls.redoTurn: the server's commands,
+  // which the language client registers under their own names.
+  cmd('agentls.turn.showDiff', (turn?: unknown) => turns.showDiff(typeof turn === 'number' ? turn : undefined));
+  cmd('agentls.turn.undo', (turn?: unknown) => turns.turnBack(false, { turn: typeof turn === 'number' ? turn : undefined }));
+  cmd('agentls.turn.redo', (turn?: unknown) => turns.turnBack(true, { turn: typeof turn === 'number' ? turn : undefined }));
   cmd('agentls.menu', async () => {
     const items: (vscode.QuickPickItem & { command: string })[] = [
       { label: '$(comment-discussion) Open Chat', command: 'agentls.openChat' },
       { label: '$(sparkle) Ask agentls…', command: 'agentls.ask' },
       { label: `$(shield) Set Approval Mode… (${mode})`, command: 'agentls.setMode' },
       { label: '$(history) Resume a Session…', command: 'agentls.resumeSession' },
+      { label: '$(diff) Show Turn Diff', command: 'agentls.turn.showDiff' },
+      { label: '$(discard) Undo Last Turn', command: 'agentls.turn.undo' },
+      { label: '$(redo) Redo Turn', command: 'agentls.turn.redo' },
       { label: '$(tools) Run a Tool…', command: 'agentls.runToolPick' },
       { label: '$(terminal) Show Tool Output in a Terminal', command: 'agentls.showToolOutput' },
       { label: '$(output) Show Server Log', command: 'agentls.showLog' },
@@ -541,6 +555,7 @@ export function activate(context: vscode.ExtensionContext): AgentlsApi {
         hunks: confirmations.hunkSummary(p),
       })),
       asked: confirmations.asked,
+      turns: turns.last,
     }),
     prompt: (text: string) => chat.send(text, { context: true }),
   };

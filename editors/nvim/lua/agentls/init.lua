@@ -645,31 +645,62 @@ local function turn_session(session)
   return nil
 end
 
+-- The header line agentls.turnDiff puts above each file's diff, "# {rel}: changed by
+-- {calls}": rel and the calls, or nil for any other line.
+local function diff_header(l)
+  local rel, by = (l or ''):match('^# (.-): changed by (.*)$')
+  return rel, by
+end
+
+-- The lines "# " that agentls.turnDiff puts after every file: what it could not show.
+local function diff_trailer(l)
+  return not diff_header(l) and ((l or ''):match('^# not recorded: ') or (l or ''):match('^# left out: '))
+end
+
 -- The file and line of the new text that row (1-based) of a unified diff shows (paths
--- relative to root, as agentls.turnDiff writes them): the file of the nearest "+++ b/"
--- header above, the line counted from the nearest hunk header; nil when row is above
--- every file.
+-- relative to root, as agentls.turnDiff writes them): the file of the nearest "# {rel}:
+-- changed by" header above (or, in a diff without them, of the nearest "+++ b/"
+-- header), line 1 on the file's own "# " lines, else the line counted from the nearest
+-- hunk header; nil when row is above every file or on a closing "# not recorded" or
+-- "# left out" line.
 local function diff_location(lines, row, root)
-  local file_row
+  local function abs(rel)
+    return rel:sub(1, 1) == '/' and rel or (root .. '/' .. rel)
+  end
+  if diff_trailer(lines[row]) then
+    return nil
+  end
+  local head_row, head_rel
   for r = row, 1, -1 do
-    if lines[r]:match('^%+%+%+ ') and (r == 1 or lines[r - 1]:match('^%-%-%- ')) then
+    local rel = diff_header(lines[r])
+    if rel then
+      head_row, head_rel = r, rel
+      break
+    end
+  end
+  local file_row
+  local from = head_row or 1
+  for r = row, from, -1 do
+    if lines[r]:match('^%+%+%+ ') and r > 1 and lines[r - 1]:match('^%-%-%- ') then
       file_row = r
       break
     end
   end
-  if not file_row then
+  if not file_row and lines[row] and lines[row]:match('^%-%-%- ') and lines[row + 1] and lines[row + 1]:match('^%+%+%+ ') then
     -- On the "--- a/" line of a file.
-    if lines[row] and lines[row]:match('^%-%-%- ') and lines[row + 1] and lines[row + 1]:match('^%+%+%+ ') then
-      file_row = row + 1
-    else
-      return nil
-    end
+    file_row = row + 1
   end
-  local rel = lines[file_row]:match('^%+%+%+ b/(.-)%s*$') or lines[file_row]:match('^%+%+%+ (.-)%s*$')
+  if not file_row then
+    -- On a file's "# " lines, or in a file shown by them only (a folder, a binary file).
+    if head_rel then
+      return abs(head_rel), 1
+    end
+    return nil
+  end
+  local rel = head_rel or lines[file_row]:match('^%+%+%+ b/(.-)%s*$') or lines[file_row]:match('^%+%+%+ (.-)%s*$')
   if not rel or rel == '/dev/null' then
     return nil
   end
-  local path = rel:sub(1, 1) == '/' and rel or (root .. '/' .. rel)
   local line = 1
   for r = file_row + 1, row do
     local l = lines[r]
@@ -680,7 +711,45 @@ local function diff_location(lines, row, root)
       line = line + 1
     end
   end
-  return path, line
+  return abs(rel), line
+end
+
+-- Marks the "# " lines of a turn diff in buf: each file's header (its name and the
+-- calls that changed it, "changed by run_shell_command: …" set apart), the file's
+-- notes under it (renamed from, mode, folder, binary), and the closing notes of what
+-- was not recorded or left out. Returns how many files the headers name.
+local diff_ns = api.nvim_create_namespace('agentls.turndiff')
+local function mark_diff(buf)
+  for name, link in pairs({
+    AgentlsDiffFile = 'Title',
+    AgentlsDiffBy = 'Special',
+    AgentlsDiffNote = 'Comment',
+    AgentlsDiffWarn = 'WarningMsg',
+  }) do
+    api.nvim_set_hl(0, name, { link = link, default = true })
+  end
+  api.nvim_buf_clear_namespace(buf, diff_ns, 0, -1)
+  local files = 0
+  for i, l in ipairs(api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    local rel = diff_header(l)
+    local function mark(col, end_col, group)
+      api.nvim_buf_set_extmark(buf, diff_ns, i - 1, col, { end_col = end_col, hl_group = group, priority = 200 })
+    end
+    if rel then
+      files = files + 1
+      mark(0, 2 + #rel, 'AgentlsDiffFile')
+      mark(2 + #rel, #l, 'AgentlsDiffBy')
+      -- A line between files, so that each file's header stands above its hunks.
+      if i > 1 then
+        api.nvim_buf_set_extmark(buf, diff_ns, i - 1, 0, { virt_lines = { { { '', 'Normal' } } }, virt_lines_above = true })
+      end
+    elseif diff_trailer(l) then
+      mark(0, #l, 'AgentlsDiffWarn')
+    elseif l:match('^# ') then
+      mark(0, #l, 'AgentlsDiffNote')
+    end
+  end
+  return files
 end
 
 -- Opens path at line in a file window of tab (the tab :AgentlsDiff was run from): one
@@ -778,11 +847,14 @@ function M.turn_diff(opts)
     vim.bo[buf].filetype = 'diff'
     vim.b[buf].agentls_session = session
     vim.b[buf].agentls_turn = result.turn
+    mark_diff(buf)
+    local unrecorded = type(result.unrecorded) == 'table' and #result.unrecorded or 0
     api.nvim_set_option_value(
       'winbar',
-      ('agentls · prompt %s%s · <CR> opens the file at the line · q closes'):format(
+      ('agentls · prompt %s%s%s · <CR> opens the file at the line · q closes'):format(
         tostring(result.turn),
-        result.undone and ' (undone)' or ''
+        result.undone and ' (undone)' or '',
+        unrecorded > 0 and (' · %d command%s not recorded'):format(unrecorded, unrecorded == 1 and '' or 's') or ''
       ),
       { scope = 'local', win = api.nvim_get_current_win() }
     )
@@ -803,16 +875,30 @@ function M.turn_diff(opts)
   end)
 end
 
---- Takes back what a prompt of a session changed (agentls.undoTurn), in one undo step.
---- Where the user changed a file since, nothing is undone unless force: then the files
---- are listed and, asked with vim.ui.select, the others can be undone anyway.
----@param opts table|nil { session?, turn?, force?, callback? }
-function M.undo_turn(opts)
+-- What an undo or a redo left as it was, or could not know, as "; " parts of its message.
+local function turn_notes(result)
+  local parts = {}
+  if type(result.notRestorable) == 'table' and #result.notRestorable > 0 then
+    parts[#parts + 1] = 'not restorable (left as they are): ' .. table.concat(result.notRestorable, ', ')
+  end
+  if type(result.unrecorded) == 'table' and #result.unrecorded > 0 then
+    parts[#parts + 1] = 'not recorded, so not taken back: ' .. table.concat(result.unrecorded, ', ')
+  end
+  if type(result.leftOut) == 'number' and result.leftOut > 0 then
+    parts[#parts + 1] = ('%d ignored path%s left out'):format(result.leftOut, result.leftOut == 1 and '' or 's')
+  end
+  return parts
+end
+
+-- undo_turn and redo_turn: agentls.undoTurn or agentls.redoTurn, asking to force where
+-- files changed since, and the message of what was done.
+local function turn_back(opts, redo)
   opts = opts or {}
   local done, session, client = turn_target(opts, true)
   if not client then
     return
   end
+  local what = redo and 'redo' or 'undo'
   local function names(list)
     local out = {}
     for _, f in ipairs(type(list) == 'table' and list or {}) do
@@ -827,9 +913,10 @@ function M.undo_turn(opts)
   for b in pairs(client.attached_buffers or {}) do
     rpc.flush_changes(client, b)
   end
-  call(client, nil, 'agentls.undoTurn', params, nil, function(err, result)
+  local command = redo and 'agentls.redoTurn' or 'agentls.undoTurn'
+  call(client, nil, command, params, nil, function(err, result)
     if err then
-      notify('undo failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
+      notify(what .. ' failed: ' .. rpc.error_message(err), vim.log.levels.ERROR)
       return done(err)
     end
     result = type(result) == 'table' and result or {}
@@ -837,30 +924,58 @@ function M.undo_turn(opts)
     local reverted = type(result.reverted) == 'table' and result.reverted or {}
     local deleted = type(result.deleted) == 'table' and result.deleted or {}
     if #changed > 0 and #reverted == 0 and #deleted == 0 and not opts.force then
-      local items = { 'Undo the other files anyway', 'Leave everything as it is' }
+      local items = { ('%s the other files anyway'):format(redo and 'Redo' or 'Undo'), 'Leave everything as it is' }
       return vim.ui.select(items, {
-        prompt = ('agentls: changed since prompt %s, so nothing was undone: %s'):format(tostring(result.turn), names(changed)),
-        kind = 'agentls.undo',
+        prompt = ('agentls: changed since %s %s, so nothing was %s: %s'):format(
+          redo and 'the undo of prompt' or 'prompt',
+          tostring(result.turn),
+          redo and 'redone' or 'undone',
+          names(changed)
+        ),
+        kind = 'agentls.' .. what,
       }, function(choice)
         if choice == items[1] then
-          M.undo_turn(vim.tbl_extend('force', opts, { session = session, turn = result.turn, force = true }))
+          turn_back(vim.tbl_extend('force', opts, { session = session, turn = result.turn, force = true }), redo)
         else
           done(nil, result)
         end
       end)
     end
-    local msg = ('undid prompt %s: %d file%s reverted, %d deleted'):format(
+    local msg = ('%s prompt %s: %d file%s %s, %d deleted'):format(
+      redo and 'redid' or 'undid',
       tostring(result.turn),
       #reverted,
       #reverted == 1 and '' or 's',
+      redo and 'brought back' or 'reverted',
       #deleted
     )
+    local notes = turn_notes(result)
     if #changed > 0 then
-      msg = msg .. '; left as they are (changed since): ' .. names(changed)
+      table.insert(notes, 1, 'left as they are (changed since): ' .. names(changed))
     end
-    notify(msg, #changed > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
+    if #notes > 0 then
+      msg = msg .. '; ' .. table.concat(notes, '; ')
+    end
+    notify(msg, #notes > 0 and vim.log.levels.WARN or vim.log.levels.INFO)
     done(nil, result)
   end)
+end
+
+--- Takes back what a prompt of a session changed (agentls.undoTurn), its edits and its
+--- shell commands' changes: text files in one undo step, the rest (created, deleted,
+--- binary files, folders, modes) on disk. Where the user changed a file since, nothing
+--- is undone unless force: then the files are listed and, asked with vim.ui.select,
+--- the others can be undone anyway. The message names what could not be taken back.
+---@param opts table|nil { session?, turn?, force?, callback? }
+function M.undo_turn(opts)
+  turn_back(opts, false)
+end
+
+--- Brings back what an undo of a prompt took back (agentls.redoTurn), as undo_turn
+--- does; turn defaults to the prompt undone last. A redone prompt can be undone again.
+---@param opts table|nil { session?, turn?, force?, callback? }
+function M.redo_turn(opts)
+  turn_back(opts, true)
 end
 
 --- Parses the argument line of :AgentlsTool: a tool name and optional JSON arguments.

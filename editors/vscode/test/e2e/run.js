@@ -8,8 +8,8 @@ const path = require('node:path');
 const { VSCode, waitFor, sleep, processesWith, debug, need } = require('./harness');
 
 const scenarios = [];
-function scenario(name, opts, fn, explicit = false) {
-  scenarios.push({ name, opts, fn, explicit });
+function scenario(name, opts, fn, explicit = false, timeoutMs = 120000) {
+  scenarios.push({ name, opts, fn, explicit, timeoutMs });
 }
 
 /**
@@ -1120,6 +1120,117 @@ scenario(
   true,
 );
 
+// --- a turn's shell command undone and redone (issue 23) -----------------------------
+
+const shellLine = 'sed -i s/hello/HELLO/ notes.txt && echo new > made.txt && rm gone.txt && chmod +x run.sh && mkdir -p build && echo o > build/out.o';
+
+/** Presses a key with Control (and Shift) in the focused editor. */
+async function ctrlKey(v, key, shift = false) {
+  await v.page.keyboard.down('Control');
+  if (shift) await v.page.keyboard.down('Shift');
+  await v.page.keyboard.press(key);
+  if (shift) await v.page.keyboard.up('Shift');
+  await v.page.keyboard.up('Control');
+}
+
+scenario(
+  'turn_undo_redo_shell',
+  () => ({
+    files: { 'notes.txt': 'hello\nworld\n', 'gone.txt': 'bye\n', 'run.sh': '#!/bin/sh\n', '.gitignore': 'build/\n', '.git/HEAD': 'ref: refs/heads/main\n' },
+    script: { turns: [{ calls: [{ name: 'run_shell_command', args: { command: shellLine }, id: 's1' }] }, { text: 'Done.' }] },
+    settings: { 'agentls.approvalMode': 'yolo' },
+  }),
+  async (v) => {
+    const fs = require('node:fs');
+    const at = (rel) => path.join(v.ws, rel);
+    const mode = (rel) => fs.statSync(at(rel)).mode & 0o777;
+    const exists = (rel) => fs.existsSync(at(rel));
+    const turns = () => (v.probe()?.agentls?.turns ?? {});
+    fs.chmodSync(at('run.sh'), 0o644);
+    await v.open('notes.txt');
+    const f = await v.ask('change the files');
+    await waitFor('the answer', () => f.evaluate(() => /Done\./.test(document.body.textContent)), 60000);
+    await waitFor('the prompt to end', () => v.probe().agentls.chat.running === false);
+    assert.equal(v.read('notes.txt'), 'HELLO\nworld\n', 'the command changed the file');
+    assert.equal(v.read('made.txt'), 'new\n');
+    assert.ok(!exists('gone.txt'), 'gone.txt removed');
+    assert.equal(mode('run.sh'), 0o755, 'run.sh executable');
+    // VS Code reloads the open file the command rewrote.
+    await waitFor('the editor to reload notes.txt', () => v.doc('notes.txt')?.text === 'HELLO\nworld\n', 30000);
+
+    // The turn diff: a read-only diff document, each file headed by the command.
+    await v.palette('agentls: Show Turn Diff');
+    const diff = await waitFor('the turn diff document', () => v.probe().documents.find((d) => d.scheme === 'agentls-turn'));
+    assert.match(diff.text, /^# notes\.txt: changed by run_shell_command: sed -i s\/hello\/HELLO\/ notes\.txt/m);
+    assert.match(diff.text, /^\+HELLO$/m);
+    assert.match(diff.text, /^# mode 0644 → 0755$/m);
+    assert.match(diff.text, /^# left out: /m);
+    assert.equal(diff.languageId, 'diff', 'shown in the diff language');
+    assert.match(diff.uri, /agentls%20prompt%201\.diff|agentls prompt 1\.diff/, 'the name says the prompt');
+    await waitFor('the diff shown with the mark', async () =>
+      (await v.page.evaluate(() => document.querySelector('.part.editor .monaco-editor .view-lines')?.textContent || '')).replace(/\u00a0/g, ' ').includes('changed by run_shell_command'),
+    );
+    assert.deepEqual(turns().diff.changes.find((c) => c.path === at('notes.txt')).by, [`run_shell_command: ${shellLine}`]);
+
+    // Undo: the open file in one step of VS Code's undo, the rest on disk.
+    await v.open('notes.txt');
+    await v.palette('agentls: Undo Last Turn');
+    await waitFor('the undo message', () => /undid prompt 1/.test(turns().message || ''));
+    assert.match(turns().message, /3 files reverted, 1 deleted; 2 ignored paths left out/);
+    await waitFor('the notification', () => notificationButtons(v, 'undid prompt 1'));
+    await waitFor('notes.txt reverted in the editor', () => v.doc('notes.txt')?.text === 'hello\nworld\n');
+    await waitFor('notes.txt reverted on disk', () => v.read('notes.txt') === 'hello\nworld\n');
+    assert.ok(!exists('made.txt'), 'made.txt gone');
+    assert.equal(v.read('gone.txt'), 'bye\n', 'gone.txt back');
+    assert.equal(mode('run.sh'), 0o644, 'run.sh mode back');
+    assert.equal(v.read('build/out.o'), 'o\n', 'the ignored path is left');
+    await v.open('notes.txt');
+    await ctrlKey(v, 'z');
+    await waitFor("one Ctrl+Z to bring the command's text back", () => v.doc('notes.txt')?.text === 'HELLO\nworld\n');
+    await ctrlKey(v, 'z', true);
+    await waitFor('Ctrl+Shift+Z to undo it again', () => v.doc('notes.txt')?.text === 'hello\nworld\n');
+
+    // Redo: the command's result is back, again one step.
+    await v.palette('agentls: Redo Turn');
+    await waitFor('the redo message', () => /redid prompt 1/.test(turns().message || ''));
+    await waitFor('notes.txt brought back in the editor', () => v.doc('notes.txt')?.text === 'HELLO\nworld\n');
+    await waitFor('notes.txt brought back on disk', () => v.read('notes.txt') === 'HELLO\nworld\n');
+    assert.equal(v.read('made.txt'), 'new\n', 'made.txt back');
+    assert.ok(!exists('gone.txt'), 'gone.txt removed again');
+    assert.equal(mode('run.sh'), 0o755, 'run.sh executable again');
+    await v.open('notes.txt');
+    await ctrlKey(v, 'z');
+    await waitFor('one Ctrl+Z to take the redo back in the editor', () => v.doc('notes.txt')?.text === 'hello\nworld\n');
+    await ctrlKey(v, 'z', true);
+    await waitFor('and Ctrl+Shift+Z to bring it again', () => v.doc('notes.txt')?.text === 'HELLO\nworld\n');
+
+    // Undone again, then the user types: the redo asks in a modal dialog; Cancel leaves it.
+    await v.palette('agentls: Undo Last Turn');
+    await waitFor('undone again', () => v.doc('notes.txt')?.text === 'hello\nworld\n');
+    await v.open('notes.txt');
+    await ctrlKey(v, 'Home');
+    await v.page.keyboard.type('mine ');
+    await waitFor('the typed text', () => v.doc('notes.txt')?.text === 'mine hello\nworld\n');
+    await v.palette('agentls: Redo Turn');
+    const dialog = await waitFor('the modal question', () =>
+      v.page.evaluate(() => {
+        const d = document.querySelector('.monaco-dialog-box');
+        return d ? { text: d.textContent, buttons: [...d.querySelectorAll('.monaco-button')].map((b) => b.textContent.trim()) } : null;
+      }),
+    );
+    assert.match(dialog.text, /notes\.txt changed since the undo of prompt 1, so nothing was redone/);
+    assert.ok(dialog.buttons.includes('Redo the Others'), `the buttons: ${dialog.buttons}`);
+    await v.page.evaluate(() => [...document.querySelectorAll('.monaco-dialog-box .monaco-button')].find((b) => b.textContent.trim() === 'Cancel').click());
+    await waitFor('the dialog to close', () => v.page.evaluate(() => !document.querySelector('.monaco-dialog-box')));
+    assert.equal(v.doc('notes.txt').text, 'mine hello\nworld\n', 'nothing redone');
+    assert.ok(!exists('made.txt'), 'made.txt not brought back');
+  },
+  false,
+  // About 100 s on an idle 2-core machine: a prompt, and fifteen palette and quick-open
+  // round trips.
+  240000,
+);
+
 // --- main --------------------------------------------------------------------------
 
 async function main() {
@@ -1137,7 +1248,7 @@ async function main() {
     try {
       v = new VSCode(s.name);
       await v.start(s.opts);
-      await withTimeout(s.fn(v), 120000, s.name);
+      await withTimeout(s.fn(v), s.timeoutMs, s.name);
       if (process.env.E2E_SCREENSHOTS) {
         require('node:fs').mkdirSync(process.env.E2E_SCREENSHOTS, { recursive: true });
         await v.page.screenshot({ path: path.join(process.env.E2E_SCREENSHOTS, `${s.name}.png`) });

@@ -413,7 +413,7 @@ test('the status bar shows the mode and model the server reports', () => {
 test('package.json: no command of the extension has the name of a server command', () => {
   // vscode-languageclient registers the server's executeCommandProvider commands under
   // their own names; an extension command of the same name fails the client's start.
-  const server = ['runTool', 'listTools', 'prompt', 'cancel', 'setApprovalMode', 'discoverTools', 'confirm', 'mcpStatus', 'mcpAuth', 'listPrompts', 'runPrompt', 'trust', 'listSessions', 'sessionHistory', 'undoTurn', 'turnDiff', 'metrics', 'listRules', 'removeRule', 'status'].map(
+  const server = ['runTool', 'listTools', 'prompt', 'cancel', 'setApprovalMode', 'discoverTools', 'confirm', 'mcpStatus', 'mcpAuth', 'listPrompts', 'runPrompt', 'trust', 'listSessions', 'sessionHistory', 'undoTurn', 'redoTurn', 'turnDiff', 'metrics', 'listRules', 'removeRule', 'status'].map(
     (c) => `agentls.${c}`,
   );
   const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));

@@ -39,8 +39,8 @@ function snapshot() {
     // The extension host's: a reloaded window has a new one.
     pid: process.pid,
     documents: vscode.workspace.textDocuments
-      .filter((d) => d.uri.scheme === 'file' || d.uri.scheme === 'agentls-proposal')
-      .map((d) => ({ uri: d.uri.toString(), path: d.uri.fsPath, scheme: d.uri.scheme, text: d.getText(), version: d.version, dirty: d.isDirty })),
+      .filter((d) => d.uri.scheme === 'file' || d.uri.scheme === 'agentls-proposal' || d.uri.scheme === 'agentls-turn')
+      .map((d) => ({ uri: d.uri.toString(), path: d.uri.fsPath, scheme: d.uri.scheme, languageId: d.languageId, text: d.getText(), version: d.version, dirty: d.isDirty })),
     activeEditor: vscode.window.activeTextEditor ? vscode.window.activeTextEditor.document.uri.toString() : null,
     tabs,
     diagnostics,
