@@ -118,6 +118,12 @@ const (
 	// UpdateClosed ends the stream of a session the host let go (or closed): a later
 	// prompt naming it resumes it from the store, with a new stream.
 	UpdateClosed UpdateKind = "closed"
+	// UpdateInfo reports the session's title (Title), once its first prompt gives it
+	// one (the prompt's first line, as Store.Page and List show it).
+	UpdateInfo UpdateKind = "session_info"
+	// UpdateUsage reports what a model request used (Usage), after each request that
+	// says: its prompt tokens are the context the conversation fills.
+	UpdateUsage UpdateKind = "usage"
 )
 
 // Update is one thing front ends show of a session: what the model says while a
@@ -128,10 +134,19 @@ type Update struct {
 	Kind UpdateKind
 	// Session is the id of the session the update is about; empty for the workspace's
 	// (MCP status, the plan of calls that belong to no session).
-	Session     string
-	Text        string             // message_chunk, thought_chunk; for compression a one-line note
-	StopReason  StopReason         // turn_end
-	Usage       *clients.Usage     // turn_end
+	Session    string
+	Text       string         // message_chunk, thought_chunk; for compression a one-line note
+	StopReason StopReason     // turn_end
+	Usage      *clients.Usage // turn_end, usage
+	// MessageID identifies the message a message_chunk, thought_chunk or
+	// user_message_chunk belongs to: the chunks of one model response share one (its
+	// text and its thoughts have their own), and a new one starts a new message.
+	MessageID string
+	// Title is the session's title (session_info).
+	Title string
+	// Window is the model's context window in tokens (usage), which Usage.PromptTokens
+	// fills.
+	Window      int
 	Compression *Compression       // compression
 	Call        *tools.Event       // tool_call
 	Plan        []PlanEntry        // plan
@@ -298,6 +313,11 @@ func (s *Session) Prompt(ctx context.Context, text string, ec *EditorContext, ex
 func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra []clients.Part) (Result, error) {
 	s.prompts++
 	s.persist(record{Type: recPrompt, Text: text, Time: s.now()})
+	if s.prompts == 1 {
+		if t := title(text); t != "" {
+			s.emit(Update{Kind: UpdateInfo, Title: t})
+		}
+	}
 	s.add(clients.Content{Role: clients.RoleUser, Parts: append([]clients.Part{{Text: text}}, extra...)})
 	p := &promptState{system: systemInstruction(s.env, ec, s.logger)}
 	if s.extra != "" {
@@ -333,6 +353,8 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 		if out.usage != nil {
 			p.usage = addUsage(p.usage, *out.usage)
 			s.lastPrompt, s.added = out.usage.PromptTokens, 0
+			u := *out.usage
+			s.emit(Update{Kind: UpdateUsage, Usage: &u, Window: s.client.ContextWindow()})
 		}
 		res.Usage = p.usage
 		model := out.content
@@ -481,6 +503,8 @@ func (s *Session) stream(ctx context.Context, req clients.Request, loops *loopDe
 	loops.response()
 	var out streamed
 	var parts []clients.Part
+	// The response's text is one message, its thoughts another.
+	text, thought := newMessageID(), newMessageID()
 	for chunk, err := range s.client.Stream(ctx, req) {
 		if err != nil {
 			out.err = err
@@ -494,10 +518,10 @@ func (s *Session) stream(ctx context.Context, req clients.Request, loops *loopDe
 			switch {
 			case p.Thought:
 				if p.Text != "" {
-					s.emit(Update{Kind: UpdateThought, Text: p.Text})
+					s.emit(Update{Kind: UpdateThought, Text: p.Text, MessageID: thought})
 				}
 			case p.Text != "":
-				s.emit(Update{Kind: UpdateMessage, Text: p.Text})
+				s.emit(Update{Kind: UpdateMessage, Text: p.Text, MessageID: text})
 				out.loop = out.loop || loops.text(p.Text)
 			}
 		}

@@ -358,6 +358,19 @@ func (h *Host) CloseSession(id string) error {
 	return nil
 }
 
+// DeleteSession removes the session id from the store, letting it go first when it is
+// live. It fails with ErrBusy while the session answers a prompt (nothing is removed),
+// and with an error wrapping fs.ErrNotExist when the store has no such session.
+func (h *Host) DeleteSession(id string) error {
+	if h.o.Store == nil {
+		return errors.New("sessions are not stored here")
+	}
+	if err := h.CloseSession(id); err != nil {
+		return err
+	}
+	return h.o.Store.Delete(id)
+}
+
 // Cancel cancels the running prompt of the session id, with its tool calls, and the
 // calls RunTool runs in the scope id; an empty id cancels everything running. It
 // returns how many prompts and tool calls it cancelled.

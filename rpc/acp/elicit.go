@@ -238,6 +238,59 @@ func formSchema(q *mcp.Question) sdk.UnstableElicitationSchema {
 // which the schema requires.
 const scopeMeta = "agentls/elicitationScope"
 
+// fieldsMeta is the _meta key under which agentls puts fields the Go SDK's types lack
+// (the schema's newer ones: sessionCapabilities.delete, …); liftFields moves them into
+// the object whose _meta holds them.
+const fieldsMeta = "agentls/fields"
+
+// liftFields returns line, a JSON-RPC message, with the fields under
+// _meta[fieldsMeta] of each of its objects moved into that object; other lines are
+// returned as they are.
+func liftFields(line []byte) []byte {
+	if !bytes.Contains(line, []byte(fieldsMeta)) {
+		return line
+	}
+	var msg any
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.UseNumber()
+	if d.Decode(&msg) != nil {
+		return line
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if meta, ok := v["_meta"].(map[string]any); ok {
+				if fields, ok := meta[fieldsMeta].(map[string]any); ok {
+					for k, f := range fields {
+						v[k] = f
+					}
+					delete(meta, fieldsMeta)
+					if len(meta) == 0 {
+						delete(v, "_meta")
+					}
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(msg)
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	if bytes.HasSuffix(line, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out
+}
+
 // liftScope returns line, a JSON-RPC message, with an elicitation/create request's
 // scope moved from _meta[scopeMeta] to its params; other lines are returned as they
 // are.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -36,11 +37,24 @@ func (st *sessionState) observe(u session.Update) {
 	id := u.Session
 	switch u.Kind {
 	case session.UpdateMessage:
-		st.c.notify(id, sdk.UpdateAgentMessageText(u.Text))
+		up := sdk.UpdateAgentMessageText(u.Text)
+		up.AgentMessageChunk.MessageId = messageID(u.MessageID)
+		st.c.notify(id, up)
 	case session.UpdateThought:
-		st.c.notify(id, sdk.UpdateAgentThoughtText(u.Text))
+		up := sdk.UpdateAgentThoughtText(u.Text)
+		up.AgentThoughtChunk.MessageId = messageID(u.MessageID)
+		st.c.notify(id, up)
 	case session.UpdateUserMessage:
-		st.c.notify(id, sdk.UpdateUserMessageText(u.Text))
+		up := sdk.UpdateUserMessageText(u.Text)
+		up.UserMessageChunk.MessageId = messageID(u.MessageID)
+		st.c.notify(id, up)
+	case session.UpdateInfo:
+		st.c.notify(id, sdk.SessionUpdate{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{
+			Title: sdk.Ptr(u.Title), UpdatedAt: sdk.Ptr(time.Now().UTC().Format(time.RFC3339))}})
+	case session.UpdateUsage:
+		if u.Usage != nil && u.Usage.PromptTokens > 0 {
+			st.c.notify(id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Used: u.Usage.PromptTokens, Size: u.Window}})
+		}
 	case session.UpdateCompression:
 		st.c.notify(id, sdk.UpdateAgentThoughtText("["+u.Text+"]\n"))
 	case session.UpdatePlan:
@@ -54,6 +68,14 @@ func (st *sessionState) observe(u session.Update) {
 	case session.UpdateMode:
 		st.modeChanged(u.Mode, true)
 	}
+}
+
+// messageID is a chunk's message id, nil when it has none.
+func messageID(id string) *string {
+	if id == "" {
+		return nil
+	}
+	return &id
 }
 
 // planStatus maps a todo's status onto the plan's; a cancelled todo shows as completed,
