@@ -171,8 +171,8 @@ func (c *conn) newHost(ctx context.Context, wh *workspaceHost, roots []string, o
 			// Additional directories are confined as the cwd is: readable by the user,
 			// and not where the sandbox keeps commands out.
 			CheckRoots: true,
-			ConfigDir: o.ConfigDir,
-			GeminiDir: o.GeminiDir,
+			ConfigDir:  o.ConfigDir,
+			GeminiDir:  o.GeminiDir,
 			// The client's servers count as the user's own settings: the workspace's
 			// settings files can only tighten them, as for an editor's options.
 			Overrides: overrides,
