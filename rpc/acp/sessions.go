@@ -822,21 +822,25 @@ func (c *conn) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfi
 }
 
 // remake applies change to the choices the session's model client is made from (with
-// st.mu held) and resumes the session with a client made for them; while a prompt
+// st.mu held) and renews the session with a client made for them; while a prompt
 // runs, the change is undone and refused.
 func (st *sessionState) remake(ctx context.Context, change func()) (*session.Live, error) {
 	st.mu.Lock()
 	model, thoughts := st.model, st.thoughts
 	change()
 	st.mu.Unlock()
-	if err := st.host.CloseSession(st.id); err != nil {
+	l, err := st.host.Renew(context.WithoutCancel(context.WithValue(ctx, stateKey{}, st)), st.id)
+	if err != nil {
 		st.mu.Lock()
 		st.model, st.thoughts = model, thoughts
 		st.mu.Unlock()
-		return nil, &sdk.RequestError{Code: codeInvalidRequest,
-			Message: fmt.Sprintf("the model's options cannot change while the session answers a prompt: %v", err)}
+		if errors.Is(err, session.ErrBusy) {
+			return nil, &sdk.RequestError{Code: codeInvalidRequest,
+				Message: fmt.Sprintf("the model's options cannot change while the session answers a prompt: %v", err)}
+		}
+		return nil, failed("%v", err)
 	}
-	return st.open(ctx, st.id)
+	return l, nil
 }
 
 // optionValues returns the values of the select option id of opts.

@@ -392,17 +392,23 @@ func TestThoughtsOption(t *testing.T) {
 	if o == nil || o.CurrentValue || o.Category == nil || *o.Category != "model_config" {
 		t.Fatalf("the thoughts option of session/new: %+v", o)
 	}
+	set := func(v bool) {
+		t.Helper()
+		res, err := a.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{Boolean: &sdk.SetSessionConfigOptionBoolean{
+			SessionId: s.SessionId, ConfigId: "thoughts", Type: "boolean", Value: v}})
+		if err != nil {
+			t.Fatalf("set thoughts %v: %v", v, err)
+		}
+		if o := option(res.ConfigOptions); o == nil || o.CurrentValue != v {
+			t.Errorf("the answer's thoughts option: %+v, want %v", o, v)
+		}
+	}
+	// Before the first prompt, when the session is not stored yet, and after it.
+	set(true)
 	if _, err := a.prompt(ctx, s.SessionId, "one"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{Boolean: &sdk.SetSessionConfigOptionBoolean{
-		SessionId: s.SessionId, ConfigId: "thoughts", Type: "boolean", Value: true}})
-	if err != nil {
-		t.Fatalf("set thoughts: %v", err)
-	}
-	if o := option(res.ConfigOptions); o == nil || !o.CurrentValue {
-		t.Errorf("the answer's thoughts option: %+v", o)
-	}
+	set(false)
 	if _, err := a.prompt(ctx, s.SessionId, "two"); err != nil {
 		t.Fatal(err)
 	}
@@ -410,8 +416,8 @@ func TestThoughtsOption(t *testing.T) {
 	if err != nil || len(reqs) != 2 {
 		t.Fatalf("%d requests, %v", len(reqs), err)
 	}
-	if strings.Contains(string(reqs[0].GenerationConfig), "includeThoughts") || !strings.Contains(string(reqs[1].GenerationConfig), `"includeThoughts":true`) {
-		t.Errorf("generationConfig before: %s; after: %s", reqs[0].GenerationConfig, reqs[1].GenerationConfig)
+	if !strings.Contains(string(reqs[0].GenerationConfig), `"includeThoughts":true`) || strings.Contains(string(reqs[1].GenerationConfig), "includeThoughts") {
+		t.Errorf("generationConfig with thoughts: %s; without: %s", reqs[0].GenerationConfig, reqs[1].GenerationConfig)
 	}
 	_, err = a.conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{Boolean: &sdk.SetSessionConfigOptionBoolean{
 		SessionId: s.SessionId, ConfigId: "mode", Type: "boolean", Value: true}})

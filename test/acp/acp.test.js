@@ -504,7 +504,7 @@ test('$/cancel_request of a prompt stops it as session/cancel does', opts, async
   await initialize(a.agent);
   const { sessionId } = await newSession(a.agent, makeWorkspace());
   const abort = new AbortController();
-  const answer = a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'work' }] }, { signal: abort.signal })
+  const answer = a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'work' }] }, { cancellationSignal: abort.signal })
     .then((r) => r.stopReason, (err) => (err.code === -32800 ? 'request cancelled' : Promise.reject(err)));
   await a.waitFor((n) => n.update.sessionUpdate === 'agent_message_chunk', 'the prompt to stream');
   abort.abort();
