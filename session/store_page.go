@@ -157,27 +157,28 @@ func (st *Store) Page(q PageQuery) (Page, error) {
 	}
 	out := Page{Sessions: []Brief{}}
 	realRoots := map[string]string{}
+	keep := func(roots []string) bool {
+		if root == "" {
+			return true
+		}
+		if len(roots) == 0 {
+			return false
+		}
+		r, ok := realRoots[roots[0]]
+		if !ok {
+			r = realPath(roots[0])
+			realRoots[roots[0]] = r
+		}
+		return r == root
+	}
 	for _, f := range files {
-		b, err := st.brief(f.id)
+		b, ok, err := st.brief(f.id, keep)
 		var ue *unsafeError
 		switch {
 		case errors.As(err, &ue):
 			return Page{}, err
-		case err != nil:
-			continue // not a session file, or removed meanwhile
-		}
-		if root != "" {
-			if len(b.Roots) == 0 {
-				continue
-			}
-			r, ok := realRoots[b.Roots[0]]
-			if !ok {
-				r = realPath(b.Roots[0])
-				realRoots[b.Roots[0]] = r
-			}
-			if r != root {
-				continue
-			}
+		case err != nil, !ok:
+			continue // not a session file, removed meanwhile, or of another root
 		}
 		if len(out.Sessions) == limit {
 			// One more is there: the page ends with its last.
@@ -191,20 +192,25 @@ func (st *Store) Page(q PageQuery) (Page, error) {
 	return out, nil
 }
 
-// brief reads the header and the first prompt of the session file of id.
-func (st *Store) brief(id string) (Brief, error) {
-	f, err := st.openFile(id, os.O_RDONLY)
+// brief reads the header of the session file of id and, when keep takes its roots,
+// its first prompt; ok reports whether keep took them.
+func (st *Store) brief(id string, keep func(roots []string) bool) (b Brief, ok bool, err error) {
+	// The store's folder was checked for the page (Page).
+	f, err := st.openChecked(id, os.O_RDONLY)
 	if err != nil {
-		return Brief{}, err
+		return Brief{}, false, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 16<<10)
+	r := bufio.NewReaderSize(f, 4<<10)
 	line, err := r.ReadBytes('\n')
 	var h record
 	if len(line) == 0 || json.Unmarshal(line, &h) != nil || h.Type != recSession || h.ID != id {
-		return Brief{}, fmt.Errorf("session %s: no session header", id)
+		return Brief{}, false, fmt.Errorf("session %s: no session header", id)
 	}
-	b := Brief{ID: id, Roots: h.Roots}
+	if !keep(h.Roots) {
+		return Brief{}, false, nil
+	}
+	b = Brief{ID: id, Roots: h.Roots}
 	for err == nil {
 		line, err = r.ReadBytes('\n')
 		if bytes.HasPrefix(line, []byte(`{"type":"prompt"`)) {
@@ -216,9 +222,9 @@ func (st *Store) brief(id string) (Brief, error) {
 		}
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
-		return Brief{}, err
+		return Brief{}, false, err
 	}
-	return b, nil
+	return b, true, nil
 }
 
 // Delete removes the stored session id. A session that is not stored fails with an

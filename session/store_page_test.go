@@ -228,3 +228,35 @@ func TestSessionInfoUsageAndMessageIDs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStorePage measures the first page of 1,000 stored sessions: of all, and of
+// the root whose 500 sessions are the older half (every header is read to find them).
+func BenchmarkStorePage(b *testing.B) {
+	st := NewStore(b.TempDir())
+	rootA, rootB := b.TempDir(), b.TempDir()
+	t0 := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 1000 {
+		id := newID(t0.Add(time.Duration(i) * time.Second))
+		root := rootA
+		if i < 500 {
+			root = rootB
+		}
+		if err := st.append(id, record{Type: recSession, ID: id, Roots: []string{root}}, record{Type: recPrompt, Text: "a prompt"}); err != nil {
+			b.Fatal(err)
+		}
+		mod := t0.Add(time.Duration(i) * time.Second)
+		if err := os.Chtimes(st.path(id), mod, mod); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ name, root string }{{"all", ""}, {"older-root", rootB}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for range b.N {
+				p, err := st.Page(PageQuery{Root: tc.root})
+				if err != nil || len(p.Sessions) != DefaultPageSize {
+					b.Fatal(len(p.Sessions), err)
+				}
+			}
+		})
+	}
+}
