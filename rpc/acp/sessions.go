@@ -160,9 +160,13 @@ func (c *conn) newHost(ctx context.Context, wh *workspaceHost, roots []string, o
 	caps := c.caps
 	c.mu.Unlock()
 	o := c.srv.o
-	// MCP servers' questions go to a client that takes forms; else they are declined.
+	// MCP servers' questions go to a client that takes forms (and URLs); else they are
+	// declined.
 	var elicit mcp.Elicitor
-	if formClient(caps) {
+	switch {
+	case urlClient(caps):
+		elicit = hostURLElicitor{hostElicitor{wh}, formClient(caps)}
+	case formClient(caps):
 		elicit = hostElicitor{wh}
 	}
 	host, err := session.NewHost(session.HostOptions{
