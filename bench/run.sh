@@ -43,3 +43,5 @@ echo "== MCP: echo overhead, eight servers connecting in parallel"
 bench/mcp.sh
 echo "== agent session end to end, beside Gemini CLI (npm install of @google/gemini-cli on first run)"
 bench/agent.sh
+echo "== ACP: agentls acp beside Gemini CLI --acp, session/list over 1,000 sessions (npm install of @google/gemini-cli on first run)"
+bench/acp.sh

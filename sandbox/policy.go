@@ -59,6 +59,9 @@ type Sandbox struct {
 	self   string
 	// refuse is why commands must be refused: containment is required and missing.
 	refuse string
+	// secrets are the paths the policy keeps from commands, those a workspace root
+	// lies in included (Secret).
+	secrets []string
 }
 
 // sensitiveInRoot are the paths inside a workspace root that a contained command may
@@ -140,6 +143,7 @@ func New(m Machine, c Config, opts Options) (*Sandbox, error) {
 	}
 	for _, h := range hidden {
 		h = filepath.Clean(h)
+		s.secrets = append(s.secrets, h)
 		// A folder that holds a workspace root is not hidden: the command works there.
 		if slices.ContainsFunc(opts.Roots, func(r string) bool { return within(r, h) }) {
 			continue
@@ -240,6 +244,21 @@ func defaultWritable(home string) []string {
 		out = append(out, filepath.Join(home, ".npm"))
 	}
 	return out
+}
+
+// Secret returns the path the policy keeps from commands (the user's keys, agentls's
+// and Gemini CLI's configuration, tools.sandbox.hiddenPaths, the agents' sockets)
+// that is or holds path, or "" when there is none. A workspace root in such a path
+// makes New leave it readable, so a front end that takes roots from a client refuses
+// those (see toolbox.Options.CheckRoots).
+func (s *Sandbox) Secret(path string) string {
+	path = filepath.Clean(path)
+	for _, h := range s.secrets {
+		if within(path, h) {
+			return h
+		}
+	}
+	return ""
 }
 
 // within reports whether path is dir or below it.

@@ -125,6 +125,12 @@ const (
 	// UpdateClosed ends the stream of a session the host let go (or closed): a later
 	// prompt naming it resumes it from the store, with a new stream.
 	UpdateClosed UpdateKind = "closed"
+	// UpdateInfo reports the session's title (Title), once its first prompt gives it
+	// one (the prompt's first line, as Store.Page and List show it).
+	UpdateInfo UpdateKind = "session_info"
+	// UpdateUsage reports what a model request used (Usage), after each request that
+	// says: its prompt tokens are the context the conversation fills.
+	UpdateUsage UpdateKind = "usage"
 )
 
 // Update is one thing front ends show of a session: what the model says while a
@@ -135,10 +141,19 @@ type Update struct {
 	Kind UpdateKind
 	// Session is the id of the session the update is about; empty for the workspace's
 	// (MCP status, the plan of calls that belong to no session).
-	Session     string
-	Text        string             // message_chunk, thought_chunk; for compression a one-line note
-	StopReason  StopReason         // turn_end
-	Usage       *clients.Usage     // turn_end
+	Session    string
+	Text       string         // message_chunk, thought_chunk; for compression a one-line note
+	StopReason StopReason     // turn_end
+	Usage      *clients.Usage // turn_end, usage
+	// MessageID identifies the message a message_chunk, thought_chunk or
+	// user_message_chunk belongs to: the chunks of one model response share one (its
+	// text and its thoughts have their own), and a new one starts a new message.
+	MessageID string
+	// Title is the session's title (session_info).
+	Title string
+	// Window is the model's context window in tokens (usage), which Usage.PromptTokens
+	// fills.
+	Window      int
 	Compression *Compression       // compression
 	Call        *tools.Event       // tool_call
 	Plan        []PlanEntry        // plan
@@ -331,6 +346,11 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 	}
 	s.prompts++
 	s.persist(record{Type: recPrompt, Text: text, Time: s.now()})
+	if s.prompts == 1 {
+		if t := title(text); t != "" {
+			s.emit(Update{Kind: UpdateInfo, Title: t})
+		}
+	}
 	s.add(clients.Content{Role: clients.RoleUser, Parts: append(parts, extra...)})
 	if before.Stop {
 		s.tellHooks([]string{"a BeforeAgent hook ended the turn: " + before.StopReason})
@@ -367,6 +387,8 @@ func (s *Session) run(ctx context.Context, text string, ec *EditorContext, extra
 		if out.usage != nil {
 			p.usage = addUsage(p.usage, *out.usage)
 			s.lastPrompt, s.added = out.usage.PromptTokens, 0
+			u := *out.usage
+			s.emit(Update{Kind: UpdateUsage, Usage: &u, Window: s.client.ContextWindow()})
 		}
 		res.Usage = p.usage
 		model := out.content
@@ -529,6 +551,8 @@ func (s *Session) stream(ctx context.Context, req clients.Request, loops *loopDe
 	loops.response()
 	var out streamed
 	var parts []clients.Part
+	// The response's text is one message, its thoughts another.
+	text, thought := newMessageID(), newMessageID()
 	for chunk, err := range s.client.Stream(ctx, req) {
 		if err != nil {
 			out.err = err
@@ -542,11 +566,11 @@ func (s *Session) stream(ctx context.Context, req clients.Request, loops *loopDe
 			switch {
 			case p.Thought:
 				if p.Text != "" && !hold {
-					s.emit(Update{Kind: UpdateThought, Text: p.Text})
+					s.emit(Update{Kind: UpdateThought, Text: p.Text, MessageID: thought})
 				}
 			case p.Text != "":
 				if !hold {
-					s.emit(Update{Kind: UpdateMessage, Text: p.Text})
+					s.emit(Update{Kind: UpdateMessage, Text: p.Text, MessageID: text})
 				}
 				out.loop = out.loop || loops.text(p.Text)
 			}

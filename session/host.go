@@ -421,6 +421,58 @@ func (h *Host) CloseSession(id string) error {
 	return nil
 }
 
+// Renew gives the session id a model client made anew (HostOptions.NewClient with
+// ctx, which may carry a front end's choices, such as its model), keeping its
+// conversation as it is in memory: a session that has no prompt yet, and so is not
+// stored, is renewed too. A session that is not live is opened (resumed from the
+// store) instead. It fails with ErrBusy while the session answers a prompt.
+func (h *Host) Renew(ctx context.Context, id string) (*Live, error) {
+	l := h.get(id)
+	if l == nil {
+		return h.Open(ctx, id)
+	}
+	// Marked as answering meanwhile: no prompt starts with the old client.
+	_, end, err := l.begin(ctx)
+	if errors.Is(err, errLetGo) {
+		return h.Open(ctx, id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	if h.o.NewClient == nil {
+		return nil, ErrNoModel
+	}
+	client, err := h.o.NewClient(ctx, h.tb.Config().Settings)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %w", ErrModel, err)
+	case client == nil:
+		return nil, ErrNoModel
+	}
+	l.mu.Lock()
+	l.sess.client = client
+	l.model = client.Model()
+	l.search = h.tb.SearchTool(Searcher(client))
+	l.view = registryView{}
+	l.mu.Unlock()
+	h.log.Info("session renewed", "session", id, "model", client.Model())
+	return l, nil
+}
+
+// DeleteSession removes the session id from the store, letting it go first when it is
+// live. It fails with ErrBusy while the session answers a prompt (nothing is removed),
+// and with an error wrapping fs.ErrNotExist when the store has no such session.
+func (h *Host) DeleteSession(id string) error {
+	if h.o.Store == nil {
+		return errors.New("sessions are not stored here")
+	}
+	if err := h.CloseSession(id); err != nil {
+		return err
+	}
+	return h.o.Store.Delete(id)
+}
+
 // Cancel cancels the running prompt of the session id, with its tool calls, and the
 // calls RunTool runs in the scope id; an empty id cancels everything running. It
 // returns how many prompts and tool calls it cancelled.
@@ -642,7 +694,11 @@ type Live struct {
 func (l *Live) ID() string { return l.id }
 
 // Model returns the name of the session's model.
-func (l *Live) Model() string { return l.model }
+func (l *Live) Model() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.model
+}
 
 // Session returns the agent loop of the session.
 func (l *Live) Session() *Session { return l.sess }
@@ -893,11 +949,11 @@ func (l *Live) situation() tools.Situation {
 // registryOver returns base with the session's own tools added: base itself when there
 // are none, else a clone, made once per base.
 func (l *Live) registryOver(base *tools.Registry) *tools.Registry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.search == nil {
 		return base
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.view.base != base {
 		reg := base.Clone()
 		reg.Register(l.search)

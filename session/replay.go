@@ -89,7 +89,9 @@ func replay(record []clients.Content, agents map[string]agentRecord, describe de
 	// open are the calls of the last model turn that have no response yet.
 	var open []*tools.Event
 	seq := 0
-	for _, c := range record {
+	for n, c := range record {
+		// Each content is a message: its text one, its thoughts another.
+		text, thought := fmt.Sprintf("replayed-%d", n), fmt.Sprintf("replayed-%d-thought", n)
 		for _, p := range c.Parts {
 			switch {
 			case p.FunctionCall != nil:
@@ -121,11 +123,11 @@ func replay(record []clients.Content, agents map[string]agentRecord, describe de
 				out = append(out, Update{Kind: UpdateToolCall, Call: &ev})
 			case p.Text == "":
 			case c.Role == clients.RoleUser:
-				out = append(out, Update{Kind: UpdateUserMessage, Text: p.Text})
+				out = append(out, Update{Kind: UpdateUserMessage, Text: p.Text, MessageID: text})
 			case p.Thought:
-				out = append(out, Update{Kind: UpdateThought, Text: p.Text})
+				out = append(out, Update{Kind: UpdateThought, Text: p.Text, MessageID: thought})
 			default:
-				out = append(out, Update{Kind: UpdateMessage, Text: p.Text})
+				out = append(out, Update{Kind: UpdateMessage, Text: p.Text, MessageID: text})
 			}
 		}
 	}

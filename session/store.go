@@ -132,11 +132,24 @@ func newID(now time.Time) string {
 	return now.UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(b[:])
 }
 
+// newMessageID returns a new message id: a random UUID (version 4).
+func newMessageID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// ErrInvalidID is the error of a session id that no stored session can have.
+var ErrInvalidID = errors.New("invalid session id")
+
 // checkID refuses ids that could name a file outside the store.
 func checkID(id string) error {
 	if id == "" || strings.Trim(id, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_.") != "" ||
 		strings.HasPrefix(id, ".") {
-		return fmt.Errorf("invalid session id %q: ids are letters, digits, '-', '_' and '.'", id)
+		return fmt.Errorf("%w %q: ids are letters, digits, '-', '_' and '.'", ErrInvalidID, id)
 	}
 	return nil
 }

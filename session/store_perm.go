@@ -85,6 +85,11 @@ func (st *Store) openFile(id string, flag int) (*os.File, error) {
 	if err := st.checkDir(); err != nil {
 		return nil, err
 	}
+	return st.openChecked(id, flag)
+}
+
+// openChecked is openFile in a store whose folder was just checked (checkDir).
+func (st *Store) openChecked(id string, flag int) (*os.File, error) {
 	if flag&os.O_CREATE != 0 {
 		if err := os.MkdirAll(st.dir, 0o700); err != nil {
 			return nil, fmt.Errorf("session store: %w", err)

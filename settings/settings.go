@@ -194,6 +194,9 @@ type ModelSettings struct {
 	Name string `json:"name,omitempty"`
 	// MaxSessionTurns caps the model turns of one prompt; 0 means the default (100).
 	MaxSessionTurns int `json:"maxSessionTurns,omitempty"`
+	// IncludeThoughts asks a Gemini model for summaries of its reasoning, which front
+	// ends show as thoughts (ACP's "thoughts" config option sets it per session).
+	IncludeThoughts bool `json:"includeThoughts,omitempty"`
 }
 
 // UnmarshalJSON accepts the object form and the bare name.

@@ -31,11 +31,12 @@ func newClientLog(ctx context.Context, s settings.Settings, log *slog.Logger) (c
 	switch p.Type {
 	case "", "gemini":
 		c, err = clients.NewGemini(ctx, clients.GeminiOptions{
-			APIKey:        p.APIKey,
-			BaseURL:       p.BaseURL,
-			Model:         s.Model.Name,
-			ContextWindow: p.ContextWindow,
-			Logger:        log,
+			APIKey:          p.APIKey,
+			BaseURL:         p.BaseURL,
+			Model:           s.Model.Name,
+			ContextWindow:   p.ContextWindow,
+			IncludeThoughts: s.Model.IncludeThoughts,
+			Logger:          log,
 		})
 	case "openai":
 		c, err = clients.NewOpenAI(clients.OpenAIOptions{

@@ -103,7 +103,8 @@ func TestTurn(t *testing.T) {
 	if sess.Modes == nil || sess.Modes.CurrentModeId != "default" || len(sess.Modes.AvailableModes) != 4 {
 		t.Errorf("modes = %+v", sess.Modes)
 	}
-	if len(sess.ConfigOptions) != 2 || sess.ConfigOptions[1].Select == nil || sess.ConfigOptions[1].Select.Id != "model" {
+	if len(sess.ConfigOptions) != 3 || sess.ConfigOptions[1].Select == nil || sess.ConfigOptions[1].Select.Id != "model" ||
+		sess.ConfigOptions[2].Boolean == nil || sess.ConfigOptions[2].Boolean.Id != "thoughts" {
 		t.Errorf("config options = %+v", sess.ConfigOptions)
 	}
 

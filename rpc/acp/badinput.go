@@ -29,7 +29,7 @@ func filterInput(in io.Reader, to io.Writer, out io.Writer, log *slog.Logger) er
 				if _, werr := out.Write(append(b, '\n')); werr != nil {
 					return werr
 				}
-			} else if _, werr := to.Write(append(line, '\n')); werr != nil {
+			} else if _, werr := to.Write(append(renameNew(line), '\n')); werr != nil {
 				return werr
 			}
 		}

@@ -159,3 +159,36 @@ func BenchmarkCancel(b *testing.B) {
 	b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
 	b.ReportMetric(float64(slices.Max(samples).Microseconds())/1000, "ms-max")
 }
+
+// BenchmarkSessionList measures session/list's first page over 1,000 stored sessions
+// (target 50 ms), in a running agent: all of them, and those of one cwd out of two.
+func BenchmarkSessionList(b *testing.B) {
+	ctx := context.Background()
+	rootA, rootB := b.TempDir(), b.TempDir()
+	cfg, state := b.TempDir(), b.TempDir()
+	storeSessions(b, state, rootA, 0, 500)
+	storeSessions(b, state, rootB, 500, 500)
+	p := startProcess(b, buildBinary(b), env(cfg, state, "GEMINI_API_KEY=test-key"), nil)
+	defer p.stop(b)
+	if _, err := p.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		cwd  *string
+	}{{"all", nil}, {"cwd", &rootB}} {
+		b.Run(tc.name, func(b *testing.B) {
+			samples := make([]time.Duration, 0, b.N)
+			for range b.N {
+				t0 := time.Now()
+				res, err := p.conn.ListSessions(ctx, sdk.ListSessionsRequest{Cwd: tc.cwd})
+				if err != nil || len(res.Sessions) != 50 || res.NextCursor == nil {
+					b.Fatalf("session/list: %d sessions, %v", len(res.Sessions), err)
+				}
+				samples = append(samples, time.Since(t0))
+			}
+			b.ReportMetric(float64(median(samples).Microseconds())/1000, "ms-median")
+			b.ReportMetric(float64(slices.Max(samples).Microseconds())/1000, "ms-max")
+		})
+	}
+}

@@ -80,8 +80,8 @@ func TestModeConfigOption(t *testing.T) {
 	if err != nil {
 		t.Fatalf("set_config_option mode=yolo: %v", err)
 	}
-	if cur, _ := modeOption(t, res.ConfigOptions); cur != "yolo" || len(res.ConfigOptions) != 2 {
-		t.Errorf("set_config_option answered mode %q in %d options, want yolo among mode and model", cur, len(res.ConfigOptions))
+	if cur, _ := modeOption(t, res.ConfigOptions); cur != "yolo" || len(res.ConfigOptions) != 3 {
+		t.Errorf("set_config_option answered mode %q in %d options, want yolo among mode, model and thoughts", cur, len(res.ConfigOptions))
 	}
 	a.client.take()
 	if r, err := a.prompt(ctx, sess.SessionId, "write it"); err != nil || r.StopReason != sdk.StopReasonEndTurn {

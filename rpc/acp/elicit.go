@@ -38,7 +38,7 @@ func (st *sessionState) askQuestions(ctx context.Context, req confirm.Request) (
 		msg = qs[0].Question
 	}
 	form := mcp.NewAskForm(msg, qs)
-	a, err := st.elicit(ctx, req.ToolCallID, &form.Question)
+	a, err := st.elicit(ctx, req.ToolCallID, question{Question: form.Question})
 	if err != nil {
 		return confirm.Answer{}, err
 	}
@@ -102,14 +102,71 @@ func (wh *workspaceHost) elicitFor(ctx context.Context, server string) *sessionS
 func (st *sessionState) Elicit(ctx context.Context, q *mcp.Question) (*mcp.Answer, error) {
 	form := *q
 	form.Message = fmt.Sprintf("MCP server %s asks: %s", q.Server, q.Message)
-	return st.elicit(ctx, st.mcpCall(q.Server), &form)
+	return st.elicit(ctx, st.mcpCall(q.Server), question{Question: form})
 }
 
-// elicit puts the form q to the user, tied to the tool call callID (none when empty),
+// ElicitURL asks the user to open an MCP server's URL with elicitation/create in URL
+// mode, tied to the server's tool call as Elicit ties a form.
+func (st *sessionState) ElicitURL(ctx context.Context, q *mcp.URLQuestion) (string, error) {
+	a, err := st.elicit(ctx, st.mcpCall(q.Server), question{
+		Question: mcp.Question{Server: q.Server, Message: fmt.Sprintf("MCP server %s asks you to open a link: %s", q.Server, q.Message)},
+		url:      q})
+	if err != nil {
+		return "", err
+	}
+	return a.Action, nil
+}
+
+// urlClient reports whether the client takes URL-mode elicitation/create.
+func urlClient(caps sdk.ClientCapabilities) bool {
+	return caps.Elicitation != nil && caps.Elicitation.Url != nil
+}
+
+// hostURLElicitor is the elicitor of a workspace's host for a client that takes URL
+// questions: a server's URL question goes to the session it asks for, as its forms do
+// (forms only to a client that takes those too).
+type hostURLElicitor struct {
+	hostElicitor
+	// forms says that the client takes forms too.
+	forms bool
+}
+
+// Elicit implements mcp.Elicitor.
+func (e hostURLElicitor) Elicit(ctx context.Context, q *mcp.Question) (*mcp.Answer, error) {
+	if !e.forms {
+		return nil, errors.New("the ACP client takes no forms")
+	}
+	return e.hostElicitor.Elicit(ctx, q)
+}
+
+// ElicitURL implements mcp.URLElicitor.
+func (e hostURLElicitor) ElicitURL(ctx context.Context, q *mcp.URLQuestion) (string, error) {
+	st := e.wh.elicitFor(ctx, q.Server)
+	if st == nil {
+		return "", fmt.Errorf("MCP server %s asks to open a link while several sessions of the workspace run its tools, or none is open: it cannot be told whom to ask", q.Server)
+	}
+	return st.ElicitURL(ctx, q)
+}
+
+// ElicitationComplete implements mcp.URLElicitor: the client hears that the URL
+// question id is complete (elicitation/complete).
+func (e hostURLElicitor) ElicitationComplete(server, id string) {
+	err := e.wh.c.sdk.UnstableCompleteElicitation(context.Background(), sdk.UnstableCompleteElicitationNotification{
+		ElicitationId: sdk.UnstableElicitationId(id)})
+	e.wh.c.log.Info("elicitation/complete", "server", server, "elicitation", id, "error", err)
+}
+
+// question is a form, or with url a URL to open.
+type question struct {
+	mcp.Question
+	url *mcp.URLQuestion
+}
+
+// elicit puts the form or URL q to the user, tied to the tool call callID (none when empty),
 // and returns their answer: the values of an accepted form as the client sent them,
 // or a decline or cancel. session/cancel and the session's end cancel it (the SDK then
 // sends $/cancel_request).
-func (st *sessionState) elicit(ctx context.Context, callID string, q *mcp.Question) (*mcp.Answer, error) {
+func (st *sessionState) elicit(ctx context.Context, callID string, q question) (*mcp.Answer, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	st.mu.Lock()
@@ -127,13 +184,20 @@ func (st *sessionState) elicit(ctx context.Context, callID string, q *mcp.Questi
 	if callID != "" {
 		scope["toolCallId"] = callID
 	}
-	form := &sdk.UnstableCreateElicitationForm{
-		Message:         q.Message,
-		RequestedSchema: formSchema(q),
-		Meta:            map[string]any{scopeMeta: scope},
+	var req sdk.UnstableCreateElicitationRequest
+	if u := q.url; u != nil {
+		req.Url = &sdk.UnstableCreateElicitationUrl{ElicitationId: sdk.UnstableElicitationId(u.ElicitationID), Mode: "url",
+			Message: q.Message, Url: u.URL, Meta: map[string]any{scopeMeta: scope}}
+		st.c.log.Info("elicitation/create", "session", st.id, "toolCall", callID, "mode", "url")
+	} else {
+		req.Form = &sdk.UnstableCreateElicitationForm{
+			Message:         q.Message,
+			RequestedSchema: formSchema(&q.Question),
+			Meta:            map[string]any{scopeMeta: scope},
+		}
+		st.c.log.Info("elicitation/create", "session", st.id, "toolCall", callID, "fields", len(q.Fields))
 	}
-	st.c.log.Info("elicitation/create", "session", st.id, "toolCall", callID, "fields", len(q.Fields))
-	resp, err := st.c.sdk.UnstableCreateElicitation(ctx, sdk.UnstableCreateElicitationRequest{Form: form})
+	resp, err := st.c.sdk.UnstableCreateElicitation(ctx, req)
 	switch {
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("the question was withdrawn: %w", context.Cause(ctx))
@@ -237,6 +301,59 @@ func formSchema(q *mcp.Question) sdk.UnstableElicitationSchema {
 // (liftScope): the SDK's request type (acp-go-sdk v0.13.0) has no fields for them,
 // which the schema requires.
 const scopeMeta = "agentls/elicitationScope"
+
+// fieldsMeta is the _meta key under which agentls puts fields the Go SDK's types lack
+// (the schema's newer ones: sessionCapabilities.delete, …); liftFields moves them into
+// the object whose _meta holds them.
+const fieldsMeta = "agentls/fields"
+
+// liftFields returns line, a JSON-RPC message, with the fields under
+// _meta[fieldsMeta] of each of its objects moved into that object; other lines are
+// returned as they are.
+func liftFields(line []byte) []byte {
+	if !bytes.Contains(line, []byte(fieldsMeta)) {
+		return line
+	}
+	var msg any
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.UseNumber()
+	if d.Decode(&msg) != nil {
+		return line
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if meta, ok := v["_meta"].(map[string]any); ok {
+				if fields, ok := meta[fieldsMeta].(map[string]any); ok {
+					for k, f := range fields {
+						v[k] = f
+					}
+					delete(meta, fieldsMeta)
+					if len(meta) == 0 {
+						delete(v, "_meta")
+					}
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(msg)
+	out, err := json.Marshal(msg)
+	if err != nil {
+		return line
+	}
+	if bytes.HasSuffix(line, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out
+}
 
 // liftScope returns line, a JSON-RPC message, with an elicitation/create request's
 // scope moved from _meta[scopeMeta] to its params; other lines are returned as they

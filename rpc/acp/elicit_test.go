@@ -379,3 +379,69 @@ func TestMCPElicitationCancel(t *testing.T) {
 		t.Errorf("stopReason %q, want cancelled", res.StopReason)
 	}
 }
+
+// TestMCPURLElicitationOverACP: server-everything's URL question (trigger-url-elicitation,
+// which it offers only to a client that declares URL mode) reaches a client that takes
+// URL questions as elicitation/create in URL mode, scoped to the MCP call, with the
+// server's elicitationId and URL, and the answer reaches the server; a URL that is not
+// http(s) is declined without asking; a client without URL mode is not offered the tool.
+func TestMCPURLElicitationOverACP(t *testing.T) {
+	entry := testutil.NPMServer(t, "server-everything")
+	urlCaps := sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}, Url: &sdk.ElicitationUrlCapabilities{}}}
+	for _, tc := range []struct {
+		name   string
+		caps   sdk.ClientCapabilities
+		url    string
+		asked  bool
+		output string
+	}{
+		{"accepted", urlCaps, "https://example.com/consent?x=1", true, "accept"},
+		{"not http", urlCaps, "file:///etc/passwd", false, "decline"},
+		{"forms only", formCaps, "https://example.com/consent", false, "not registered"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			root, _ := filepath.EvalSymlinks(t.TempDir())
+			fake, model := fakeModel(t,
+				clients.Turn{Calls: []clients.ScriptCall{call("u1", "everything__trigger-url-elicitation",
+					map[string]any{"url": tc.url, "message": "Sign in to continue.", "elicitationId": "el-7"})}},
+				clients.Turn{Text: "done"},
+			)
+			a := start(t, env(t.TempDir(), t.TempDir(), model...), func(sdk.RequestPermissionRequest) sdk.PermissionOptionId { return "allow_once" })
+			a.client.elicit = accept(nil)
+			a.initializeWith(ctx, tc.caps)
+			sess, err := a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{
+				{Stdio: &sdk.McpServerStdio{Name: "everything", Command: "node", Args: []string{entry}, Env: []sdk.EnvVariable{}}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := a.prompt(ctx, sess.SessionId, "sign in"); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+				t.Fatalf("prompt = %+v, %v", res, err)
+			}
+			r := toolResponse(t, fake, "everything__trigger-url-elicitation")
+			got, _ := json.Marshal(r)
+			if !strings.Contains(strings.ToLower(string(got)), tc.output) {
+				t.Errorf("the model got %s, want %q in it", got, tc.output)
+			}
+			sent := wireParams(t, a, "elicitation/create")
+			if !tc.asked {
+				if len(sent) != 0 {
+					t.Errorf("the client was asked: %v", sent)
+				}
+				return
+			}
+			if len(sent) != 1 {
+				t.Fatalf("%d elicitation/create requests, want 1", len(sent))
+			}
+			p := sent[0]
+			if p["mode"] != "url" || p["url"] != tc.url || p["elicitationId"] != "el-7" ||
+				p["sessionId"] != string(sess.SessionId) || p["toolCallId"] != string(sess.SessionId)+"/u1" {
+				t.Errorf("elicitation/create params %v", p)
+			}
+			if msg, _ := p["message"].(string); !strings.Contains(msg, "MCP server everything asks you to open a link: Sign in to continue.") {
+				t.Errorf("message %q", msg)
+			}
+		})
+	}
+}

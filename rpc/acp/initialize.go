@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -33,9 +34,12 @@ func (c *conn) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Initi
 			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true, Image: true},
 			McpCapabilities:    sdk.McpCapabilities{Http: true, Sse: true},
 			SessionCapabilities: sdk.SessionCapabilities{
-				List:   &sdk.SessionListCapabilities{},
-				Close:  &sdk.SessionCloseCapabilities{},
-				Resume: &sdk.SessionResumeCapabilities{},
+				List:                  &sdk.SessionListCapabilities{},
+				Close:                 &sdk.SessionCloseCapabilities{},
+				Resume:                &sdk.SessionResumeCapabilities{},
+				AdditionalDirectories: &sdk.SessionAdditionalDirectoriesCapabilities{},
+				// session/delete, which the Go SDK's types do not have yet.
+				Meta: map[string]any{fieldsMeta: map[string]any{"delete": map[string]any{}}},
 			},
 			Auth: sdk.AgentAuthCapabilities{Logout: &sdk.LogoutCapabilities{}},
 		},
@@ -51,7 +55,20 @@ const (
 	codeInternal       = -32603
 	codeAuthRequired   = -32000
 	codeNotFound       = -32002
+	codeCancelled      = -32800
 )
+
+// cancelled is the answer to a request the client withdrew with $/cancel_request.
+func cancelled() *sdk.RequestError {
+	return &sdk.RequestError{Code: codeCancelled, Message: "Request cancelled: the client withdrew it ($/cancel_request)"}
+}
+
+// withdrawn reports whether the client withdrew the request of ctx with
+// $/cancel_request (the SDK cancels its context with context.Canceled; the end of
+// the connection cancels it with another cause).
+func withdrawn(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled)
+}
 
 // invalidParams is an Invalid params error with a message saying what is wrong.
 func invalidParams(format string, args ...any) *sdk.RequestError {

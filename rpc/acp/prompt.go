@@ -55,6 +55,17 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	// The SDK cancels a session's running prompt when a second one arrives; agentls
 	// refuses the second instead, so the first runs on. session/cancel cancels it
 	// through the host.
+	// A $/cancel_request of this request stops the prompt as session/cancel does: the
+	// answer is then stopReason cancelled, the schema's "valid response" to a
+	// withdrawn request.
+	stop := context.AfterFunc(ctx, func() {
+		if withdrawn(ctx) {
+			prompts, calls := st.host.Cancel(st.id)
+			questions := st.cancelElicits()
+			c.log.Info("$/cancel_request of session/prompt", "session", st.id, "prompts", prompts, "calls", calls, "questions", questions)
+		}
+	})
+	defer stop()
 	// The state rides along for a session the host let go meanwhile, which Prompt
 	// resumes with a client for the session's model (conn.newClient).
 	res, err := l.Prompt(context.WithValue(context.WithoutCancel(ctx), stateKey{}, st), text, nil, images...)
@@ -65,9 +76,6 @@ func (c *conn) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRespo
 	case err != nil:
 		c.log.Warn("prompt failed", "session", st.id, "stopReason", res.StopReason, "error", err)
 		return sdk.PromptResponse{}, failed("the prompt failed: %v", err)
-	}
-	if used := l.ContextUsed(); used > 0 {
-		c.notify(st.id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Used: used, Size: l.ContextWindow()}})
 	}
 	c.log.Info("prompt ended", "session", st.id, "stopReason", res.StopReason)
 	return sdk.PromptResponse{StopReason: stopReason(res.StopReason), Usage: usage(res.Usage)}, nil

@@ -103,7 +103,7 @@ type after struct {
 func (w *lineWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_, err := w.w.Write(liftScope(p))
+	_, err := w.w.Write(liftFields(liftScope(p)))
 	n := len(p)
 	if err != nil {
 		n = 0

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -41,6 +42,9 @@ type sessionState struct {
 	// model, when set, names the model the session's client is made for (the model
 	// config option); else the settings decide.
 	model string
+	// thoughts, when set, says whether the session's model shows its reasoning (the
+	// thoughts config option); else the settings decide (model.includeThoughts).
+	thoughts *bool
 	// calls are the tool calls shown to the client and not yet ended, by id.
 	calls map[string]*callView
 	// commands are the session's slash commands (commands.go).
@@ -82,14 +86,25 @@ type workspaceHost struct {
 	held map[string]int
 }
 
-// hostFor returns the host of the workspace rooted at cwd with the client's MCP
-// servers, made (with its tools loaded) by the first session of that workspace.
-func (c *conn) hostFor(ctx context.Context, cwd string, servers []sdk.McpServer) (*workspaceHost, error) {
+// hostFor returns the host of the workspace rooted at cwd, with the additional roots
+// extra and the client's MCP servers, made (with its tools loaded) by the first
+// session of that workspace.
+func (c *conn) hostFor(ctx context.Context, cwd string, extra []string, servers []sdk.McpServer) (*workspaceHost, error) {
 	if !filepath.IsAbs(cwd) {
 		return nil, invalidParams("cwd %q is not an absolute path", cwd)
 	}
 	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
 		return nil, invalidParams("cwd %q is not a directory", cwd)
+	}
+	var realExtra []string
+	for i, d := range extra {
+		if !filepath.IsAbs(d) {
+			return nil, invalidParams("additionalDirectories[%d]: %q is not an absolute path", i, d)
+		}
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			return nil, invalidParams("additionalDirectories[%d]: %q is not a directory", i, d)
+		}
+		realExtra = append(realExtra, realDir(d))
 	}
 	overrides, err := mcpSettings(servers)
 	if err != nil {
@@ -97,8 +112,9 @@ func (c *conn) hostFor(ctx context.Context, cwd string, servers []sdk.McpServer)
 	}
 	key, err := json.Marshal(struct {
 		Root      string
+		Extra     []string
 		Overrides settings.Settings
-	}{realDir(cwd), overrides})
+	}{realDir(cwd), realExtra, overrides})
 	if err != nil {
 		return nil, failed("%v", err)
 	}
@@ -121,7 +137,7 @@ func (c *conn) hostFor(ctx context.Context, cwd string, servers []sdk.McpServer)
 			return nil, ctx.Err()
 		}
 	}
-	wh.host, wh.err = c.newHost(ctx, wh, cwd, overrides)
+	wh.host, wh.err = c.newHost(ctx, wh, append([]string{cwd}, extra...), overrides)
 	if wh.err != nil {
 		c.mu.Lock()
 		if c.hosts[string(key)] == wh {
@@ -133,9 +149,9 @@ func (c *conn) hostFor(ctx context.Context, cwd string, servers []sdk.McpServer)
 	return wh, wh.err
 }
 
-// newHost makes the host of wh in cwd with the client's MCP servers (overrides), whose
-// tools are loaded before it returns.
-func (c *conn) newHost(ctx context.Context, wh *workspaceHost, cwd string, overrides settings.Settings) (*session.Host, error) {
+// newHost makes the host of wh in roots (the cwd, then the additional directories)
+// with the client's MCP servers (overrides), whose tools are loaded before it returns.
+func (c *conn) newHost(ctx context.Context, wh *workspaceHost, roots []string, overrides settings.Settings) (*session.Host, error) {
 	store, err := c.store()
 	if err != nil {
 		return nil, err
@@ -144,16 +160,23 @@ func (c *conn) newHost(ctx context.Context, wh *workspaceHost, cwd string, overr
 	caps := c.caps
 	c.mu.Unlock()
 	o := c.srv.o
-	// MCP servers' questions go to a client that takes forms; else they are declined.
+	// MCP servers' questions go to a client that takes forms (and URLs); else they are
+	// declined.
 	var elicit mcp.Elicitor
-	if formClient(caps) {
+	switch {
+	case urlClient(caps):
+		elicit = hostURLElicitor{hostElicitor{wh}, formClient(caps)}
+	case formClient(caps):
 		elicit = hostElicitor{wh}
 	}
 	host, err := session.NewHost(session.HostOptions{
 		Toolbox: toolbox.Options{
-			Roots:     []string{cwd},
-			ConfigDir: o.ConfigDir,
-			GeminiDir: o.GeminiDir,
+			Roots: roots,
+			// Additional directories are confined as the cwd is: readable by the user,
+			// and not where the sandbox keeps commands out.
+			CheckRoots: true,
+			ConfigDir:  o.ConfigDir,
+			GeminiDir:  o.GeminiDir,
 			// The client's servers count as the user's own settings: the workspace's
 			// settings files can only tighten them, as for an editor's options.
 			Overrides: overrides,
@@ -167,8 +190,12 @@ func (c *conn) newHost(ctx context.Context, wh *workspaceHost, cwd string, overr
 		Observe:   c.observe,
 		Logger:    c.log,
 	})
-	if err != nil {
-		return nil, failed("cannot set up the workspace %s: %v", cwd, err)
+	var re *toolbox.RootError
+	switch {
+	case errors.As(err, &re):
+		return nil, invalidParams("additionalDirectories: %v", re)
+	case err != nil:
+		return nil, failed("cannot set up the workspace %s: %v", roots[0], err)
 	}
 	if caps.Fs.WriteTextFile {
 		host.Toolbox().Workspace.SetWriter(clientWriter{c: c, read: caps.Fs.ReadTextFile})
@@ -179,10 +206,10 @@ func (c *conn) newHost(ctx context.Context, wh *workspaceHost, cwd string, overr
 	return host, nil
 }
 
-// newState makes a session state in the workspace rooted at cwd with the client's MCP
-// servers; its session is opened next (open).
-func (c *conn) newState(ctx context.Context, cwd string, servers []sdk.McpServer) (*sessionState, error) {
-	wh, err := c.hostFor(ctx, cwd, servers)
+// newState makes a session state in the workspace rooted at cwd, with the additional
+// roots extra and the client's MCP servers; its session is opened next (open).
+func (c *conn) newState(ctx context.Context, cwd string, extra []string, servers []sdk.McpServer) (*sessionState, error) {
+	wh, err := c.hostFor(ctx, cwd, extra, servers)
 	if err != nil {
 		return nil, err
 	}
@@ -265,6 +292,9 @@ func (st *sessionState) newClient(ctx context.Context, s settings.Settings) (cli
 	st.mu.Lock()
 	if st.model != "" {
 		s.Model.Name = st.model
+	}
+	if st.thoughts != nil {
+		s.Model.IncludeThoughts = *st.thoughts
 	}
 	st.mu.Unlock()
 	return newClient(ctx, s)
@@ -382,7 +412,7 @@ func (c *conn) add(st *sessionState) {
 
 // NewSession starts a session in the workspace rooted at cwd.
 func (c *conn) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	st, err := c.newState(ctx, p.Cwd, p.McpServers)
+	st, err := c.newState(ctx, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -392,6 +422,11 @@ func (c *conn) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 		return sdk.NewSessionResponse{}, err
 	}
 	st.id = l.ID()
+	if withdrawn(ctx) {
+		// Withdrawn while its workspace was set up: nobody will use it.
+		st.close()
+		return sdk.NewSessionResponse{}, cancelled()
+	}
 	c.add(st)
 	c.log.Info("session/new", "session", st.id, "cwd", p.Cwd, "model", l.Model(), "mcpServers", len(p.McpServers))
 	// After the answer, which tells the client of the session.
@@ -401,14 +436,21 @@ func (c *conn) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.New
 		Meta: st.meta()}, nil
 }
 
-// resume opens the stored session id in cwd, or returns it when the connection has
-// it already.
-func (c *conn) resume(ctx context.Context, id sdk.SessionId, cwd string, servers []sdk.McpServer) (*sessionState, *session.Live, error) {
+// resume opens the stored session id in cwd, with the additional roots extra, or
+// returns it when the connection has it already. A session started in another
+// workspace is refused: its conversation is about that one.
+func (c *conn) resume(ctx context.Context, id sdk.SessionId, cwd string, extra []string, servers []sdk.McpServer) (*sessionState, *session.Live, error) {
 	if st, err := c.session(id); err == nil {
+		if realDir(st.cwd) != realDir(cwd) {
+			return nil, nil, invalidParams("session %s belongs to the workspace %s, not %s: resume it with that cwd", id, st.cwd, cwd)
+		}
 		l, err := st.open(ctx, st.id)
 		return st, l, err
 	}
-	st, err := c.newState(ctx, cwd, servers)
+	if err := c.checkWorkspace(string(id), cwd); err != nil {
+		return nil, nil, err
+	}
+	st, err := c.newState(ctx, cwd, extra, servers)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -425,7 +467,7 @@ func (c *conn) resume(ctx context.Context, id sdk.SessionId, cwd string, servers
 // LoadSession resumes a stored session and replays its conversation as session/update
 // notifications before answering.
 func (c *conn) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	st, l, err := c.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
+	st, l, err := c.resume(ctx, p.SessionId, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -440,7 +482,7 @@ func (c *conn) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.L
 
 // ResumeSession resumes a stored session without replaying it.
 func (c *conn) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	st, l, err := c.resume(ctx, p.SessionId, p.Cwd, p.McpServers)
+	st, l, err := c.resume(ctx, p.SessionId, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
@@ -461,40 +503,108 @@ func (c *conn) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.C
 	return sdk.CloseSessionResponse{}, nil
 }
 
-// ListSessions lists the stored sessions, newest first: those started in cwd when the
-// request names one.
-func (c *conn) ListSessions(_ context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+// ListSessions lists the stored sessions, newest first, a page at a time: those
+// started in cwd when the request names one.
+func (c *conn) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
 	store, err := c.store()
 	if err != nil {
 		return sdk.ListSessionsResponse{}, err
 	}
-	infos, err := store.List()
-	if err != nil {
-		return sdk.ListSessionsResponse{}, failed("listing the sessions: %v", err)
-	}
-	var cwd string
+	q := session.PageQuery{}
 	if p.Cwd != nil {
-		cwd = realDir(*p.Cwd)
+		if !filepath.IsAbs(*p.Cwd) {
+			return sdk.ListSessionsResponse{}, invalidParams("cwd %q is not an absolute path", *p.Cwd)
+		}
+		q.Root = *p.Cwd
 	}
-	out := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
-	for _, i := range infos {
-		roots, err := store.Roots(i.ID)
-		if err != nil || len(roots) == 0 {
-			continue
+	if p.Cursor != nil {
+		q.Cursor = *p.Cursor
+	}
+	page, err := store.Page(q)
+	switch {
+	case errors.Is(err, session.ErrCursor):
+		return sdk.ListSessionsResponse{}, invalidParams("%v", err)
+	case err != nil:
+		return sdk.ListSessionsResponse{}, failed("listing the sessions: %v", err)
+	case ctx.Err() != nil:
+		return sdk.ListSessionsResponse{}, cancelled()
+	}
+	out := sdk.ListSessionsResponse{Sessions: make([]sdk.SessionInfo, 0, len(page.Sessions))}
+	for _, b := range page.Sessions {
+		if len(b.Roots) == 0 {
+			continue // stored by a version that did not record its workspace
 		}
-		if p.Cwd != nil && cwd != realDir(roots[0]) {
-			continue
+		info := sdk.SessionInfo{SessionId: sdk.SessionId(b.ID), Cwd: b.Roots[0], UpdatedAt: sdk.Ptr(b.Updated.UTC().Format(time.RFC3339))}
+		if b.Title != "" {
+			info.Title = sdk.Ptr(b.Title)
 		}
-		info := sdk.SessionInfo{SessionId: sdk.SessionId(i.ID), Cwd: roots[0], UpdatedAt: sdk.Ptr(i.Updated.UTC().Format(time.RFC3339))}
-		if i.Title != "" {
-			info.Title = sdk.Ptr(i.Title)
-		}
-		if len(roots) > 1 {
-			info.AdditionalDirectories = roots[1:]
+		if len(b.Roots) > 1 {
+			info.AdditionalDirectories = b.Roots[1:]
 		}
 		out.Sessions = append(out.Sessions, info)
 	}
+	if page.Next != "" {
+		out.NextCursor = sdk.Ptr(page.Next)
+	}
 	return out, nil
+}
+
+// checkWorkspace refuses to resume the stored session id in cwd when it was started in
+// another workspace; a session the store does not have is left to open to report.
+func (c *conn) checkWorkspace(id, cwd string) error {
+	store, err := c.store()
+	if err != nil {
+		return err
+	}
+	roots, err := store.Roots(id)
+	if err != nil || len(roots) == 0 {
+		return nil
+	}
+	if realDir(roots[0]) != realDir(cwd) {
+		return invalidParams("session %s belongs to the workspace %s, not %s: resume it with that cwd", id, roots[0], cwd)
+	}
+	return nil
+}
+
+// DeleteSession removes a stored session (session/delete): one the connection has
+// open is closed first. A session answering a prompt is not deleted.
+func (c *conn) DeleteSession(_ context.Context, id string) error {
+	if id == "" {
+		return invalidParams("session/delete needs a sessionId")
+	}
+	c.mu.Lock()
+	st := c.sessions[id]
+	c.mu.Unlock()
+	var err error
+	if st != nil {
+		err = st.host.DeleteSession(id)
+	} else {
+		var store *session.Store
+		if store, err = c.store(); err == nil {
+			err = store.Delete(id)
+		}
+	}
+	switch {
+	case errors.Is(err, session.ErrBusy):
+		return &sdk.RequestError{Code: codeInvalidRequest, Message: fmt.Sprintf(
+			"session %s is answering a prompt: send session/cancel (or wait for its answer), then delete it", id)}
+	case errors.Is(err, fs.ErrNotExist):
+		return &sdk.RequestError{Code: codeNotFound, Message: fmt.Sprintf("%v (session/list lists the stored sessions)", err)}
+	case errors.Is(err, session.ErrInvalidID):
+		return invalidParams("%v", err)
+	case err != nil:
+		return failed("%v", err)
+	}
+	if st != nil {
+		c.mu.Lock()
+		if c.sessions[id] == st {
+			delete(c.sessions, id)
+		}
+		c.mu.Unlock()
+		st.cancelElicits()
+	}
+	c.log.Info("session/delete", "session", id)
+	return nil
 }
 
 // realDir returns dir with its symbolic links resolved, when it can be.
@@ -574,11 +684,17 @@ func (st *sessionState) modeChanged(m confirm.Mode, options bool) {
 }
 
 // The ids of the config options: the approval mode (the modes again, for the clients
-// that read only configOptions) and the model.
+// that read only configOptions), the model, and whether a Gemini model shows its
+// reasoning (a boolean of category model_config).
 const (
-	modeConfigID  = "mode"
-	modelConfigID = "model"
+	modeConfigID     = "mode"
+	modelConfigID    = "model"
+	thoughtsConfigID = "thoughts"
 )
+
+// categoryModelConfig is the category of model parameters, which the Go SDK's types
+// do not name yet.
+const categoryModelConfig sdk.SessionConfigOptionCategory = "model_config"
 
 // geminiModels are the models offered besides the one in use, when it is Gemini.
 var geminiModels = []string{"gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"}
@@ -614,13 +730,55 @@ func (st *sessionState) configOptionsWith(m confirm.Mode, cur string) []sdk.Sess
 	o.Select.Id = modelConfigID
 	o.Select.Name = "Model"
 	o.Select.Category = sdk.Ptr(sdk.SessionConfigOptionCategoryModel)
-	return []sdk.SessionConfigOption{mode, o}
+	if !strings.HasPrefix(cur, "gemini-") {
+		return []sdk.SessionConfigOption{mode, o}
+	}
+	t := sdk.NewSessionConfigOptionBoolean(st.showsThoughts())
+	t.Boolean.Id = thoughtsConfigID
+	t.Boolean.Name = "Show thinking"
+	t.Boolean.Description = sdk.Ptr("Ask the model for summaries of its reasoning, shown as thoughts")
+	t.Boolean.Category = sdk.Ptr(categoryModelConfig)
+	return []sdk.SessionConfigOption{mode, o, t}
 }
 
-// SetSessionConfigOption sets the session's approval mode (as session/set_mode does)
-// or its model: for a new model the session is let go and resumed from the store with
-// a client for it.
+// showsThoughts reports whether the session's model is asked for its reasoning.
+func (st *sessionState) showsThoughts() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.thoughts != nil {
+		return *st.thoughts
+	}
+	return st.host.Toolbox().Config().Settings.Model.IncludeThoughts
+}
+
+// SetSessionConfigOption sets the session's approval mode (as session/set_mode does),
+// its model or whether its model shows its reasoning: for a new model, or a new
+// value of the latter, the session is let go and resumed from the store with a client
+// made for it.
 func (c *conn) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	if b := p.Boolean; b != nil {
+		st, err := c.session(b.SessionId)
+		if err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		if b.ConfigId != thoughtsConfigID {
+			return sdk.SetSessionConfigOptionResponse{}, invalidParams("config option %q is not a boolean: agentls's boolean option is %q", b.ConfigId, thoughtsConfigID)
+		}
+		l, err := st.open(ctx, st.id)
+		if err != nil {
+			return sdk.SetSessionConfigOptionResponse{}, err
+		}
+		if !strings.HasPrefix(l.Model(), "gemini-") {
+			return sdk.SetSessionConfigOptionResponse{}, invalidParams("config option %q is offered for Gemini models only, not %s", thoughtsConfigID, l.Model())
+		}
+		if b.Value != st.showsThoughts() {
+			if l, err = st.remake(ctx, func() { st.thoughts = sdk.Ptr(b.Value) }); err != nil {
+				return sdk.SetSessionConfigOptionResponse{}, err
+			}
+			c.log.Info("session/set_config_option", "session", st.id, thoughtsConfigID, b.Value)
+		}
+		return sdk.SetSessionConfigOptionResponse{ConfigOptions: st.configOptions(l)}, nil
+	}
 	v := p.ValueId
 	if v == nil {
 		return sdk.SetSessionConfigOptionResponse{}, invalidParams("agentls's config options, %q and %q, take a value id", modeConfigID, modelConfigID)
@@ -643,8 +801,10 @@ func (c *conn) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfi
 		st.modeChanged(m, false)
 		return sdk.SetSessionConfigOptionResponse{ConfigOptions: st.configOptionsWith(m, l.Model())}, nil
 	case modelConfigID:
+	case thoughtsConfigID:
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("config option %q takes a boolean (type \"boolean\")", v.ConfigId)
 	default:
-		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q: agentls has %q and %q", v.ConfigId, modeConfigID, modelConfigID)
+		return sdk.SetSessionConfigOptionResponse{}, invalidParams("unknown config option %q: agentls has %q, %q and %q", v.ConfigId, modeConfigID, modelConfigID, thoughtsConfigID)
 	}
 	l, err := st.open(ctx, st.id)
 	if err != nil {
@@ -656,23 +816,34 @@ func (c *conn) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfi
 		return sdk.SetSessionConfigOptionResponse{}, invalidParams("model %q is not one of %s", v.Value, strings.Join(valid, ", "))
 	}
 	if string(v.Value) != l.Model() {
-		st.mu.Lock()
-		prev := st.model
-		st.model = string(v.Value)
-		st.mu.Unlock()
-		if err := st.host.CloseSession(st.id); err != nil {
-			st.mu.Lock()
-			st.model = prev
-			st.mu.Unlock()
-			return sdk.SetSessionConfigOptionResponse{}, &sdk.RequestError{Code: codeInvalidRequest,
-				Message: fmt.Sprintf("the model cannot change while the session answers a prompt: %v", err)}
-		}
-		if l, err = st.open(ctx, st.id); err != nil {
+		if l, err = st.remake(ctx, func() { st.model = string(v.Value) }); err != nil {
 			return sdk.SetSessionConfigOptionResponse{}, err
 		}
 		c.log.Info("session/set_config_option", "session", st.id, "model", l.Model())
 	}
 	return sdk.SetSessionConfigOptionResponse{ConfigOptions: st.configOptions(l)}, nil
+}
+
+// remake applies change to the choices the session's model client is made from (with
+// st.mu held) and renews the session with a client made for them; while a prompt
+// runs, the change is undone and refused.
+func (st *sessionState) remake(ctx context.Context, change func()) (*session.Live, error) {
+	st.mu.Lock()
+	model, thoughts := st.model, st.thoughts
+	change()
+	st.mu.Unlock()
+	l, err := st.host.Renew(context.WithoutCancel(context.WithValue(ctx, stateKey{}, st)), st.id)
+	if err != nil {
+		st.mu.Lock()
+		st.model, st.thoughts = model, thoughts
+		st.mu.Unlock()
+		if errors.Is(err, session.ErrBusy) {
+			return nil, &sdk.RequestError{Code: codeInvalidRequest,
+				Message: fmt.Sprintf("the model's options cannot change while the session answers a prompt: %v", err)}
+		}
+		return nil, failed("%v", err)
+	}
+	return l, nil
 }
 
 // optionValues returns the values of the select option id of opts.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -24,6 +25,9 @@ type callView struct {
 	output    strings.Builder
 	// terminal is the id of the client's terminal the call runs in, if it does.
 	terminal string
+	// live, for a shell command shown as a terminal of its own (liveoutput.go), is
+	// what that terminal was shown.
+	live *liveTerminal
 }
 
 // observe maps the session's updates onto session/update notifications. It is called
@@ -36,11 +40,24 @@ func (st *sessionState) observe(u session.Update) {
 	id := u.Session
 	switch u.Kind {
 	case session.UpdateMessage:
-		st.c.notify(id, sdk.UpdateAgentMessageText(u.Text))
+		up := sdk.UpdateAgentMessageText(u.Text)
+		up.AgentMessageChunk.MessageId = messageID(u.MessageID)
+		st.c.notify(id, up)
 	case session.UpdateThought:
-		st.c.notify(id, sdk.UpdateAgentThoughtText(u.Text))
+		up := sdk.UpdateAgentThoughtText(u.Text)
+		up.AgentThoughtChunk.MessageId = messageID(u.MessageID)
+		st.c.notify(id, up)
 	case session.UpdateUserMessage:
-		st.c.notify(id, sdk.UpdateUserMessageText(u.Text))
+		up := sdk.UpdateUserMessageText(u.Text)
+		up.UserMessageChunk.MessageId = messageID(u.MessageID)
+		st.c.notify(id, up)
+	case session.UpdateInfo:
+		st.c.notify(id, sdk.SessionUpdate{SessionInfoUpdate: &sdk.SessionSessionInfoUpdate{
+			Title: sdk.Ptr(u.Title), UpdatedAt: sdk.Ptr(time.Now().UTC().Format(time.RFC3339))}})
+	case session.UpdateUsage:
+		if u.Usage != nil && u.Usage.PromptTokens > 0 {
+			st.c.notify(id, sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Used: u.Usage.PromptTokens, Size: u.Window}})
+		}
 	case session.UpdateCompression:
 		st.c.notify(id, sdk.UpdateAgentThoughtText("["+u.Text+"]\n"))
 	case session.UpdatePlan:
@@ -54,6 +71,14 @@ func (st *sessionState) observe(u session.Update) {
 	case session.UpdateMode:
 		st.modeChanged(u.Mode, true)
 	}
+}
+
+// messageID is a chunk's message id, nil when it has none.
+func messageID(id string) *string {
+	if id == "" {
+		return nil
+	}
+	return &id
 }
 
 // planStatus maps a todo's status onto the plan's; a cancelled todo shows as completed,
@@ -88,7 +113,14 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 	v, shown := st.calls[ev.CallID]
 	if !shown {
 		v = &callView{name: ev.Name, title: cmp.Or(ev.Title, ev.Name)}
+		if st.metaTerminal(ev.Name, ev.Args) {
+			v.live = &liveTerminal{}
+		}
 		st.calls[ev.CallID] = v
+	}
+	if live := v.live; live != nil {
+		st.liveCall(sessionID, ev, v, shown)
+		return // st.mu unlocked
 	}
 	if ev.Status == tools.StatusExecuting {
 		v.executing = true
@@ -166,6 +198,64 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 		return // nothing the client shows changed
 	}
 	st.c.notify(sessionID, sdk.SessionUpdate{ToolCallUpdate: up})
+}
+
+// liveCall shows a tool call's event for a shell command shown as a terminal of its
+// own (liveoutput.go). st.mu is held; liveCall unlocks it.
+func (st *sessionState) liveCall(sessionID string, ev tools.Event, v *callView, shown bool) {
+	id := sdk.ToolCallId(ev.CallID)
+	live := v.live
+	var data, rest string
+	switch {
+	case ev.Output != "":
+		data = live.take(ev.Output)
+	case ev.Status.Terminal():
+		rest = live.end(ev.Result)
+	}
+	st.mu.Unlock()
+	if !shown {
+		st.c.notify(sessionID, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
+			ToolCallId: id,
+			Title:      v.title,
+			Kind:       toolKind(ev.Kind),
+			Status:     sdk.ToolCallStatusPending,
+			Locations:  locations(ev.Locations),
+			RawInput:   rawInput(ev.Args),
+			Content:    []sdk.ToolCallContent{sdk.ToolTerminalRef(ev.CallID)},
+			Meta:       withMeta(parentMeta(ev.Parent), "terminal_info", map[string]any{"terminal_id": ev.CallID, "cwd": st.terminalCwd(ev.Args)}),
+		}})
+		if ev.Status == tools.StatusScheduled {
+			return
+		}
+	}
+	output := func(data string) {
+		st.c.notify(sessionID, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: id,
+			Meta: withMeta(parentMeta(ev.Parent), "terminal_output", map[string]any{"terminal_id": ev.CallID, "data": data})}})
+	}
+	switch {
+	case data != "":
+		output(data)
+	case ev.Status == tools.StatusExecuting:
+		st.c.notify(sessionID, sdk.SessionUpdate{ToolCallUpdate: &sdk.SessionToolCallUpdate{ToolCallId: id, Meta: parentMeta(ev.Parent),
+			Status: sdk.Ptr(sdk.ToolCallStatusInProgress)}})
+	case ev.Status.Terminal():
+		if rest != "" {
+			output(rest)
+		}
+		up := &sdk.SessionToolCallUpdate{ToolCallId: id, Status: sdk.Ptr(sdk.ToolCallStatusFailed),
+			Content: []sdk.ToolCallContent{sdk.ToolTerminalRef(ev.CallID)},
+			Meta:    withMeta(parentMeta(ev.Parent), "terminal_exit", exitMeta(ev.CallID, ev.Result))}
+		if ev.Status == tools.StatusSuccess {
+			up.Status = sdk.Ptr(sdk.ToolCallStatusCompleted)
+		}
+		if r := ev.Result; r != nil {
+			up.RawOutput = r
+			if r.Error != nil {
+				up.Content = append(up.Content, sdk.ToolContent(sdk.TextBlock(string(r.Error.Type)+": "+r.Error.Message)))
+			}
+		}
+		st.c.notify(sessionID, sdk.SessionUpdate{ToolCallUpdate: up})
+	}
 }
 
 // parentMeta is the _meta of a call's updates: the call it runs within, when it runs

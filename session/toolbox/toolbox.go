@@ -7,6 +7,7 @@ package toolbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -53,6 +54,11 @@ type Options struct {
 	// adapted by Tool as they are. A change of the settings' agents makes a new
 	// registry.
 	Extra func(settings.Settings) []tools.Tool
+	// CheckRoots refuses (with a *RootError) roots after the first that the user
+	// cannot read, or that lie in a path the sandbox keeps from commands (the user's
+	// keys, agentls's configuration, tools.sandbox.hiddenPaths), which a root there would
+	// open to them: for roots a client names, such as ACP's additionalDirectories.
+	CheckRoots bool
 	// NoteUnsaved says that the front end's editor may leave the agent's edits in its
 	// buffers unsaved: run_shell_command's results then name those still unsaved.
 	NoteUnsaved bool
@@ -211,6 +217,11 @@ func New(o Options) (*Toolbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.CheckRoots {
+		if err := checkRoots(ws.Roots()[1:], box); err != nil {
+			return nil, err
+		}
+	}
 	mode := o.Mode
 	if mode == "" {
 		mode = s.ApprovalMode
@@ -277,6 +288,39 @@ func (tb *Toolbox) readAddons(trusted bool) {
 // in the Config, which New leaves to a goroutine: what lists or runs commands, opens a
 // session or starts the MCP servers waits for it first.
 func (tb *Toolbox) WaitAddons() { <-tb.addonsDone }
+
+// RootError is the error of a workspace root a toolbox refuses (Options.CheckRoots).
+type RootError struct {
+	Root   string
+	Reason string
+}
+
+func (e *RootError) Error() string {
+	return fmt.Sprintf("the folder %s cannot be a workspace root: %s", e.Root, e.Reason)
+}
+
+// checkRoots refuses roots the user cannot read and roots that lie in what box keeps
+// from commands.
+func checkRoots(roots []string, box *sandbox.Sandbox) error {
+	for _, r := range roots {
+		f, err := os.Open(r)
+		if err == nil {
+			_, err = f.Readdirnames(1)
+			f.Close()
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+		}
+		if err != nil {
+			return &RootError{Root: r, Reason: fmt.Sprintf("it cannot be read (%v)", errors.Unwrap(err))}
+		}
+		if h := box.Secret(r); h != "" {
+			return &RootError{Root: r, Reason: fmt.Sprintf("it lies in %s, which agentls keeps from commands "+
+				"(the user's keys, agentls's configuration, or tools.sandbox.hiddenPaths)", h)}
+		}
+	}
+	return nil
+}
 
 // newSandbox returns the sandbox of settings s on this machine.
 func (tb *Toolbox) newSandbox(s settings.Settings) (*sandbox.Sandbox, error) {

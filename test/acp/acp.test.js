@@ -406,3 +406,147 @@ test('malformed input gets JSON-RPC errors, and the agent keeps serving', opts, 
   }
   assert.equal(lines.find((l) => l.id === 'ok').result.protocolVersion, 1);
 });
+
+// The parts of ACP v1 stabilised in 2026.
+
+/** Writes n stored sessions started in root, newest first from skip seconds before noon. */
+function storeSessions(home, root, skip, n) {
+  const dir = path.join(home, 'state', 'agentls', 'sessions');
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const ids = [];
+  for (let i = skip; i < skip + n; i++) {
+    const at = new Date(Date.UTC(2026, 5, 1, 12, 0, 0) - i * 1000);
+    const id = `${at.toISOString().replace(/[-:]/g, '').replace('T', '-').replace('Z', '')}-${i.toString(16).padStart(8, '0')}`;
+    const file = path.join(dir, `${id}.jsonl`);
+    fs.writeFileSync(file, `{"type":"session","id":"${id}","created":"${at.toISOString()}","roots":${JSON.stringify([root])}}\n`
+      + `{"type":"prompt","text":"stored prompt ${i}","time":"${at.toISOString()}"}\n`, { mode: 0o600 });
+    fs.utimesSync(file, at, at);
+    ids.push(id);
+  }
+  return ids;
+}
+
+test('session/list in pages, session_info_update, usage_update, message ids, session/delete', opts, async (t) => {
+  const root = makeWorkspace();
+  const other = makeWorkspace();
+  const home = tmpHome();
+  const stored = storeSessions(home, root, 0, 70);
+  storeSessions(home, other, 70, 10);
+  const fake = await startFakeGemini({ turns: [{ text: 'Hello.', chunks: 1, usage: { inputTokens: 321 } }] });
+  t.after(() => fake.stop());
+  const a = startAgent(agentEnv(home, fake.env));
+  t.after(() => a.close());
+  const init = await initialize(a.agent);
+  assert.deepEqual(init.agentCapabilities.sessionCapabilities.delete, {});
+  assert.deepEqual(init.agentCapabilities.sessionCapabilities.additionalDirectories, {});
+
+  const listed = [];
+  let cursor;
+  let pages = 0;
+  do {
+    const res = await a.agent.request(acp.methods.agent.session.list, { cwd: root, ...(cursor ? { cursor } : {}) });
+    listed.push(...res.sessions.map((s) => s.sessionId));
+    cursor = res.nextCursor;
+    pages++;
+  } while (cursor);
+  assert.deepEqual(listed, stored, 'every session of the cwd, newest first, once');
+  assert.ok(pages > 1, `${pages} page(s)`);
+  const first = await a.agent.request(acp.methods.agent.session.list, { cwd: root });
+  await assert.rejects(a.agent.request(acp.methods.agent.session.list, { cwd: other, cursor: first.nextCursor }),
+    (err) => err.code === -32602 && /another workspace/.test(err.message));
+
+  const { sessionId } = await newSession(a.agent, root);
+  assert.equal((await prompt(a.agent, sessionId, 'Greet me\nplease')).stopReason, 'end_turn');
+  await a.settled(() => a.of('usage_update').length > 0, 'usage_update');
+  assert.deepEqual(a.of('session_info_update').map((u) => u.title), ['Greet me']);
+  const usage = a.of('usage_update')[0];
+  assert.equal(usage.used, 321);
+  assert.ok(usage.size > 0, `context window ${usage.size}`);
+  assert.ok(a.of('agent_message_chunk').every((u) => typeof u.messageId === 'string' && u.messageId.length > 0), 'message ids');
+
+  await a.agent.request(acp.methods.agent.session.delete, { sessionId });
+  const after = await a.agent.request(acp.methods.agent.session.list, { cwd: root });
+  assert.ok(!after.sessions.some((s) => s.sessionId === sessionId), 'the deleted session is not listed');
+  await assert.rejects(a.agent.request(acp.methods.agent.session.resume, { sessionId, cwd: root, mcpServers: [] }),
+    (err) => err.code === -32002);
+  await assert.rejects(a.agent.request(acp.methods.agent.session.resume, { sessionId: stored[0], cwd: other, mcpServers: [] }),
+    (err) => err.code === -32602 && /belongs to the workspace/.test(err.message));
+});
+
+test('additionalDirectories: a root the tools reach; one of the user\'s keys refused', opts, async (t) => {
+  const root = makeWorkspace();
+  const extra = makeWorkspace({ 'b.txt': 'from the extra root\n' });
+  const fake = await startFakeGemini({
+    turns: [{ calls: [call('r1', 'read_file', { file_path: path.join(extra, 'b.txt') })] }, { text: 'Read it.' }],
+  });
+  t.after(() => fake.stop());
+  const home = tmpHome();
+  fs.mkdirSync(path.join(home, '.ssh'), { mode: 0o700 });
+  const a = startAgent(agentEnv(home, fake.env));
+  t.after(() => a.close());
+  await initialize(a.agent);
+  await assert.rejects(a.agent.request(acp.methods.agent.session.new, { cwd: root, additionalDirectories: [path.join(home, '.ssh')], mcpServers: [] }),
+    (err) => err.code === -32602 && /keeps from commands/.test(err.message));
+  await assert.rejects(a.agent.request(acp.methods.agent.session.new, { cwd: root, additionalDirectories: ['relative'], mcpServers: [] }),
+    (err) => err.code === -32602 && /absolute/.test(err.message));
+  const { sessionId } = await a.agent.request(acp.methods.agent.session.new, { cwd: root, additionalDirectories: [extra], mcpServers: [] });
+  assert.equal((await prompt(a.agent, sessionId, 'read b.txt')).stopReason, 'end_turn');
+  assert.match(JSON.stringify(fake.requests()[1].contents.at(-1)), /from the extra root/);
+  const list = await a.agent.request(acp.methods.agent.session.list, { cwd: root });
+  assert.deepEqual(list.sessions.map((s) => s.additionalDirectories), [[extra]]);
+});
+
+test('$/cancel_request of a prompt stops it as session/cancel does', opts, async (t) => {
+  const fake = await startFakeGemini({ turns: [{ text: 'Working', chunks: 1, hang: true }] });
+  t.after(() => fake.stop());
+  const a = startAgent(agentEnv(tmpHome(), fake.env));
+  t.after(() => a.close());
+  await initialize(a.agent);
+  const { sessionId } = await newSession(a.agent, makeWorkspace());
+  const abort = new AbortController();
+  const answer = a.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: 'text', text: 'work' }] }, { cancellationSignal: abort.signal })
+    .then((r) => r.stopReason, (err) => (err.code === -32800 ? 'request cancelled' : Promise.reject(err)));
+  await a.waitFor((n) => n.update.sessionUpdate === 'agent_message_chunk', 'the prompt to stream');
+  abort.abort();
+  assert.ok(['cancelled', 'request cancelled'].includes(await withTimeout(answer, 20000, 'the withdrawn prompt\'s answer')));
+});
+
+test('the boolean thoughts option of category model_config', opts, async (t) => {
+  const fake = await startFakeGemini({ turns: [{ text: 'One.' }] });
+  t.after(() => fake.stop());
+  const a = startAgent(agentEnv(tmpHome(), fake.env));
+  t.after(() => a.close());
+  await initialize(a.agent);
+  const { sessionId, configOptions } = await newSession(a.agent, makeWorkspace());
+  const thoughts = configOptions.find((o) => o.id === 'thoughts');
+  assert.deepEqual([thoughts?.type, thoughts?.category, thoughts?.currentValue], ['boolean', 'model_config', false]);
+  const res = await a.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: 'thoughts', type: 'boolean', value: true });
+  assert.equal(res.configOptions.find((o) => o.id === 'thoughts').currentValue, true);
+  assert.equal((await prompt(a.agent, sessionId, 'one')).stopReason, 'end_turn');
+  assert.equal(fake.requests()[0].generationConfig?.thinkingConfig?.includeThoughts, true);
+});
+
+test('live shell output by the _meta.terminal_* convention, head and tail bounded', opts, async (t) => {
+  const fake = await startFakeGemini({
+    turns: [{ calls: [call('s1', 'run_shell_command', { command: 'seq 1 60000' })] }, { text: 'Counted.' }],
+  });
+  t.after(() => fake.stop());
+  const a = startAgent(agentEnv(tmpHome(), fake.env), () => 'allow_once');
+  t.after(() => a.close());
+  await initialize(a.agent, { _meta: { terminal_output: true } });
+  const root = makeWorkspace();
+  const { sessionId } = await newSession(a.agent, root);
+  assert.equal((await prompt(a.agent, sessionId, 'count')).stopReason, 'end_turn');
+  const id = `${sessionId}/s1`;
+  await a.settled(() => a.updates.some((n) => n.update._meta?.terminal_exit), 'terminal_exit');
+  const mine = a.updates.map((n) => n.update).filter((u) => u.toolCallId === id);
+  const start = mine.find((u) => u.sessionUpdate === 'tool_call');
+  assert.deepEqual(start.content, [{ type: 'terminal', terminalId: id }]);
+  assert.deepEqual(start._meta.terminal_info, { terminal_id: id, cwd: root });
+  const out = mine.map((u) => u._meta?.terminal_output?.data ?? '').join('');
+  assert.ok(out.startsWith('1\n2\n3\n') && out.endsWith('59999\n60000\n'), 'the head and the tail');
+  assert.match(out, /bytes of output are not shown here; the full output is saved in /);
+  assert.ok(out.length < 140 * 1024, `${out.length} bytes shown`);
+  assert.deepEqual(mine.at(-1)._meta.terminal_exit, { terminal_id: id, exit_code: 0, signal: null });
+  assert.equal(mine.at(-1).status, 'completed');
+});

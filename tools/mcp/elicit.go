@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
+
+	"github.com/agentls/agentls/tools/web/redact"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,6 +60,29 @@ type Answer struct {
 // a person's refusal is an Answer.
 type Elicitor interface {
 	Elicit(ctx context.Context, q *Question) (*Answer, error)
+}
+
+// URLQuestion is a server's elicitation/create in URL mode: the person is asked to
+// open URL (in a browser, out of band) for what Message says.
+type URLQuestion struct {
+	// Server names the MCP server that asks.
+	Server        string `json:"server"`
+	Message       string `json:"message"`
+	URL           string `json:"url"`
+	ElicitationID string `json:"elicitationId"`
+}
+
+// URLElicitor is an Elicitor that can also ask a person to open a URL. A manager
+// whose Elicitor is one declares URL mode to its servers; otherwise their URL
+// questions are declined.
+type URLElicitor interface {
+	Elicitor
+	// ElicitURL asks the person to open q.URL and returns their answer's action
+	// (ActionAccept: they agreed to open it; ActionDecline; ActionCancel).
+	ElicitURL(ctx context.Context, q *URLQuestion) (string, error)
+	// ElicitationComplete tells the person that the server says the URL
+	// elicitation id of server is complete.
+	ElicitationComplete(server, id string)
 }
 
 // elicitSchema is the part of an elicitation's requested schema agentls reads.
@@ -149,8 +175,11 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 		log.Info("MCP server's question declined: nobody to ask", "message", req.Params.Message)
 		return &sdk.ElicitResult{Action: ActionDecline}, nil
 	}
+	if req.Params.Mode == "url" {
+		return s.elicitURL(ctx, req.Params)
+	}
 	if req.Params.Mode != "" && req.Params.Mode != "form" {
-		log.Info("MCP server's question declined: only forms are supported", "mode", req.Params.Mode)
+		log.Info("MCP server's question declined: only forms and URLs are supported", "mode", req.Params.Mode)
 		return &sdk.ElicitResult{Action: ActionDecline}, nil
 	}
 	q, err := questionOf(s.name, req.Params)
@@ -176,4 +205,49 @@ func (s *server) elicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	default:
 		return &sdk.ElicitResult{Action: ActionDecline}, nil
 	}
+}
+
+// elicitURL answers a server's URL-mode elicitation through Options.Elicit when it is
+// a URLElicitor: declined otherwise, and for a URL that is not http or https (a
+// person is not sent to a file:, javascript: or custom-scheme link).
+func (s *server) elicitURL(ctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	log := s.m.logger.With("server", s.name)
+	asker, ok := s.m.opts.Elicit.(URLElicitor)
+	if !ok {
+		log.Info("MCP server's URL question declined: nobody can be sent to a URL", "message", p.Message)
+		return &sdk.ElicitResult{Action: ActionDecline}, nil
+	}
+	u, err := url.Parse(p.URL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		log.Warn("MCP server's URL question declined: not an http(s) URL", "url", redact.Text(p.URL))
+		return &sdk.ElicitResult{Action: ActionDecline}, nil
+	}
+	action, err := asker.ElicitURL(ctx, &URLQuestion{Server: s.name, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID})
+	if err != nil {
+		log.Info("MCP server's URL question declined: it could not be asked", "err", err)
+		return &sdk.ElicitResult{Action: ActionDecline}, nil
+	}
+	switch action {
+	case ActionAccept, ActionCancel:
+		return &sdk.ElicitResult{Action: action}, nil
+	}
+	return &sdk.ElicitResult{Action: ActionDecline}, nil
+}
+
+// elicitationComplete passes a server's notifications/elicitation/complete on to a
+// URLElicitor.
+func (s *server) elicitationComplete(_ context.Context, req *sdk.ElicitationCompleteNotificationRequest) {
+	if e, ok := s.m.opts.Elicit.(URLElicitor); ok && req.Params != nil {
+		e.ElicitationComplete(s.name, req.Params.ElicitationID)
+	}
+}
+
+// elicitationCapabilities are the elicitation modes the manager's servers are told it
+// takes: forms, and URLs when its Elicitor is a URLElicitor.
+func (m *Manager) elicitationCapabilities() *sdk.ElicitationCapabilities {
+	c := &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}
+	if _, ok := m.opts.Elicit.(URLElicitor); ok {
+		c.URL = &sdk.URLElicitationCapabilities{}
+	}
+	return c
 }

@@ -318,10 +318,12 @@ func (s *server) dial(ctx context.Context) (*conn, error) {
 	opts := &sdk.ClientOptions{
 		Logger: s.m.logger.With("server", s.name),
 		// agentls offers no roots or sampling to servers. It takes their questions
-		// (form elicitation) and puts them to the person through the front end, or
+		// (form elicitation, and URL elicitation where the front end can send the
+		// person to a URL) and puts them to the person through the front end, or
 		// declines them when there is nobody to ask (see server.elicit).
-		Capabilities:       &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}},
-		ElicitationHandler: s.elicit,
+		Capabilities:               &sdk.ClientCapabilities{Elicitation: s.m.elicitationCapabilities()},
+		ElicitationHandler:         s.elicit,
+		ElicitationCompleteHandler: s.elicitationComplete,
 		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
 			go s.listChanged(req.Session)
 		},
