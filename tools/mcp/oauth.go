@@ -352,6 +352,11 @@ func newOAuth(s *server) (*oauth, error) {
 	if len(oc.Scopes) > 0 {
 		scopes := oc.Scopes
 		hc.ScopeFilter = func([]string) []string { return scopes }
+	} else if len(ch.granted) > 0 {
+		// The SDK adds the scopes it granted itself to a step-up's; those of the stored
+		// token, granted to an earlier run, are added here.
+		granted := ch.granted
+		hc.ScopeFilter = func(s []string) []string { return unionScopes(granted, s) }
 	}
 	if ch.cimd != "" {
 		hc.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: ch.cimd}

@@ -2,14 +2,17 @@ package mcp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -335,7 +338,7 @@ func TestOAuthStepUpWithoutAutoAuthorize(t *testing.T) {
 				body, _ := io.ReadAll(r.Body)
 				r.Body = io.NopCloser(bytes.NewReader(body))
 				if bytes.Contains(body, []byte(`"tools/call"`)) && (never || o.Stats().Authorizes < 2) {
-					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, o.RS.URL))
+					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="write", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, o.RS.URL))
 					http.Error(w, "insufficient scope", http.StatusForbidden)
 					return
 				}
@@ -343,15 +346,34 @@ func TestOAuthStepUpWithoutAutoAuthorize(t *testing.T) {
 			}))
 			dir := t.TempDir()
 			cfg := map[string]ServerConfig{"gh": {URL: o.Endpoint, Trust: true}}
-			terminal := startManager(t, Options{Servers: cfg, TokenDir: dir, Authorize: (&testutil.Browser{}).Open, AutoAuthorize: true})
+			// The terminal's settings asked for the scope "read".
+			terminal := startManager(t, Options{Servers: map[string]ServerConfig{"gh": {URL: o.Endpoint, OAuth: &OAuthConfig{Scopes: []string{"read"}}}},
+				TokenDir: dir, Authorize: (&testutil.Browser{}).Open, AutoAuthorize: true})
 			requireState(t, terminal, "gh", StateConnected)
 			b := &testutil.Browser{}
-			editor := startManager(t, Options{Servers: cfg, TokenDir: dir, Authorize: b.Open})
+			var mu sync.Mutex
+			var pages []string
+			editor := startManager(t, Options{Servers: cfg, TokenDir: dir, Authorize: func(ctx context.Context, server, u string) error {
+				mu.Lock()
+				pages = append(pages, u)
+				mu.Unlock()
+				return b.Open(ctx, server, u)
+			}})
 			requireState(t, editor, "gh", StateConnected)
 			if !never {
 				mustCall(t, editor, "gh__echo", `{"message":"x"}`)
-				if n := b.Opened(); n != 1 {
-					t.Errorf("the editor showed %d authorization pages, want 1", n)
+				mu.Lock()
+				defer mu.Unlock()
+				if len(pages) != 1 {
+					t.Fatalf("the editor showed %d authorization pages, want 1", len(pages))
+				}
+				// The scope granted before and the one the server names.
+				u, err := url.Parse(pages[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.Fields(u.Query().Get("scope")); !slices.Contains(got, "read") || !slices.Contains(got, "write") {
+					t.Errorf("the step-up asked for scopes %q, want read and write", got)
 				}
 				return
 			}
