@@ -12,7 +12,7 @@
 //	agentls rules [remove N] [--root DIR]
 //	agentls trust [DIR] [--parent | --distrust | --revoke]
 //	agentls trust --list
-//	agentls mcp auth|logout SERVER
+//	agentls mcp auth|logout SERVER [--root DIR]
 //	agentls login [--provider gemini|openai]
 //	agentls logout
 //	agentls version
@@ -87,10 +87,11 @@ const usage = `usage:
       not be trusted, --revoke removes the entry for DIR
   agentls trust --list
       show the trusted folders
-  agentls mcp auth SERVER
-      authorize agentls with the MCP server SERVER of the settings by OAuth: the
-      authorization page's URL is printed, and opened with $BROWSER when set
-  agentls mcp logout SERVER
+  agentls mcp auth SERVER [--root DIR]
+      authorize agentls with the MCP server SERVER of the settings (the user's, and
+      the workspace's when trusted) by OAuth: the authorization page's URL is
+      printed, and opened with $BROWSER when set
+  agentls mcp logout SERVER [--root DIR]
       forget the OAuth token of SERVER (kept in $XDG_STATE_HOME/agentls/mcp-tokens)
   agentls login [--provider gemini|openai]
       ask for the model's API key (without echo on a terminal; else the first

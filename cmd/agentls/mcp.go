@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -56,13 +57,22 @@ func terminalAuthorize(stderr io.Writer) mcp.AuthorizeFunc {
 }
 
 // cmdMCPAuth authorizes a server of the settings, or forgets its token.
+// The workspace (--root, else the current directory) counts: its settings may name the
+// server, in a trusted folder.
 func cmdMCPAuth(ctx context.Context, verb string, args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
+	fs := flag.NewFlagSet("agentls mcp "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	root := fs.String("root", "", "workspace root (default: the current directory)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return exitBadUsage
+	}
+	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "agentls mcp %s: want the name of one MCP server\n", verb)
 		return exitBadUsage
 	}
-	name := args[0]
-	tb, err := newToolbox(toolbox.Options{Logger: newLogger(stderr), MCPAuthorize: terminalAuthorize(stderr)})
+	name := pos[0]
+	tb, err := newToolbox(toolbox.Options{Roots: workspaceRoots([]string{*root}), Logger: newLogger(stderr), MCPAuthorize: terminalAuthorize(stderr)})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentls: %v\n", err)
 		return exitFailure

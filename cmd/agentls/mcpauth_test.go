@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -82,11 +85,116 @@ func TestMCPAuthCommand(t *testing.T) {
 		{[]string{"mcp"}, exitBadUsage, "want auth SERVER or logout SERVER"},
 		{[]string{"mcp", "login", "gh"}, exitBadUsage, `unknown command "login"`},
 		{[]string{"mcp", "auth"}, exitBadUsage, "want the name of one MCP server"},
+		{[]string{"mcp", "auth", "--nosuch", "gh"}, exitBadUsage, "flag provided but not defined: -nosuch"},
+		{[]string{"mcp", "auth", "gh", "--root"}, exitBadUsage, "flag needs an argument: -root"},
+		{[]string{"mcp", "auth", "gh", "other"}, exitBadUsage, "want the name of one MCP server"},
+		{[]string{"mcp", "logout", "--root", root}, exitBadUsage, "want the name of one MCP server"},
 		{[]string{"mcp", "auth", "nosuch"}, exitFailure, `no MCP server is called "nosuch"`},
 	} {
 		got := agentlsWith(t, root, cfg, env, tc.args...)
 		if got.code != tc.code || !strings.Contains(got.stderr, tc.want) {
 			t.Errorf("%v: exit %d\n%s", tc.args, got.code, got.stderr)
 		}
+	}
+}
+
+// TestMCPAuthRoot: `agentls mcp auth SERVER --root DIR`, run from elsewhere, finds the
+// server in the settings of the trusted workspace DIR, flags before or after the name.
+func TestMCPAuthRoot(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "remote", Version: "1"}, nil)
+	o := testutil.NewOAuthServers(t, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	root, elsewhere, cfg, state := workspaceDir(t), workspaceDir(t), t.TempDir(), t.TempDir()
+	settings := `{"mcpServers": {"ws": {"httpUrl": "` + o.Endpoint + `"}}}`
+	if err := os.MkdirAll(filepath.Join(root, ".gemini"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".gemini", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_STATE_HOME=" + state, "BROWSER=" + self, "AGENTLS_TEST_BROWSER=1", "AGENTLS_TRUST_WORKSPACE=1"}
+	got := agentlsWith(t, elsewhere, cfg, env, "mcp", "auth", "ws")
+	if got.code != exitFailure || !strings.Contains(got.stderr, `no MCP server is called "ws"`) {
+		t.Fatalf("without --root: exit %d\n%s\n%s", got.code, got.stdout, got.stderr)
+	}
+	for _, args := range [][]string{{"mcp", "auth", "ws", "--root", root}, {"mcp", "auth", "--root=" + root, "ws"}} {
+		got = agentlsWith(t, elsewhere, cfg, env, args...)
+		if got.code != 0 || !strings.Contains(got.stdout, "MCP server ws is authorized") {
+			t.Fatalf("%v: exit %d\n%s\n%s", args, got.code, got.stdout, got.stderr)
+		}
+	}
+	got = agentlsWith(t, elsewhere, cfg, env, "mcp", "logout", "--root", root, "ws")
+	if got.code != 0 || !strings.Contains(got.stdout, "removed") {
+		t.Fatalf("logout --root: exit %d\n%s\n%s", got.code, got.stdout, got.stderr)
+	}
+}
+
+// TestMCPAuthStepUp: after `agentls mcp auth`, a later run whose call the server
+// refuses with 403 insufficient_scope authorizes again, asking for the granted scope
+// and the wider one, and the call then succeeds; a server whose scope never suffices
+// gets one authorization for the call, which then fails.
+func TestMCPAuthStepUp(t *testing.T) {
+	for _, never := range []bool{false, true} {
+		t.Run(map[bool]string{false: "granted", true: "never"}[never], func(t *testing.T) {
+			srv := sdk.NewServer(&sdk.Implementation{Name: "remote", Version: "1"}, nil)
+			srv.AddTool(&sdk.Tool{Name: "write", InputSchema: json.RawMessage(`{"type":"object"}`)},
+				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "written"}}}, nil
+				})
+			var o *testutil.OAuthServers
+			h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+			// tools/call wants the scope "write", which the first authorization (of
+			// `agentls mcp auth`) did not grant: a later one did.
+			step := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				if bytes.Contains(body, []byte(`"tools/call"`)) && (never || o.Stats().Authorizes < 2) {
+					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, o.RS.URL))
+					http.Error(w, "insufficient scope", http.StatusForbidden)
+					return
+				}
+				h.ServeHTTP(w, r)
+			})
+			o = testutil.NewOAuthServers(t, step)
+			root, cfg, state := workspaceDir(t), t.TempDir(), t.TempDir()
+			settings := `{"mcpServers": {"gh": {"httpUrl": "` + o.Endpoint + `", "trust": true}}}`
+			if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"), []byte(settings), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			self, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := []string{"XDG_STATE_HOME=" + state, "BROWSER=" + self, "AGENTLS_TEST_BROWSER=1"}
+			if got := agentlsWith(t, root, cfg, env, "mcp", "auth", "gh", "--root", root); got.code != 0 {
+				t.Fatalf("mcp auth: exit %d\n%s\n%s", got.code, got.stdout, got.stderr)
+			}
+			if n := o.Stats().Authorizes; n != 1 {
+				t.Fatalf("%d authorizations by mcp auth, want 1", n)
+			}
+			got := agentlsWith(t, root, cfg, env, "run", "gh__write", `{}`, "--root", root)
+			if never {
+				// One step-up for the call, whose retry the server refuses again.
+				if got.code == 0 || !strings.Contains(got.stderr, "Forbidden") {
+					t.Errorf("run: exit %d\n%s\n%s", got.code, got.stdout, got.stderr)
+				}
+				if n := o.Stats().Authorizes; n != 2 {
+					t.Errorf("%d authorizations, want 2", n)
+				}
+				return
+			}
+			if got.code != 0 || !strings.Contains(got.stdout, "written") {
+				t.Fatalf("run: exit %d\n%s\n%s", got.code, got.stdout, got.stderr)
+			}
+			if n := o.Stats().Authorizes; n != 2 {
+				t.Errorf("%d authorizations, want 2", n)
+			}
+		})
 	}
 }

@@ -3,8 +3,12 @@
 # package.json) against agentls: each client scenario starts its test server and runs
 # `agentls mcp conformance-client URL`, which connects agentls's MCP client to it and
 # makes the scenario's call; OAuth's browser step is done by browser.mjs as $BROWSER.
-# baseline.yml names the scenarios expected to fail, with the reason; a failure not named
-# there, or a named one that passes, fails the run.
+# Each auth scenario runs a second time in the user mode: user-client.sh reaches the
+# server as a person does (a settings.json, `agentls mcp auth`, then `agentls run` of the
+# tool in a new process). baseline.yml names the scenarios expected to fail in the first
+# mode, baseline-user.yml in the user mode, each with the reason; a failure not named
+# there, or a named one that passes, fails the run. MODES (default "client user")
+# chooses the modes.
 #
 # The suite needs Node 22+ (fs.globSync): it runs on the Node 24 of the VS Code tests
 # (editors/vscode/test/tools/node24), installed into the same cache when missing.
@@ -49,26 +53,40 @@ fi
 [ ${#scenarios[@]} -gt 0 ] || { echo "mcp-conformance: the suite lists no client scenarios" >&2; exit 1; }
 
 # One scenario at a time (the machine has 2 cores); each is bounded by --timeout.
+export AGENTLS_BIN
 failed=()
-for s in "${scenarios[@]}"; do
-	if conformance client --command "$AGENTLS_BIN mcp conformance-client" --scenario "$s" \
-		--timeout 30000 --expected-failures baseline.yml -o "$out" >"$out/log" 2>&1; then
+runs=0
+run() { # mode scenario command baseline
+	local mode=$1 s=$2 command=$3 baseline=$4
+	runs=$((runs + 1))
+	rm -rf "$out"/*
+	if conformance client --command "$command" --scenario "$s" \
+		--timeout 30000 --expected-failures "$baseline" -o "$out" >"$out/log" 2>&1; then
 		if grep -q 'Expected failures (in baseline)' "$out/log"; then
-			echo "ok   $s (an expected failure: see baseline.yml)"
+			echo "ok   $mode $s (an expected failure: see $baseline)"
 		else
-			echo "ok   $s"
+			echo "ok   $mode $s"
 		fi
 	else
-		echo "FAIL $s"
+		echo "FAIL $mode $s"
 		sed 's/^/    /' "$out/log" | tail -n 40
 		for f in "$out/$s"-*/stderr.txt; do
 			[ -f "$f" ] && { echo "    agentls's stderr:"; sed 's/^/      /' "$f" | tail -n 20; }
 		done
-		failed+=("$s")
+		failed+=("$mode:$s")
 	fi
+}
+for s in "${scenarios[@]}"; do
+	for mode in ${MODES:-client user}; do
+		case $mode in
+		client) run client "$s" "$AGENTLS_BIN mcp conformance-client" baseline.yml ;;
+		user) [[ $s == auth/* ]] && run user "$s" "$HERE/user-client.sh" baseline-user.yml ;;
+		*) echo "mcp-conformance: unknown mode $mode; want client or user" >&2; exit 2 ;;
+		esac
+	done
 done
 if [ ${#failed[@]} -gt 0 ]; then
-	echo "mcp-conformance: ${#failed[@]} of ${#scenarios[@]} scenarios failed unexpectedly: ${failed[*]}" >&2
+	echo "mcp-conformance: ${#failed[@]} of $runs runs failed unexpectedly: ${failed[*]}" >&2
 	exit 1
 fi
-echo "mcp-conformance: ${#scenarios[@]} client scenarios as expected (baseline.yml)"
+echo "mcp-conformance: $runs runs of ${#scenarios[@]} client scenarios as expected (baseline.yml, baseline-user.yml)"

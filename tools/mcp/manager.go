@@ -207,6 +207,7 @@ func (m *Manager) Authorize(ctx context.Context, name string) error {
 		return fmt.Errorf("MCP server %q does not use OAuth (a stdio server, \"oauth\": {\"enabled\": false}, or an Authorization header in its settings)", name)
 	}
 	s.oauth.interactive.Store(true)
+	s.oauth.stepUps.Store(0)
 	s.drop("authorization requested", true)
 	_, err := s.session(ctx)
 	return err

@@ -164,6 +164,10 @@ type AuthorizeFunc func(ctx context.Context, server, authURL string) error
 // time a person has to authorize.
 const oauthFlowTimeout = 5 * time.Minute
 
+// maxStepUps bounds the flows a 403 insufficient_scope starts by itself (see
+// oauth.stepUps); the MCP authorization spec asks clients to limit them.
+const maxStepUps = 3
+
 // errNeedsAuth is returned by an OAuth flow that may not start by itself.
 var errNeedsAuth = errors.New("needs authorization")
 
@@ -183,6 +187,12 @@ type oauth struct {
 	// or Options.AutoAuthorize): from then on a 401 or an insufficient_scope starts the
 	// browser step.
 	interactive atomic.Bool
+	// stepUps counts the flows started by a 403 insufficient_scope since the last one a
+	// person asked for: at most maxStepUps, so that a server whose scopes never suffice
+	// does not send the person to the browser again and again.
+	stepUps atomic.Int32
+	// stepUp is set while such a flow runs: its browser step may start.
+	stepUp atomic.Bool
 	// needs is why the server wants authorization, for its status, while it does.
 	needs atomic.Pointer[string]
 	// lastResource is the resource parameter of the last authorization request.
@@ -274,11 +284,13 @@ func newOAuth(s *server) (*oauth, error) {
 	o.redirect = ru
 	// A token stored by an earlier run for this very server URL is used first.
 	var stored oauth2.TokenSource
+	var storedScopes []string
 	if rec, err := o.store.load(s.name, endpoint); err != nil {
 		s.m.logger.Warn("stored MCP OAuth token unreadable; authorization will be asked again", "server", s.name, "err", err)
 	} else if rec != nil {
 		c := &oauth2.Config{ClientID: rec.ClientID, ClientSecret: rec.ClientSecret, Scopes: rec.Scopes,
 			Endpoint: oauth2.Endpoint{TokenURL: rec.TokenURL, AuthStyle: oauth2.AuthStyle(rec.AuthStyle)}}
+		storedScopes = rec.Scopes
 		stored, err = o.persisting(context.WithValue(context.Background(), oauth2.HTTPClient, plain), c, *rec)
 		if err != nil {
 			return nil, err
@@ -307,6 +319,10 @@ func newOAuth(s *server) (*oauth, error) {
 		ApplicationType:         "native", // a loopback redirect
 	}
 	ch := &codeHandler{o: o, client: plain, redirect: ru.String(), dcr: dcr, scopes: oc.Scopes, newTS: newTS, own: stored}
+	if stored != nil {
+		// A step-up asks for the scopes granted before and the new ones.
+		ch.granted = storedScopes
+	}
 	if oc.ClientID != "" {
 		pre := &oauthex.ClientCredentials{ClientID: oc.ClientID}
 		if secret != "" {
@@ -336,6 +352,11 @@ func newOAuth(s *server) (*oauth, error) {
 	if len(oc.Scopes) > 0 {
 		scopes := oc.Scopes
 		hc.ScopeFilter = func([]string) []string { return scopes }
+	} else if len(ch.granted) > 0 {
+		// The SDK adds the scopes it granted itself to a step-up's; those of the stored
+		// token, granted to an earlier run, are added here.
+		granted := ch.granted
+		hc.ScopeFilter = func(s []string) []string { return unionScopes(granted, s) }
 	}
 	if ch.cimd != "" {
 		hc.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: ch.cimd}
@@ -401,7 +422,7 @@ func (t *savingSource) Token() (*oauth2.Token, error) {
 // fetchCode is the browser step: it listens on the loopback redirect address, has the
 // front end show the authorization URL, and waits for the redirect.
 func (o *oauth) fetchCode(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-	if !o.interactive.Load() {
+	if !o.interactive.Load() && !o.stepUp.Load() {
 		return nil, errNeedsAuth
 	}
 	show := o.s.m.opts.Authorize
@@ -556,7 +577,20 @@ func (o *oauth) authorize(req *http.Request, resp *http.Response) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	hint := fmt.Sprintf("needs authorization: run `agentls mcp auth %s` (or the editor command agentls.mcpAuth)", o.s.name)
-	if !o.interactive.Load() {
+	if resp.StatusCode == http.StatusForbidden && !o.interactive.Load() && o.hasToken(req.Context()) {
+		// Step-up: the person authorized the server (this token is theirs, from `agentls
+		// mcp auth` or the editor's agentls.mcpAuth, in this process or an earlier one),
+		// and a call of theirs needs a wider scope: the browser step asks them for it,
+		// in the editor as on the terminal, within the call.
+		if o.stepUps.Add(1) > maxStepUps {
+			_ = resp.Body.Close()
+			msg := fmt.Sprintf("needs a wider scope than granted after %d authorizations: run `agentls mcp auth %s` (or the editor command agentls.mcpAuth)", maxStepUps, o.s.name)
+			o.needs.Store(&msg)
+			return errNeedsAuth
+		}
+		o.stepUp.Store(true)
+		defer o.stepUp.Store(false)
+	} else if !o.interactive.Load() {
 		_ = resp.Body.Close()
 		o.needs.Store(&hint)
 		return errNeedsAuth

@@ -1,12 +1,18 @@
 package mcp
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -312,5 +318,85 @@ func TestOAuthOff(t *testing.T) {
 	}
 	if b.Opened() != 0 {
 		t.Errorf("the browser opened")
+	}
+}
+
+// TestOAuthStepUpWithoutAutoAuthorize is the editor's case: its manager starts no
+// browser step by itself, but once the person authorized the server (here by the
+// terminal's `agentls mcp auth`, another manager on the same token directory), a call
+// refused with 403 insufficient_scope shows the authorization page for the wider scope
+// and is retried. A server whose scopes never suffice gets at most maxStepUps of them,
+// then its status says to run agentls mcp auth, which allows them again.
+func TestOAuthStepUpWithoutAutoAuthorize(t *testing.T) {
+	for _, never := range []bool{false, true} {
+		t.Run(map[bool]string{false: "granted", true: "never"}[never], func(t *testing.T) {
+			t.Parallel()
+			srv := newKitServer()
+			h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
+			var o *testutil.OAuthServers
+			o = testutil.NewOAuthServers(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				if bytes.Contains(body, []byte(`"tools/call"`)) && (never || o.Stats().Authorizes < 2) {
+					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="write", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, o.RS.URL))
+					http.Error(w, "insufficient scope", http.StatusForbidden)
+					return
+				}
+				h.ServeHTTP(w, r)
+			}))
+			dir := t.TempDir()
+			cfg := map[string]ServerConfig{"gh": {URL: o.Endpoint, Trust: true}}
+			// The terminal's settings asked for the scope "read".
+			terminal := startManager(t, Options{Servers: map[string]ServerConfig{"gh": {URL: o.Endpoint, OAuth: &OAuthConfig{Scopes: []string{"read"}}}},
+				TokenDir: dir, Authorize: (&testutil.Browser{}).Open, AutoAuthorize: true})
+			requireState(t, terminal, "gh", StateConnected)
+			b := &testutil.Browser{}
+			var mu sync.Mutex
+			var pages []string
+			editor := startManager(t, Options{Servers: cfg, TokenDir: dir, Authorize: func(ctx context.Context, server, u string) error {
+				mu.Lock()
+				pages = append(pages, u)
+				mu.Unlock()
+				return b.Open(ctx, server, u)
+			}})
+			requireState(t, editor, "gh", StateConnected)
+			if !never {
+				mustCall(t, editor, "gh__echo", `{"message":"x"}`)
+				mu.Lock()
+				defer mu.Unlock()
+				if len(pages) != 1 {
+					t.Fatalf("the editor showed %d authorization pages, want 1", len(pages))
+				}
+				// The scope granted before and the one the server names.
+				u, err := url.Parse(pages[0])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := strings.Fields(u.Query().Get("scope")); !slices.Contains(got, "read") || !slices.Contains(got, "write") {
+					t.Errorf("the step-up asked for scopes %q, want read and write", got)
+				}
+				return
+			}
+			for range maxStepUps + 2 {
+				if _, err := call(t.Context(), t, editor, "gh__echo", `{"message":"x"}`); err == nil {
+					t.Fatal("a call the server refuses succeeded")
+				}
+			}
+			if n := b.Opened(); n != maxStepUps {
+				t.Errorf("the editor showed %d authorization pages, want %d", n, maxStepUps)
+			}
+			if st := editor.Statuses()[0]; !strings.Contains(st.Error, "needs a wider scope than granted") {
+				t.Errorf("status %+v", st)
+			}
+			if err := editor.Authorize(t.Context(), "gh"); err != nil {
+				t.Fatalf("Authorize: %v", err)
+			}
+			if _, err := call(t.Context(), t, editor, "gh__echo", `{"message":"x"}`); err == nil {
+				t.Fatal("a call the server refuses succeeded")
+			}
+			if n := b.Opened(); n != maxStepUps+1 {
+				t.Errorf("after Authorize, %d authorization pages, want %d", n, maxStepUps+1)
+			}
+		})
 	}
 }

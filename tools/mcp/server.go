@@ -392,6 +392,10 @@ func (s *server) failed(c *conn, err error) string {
 		}
 	}
 	reason := redact.Text(err.Error())
+	if needs := s.currentOAuth().needsAuth(); needs != "" {
+		// A call refused for want of authorization (or of a wider scope) says so.
+		reason += "; the server " + needs
+	}
 	s.lost(c, reason)
 	return reason
 }

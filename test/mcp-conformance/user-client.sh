@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The conformance suite's client in run.sh's user mode: it reaches the scenario's server
+# the way a person does, through agentls's own commands and settings, never through the
+# hidden conformance-client:
+#   1. a user settings.json names the server (the scenario's URL, last argument) with the
+#      oauth block a person would write: the client ID and secret, key or identity
+#      provider the scenario hands over in $MCP_CONFORMANCE_CONTEXT (as a person copies
+#      them from their provider's console), and the URL of their client ID metadata
+#      document ("clientMetadataUrl", the suite's);
+#   2. `agentls mcp auth conformance --root WS` authorizes, its browser step done by
+#      $BROWSER (browser.mjs);
+#   3. `agentls run conformance__test-tool {} --root WS` makes the scenario's call as the
+#      agent would, in a new process that takes the stored token (a step-up happens here).
+# AGENTLS_BIN names the binary. Everything lives in a temporary HOME.
+set -euo pipefail
+url=${!#}
+scenario=${MCP_CONFORMANCE_SCENARIO:?}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export HOME="$dir/home" XDG_CONFIG_HOME="$dir/config" XDG_STATE_HOME="$dir/state"
+ws="$dir/ws"
+mkdir -p "$HOME" "$XDG_CONFIG_HOME/agentls" "$XDG_STATE_HOME" "$ws"
+
+# The settings, written from the scenario's context by node (the suite's own runtime).
+SCENARIO="$scenario" URL="$url" DIR="$dir" node --input-type=module -e '
+import { writeFileSync } from "node:fs";
+const cc = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}");
+const oauth = { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" };
+if (cc.client_id) oauth.clientId = cc.client_id;
+if (cc.client_secret) oauth.clientSecret = cc.client_secret;
+if (process.env.SCENARIO.startsWith("auth/client-credentials-")) {
+  oauth.grantType = "client_credentials";
+  delete oauth.clientMetadataUrl;
+}
+if (cc.private_key_pem) {
+  const key = `${process.env.DIR}/client-key.pem`;
+  writeFileSync(key, cc.private_key_pem, { mode: 0o600 });
+  delete oauth.clientSecret;
+  oauth.privateKeyFile = key;
+  if (cc.signing_algorithm) oauth.signingAlgorithm = cc.signing_algorithm;
+}
+if (cc.idp_issuer) {
+  oauth.enterprise = { issuer: cc.idp_issuer, tokenUrl: cc.idp_token_endpoint, clientId: cc.idp_client_id };
+}
+const settings = { mcpServers: { conformance: { url: process.env.URL, trust: true, timeout: 20000, oauth } } };
+writeFileSync(`${process.env.XDG_CONFIG_HOME}/agentls/settings.json`, JSON.stringify(settings, null, 2));
+'
+
+"$AGENTLS_BIN" mcp auth conformance --root "$ws"
+"$AGENTLS_BIN" run conformance__test-tool '{}' --root "$ws"
