@@ -172,7 +172,10 @@ type Server struct {
 	streams   outputStreams // live output of running calls (progress.go)
 	views     sessionViews  // the sessions of prompts as the client sees them (prompt.go)
 	modes     modeAnnouncer // the approval mode last sent to a rich client (status.go)
-	seq       atomic.Uint64
+	// diagReports are the editor's diagnostics reports the server waits for
+	// (editordiags.go).
+	diagReports collections
+	seq         atomic.Uint64
 }
 
 // New returns a server; it does nothing until Serve.
@@ -203,6 +206,7 @@ func New(o Options) *Server {
 		"workspace/didChangeWorkspaceFolders": s.didChangeWorkspaceFolders,
 		"workspace/didChangeConfiguration":    s.didChangeConfiguration,
 		"window/workDoneProgress/cancel":      s.cancelProgress,
+		methodDiagnostics:                     s.receiveDiagnostics,
 	}
 	s.cmds.route(s.routes, s.notifications)
 	s.observers = []func(string, tools.Event){s.sendUpdate, s.streamOutput, s.diagnose, s.transcribe}
