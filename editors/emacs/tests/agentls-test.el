@@ -63,15 +63,18 @@ Return PRED's value."
     (insert-file-contents file)
     (buffer-string)))
 
-(defun agentls-test--fake-gemini (script)
-  "Start the fake Gemini server with SCRIPT (a plist); return its URL."
+(defun agentls-test--fake-gemini (script &optional requests)
+  "Start the fake Gemini server with SCRIPT (a plist); return its URL.
+With REQUESTS, a file, every request it receives is appended to it as a
+line of JSON."
   (unless (and agentls-test-fake (file-executable-p agentls-test-fake))
     (ert-fail (format "FAKEGEMINI_BIN is not an executable: %S" agentls-test-fake)))
   (let* ((file (make-temp-file "agentls-script-" nil ".json"
                                (json-serialize script)))
          (out "")
          (proc (make-process :name "fakegemini"
-                             :command (list agentls-test-fake "-script" file "-addr" "127.0.0.1:0")
+                             :command (append (list agentls-test-fake "-script" file "-addr" "127.0.0.1:0")
+                                              (and requests (list "-requests" requests)))
                              :connection-type 'pipe
                              :noquery t
                              :stderr (get-buffer-create "*fakegemini stderr*")
@@ -1537,3 +1540,104 @@ Without a server `agentls-sandbox' asks the program; then with one."
 
 (provide 'agentls-test)
 ;;; agentls-test.el ends here
+
+;;;; The editor's diagnostics, with gopls (issue 24)
+
+(defvar agentls-test-gopls (getenv "AGENTLS_GOPLS") "The gopls binary (scripts/gopls.sh).")
+
+(unless (fboundp 'go-mode)
+  (define-derived-mode go-mode prog-mode "Go"
+    "A stand-in for go-mode: eglot names the language \"go\" after it."))
+
+(defconst agentls-test--main-go "package main\n\nfunc main() {\n\tvar n int = 1\n\t_ = n\n}\n")
+
+(defconst agentls-test--type-error "(untyped string constant) as int value in variable declaration"
+  "What gopls says of line 4 once it holds var n int = \"x\".")
+
+(defun agentls-test--generate-requests (file)
+  "The bodies of the generate requests recorded in FILE, in order."
+  (with-temp-buffer
+    (insert-file-contents file)
+    (cl-loop for line in (split-string (buffer-string) "\n" t)
+             for r = (json-parse-string line :object-type 'plist)
+             when (and (string-match-p "generateContent" (or (plist-get r :Path) ""))
+                       (numberp (plist-get r :Turn)) (> (plist-get r :Turn) 0))
+             collect (json-serialize (plist-get r :Body)))))
+
+(defun agentls-test--gopls-workspace (main)
+  "A Go module whose main.go holds MAIN, open in go-mode under eglot and gopls.
+Return the buffer once gopls has loaded the package."
+  (require 'eglot)
+  (unless (and agentls-test-gopls (file-executable-p agentls-test-gopls))
+    (ert-fail (format "AGENTLS_GOPLS is not an executable: %S" agentls-test-gopls)))
+  (let* ((root (agentls-test--workspace `(("go.mod" . "module example.com/diag\n\ngo 1.26\n")
+                                          ("main.go" . ,main))))
+         (buf (find-file-noselect (expand-file-name "main.go" root)))
+         (process-environment (append '("GOTOOLCHAIN=local" "GOFLAGS=") process-environment))
+         (eglot-server-programs `((go-mode . (,agentls-test-gopls))))
+         (eglot-autoreconnect nil))
+    (with-current-buffer buf
+      (go-mode)
+      (apply #'eglot (eglot--guess-contact))
+      (agentls-test--wait (lambda () (and (eglot-current-server) (eglot-managed-p)))
+                          "eglot to manage main.go with gopls" 60)
+      ;; A hover answers once gopls has loaded the package.
+      (should (jsonrpc-request (eglot-current-server) :textDocument/hover
+                               (list :textDocument (list :uri (agentls--path-to-uri buffer-file-name))
+                                     :position (list :line 3 :character 5))
+                               :timeout 60)))
+    (push (jsonrpc--process (with-current-buffer buf (eglot-current-server))) agentls-test--processes)
+    buf))
+
+(ert-deftest agentls-test-diagnostics-gopls ()
+  "gopls's message for the line an edit broke reaches the model; the fix is resolved.
+eglot runs gopls beside agentls; agentls.el reports the Flymake
+diagnostics of the edited buffer once they settle."
+  (agentls-test--with
+    (let* ((buf (agentls-test--gopls-workspace agentls-test--main-go))
+           (root agentls-test--root)
+           (path (expand-file-name "main.go" root))
+           (requests (make-temp-file "agentls-requests-" nil ".jsonl"))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "var n int = 1"
+                                                            :new_string "var n int = \"x\""))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "var n int = \"x\""
+                                                            :new_string "var n int = 2"))])
+                           (:text "Done.")])
+                 requests)))
+      (agentls-test--start root "main.go" url '(:approvalMode "yolo"))
+      (with-current-buffer buf (agentls "break it, then fix it"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn" 60)
+      (let ((reqs (agentls-test--generate-requests requests)))
+        (should (= (length reqs) 4))
+        (should-not (string-search agentls-test--type-error (nth 1 reqs)))
+        (should (string-search "main.go:4: error: cannot use" (nth 2 reqs)))
+        (should (string-search agentls-test--type-error (nth 2 reqs)))
+        (should (string-search "reported before this change are resolved" (nth 3 reqs))))
+      (should (equal (agentls-test--disk path) (replace-regexp-in-string "= 1" "= 2" agentls-test--main-go))))))
+
+(ert-deftest agentls-test-diagnostics-off ()
+  "With `agentls-report-diagnostics' off the model is told nothing, and nothing waits."
+  (agentls-test--with
+    (let* ((agentls-report-diagnostics nil)
+           (buf (agentls-test--gopls-workspace agentls-test--main-go))
+           (root agentls-test--root)
+           (path (expand-file-name "main.go" root))
+           (requests (make-temp-file "agentls-requests-" nil ".jsonl"))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "var n int = 1"
+                                                            :new_string "var n int = \"x\""))])
+                           (:text "Done.")])
+                 requests))
+           start)
+      (agentls-test--start root "main.go" url '(:approvalMode "yolo"))
+      (setq start (float-time))
+      (with-current-buffer buf (agentls "break it"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn" 60)
+      (should (< (- (float-time) start) 1.5))
+      (let ((reqs (agentls-test--generate-requests requests)))
+        (should (= (length reqs) 3))
+        (should-not (string-search agentls-test--type-error (nth 2 reqs)))
+        (should-not (string-search "editor's diagnostics" (nth 2 reqs)))))))
