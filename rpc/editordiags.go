@@ -312,7 +312,10 @@ func (c *diagnosedCall) Execute(ctx context.Context, out io.Writer) (*tools.Resu
 	grace := time.NewTimer(beforeGrace)
 	defer grace.Stop()
 	was, hadBefore := before.wait(ctx, grace.C)
-	s.log.Debug("editor diagnostics", "id", afterID, "files", len(now), "after", time.Since(start))
+	// bench/diagnostics.sh reads settledMs: from the edit applied (or the command
+	// ended) to the editor's report.
+	s.log.Info("editor diagnostics", "id", afterID, "files", len(now),
+		"settledMs", fmt.Sprintf("%.1f", float64(time.Since(start).Microseconds())/1000))
 	if note := diagnosticsNote(s.relPath, paths, was, hadBefore, now); note != "" {
 		r := *res
 		r.Output = strings.TrimRight(r.Output, "\n") + "\n\n" + note

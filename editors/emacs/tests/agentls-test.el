@@ -23,6 +23,7 @@
 (defvar agentls-test-fake (getenv "FAKEGEMINI_BIN") "The fake Gemini server binary.")
 (defvar agentls-test--processes nil "Processes a test started.")
 (defvar agentls-test--root nil "The workspace of the running test.")
+(defvar agentls-test--server-args nil "More arguments of agentls serve.")
 
 ;; Batch Emacs has no windows worth selecting; nothing may ask on stdin
 ;; unless a test says so.
@@ -88,7 +89,7 @@ line of JSON."
 INIT-OPTIONS are the server's initialization options.  Return the buffer."
   (unless (and agentls-test-bin (file-executable-p agentls-test-bin))
     (ert-fail (format "AGENTLS_BIN is not an executable: %S" agentls-test-bin)))
-  (setq agentls-server-program (list agentls-test-bin "serve")
+  (setq agentls-server-program (append (list agentls-test-bin "serve") agentls-test--server-args)
         agentls-server-environment (list "GEMINI_API_KEY=test-key"
                                          (concat "GOOGLE_GEMINI_BASE_URL=" (or url "http://127.0.0.1:9")))
         agentls-initialization-options init-options)
@@ -223,7 +224,7 @@ and arrive in one read."
            (url (agentls-test--fake-gemini '(:turns [(:text "One.") (:text "Two.")])))
            (asked 0))
       (with-temp-file file (insert "n\n"))
-      (setq agentls-server-program (list agentls-test-bin "serve")
+      (setq agentls-server-program (append (list agentls-test-bin "serve") agentls-test--server-args)
             agentls-server-environment (list "GEMINI_API_KEY=test-key" (concat "GOOGLE_GEMINI_BASE_URL=" url)))
       (set-buffer (find-file-noselect file))
       (should-not (agentls--project-root))
@@ -924,7 +925,7 @@ REPORT-FN gets it."
   (agentls-test--with
     (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
            (buf (find-file-noselect (expand-file-name "a.txt" root))))
-      (setq agentls-server-program (list agentls-test-bin "serve")
+      (setq agentls-server-program (append (list agentls-test-bin "serve") agentls-test--server-args)
             agentls-server-environment nil
             agentls-initialization-options '(:approvalMode "sometimes"))
       (let ((chat (with-current-buffer buf (agentls "hello"))))
@@ -1510,7 +1511,7 @@ Without a server `agentls-sandbox' asks the program; then with one."
     (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
            (default-directory root))
       ;; No server yet: the program answers, with the server's environment.
-      (setq agentls-server-program (list agentls-test-bin "serve")
+      (setq agentls-server-program (append (list agentls-test-bin "serve") agentls-test--server-args)
             agentls-server-environment '("AGENTLS_SANDBOX_MACHINE=none"))
       (with-current-buffer (find-file-noselect (expand-file-name "a.txt" root))
         (should-not (agentls--connection t))
@@ -1641,3 +1642,29 @@ diagnostics of the edited buffer once they settle."
         (should (= (length reqs) 3))
         (should-not (string-search agentls-test--type-error (nth 2 reqs)))
         (should-not (string-search "editor's diagnostics" (nth 2 reqs)))))))
+
+(ert-deftest agentls-bench-diagnostics ()
+  "Figures for BENCHMARKS.md (bench/diagnostics.sh; not part of the suite).
+The model's edits alternately break and fix main.go under eglot and
+gopls, AGENTLS_BENCH_EDITS of them (default 20) in one prompt; the
+server logs each edit's settledMs into AGENTLS_BENCH_LOG."
+  (agentls-test--with
+    (let* ((edits (string-to-number (or (getenv "AGENTLS_BENCH_EDITS") "20")))
+           (log (or (getenv "AGENTLS_BENCH_LOG") (ert-fail "AGENTLS_BENCH_LOG is not set")))
+           (buf (agentls-test--gopls-workspace agentls-test--main-go))
+           (root agentls-test--root)
+           (path (expand-file-name "main.go" root))
+           (good "var n int = 1") (bad "var n int = \"x\"")
+           (turns (append
+                   (list `(:calls [(:name "read_file" :args (:file_path ,path))]))
+                   (cl-loop for i from 1 to edits
+                            collect `(:calls [(:name "replace"
+                                               :args (:file_path ,path
+                                                      :old_string ,(if (cl-oddp i) good bad)
+                                                      :new_string ,(if (cl-oddp i) bad good)))]))
+                   (list '(:text "Done."))))
+           (url (agentls-test--fake-gemini (list :turns (apply #'vector turns)))))
+      (let ((agentls-test--server-args (list "--log-file" log)))
+        (agentls-test--start root "main.go" url '(:approvalMode "yolo")))
+      (with-current-buffer buf (agentls "break and fix it, again and again"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn" (+ 60 (* 3 edits))))))

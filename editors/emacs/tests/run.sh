@@ -169,6 +169,8 @@ for c in "${cases[@]}"; do
 		run_test "$c" "agentls-test-${c%+markdown}" -L "$markdown_dir" ;;
 	beside-eglot | diagnostics-gopls | diagnostics-off)
 		run_test "$c" "agentls-test-$c" ${eglot_dir:+-L "$eglot_dir"} ;;
+	bench-diagnostics) # bench/diagnostics.sh, by name only
+		run_test "$c" "agentls-$c" ${eglot_dir:+-L "$eglot_dir"} ;;
 	*)
 		if ! grep -qx "agentls-test-$c" <<<"$all_tests"; then echo "FAIL $c ($ev): no such case"; failed=$((failed + 1)); continue; fi
 		run_test "$c" "agentls-test-$c" ;;

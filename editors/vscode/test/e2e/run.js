@@ -1012,6 +1012,37 @@ scenario(
   },
 );
 
+// The figures of BENCHMARKS.md for the editor's diagnostics (bench/diagnostics.sh; by
+// name only): AGENTLS_BENCH_EDITS edits alternately break and fix main.ts; the server's
+// log lines of each edit (settledMs) are appended to AGENTLS_BENCH_LOG.
+const benchEdits = Number(process.env.AGENTLS_BENCH_EDITS || 20);
+scenario(
+  'bench_diagnostics',
+  diagnosticsSetup((ws) =>
+    Array.from({ length: benchEdits - 1 }, (_, i) => ({
+      calls: [{
+        name: 'replace',
+        args: i % 2 === 0
+          ? { file_path: path.join(ws, 'main.ts'), old_string: 'let n: number = "x";', new_string: 'let n: number = f();' }
+          : { file_path: path.join(ws, 'main.ts'), old_string: 'let n: number = f();', new_string: 'let n: number = "x";' },
+        id: `b${i}`,
+      }],
+    })),
+  ),
+  async (v) => {
+    const fs = require('node:fs');
+    await typescriptReady(v);
+    await v.ask('break and fix it, again and again');
+    await waitFor('every model request', () => v.tap.generateBodies().length === benchEdits + 2, 60000 + benchEdits * 3000);
+    const lines = await waitFor('the log of every edit', () => {
+      const l = fs.readFileSync(path.join(v.tmp, 'agentls.log'), 'utf8').split('\n').filter((x) => x.includes('msg="editor diagnostics"'));
+      return l.length === benchEdits ? l : null;
+    });
+    if (process.env.AGENTLS_BENCH_LOG) fs.appendFileSync(process.env.AGENTLS_BENCH_LOG, lines.join('\n') + '\n');
+  },
+  true,
+);
+
 // --- figures for BENCHMARKS.md (run by name: test/run.sh bench) ---------------------
 
 scenario(
