@@ -208,7 +208,7 @@ func median(d []time.Duration) time.Duration {
 // client without them (compare it on a build without them).
 func BenchmarkRunToolEdit(b *testing.B) {
 	root := workspaceDir(b, map[string]string{"a.go": "package a\n\nvar x = 1\n"})
-	c := session(b, root, capsRich, nil)
+	c := session(b, root, capsRich, map[string]any{"approvalMode": "yolo"})
 	ctx := context.Background()
 	file := filepath.Join(root, "a.go")
 	if err := c.Editor().Open(lsptest.FileURI(file), "package a\n\nvar x = 1\n"); err != nil {
