@@ -36,6 +36,8 @@ gobench -bench='BenchmarkSchedulerRun' -benchmem -count=3 ./tools
 gobench -bench='BenchmarkDecideShell' -benchmem ./confirm
 echo "== editor server"
 gobench -bench=. -benchtime=2000x ./rpc
+echo "== the editor's diagnostics: edit applied to gopls's (TypeScript's) report per client"
+bench/diagnostics.sh
 echo "== MCP: echo overhead, eight servers connecting in parallel"
 bench/mcp.sh
 echo "== agent session end to end, beside Gemini CLI (npm install of @google/gemini-cli on first run)"
