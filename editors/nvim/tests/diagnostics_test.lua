@@ -2,7 +2,9 @@
 -- (scripts/gopls.sh, pinned; run.sh sets AGENTLS_GOPLS) beside agentls in Neovim. The
 -- model (the fake Gemini server, its requests recorded through H.tap) edits main.go
 -- to introduce a type error: its next request carries gopls's message for that line;
--- the edit that fixes it: the next request says it was resolved. With the capability
+-- get_diagnostics answers with it; the edit that fixes it: the next request says it was
+-- resolved; a shell command that breaks the open file on disk: Neovim re-reads it and
+-- the next request carries gopls's message again. With the capability
 -- turned off nothing is said and nothing waits. A prompt about a line carries the
 -- diagnostics of that line.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h') .. '/helpers.lua')
@@ -69,25 +71,30 @@ end
 local tests = {}
 
 tests[#tests + 1] = {
-  "an edit's type error reaches the model's next request; the fix is reported resolved",
+  "an edit's type error reaches the model's next request (and get_diagnostics); the fix is reported resolved; a shell command's change too",
   function()
     local root = H.workspace({ ['go.mod'] = 'module example.com/diag\n\ngo 1.26\n', ['main.go'] = main_go })
     local file = root .. '/main.go'
     local tap = H.tap(H.fake_gemini(script(file, {
+      { calls = { { name = 'get_diagnostics', args = { file_path = file } } } },
       { calls = { { name = 'replace', args = { file_path = file, old_string = 'var n int = "x"', new_string = 'var n int = 2' } } } },
+      -- A command that changes the open file on disk: Neovim re-reads it, gopls sees it.
+      { calls = { { name = 'run_shell_command', args = { command = [[sed -i 's/int = 2/int = "y"/' main.go]] } } } },
     })))
     local buf = H.open(root, 'main.go', H.model_env(tap.url, { settings = { approvalMode = 'yolo' } }))
     start_gopls(root, buf)
     require('agentls.chat').prompt('break it, then fix it', {})
     wait_turn_end()
     local reqs = requests(tap)
-    H.eq(#reqs, 4, 'four model requests')
+    H.eq(#reqs, 6, 'six model requests')
     H.not_contains(reqs[2], type_error, 'before the edit')
     H.contains(reqs[3], 'main.go:4: error: cannot use', 'the request after the breaking edit')
     H.contains(reqs[3], type_error, "gopls's message")
     H.contains(reqs[3], '1 new error(s)', 'new')
-    H.contains(reqs[4], 'reported before this change are resolved', 'the request after the fix')
-    H.contains(api.nvim_buf_get_lines(buf, 3, 4, false)[1], 'var n int = 2', 'the buffer holds the fix')
+    H.contains(reqs[4], 'The editor reports 1 error(s), 0 warning(s) in main.go', 'get_diagnostics')
+    H.contains(reqs[5], 'reported before this change are resolved', 'the request after the fix')
+    H.contains(reqs[6], 'main.go:4: error: cannot use', 'the request after the shell command')
+    H.contains(api.nvim_buf_get_lines(buf, 3, 4, false)[1], 'var n int = "y"', "the buffer holds the command's change")
   end,
 }
 
