@@ -2102,12 +2102,37 @@ Call REPORT-FN with them now and whenever they change."
 ;;;; Commands
 
 (defun agentls--region-params ()
-  "The uri and range of the current buffer and region, as a plist."
+  "The uri and range of the current buffer and region, as a plist.
+With a region, the Flymake diagnostics of its lines go with it."
   (when buffer-file-name
     (append (list :uri (agentls--buffer-uri))
             (when (use-region-p)
-              (list :range (list :start (agentls--lsp-position (region-beginning))
-                                 :end (agentls--lsp-position (region-end))))))))
+              (append
+               (list :range (list :start (agentls--lsp-position (region-beginning))
+                                  :end (agentls--lsp-position (region-end))))
+               (when-let* ((text (agentls--diagnostics-text (region-beginning) (region-end))))
+                 (list :diagnostic text)))))))
+
+(defun agentls--diagnostics-text (beg end)
+  "The Flymake diagnostics of the lines from BEG to END, agentls's own left out.
+One \"line N: severity: message (source)\" line each, or nil."
+  (when (bound-and-true-p flymake-mode)
+    (let* ((from (save-excursion (goto-char beg) (line-beginning-position)))
+           (to (save-excursion (goto-char end) (line-end-position)))
+           (lines
+            (cl-loop for d in (flymake-diagnostics from to)
+                     unless (eq (flymake-diagnostic-backend d) 'agentls-flymake-backend)
+                     collect
+                     (let* ((lsp (alist-get 'eglot-lsp-diag (flymake-diagnostic-data d)))
+                            (sev (or (plist-get lsp :severity)
+                                     (agentls--diagnostic-severity (flymake-diagnostic-type d))))
+                            (source (plist-get lsp :source)))
+                       (format "line %d: %s: %s%s"
+                               (line-number-at-pos (flymake-diagnostic-beg d))
+                               (nth (1- (min (max sev 1) 4)) '("error" "warning" "info" "hint"))
+                               (or (plist-get lsp :message) (flymake-diagnostic-text d))
+                               (if source (format " (%s)" source) ""))))))
+      (and lines (mapconcat #'identity lines "\n")))))
 
 (defun agentls--context-note (params)
   "A line describing the context PARAMS of a prompt."

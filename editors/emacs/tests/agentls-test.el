@@ -1668,3 +1668,25 @@ server logs each edit's settledMs into AGENTLS_BENCH_LOG."
         (agentls-test--start root "main.go" url '(:approvalMode "yolo")))
       (with-current-buffer buf (agentls "break and fix it, again and again"))
       (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn" (+ 60 (* 3 edits))))))
+
+(ert-deftest agentls-test-region-diagnostics ()
+  "A prompt about a region carries the other backends' diagnostics of its lines."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "alpha\nbetaa\ngamma\n"))))
+           (requests (make-temp-file "agentls-requests-" nil ".jsonl"))
+           (url (agentls-test--fake-gemini '(:turns [(:text "That is a typo.")]) requests))
+           (buf (agentls-test--start root "a.txt" url)))
+      (with-current-buffer buf
+        (setq-local flymake-diagnostic-functions (list #'agentls-test--fake-backend))
+        (flymake-mode 1)
+        (flymake-start)
+        (agentls-test--wait (lambda () (flymake-diagnostics)) "the other backend's diagnostic")
+        (transient-mark-mode 1)
+        (goto-char (point-min))
+        (set-mark (point))
+        (forward-line 2)
+        (should (use-region-p))
+        (agentls "what is wrong here?"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (let ((req (car (agentls-test--generate-requests requests))))
+        (should (string-search "The user asks about this diagnostic: line 2: error: undefined: betaa" req))))))
