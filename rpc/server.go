@@ -14,7 +14,9 @@
 // notifications; progress.go live output; diagnostics.go and codeactions.go
 // diagnostics and the code actions on them; editwriter.go the workspace.Writer that
 // turns edits into workspace/applyEdit; confirm.go the confirm.Asker; prompt.go the agent's sessions behind agentls.prompt,
-// and transcript.go their Markdown transcripts for clients without agentls/update.
+// and transcript.go their Markdown transcripts for clients without agentls/update;
+// editordiags.go the editor's own diagnostics of what a call changed, which a client
+// that reports them gives the model (and the get_diagnostics tool).
 //
 // Concurrency: messages are read one at a time. Notifications, initialize and the
 // phase change of shutdown are handled on the read loop, strictly in arrival order, so
