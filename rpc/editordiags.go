@@ -546,7 +546,11 @@ func (c *getDiagnosticsCall) Execute(ctx context.Context, _ io.Writer) (*tools.R
 		what = s.relPath(c.path)
 	}
 	if n == 0 {
-		return &tools.Result{Summary: "No errors or warnings", Output: fmt.Sprintf("The editor reports no errors or warnings in %s.", what)}, nil
+		out := fmt.Sprintf("The editor reports no errors or warnings in %s.", what)
+		if c.path != "" && !s.docs.isOpen(c.path) {
+			out += " It does not have the file open, so its language servers may not have looked at it."
+		}
+		return &tools.Result{Summary: "No errors or warnings", Output: out}, nil
 	}
 	if n > maxReportedDiagnostics*5 {
 		fmt.Fprintf(&b, "… and %d more.\n", n-maxReportedDiagnostics*5)

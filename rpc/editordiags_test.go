@@ -354,7 +354,7 @@ func TestEditorDiagnosticsBadReports(t *testing.T) {
 func TestEditorDiagnosticsAfterShellCommand(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
-	root := workspaceDir(t, map[string]string{"main.go": goSource, "b.go": "package main\n"})
+	root := workspaceDir(t, map[string]string{"main.go": goSource, "b.go": "package main\n", "c.go": "package main\n"})
 	file := filepath.Join(root, "main.go")
 	c := start(t, root)
 	answerConfirmations(c)
@@ -370,7 +370,11 @@ func TestEditorDiagnosticsAfterShellCommand(t *testing.T) {
 	}
 	rep := startReporter(t, c, func(p collectParams) ([]map[string]any, time.Duration) {
 		files := []map[string]any{}
-		for _, u := range p.URIs {
+		uris := p.URIs
+		if len(uris) == 0 { // the workspace: what the editor has open
+			uris = []string{uri, lsptest.FileURI(filepath.Join(root, "b.go"))}
+		}
+		for _, u := range uris {
 			// As an editor that reloaded the file: the disk's text.
 			path := strings.TrimPrefix(u, "file://")
 			files = append(files, map[string]any{"uri": u, "diagnostics": typeErrors(readFile(t, path))})
@@ -391,5 +395,14 @@ func TestEditorDiagnosticsAfterShellCommand(t *testing.T) {
 	}
 	if n := len(rep.collected()); n != 3 {
 		t.Errorf("%d collectDiagnostics after a command that changed nothing; want the one before it only", n-2)
+	}
+	// get_diagnostics of a file the editor does not have open says so.
+	res = runTool(ctx, t, c, "get_diagnostics", map[string]any{"file_path": "c.go"})
+	if res.Status != tools.StatusSuccess || !strings.Contains(res.Output, "no errors or warnings in c.go. It does not have the file open") {
+		t.Errorf("get_diagnostics of a file not open: %s", res.Output)
+	}
+	res = runTool(ctx, t, c, "get_diagnostics", map[string]any{})
+	if res.Status != tools.StatusSuccess || !strings.Contains(res.Output, "1 error(s), 0 warning(s) in the workspace:\n- main.go:4: error: ") {
+		t.Errorf("get_diagnostics of the workspace: %s", res.Output)
 	}
 }
