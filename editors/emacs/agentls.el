@@ -2453,11 +2453,22 @@ without asking, yolo asks nothing, plan only reads."
   (mapcar (lambda (b) (and (buffer-live-p b)
                            (with-current-buffer b
                              (and (bound-and-true-p flymake-mode)
-                                  (mapcar (lambda (d) (list (flymake-diagnostic-beg d)
-                                                            (flymake-diagnostic-type d)
-                                                            (flymake-diagnostic-text d)))
-                                          (flymake-diagnostics))))))
+                                  (cl-loop for d in (flymake-diagnostics)
+                                           unless (eq (flymake-diagnostic-backend d) 'agentls-flymake-backend)
+                                           collect (list (flymake-diagnostic-beg d)
+                                                         (flymake-diagnostic-type d)
+                                                         (flymake-diagnostic-text d)))))))
           bufs))
+
+(defun agentls--diagnostics-sources-p (bufs)
+  "Return non-nil if a Flymake backend other than agentls's is on in one of BUFS."
+  (cl-some (lambda (b)
+             (and (buffer-live-p b)
+                  (with-current-buffer b
+                    (and (bound-and-true-p flymake-mode)
+                         (cl-some (lambda (f) (and (not (eq f t)) (not (eq f 'agentls-flymake-backend))))
+                                  flymake-diagnostic-functions)))))
+           bufs))
 
 (defun agentls--report-diagnostics (conn id uris)
   "Send CONN the agentls/diagnostics report ID of URIS (all buffers when empty)."
@@ -2501,6 +2512,9 @@ little before the server's :waitMs, then report."
             (with-current-buffer b
               (unless (or (buffer-modified-p) (verify-visited-file-modtime b))
                 (ignore-errors (revert-buffer t t t))))))
+        ;; Nothing but agentls reports on these buffers: nothing to wait for.
+        (unless (agentls--diagnostics-sources-p bufs)
+          (setq deadline start))
         (setq timer
               (run-with-timer
                0.02 0.02

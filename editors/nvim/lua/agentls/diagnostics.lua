@@ -110,6 +110,27 @@ local function of_buffer(bufnr, own)
   return out
 end
 
+--- Whether something but agentls may report diagnostics on one of bufs: a language
+--- server attached to it, or diagnostics of another source already there (linters).
+local function has_sources(bufs)
+  local own = own_namespaces()
+  for _, b in ipairs(bufs) do
+    if api.nvim_buf_is_valid(b) then
+      for _, c in ipairs(vim.lsp.get_clients({ bufnr = b })) do
+        if c.name ~= rpc.name then
+          return true
+        end
+      end
+      for _, d in ipairs(vim.diagnostic.get(b)) do
+        if not own[d.namespace] and d.source ~= 'agentls' and d.source ~= 'agentls/shell' then
+          return true
+        end
+      end
+    end
+  end
+  return false
+end
+
 --- The buffer of uri, without making one.
 local function buffer_of(uri)
   local ok, name = pcall(vim.uri_to_fname, uri)
@@ -221,7 +242,12 @@ function M.handler(_, params, ctx)
     end
   end
   local wait = tonumber(params.waitMs) or 2000
-  settle(bufs, math.max(wait - M.margin_ms, 0), function()
+  local deadline = math.max(wait - M.margin_ms, 0)
+  if not has_sources(bufs) then
+    -- Nothing but agentls reports on these buffers: nothing to wait for.
+    deadline = 0
+  end
+  settle(bufs, deadline, function()
     report(client, params.id, uris)
   end)
 end
