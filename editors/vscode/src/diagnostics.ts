@@ -70,6 +70,20 @@ export function files(uris: string[]): { uri: string; diagnostics: Record<string
 }
 
 /**
+ * Whether something may report diagnostics on one of the documents: VS Code names no
+ * diagnostics providers, so any language but plain text counts, as does a document
+ * that has diagnostics of another source than agentls already.
+ */
+function mayHaveSources(uris: Set<string>): boolean {
+  for (const u of uris) {
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === u);
+    if (doc && doc.languageId !== 'plaintext') return true;
+    if (vscode.languages.getDiagnostics(vscode.Uri.parse(u)).some((d) => !own(d))) return true;
+  }
+  return false;
+}
+
+/**
  * Answers one agentls/collectDiagnostics: send(report) is called once, at once without
  * settle, else when the documents' diagnostics have settled.
  */
@@ -82,7 +96,11 @@ export function collect(params: CollectParams, send: (report: unknown) => void):
   }
   const watched = new Set(uris.map((u) => vscode.Uri.parse(u).toString()));
   const start = Date.now();
-  const deadline = start + Math.max((typeof params.waitMs === 'number' ? params.waitMs : 2000) - marginMs, 0);
+  let deadline = start + Math.max((typeof params.waitMs === 'number' ? params.waitMs : 2000) - marginMs, 0);
+  if (!mayHaveSources(watched)) {
+    // Plain text nothing reports on: nothing to wait for.
+    deadline = start;
+  }
   let lastChange: number | undefined;
   const sub = vscode.languages.onDidChangeDiagnostics((e) => {
     if (e.uris.some((u) => watched.has(u.toString()))) lastChange = Date.now();
