@@ -169,14 +169,30 @@ end
 local function settle(bufs, deadline_ms, done)
   local start = uv.now()
   local last_change
-  local watched = {}
-  for _, b in ipairs(bufs) do
-    watched[b] = true
+  -- The diagnostics of other sources than agentls, as one string: agentls's own notes
+  -- on the calls come and go with every call, and are no language server's answer.
+  local function signature()
+    local own = own_namespaces()
+    local parts = {}
+    for _, b in ipairs(bufs) do
+      if api.nvim_buf_is_valid(b) then
+        for _, d in ipairs(vim.diagnostic.get(b)) do
+          if not own[d.namespace] and d.source ~= 'agentls' and d.source ~= 'agentls/shell' then
+            parts[#parts + 1] = ('%d:%d:%d:%s:%s'):format(b, d.lnum, d.severity or 0, tostring(d.source), d.message)
+          end
+        end
+      end
+    end
+    table.sort(parts)
+    return table.concat(parts, '\n')
   end
+  local last = signature()
   local au = api.nvim_create_autocmd('DiagnosticChanged', {
     group = group,
-    callback = function(ev)
-      if watched[ev.buf] then
+    callback = function()
+      local sig = signature()
+      if sig ~= last then
+        last = sig
         last_change = uv.now()
       end
     end,
