@@ -39,6 +39,8 @@ gobench -bench='BenchmarkCheckpoint200k|BenchmarkWatchOverhead' -benchtime=30x .
 gobench -bench='BenchmarkStore500Turns' -benchtime=1x ${quick:+-short} ./checkpoint
 echo "== editor server"
 gobench -bench=. -benchtime=2000x ./rpc
+echo "== the editor's diagnostics: edit applied to gopls's (TypeScript's) report per client"
+bench/diagnostics.sh
 echo "== MCP: echo overhead, eight servers connecting in parallel"
 bench/mcp.sh
 echo "== agent session end to end, beside Gemini CLI (npm install of @google/gemini-cli on first run)"

@@ -242,3 +242,42 @@ func median(d []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// BenchmarkRunToolEdit measures the round trip of agentls.runTool of an edit of a
+// document open in the editor, which the editor applies, for a rich client that does
+// not report its diagnostics: what the editor's diagnostics (editordiags.go) cost a
+// client without them (compare it on a build without them).
+func BenchmarkRunToolEdit(b *testing.B) {
+	root := workspaceDir(b, map[string]string{"a.go": "package a\n\nvar x = 1\n"})
+	c := session(b, root, capsRich, map[string]any{"approvalMode": "yolo"})
+	ctx := context.Background()
+	file := filepath.Join(root, "a.go")
+	if err := c.Editor().Open(lsptest.FileURI(file), "package a\n\nvar x = 1\n"); err != nil {
+		b.Fatal(err)
+	}
+	values := []string{"1", "2"}
+	edit := func(i int) {
+		var res tools.CallResult
+		err := c.Call(ctx, "workspace/executeCommand", map[string]any{"command": "agentls.runTool",
+			"arguments": []any{map[string]any{"name": "replace", "args": map[string]any{
+				"file_path": file, "old_string": "var x = " + values[i%2], "new_string": "var x = " + values[(i+1)%2]}}}}, &res)
+		if err != nil || res.Status != tools.StatusSuccess {
+			b.Fatalf("%v %+v", err, res)
+		}
+	}
+	for i := range 50 { // warm up
+		edit(i)
+	}
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		edit(50 + i)
+		samples = append(samples, time.Since(t0))
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(median(samples).Nanoseconds())/1000, "µs-median")
+	if n := len(c.Received("agentls/collectDiagnostics")); n != 0 {
+		b.Errorf("%d agentls/collectDiagnostics to a client without the capability", n)
+	}
+}

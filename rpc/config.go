@@ -32,6 +32,13 @@ func (s *Server) buildToolbox(roots []string) error {
 			ConfigDir: s.opts.ConfigDir,
 			Overrides: overrides,
 			Tool:      s.adaptTool,
+			// get_diagnostics, declared only while the client reports diagnostics.
+			Extra: func(settings.Settings) []tools.Tool {
+				if len(s.opts.onlyTools) > 0 {
+					return nil
+				}
+				return []tools.Tool{newGetDiagnostics(s)}
+			},
 			// Whatever the client, a shell result names the agent's edits that are
 			// not on disk when the command starts: it is a check of the disk, so
 			// edits saved (by a rich client, or written behind a plain one, see
@@ -60,12 +67,13 @@ func (s *Server) buildToolbox(roots []string) error {
 	return nil
 }
 
-// adaptTool leaves out the built-in tools that Options.onlyTools does not name.
+// adaptTool leaves out the built-in tools that Options.onlyTools does not name, and
+// makes the others that change files report the editor's diagnostics (editordiags.go).
 func (s *Server) adaptTool(t tools.Tool) tools.Tool {
 	if len(s.opts.onlyTools) > 0 && !slices.Contains(s.opts.onlyTools, t.Info().Name) {
 		return nil
 	}
-	return t
+	return s.diagnosticTool(t)
 }
 
 // reconfigure re-reads the settings files and applies them with the editor's overrides,

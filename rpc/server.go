@@ -14,7 +14,9 @@
 // notifications; progress.go live output; diagnostics.go and codeactions.go
 // diagnostics and the code actions on them; editwriter.go the workspace.Writer that
 // turns edits into workspace/applyEdit; confirm.go the confirm.Asker; prompt.go the agent's sessions behind agentls.prompt,
-// and transcript.go their Markdown transcripts for clients without agentls/update.
+// and transcript.go their Markdown transcripts for clients without agentls/update;
+// editordiags.go the editor's own diagnostics of what a call changed, which a client
+// that reports them gives the model (and the get_diagnostics tool).
 //
 // Concurrency: messages are read one at a time. Notifications, initialize and the
 // phase change of shutdown are handled on the read loop, strictly in arrival order, so
@@ -172,7 +174,10 @@ type Server struct {
 	streams   outputStreams // live output of running calls (progress.go)
 	views     sessionViews  // the sessions of prompts as the client sees them (prompt.go)
 	modes     modeAnnouncer // the approval mode last sent to a rich client (status.go)
-	seq       atomic.Uint64
+	// diagReports are the editor's diagnostics reports the server waits for
+	// (editordiags.go).
+	diagReports collections
+	seq         atomic.Uint64
 }
 
 // New returns a server; it does nothing until Serve.
@@ -203,6 +208,7 @@ func New(o Options) *Server {
 		"workspace/didChangeWorkspaceFolders": s.didChangeWorkspaceFolders,
 		"workspace/didChangeConfiguration":    s.didChangeConfiguration,
 		"window/workDoneProgress/cancel":      s.cancelProgress,
+		methodDiagnostics:                     s.receiveDiagnostics,
 	}
 	s.cmds.route(s.routes, s.notifications)
 	s.observers = []func(string, tools.Event){s.sendUpdate, s.streamOutput, s.diagnose, s.transcribe}

@@ -138,6 +138,18 @@ take your next key as its answer."
 This turns `flymake-mode' on in the touched buffers."
   :type 'boolean)
 
+(defcustom agentls-report-diagnostics t
+  "Non-nil means the model learns the editor's diagnostics of what it changed.
+After an edit of the agent, agentls.el reports the Flymake diagnostics
+of the touched buffers (from every backend: eglot's language servers,
+linters) once they have settled; the model is told which errors and
+warnings the edit introduced and how many it resolved."
+  :type 'boolean)
+
+(defcustom agentls-diagnostics-wait 2.0
+  "Seconds a call that changed files waits at most for their diagnostics."
+  :type 'number)
+
 (defcustom agentls-events-buffer-size 0
   "Size of the JSON-RPC events buffer in characters.
 0 keeps no log (the fastest); nil keeps all of it."
@@ -315,7 +327,10 @@ Start one unless NO-START.  Return nil when there is none."
                             :publishDiagnostics (list :relatedInformation :json-false))
         :window (list :workDoneProgress t)
         :general (list :positionEncodings ["utf-32"])
-        :experimental (list :agentls (list :confirm t :updates t :askUser t))))
+        :experimental (list :agentls (append (list :confirm t :updates t :askUser t)
+                                             (when agentls-report-diagnostics
+                                               (list :diagnostics
+                                                     (list :waitMs (round (* 1000 agentls-diagnostics-wait)))))))))
 
 (defun agentls--start (root)
   "Start agentls for ROOT and return the connection."
@@ -587,6 +602,7 @@ user decides later; the request's ID is then kept in ENTRY."
   (agentls--safely (format "%s" method)
     (pcase method
       ('agentls/update (agentls--update conn params))
+      ('agentls/collectDiagnostics (agentls--collect-diagnostics conn params))
       ('$/progress (agentls--progress-notification conn params))
       ('$/cancelRequest (agentls--server-cancelled conn (plist-get params :id)))
       ('textDocument/publishDiagnostics (agentls--publish-diagnostics conn params))
@@ -2092,12 +2108,37 @@ Call REPORT-FN with them now and whenever they change."
 ;;;; Commands
 
 (defun agentls--region-params ()
-  "The uri and range of the current buffer and region, as a plist."
+  "The uri and range of the current buffer and region, as a plist.
+With a region, the Flymake diagnostics of its lines go with it."
   (when buffer-file-name
     (append (list :uri (agentls--buffer-uri))
             (when (use-region-p)
-              (list :range (list :start (agentls--lsp-position (region-beginning))
-                                 :end (agentls--lsp-position (region-end))))))))
+              (append
+               (list :range (list :start (agentls--lsp-position (region-beginning))
+                                  :end (agentls--lsp-position (region-end))))
+               (when-let* ((text (agentls--diagnostics-text (region-beginning) (region-end))))
+                 (list :diagnostic text)))))))
+
+(defun agentls--diagnostics-text (beg end)
+  "The Flymake diagnostics of the lines from BEG to END, agentls's own left out.
+One \"line N: severity: message (source)\" line each, or nil."
+  (when (bound-and-true-p flymake-mode)
+    (let* ((from (save-excursion (goto-char beg) (line-beginning-position)))
+           (to (save-excursion (goto-char end) (line-end-position)))
+           (lines
+            (cl-loop for d in (flymake-diagnostics from to)
+                     unless (eq (flymake-diagnostic-backend d) 'agentls-flymake-backend)
+                     collect
+                     (let* ((lsp (alist-get 'eglot-lsp-diag (flymake-diagnostic-data d)))
+                            (sev (or (plist-get lsp :severity)
+                                     (agentls--diagnostic-severity (flymake-diagnostic-type d))))
+                            (source (plist-get lsp :source)))
+                       (format "line %d: %s: %s%s"
+                               (line-number-at-pos (flymake-diagnostic-beg d))
+                               (nth (1- (min (max sev 1) 4)) '("error" "warning" "info" "hint"))
+                               (or (plist-get lsp :message) (flymake-diagnostic-text d))
+                               (if source (format " (%s)" source) ""))))))
+      (and lines (mapconcat #'identity lines "\n")))))
 
 (defun agentls--context-note (params)
   "A line describing the context PARAMS of a prompt."
@@ -2405,6 +2446,133 @@ without asking, yolo asks nothing, plan only reads."
                      :range (list :start (agentls--lsp-position beg)
                                   :end (agentls--lsp-position end))
                      :diagnostic text)))))
+
+;;;; The editor's diagnostics for the agent
+
+(defvar agentls--diagnostics-quiet 0.2
+  "Seconds the diagnostics must stay unchanged once they changed after an edit.")
+
+(defvar agentls--diagnostics-idle 1.0
+  "Seconds without any change after which the diagnostics are taken as they are.")
+
+(defun agentls--diagnostic-severity (type)
+  "The LSP severity of the Flymake diagnostic TYPE."
+  (let ((category (or (and (symbolp type) (get type 'flymake-category)) type)))
+    (pcase category
+      ((or :error 'flymake-error) 1)
+      ((or :warning 'flymake-warning) 2)
+      (_ 3))))
+
+(defun agentls--buffer-diagnostics (buf)
+  "The Flymake diagnostics of BUF, agentls's own left out, as LSP diagnostics."
+  (if (not (buffer-live-p buf))
+      []
+    (with-current-buffer buf
+      (save-restriction
+        (widen)
+        (apply #'vector
+               (cl-loop
+                for d in (and (bound-and-true-p flymake-mode) (flymake-diagnostics))
+                unless (eq (flymake-diagnostic-backend d) 'agentls-flymake-backend)
+                collect
+                (let* ((lsp (alist-get 'eglot-lsp-diag (flymake-diagnostic-data d)))
+                       (line (1- (line-number-at-pos (flymake-diagnostic-beg d))))
+                       (source (or (plist-get lsp :source)
+                                   (let ((b (flymake-diagnostic-backend d)))
+                                     (and b (not (eq b 'eglot-flymake-backend))
+                                          (format "%s" b))))))
+                  (append
+                   (list :range (list :start (list :line line :character 0)
+                                      :end (list :line line :character 0))
+                         :severity (or (plist-get lsp :severity)
+                                       (agentls--diagnostic-severity (flymake-diagnostic-type d)))
+                         :message (or (plist-get lsp :message) (flymake-diagnostic-text d)))
+                   (and source (list :source source))
+                   (and (plist-get lsp :code) (list :code (plist-get lsp :code)))))))))))
+
+(defun agentls--diagnostics-signature (bufs)
+  "Return a value that differs when the diagnostics of BUFS change."
+  (mapcar (lambda (b) (and (buffer-live-p b)
+                           (with-current-buffer b
+                             (and (bound-and-true-p flymake-mode)
+                                  (cl-loop for d in (flymake-diagnostics)
+                                           unless (eq (flymake-diagnostic-backend d) 'agentls-flymake-backend)
+                                           collect (list (flymake-diagnostic-beg d)
+                                                         (flymake-diagnostic-type d)
+                                                         (flymake-diagnostic-text d)))))))
+          bufs))
+
+(defun agentls--diagnostics-sources-p (bufs)
+  "Return non-nil if a Flymake backend other than agentls's is on in one of BUFS."
+  (cl-some (lambda (b)
+             (and (buffer-live-p b)
+                  (with-current-buffer b
+                    (and (bound-and-true-p flymake-mode)
+                         (cl-some (lambda (f) (and (not (eq f t)) (not (eq f 'agentls-flymake-backend))))
+                                  flymake-diagnostic-functions)))))
+           bufs))
+
+(defun agentls--report-diagnostics (conn id uris)
+  "Send CONN the agentls/diagnostics report ID of URIS (all buffers when empty)."
+  (let ((files
+         (if (zerop (length uris))
+             (cl-loop for b in (buffer-list)
+                      for f = (buffer-file-name b)
+                      when (and f (buffer-local-value 'flymake-mode b))
+                      collect (list :uri (agentls--path-to-uri f)
+                                    :diagnostics (agentls--buffer-diagnostics b)))
+           (cl-loop for uri across uris
+                    collect (list :uri uri
+                                  :diagnostics (agentls--buffer-diagnostics
+                                                (find-buffer-visiting (agentls--uri-to-path uri))))))))
+    (when (agentls--live-p conn)
+      (jsonrpc-notify conn :agentls/diagnostics (list :id id :files (apply #'vector files))))))
+
+(defun agentls--collect-diagnostics (conn params)
+  "Answer the agentls/collectDiagnostics PARAMS of CONN.
+Without :settle, report at once: the state before an edit.  With it,
+wait until the diagnostics of the documents have settled (unchanged for
+`agentls--diagnostics-quiet' seconds after they changed, or for
+`agentls--diagnostics-idle' seconds without a change), at the latest a
+little before the server's :waitMs, then report."
+  (let* ((id (plist-get params :id))
+         (uris (or (plist-get params :uris) []))
+         (uris (if (listp uris) (apply #'vector uris) uris)))
+    (if (not (eq (plist-get params :settle) t))
+        (agentls--report-diagnostics conn id uris)
+      (let* ((bufs (cl-loop for uri across uris
+                            for b = (find-buffer-visiting (agentls--uri-to-path uri))
+                            when b collect b))
+             (start (float-time))
+             (deadline (+ start (max 0 (- (/ (or (plist-get params :waitMs) 2000) 1000.0) 0.15))))
+             (last (agentls--diagnostics-signature bufs))
+             (changed nil)
+             timer)
+        (when (eq (plist-get params :reload) t)
+          ;; A shell command changed the files: read the unmodified buffers again.
+          (dolist (b bufs)
+            (with-current-buffer b
+              (unless (or (buffer-modified-p) (verify-visited-file-modtime b))
+                (ignore-errors (revert-buffer t t t))))))
+        ;; Nothing but agentls reports on these buffers: nothing to wait for.
+        (unless (agentls--diagnostics-sources-p bufs)
+          (setq deadline start))
+        (setq timer
+              (run-with-timer
+               0.02 0.02
+               (lambda ()
+                 (condition-case-unless-debug err
+                     (let ((now (float-time))
+                           (sig (agentls--diagnostics-signature bufs)))
+                       (unless (equal sig last)
+                         (setq last sig changed now))
+                       (when (or (>= now deadline)
+                                 (and changed (>= (- now changed) agentls--diagnostics-quiet))
+                                 (and (not changed) (>= (- now start) agentls--diagnostics-idle)))
+                         (cancel-timer timer)
+                         (agentls--report-diagnostics conn id uris)))
+                   (error (cancel-timer timer)
+                          (message "agentls: collecting diagnostics: %s" (error-message-string err)))))))))))
 
 ;;;###autoload
 (defun agentls-trust (scope)

@@ -23,6 +23,7 @@
 (defvar agentls-test-fake (getenv "FAKEGEMINI_BIN") "The fake Gemini server binary.")
 (defvar agentls-test--processes nil "Processes a test started.")
 (defvar agentls-test--root nil "The workspace of the running test.")
+(defvar agentls-test--server-args nil "More arguments of agentls serve.")
 
 ;; Batch Emacs has no windows worth selecting; nothing may ask on stdin
 ;; unless a test says so.
@@ -88,7 +89,7 @@ INIT-OPTIONS are the server's initialization options; ENV is more of its
 environment.  Return the buffer."
   (unless (and agentls-test-bin (file-executable-p agentls-test-bin))
     (ert-fail (format "AGENTLS_BIN is not an executable: %S" agentls-test-bin)))
-  (setq agentls-server-program (list agentls-test-bin "serve")
+  (setq agentls-server-program (append (list agentls-test-bin "serve") agentls-test--server-args)
         agentls-server-environment (append (list "GEMINI_API_KEY=test-key"
                                                  (concat "GOOGLE_GEMINI_BASE_URL=" (or url "http://127.0.0.1:9")))
                                            env)
@@ -224,7 +225,7 @@ and arrive in one read."
            (url (agentls-test--fake-gemini '(:turns [(:text "One.") (:text "Two.")])))
            (asked 0))
       (with-temp-file file (insert "n\n"))
-      (setq agentls-server-program (list agentls-test-bin "serve")
+      (setq agentls-server-program (append (list agentls-test-bin "serve") agentls-test--server-args)
             agentls-server-environment (list "GEMINI_API_KEY=test-key" (concat "GOOGLE_GEMINI_BASE_URL=" url)))
       (set-buffer (find-file-noselect file))
       (should-not (agentls--project-root))
@@ -925,7 +926,7 @@ REPORT-FN gets it."
   (agentls-test--with
     (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
            (buf (find-file-noselect (expand-file-name "a.txt" root))))
-      (setq agentls-server-program (list agentls-test-bin "serve")
+      (setq agentls-server-program (append (list agentls-test-bin "serve") agentls-test--server-args)
             agentls-server-environment nil
             agentls-initialization-options '(:approvalMode "sometimes"))
       (let ((chat (with-current-buffer buf (agentls "hello"))))
@@ -1511,7 +1512,7 @@ Without a server `agentls-sandbox' asks the program; then with one."
     (let* ((root (agentls-test--workspace '(("a.txt" . "a\n"))))
            (default-directory root))
       ;; No server yet: the program answers, with the server's environment.
-      (setq agentls-server-program (list agentls-test-bin "serve")
+      (setq agentls-server-program (append (list agentls-test-bin "serve") agentls-test--server-args)
             agentls-server-environment '("AGENTLS_SANDBOX_MACHINE=none"))
       (with-current-buffer (find-file-noselect (expand-file-name "a.txt" root))
         (should-not (agentls--connection t))
@@ -1720,3 +1721,152 @@ prompt's edit and leaves the command's file."
             (agentls-test--wait (lambda () (equal (agentls-test--text buf) "a\n")) "the edit undone")
             (should (equal (agentls-test--disk (expand-file-name "made.txt" root)) "x\n")))
         (advice-remove 'message 'agentls-test)))))
+
+;;;; The editor's diagnostics, with gopls (issue 24)
+
+(defvar agentls-test-gopls (getenv "AGENTLS_GOPLS") "The gopls binary (scripts/gopls.sh).")
+
+(unless (fboundp 'go-mode)
+  (define-derived-mode go-mode prog-mode "Go"
+    "A stand-in for go-mode: eglot names the language \"go\" after it."))
+
+(defconst agentls-test--main-go "package main\n\nfunc main() {\n\tvar n int = 1\n\t_ = n\n}\n")
+
+(defconst agentls-test--type-error "(untyped string constant) as int value in variable declaration"
+  "What gopls says of line 4 once it holds var n int = \"x\".")
+
+(defun agentls-test--generate-requests (file)
+  "The bodies of the generate requests recorded in FILE, in order."
+  (with-temp-buffer
+    (insert-file-contents file)
+    (cl-loop for line in (split-string (buffer-string) "\n" t)
+             for r = (json-parse-string line :object-type 'plist)
+             when (and (string-match-p "generateContent" (or (plist-get r :Path) ""))
+                       (numberp (plist-get r :Turn)) (> (plist-get r :Turn) 0))
+             collect (json-serialize (plist-get r :Body)))))
+
+(defun agentls-test--gopls-workspace (main)
+  "A Go module whose main.go holds MAIN, open in go-mode under eglot and gopls.
+Return the buffer once gopls has loaded the package."
+  (require 'eglot)
+  (unless (and agentls-test-gopls (file-executable-p agentls-test-gopls))
+    (ert-fail (format "AGENTLS_GOPLS is not an executable: %S" agentls-test-gopls)))
+  (let* ((root (agentls-test--workspace `(("go.mod" . "module example.com/diag\n\ngo 1.26\n")
+                                          ("main.go" . ,main))))
+         (buf (find-file-noselect (expand-file-name "main.go" root)))
+         (process-environment (append '("GOTOOLCHAIN=local" "GOFLAGS=") process-environment))
+         (eglot-server-programs `((go-mode . (,agentls-test-gopls))))
+         (eglot-autoreconnect nil))
+    (with-current-buffer buf
+      (go-mode)
+      (apply #'eglot (eglot--guess-contact))
+      (agentls-test--wait (lambda () (and (eglot-current-server) (eglot-managed-p)))
+                          "eglot to manage main.go with gopls" 60)
+      ;; A hover answers once gopls has loaded the package.
+      (should (jsonrpc-request (eglot-current-server) :textDocument/hover
+                               (list :textDocument (list :uri (agentls--path-to-uri buffer-file-name))
+                                     :position (list :line 3 :character 5))
+                               :timeout 60)))
+    (push (jsonrpc--process (with-current-buffer buf (eglot-current-server))) agentls-test--processes)
+    buf))
+
+(ert-deftest agentls-test-diagnostics-gopls ()
+  "gopls's message for the line an edit broke reaches the model; the fix is resolved.
+eglot runs gopls beside agentls; agentls.el reports the Flymake
+diagnostics of the edited buffer once they settle."
+  (agentls-test--with
+    (let* ((buf (agentls-test--gopls-workspace agentls-test--main-go))
+           (root agentls-test--root)
+           (path (expand-file-name "main.go" root))
+           (requests (make-temp-file "agentls-requests-" nil ".jsonl"))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "var n int = 1"
+                                                            :new_string "var n int = \"x\""))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "var n int = \"x\""
+                                                            :new_string "var n int = 2"))])
+                           (:text "Done.")])
+                 requests)))
+      (agentls-test--start root "main.go" url '(:approvalMode "yolo"))
+      (with-current-buffer buf (agentls "break it, then fix it"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn" 60)
+      (let ((reqs (agentls-test--generate-requests requests)))
+        (should (= (length reqs) 4))
+        (should-not (string-search agentls-test--type-error (nth 1 reqs)))
+        (should (string-search "main.go:4: error: cannot use" (nth 2 reqs)))
+        (should (string-search agentls-test--type-error (nth 2 reqs)))
+        (should (string-search "reported before this change are resolved" (nth 3 reqs))))
+      (should (equal (agentls-test--disk path) (replace-regexp-in-string "= 1" "= 2" agentls-test--main-go))))))
+
+(ert-deftest agentls-test-diagnostics-off ()
+  "With `agentls-report-diagnostics' off the model is told nothing, and nothing waits."
+  (agentls-test--with
+    (let* ((agentls-report-diagnostics nil)
+           (buf (agentls-test--gopls-workspace agentls-test--main-go))
+           (root agentls-test--root)
+           (path (expand-file-name "main.go" root))
+           (requests (make-temp-file "agentls-requests-" nil ".jsonl"))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+                           (:calls [(:name "replace" :args (:file_path ,path :old_string "var n int = 1"
+                                                            :new_string "var n int = \"x\""))])
+                           (:text "Done.")])
+                 requests))
+           start)
+      (agentls-test--start root "main.go" url '(:approvalMode "yolo"))
+      (setq start (float-time))
+      (with-current-buffer buf (agentls "break it"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn" 60)
+      (should (< (- (float-time) start) 1.5))
+      (let ((reqs (agentls-test--generate-requests requests)))
+        (should (= (length reqs) 3))
+        (should-not (string-search agentls-test--type-error (nth 2 reqs)))
+        (should-not (string-search "editor's diagnostics" (nth 2 reqs)))))))
+
+(ert-deftest agentls-bench-diagnostics ()
+  "Figures for BENCHMARKS.md (bench/diagnostics.sh; not part of the suite).
+The model's edits alternately break and fix main.go under eglot and
+gopls, AGENTLS_BENCH_EDITS of them (default 20) in one prompt; the
+server logs each edit's settledMs into AGENTLS_BENCH_LOG."
+  (agentls-test--with
+    (let* ((edits (string-to-number (or (getenv "AGENTLS_BENCH_EDITS") "20")))
+           (log (or (getenv "AGENTLS_BENCH_LOG") (ert-fail "AGENTLS_BENCH_LOG is not set")))
+           (buf (agentls-test--gopls-workspace agentls-test--main-go))
+           (root agentls-test--root)
+           (path (expand-file-name "main.go" root))
+           (good "var n int = 1") (bad "var n int = \"x\"")
+           (turns (append
+                   (list `(:calls [(:name "read_file" :args (:file_path ,path))]))
+                   (cl-loop for i from 1 to edits
+                            collect `(:calls [(:name "replace"
+                                               :args (:file_path ,path
+                                                      :old_string ,(if (cl-oddp i) good bad)
+                                                      :new_string ,(if (cl-oddp i) bad good)))]))
+                   (list '(:text "Done."))))
+           (url (agentls-test--fake-gemini (list :turns (apply #'vector turns)))))
+      (let ((agentls-test--server-args (list "--log-file" log)))
+        (agentls-test--start root "main.go" url '(:approvalMode "yolo")))
+      (with-current-buffer buf (agentls "break and fix it, again and again"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn" (+ 60 (* 3 edits))))))
+
+(ert-deftest agentls-test-region-diagnostics ()
+  "A prompt about a region carries the other backends' diagnostics of its lines."
+  (agentls-test--with
+    (let* ((root (agentls-test--workspace '(("a.txt" . "alpha\nbetaa\ngamma\n"))))
+           (requests (make-temp-file "agentls-requests-" nil ".jsonl"))
+           (url (agentls-test--fake-gemini '(:turns [(:text "That is a typo.")]) requests))
+           (buf (agentls-test--start root "a.txt" url)))
+      (with-current-buffer buf
+        (setq-local flymake-diagnostic-functions (list #'agentls-test--fake-backend))
+        (flymake-mode 1)
+        (flymake-start)
+        (agentls-test--wait (lambda () (flymake-diagnostics)) "the other backend's diagnostic")
+        (transient-mark-mode 1)
+        (goto-char (point-min))
+        (set-mark (point))
+        (forward-line 2)
+        (should (use-region-p))
+        (agentls "what is wrong here?"))
+      (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+      (let ((req (car (agentls-test--generate-requests requests))))
+        (should (string-search "The user asks about this diagnostic: line 2: error: undefined: betaa" req))))))

@@ -48,6 +48,12 @@ trap 'rm -rf "$tmp"' EXIT
 build() { # build NAME PACKAGE
 	(cd "$repo" && go build -o "$tmp/$1" "$2") || { echo "editors/emacs: go build $2 failed"; echo "0 passed, 1 failed"; exit 1; }
 }
+# gopls, pinned, for the tests of the editor's diagnostics (scripts/gopls.sh). Go's caches
+# stay the user's: the private home below would make gopls start from cold ones.
+if [ -z "${AGENTLS_GOPLS:-}" ]; then
+	AGENTLS_GOPLS=$("$repo/scripts/gopls.sh" | tail -n 1) || { echo "editors/emacs: could not install gopls (scripts/gopls.sh)"; echo "0 passed, 1 failed"; exit 1; }
+fi
+export AGENTLS_GOPLS GOCACHE="${GOCACHE:-$(go env GOCACHE)}" GOMODCACHE="${GOMODCACHE:-$(go env GOMODCACHE)}"
 if [ -n "${AGENTLS_BIN:-}" ]; then cp "$AGENTLS_BIN" "$tmp/agentls"; else build agentls ./cmd/agentls; fi
 if [ -n "${FAKEGEMINI_BIN:-}" ]; then cp "$FAKEGEMINI_BIN" "$tmp/fakegemini"; else build fakegemini ./internal/fakegemini/cmd/fakegemini; fi
 export AGENTLS_BIN="$tmp/agentls" FAKEGEMINI_BIN="$tmp/fakegemini"
@@ -161,8 +167,10 @@ for c in "${cases[@]}"; do
 	*+markdown)
 		if [ -z "$markdown_dir" ]; then echo "SKIP $c ($ev): markdown-mode is not installed"; skipped=$((skipped + 1)); continue; fi
 		run_test "$c" "agentls-test-${c%+markdown}" -L "$markdown_dir" ;;
-	beside-eglot)
+	beside-eglot | diagnostics-gopls | diagnostics-off)
 		run_test "$c" "agentls-test-$c" ${eglot_dir:+-L "$eglot_dir"} ;;
+	bench-diagnostics) # bench/diagnostics.sh, by name only
+		run_test "$c" "agentls-$c" ${eglot_dir:+-L "$eglot_dir"} ;;
 	*)
 		if ! grep -qx "agentls-test-$c" <<<"$all_tests"; then echo "FAIL $c ($ev): no such case"; failed=$((failed + 1)); continue; fi
 		run_test "$c" "agentls-test-$c" ;;

@@ -9,7 +9,7 @@
 # "N passed, M failed".
 # Exits nonzero if any test failed, a file did not finish, or nothing ran.
 # Builds internal/fakegemini/cmd/fakegemini too, for the prompt tests (which report SKIP
-# without it). Environment: NVIM (use only this nvim instead of building them),
+# without it), and installs gopls (scripts/gopls.sh, AGENTLS_GOPLS to use another). Environment: NVIM (use only this nvim instead of building them),
 # AGENTLS_NVIM_VERSIONS (the versions to build and run, default "0.10.4 0.12.4"), AGENTLS_BIN and
 # FAKEGEMINI_BIN (use these binaries instead of building them), AGENTLS_TEST_VERBOSE=1
 # (print notifications), AGENTLS_TEST_FILE_TIMEOUT (seconds per file, default 180).
@@ -51,6 +51,13 @@ elif compgen -G "$REPO/internal/fakegemini/cmd/fakegemini/*.go" >/dev/null; then
   (cd "$REPO" && go build -o "$TMP/fakegemini" ./internal/fakegemini/cmd/fakegemini)
   export AGENTLS_FAKEGEMINI="$TMP/fakegemini"
 fi
+
+# gopls, pinned, for the tests of the editor's diagnostics (scripts/gopls.sh). Go's caches
+# stay the user's: the private home below would make gopls start from cold ones.
+if [ -z "${AGENTLS_GOPLS:-}" ]; then
+  AGENTLS_GOPLS=$("$REPO/scripts/gopls.sh" | tail -n 1)
+fi
+export AGENTLS_GOPLS GOCACHE="${GOCACHE:-$(go env GOCACHE)}" GOMODCACHE="${GOMODCACHE:-$(go env GOMODCACHE)}"
 
 # A private home, so user settings, memories and swap files play no part.
 mkdir -p "$TMP/home" "$TMP/config" "$TMP/state" "$TMP/data"

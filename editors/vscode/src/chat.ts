@@ -7,6 +7,7 @@
 import * as path from 'node:path';
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
+import { atLines } from './diagnostics';
 import MarkdownIt from 'markdown-it';
 import { ChatItem, isFinal, locationLabel, ToolItem, Transcript, Usage } from './logic/chat';
 import { choices, question, alwaysNote } from './logic/confirm';
@@ -238,6 +239,14 @@ export class Chat implements vscode.WebviewViewProvider, vscode.Disposable {
         params.uri = ctx.uri;
         if (ctx.range) {
           params.range = ctx.range;
+        }
+        // The diagnostics of the selected lines (else the cursor's line) go with it.
+        const ed = vscode.window.activeTextEditor;
+        if (ed && ed.document.uri.toString() === ctx.uri) {
+          const diag = atLines(ed.document.uri, ed.selection.start.line, ed.selection.end.line);
+          if (diag) {
+            params.diagnostic = diag;
+          }
         }
         contextLabel = ctx.label;
       }

@@ -17,6 +17,7 @@ import {
   StaticFeature,
 } from 'vscode-languageclient/node';
 import type { ApplyWorkspaceEditParams, ApplyWorkspaceEditResult, ClientCapabilities, InitializeResult } from 'vscode-languageclient';
+import { CollectParams, collect, diagnosticsCapability } from './diagnostics';
 import { ExtensionSettings, needsRestart, serverCommand, serverEnv, serverSettings } from './logic/settings';
 
 /** The protocol version this extension speaks (docs/protocol.md). */
@@ -44,7 +45,12 @@ class AgentlsFeature implements StaticFeature {
   fillClientCapabilities(caps: ClientCapabilities): void {
     // askUser: ask_user's questions (and MCP servers' forms) come as agentls/confirm of
     // type ask_user, answered in the quick input (./confirm).
-    caps.experimental = { ...((caps.experimental as object) ?? {}), agentls: { confirm: true, updates: true, askUser: true } };
+    // diagnostics: the editor's diagnostics of what the agent changed (./diagnostics).
+    const diagnostics = diagnosticsCapability();
+    caps.experimental = {
+      ...((caps.experimental as object) ?? {}),
+      agentls: { confirm: true, updates: true, askUser: true, ...(diagnostics ? { diagnostics } : {}) },
+    };
   }
   initialize(caps: InitializeResult['capabilities']): void {
     const exp = (caps.experimental as { agentls?: { protocolVersion?: number } } | undefined)?.agentls;
@@ -145,6 +151,13 @@ export class Server implements vscode.Disposable {
     const feature = new AgentlsFeature();
     client.registerFeature(feature);
     client.onRequest('agentls/confirm', (params: unknown, token: vscode.CancellationToken) => this.hooks.onConfirm(params, token));
+    client.onNotification('agentls/collectDiagnostics', (params: CollectParams) => {
+      try {
+        collect(params, (report) => void client.sendNotification('agentls/diagnostics', report));
+      } catch (err) {
+        this.output.appendLine(`agentls: diagnostics not reported: ${String(err)}`);
+      }
+    });
     client.onNotification('agentls/update', (params: { session: string; update: Record<string, unknown> }) => {
       try {
         this.hooks.onUpdate(params);

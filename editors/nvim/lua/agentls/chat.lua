@@ -1244,6 +1244,18 @@ function M.prompt(text, opts)
       params.range = lsp_range(src, client, opts.range)
     end
     ctx_label = context_label(src, opts.range)
+    -- The editor's diagnostics of the lines the prompt is about (the selection, else
+    -- the cursor's line) go with it, as VS Code's "fix this" sends them.
+    local l1, l2
+    if opts.range then
+      l1, l2 = opts.range.start_line, opts.range.end_line
+    elseif src == api.nvim_get_current_buf() then
+      l1 = api.nvim_win_get_cursor(0)[1]
+      l2 = l1
+    end
+    if l1 then
+      params.diagnostic = require('agentls.diagnostics').at_lines(src, l1, l2)
+    end
     rpc.flush_changes(client, src)
   end
   return start_turn(chat, client, {

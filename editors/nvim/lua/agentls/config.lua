@@ -41,6 +41,12 @@ M.defaults = {
     max_lines = 10000,
   },
   notify_results = true,
+  -- The editor's diagnostics of what the agent changed go to the model; wait_ms bounds
+  -- how long a call waits for them to settle (docs/protocol.md).
+  diagnostics = {
+    enabled = true,
+    wait_ms = 2000,
+  },
   chat = {
     position = 'right',
     size = nil,
@@ -129,6 +135,7 @@ local known_top = {
   keys = true,
   output = true,
   notify_results = true,
+  diagnostics = true,
   chat = true,
 }
 
@@ -177,6 +184,15 @@ function M.resolve(opts)
       no_unknown('output.', opts.output, M.defaults.output)
       check('output.height', opts.output.height, 'number', true)
       check('output.max_lines', opts.output.max_lines, 'number', true)
+    end
+    check('diagnostics', opts.diagnostics, 'table', true)
+    if opts.diagnostics then
+      no_unknown('diagnostics.', opts.diagnostics, M.defaults.diagnostics)
+      check('diagnostics.enabled', opts.diagnostics.enabled, 'boolean', true)
+      check('diagnostics.wait_ms', opts.diagnostics.wait_ms, 'number', true)
+      if opts.diagnostics.wait_ms ~= nil and opts.diagnostics.wait_ms < 0 then
+        error('diagnostics.wait_ms: expected a number of milliseconds, 0 or more', 0)
+      end
     end
     check('chat', opts.chat, 'table', true)
     if opts.chat then

@@ -38,7 +38,9 @@ function M.capabilities()
     -- an edit computed for an older buffer (0.10 does not advertise it).
     workspace = { workspaceEdit = { documentChanges = true } },
   }, config.options.capabilities or {}, {
-    experimental = { agentls = { confirm = true, updates = true, askUser = true } },
+    experimental = {
+      agentls = { confirm = true, updates = true, askUser = true, diagnostics = require('agentls.diagnostics').capability() },
+    },
   })
   return caps
 end
@@ -110,6 +112,7 @@ local function lsp_config(root)
         prompts.handle_update(params, ctx and ctx.client_id)
       end,
       ['workspace/applyEdit'] = edit.handler,
+      ['agentls/collectDiagnostics'] = require('agentls.diagnostics').handler,
     },
     on_init = function(client, result)
       state.server_info[client.id] = type(result) == 'table' and result.serverInfo or nil

@@ -145,7 +145,7 @@ async function startTap(upstream) {
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      requests.push({ method: req.method, path: req.url, body: body.toString('utf8') });
+      requests.push({ method: req.method, path: req.url, body: body.toString('utf8'), at: Date.now() });
       const up = http.request(
         { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
         (ur) => {
@@ -166,10 +166,12 @@ async function startTap(upstream) {
   });
   return {
     url: `http://127.0.0.1:${srv.address().port}`,
-    /** Every request so far: { method, path, body (text) }. */
+    /** Every request so far: { method, path, body (text), at (Date.now() when it had arrived) }. */
     requests: () => requests.slice(),
     /** The bodies of the model calls (generateContent, streamGenerateContent), parsed. */
     generateBodies: () => requests.filter((r) => /:(stream)?[gG]enerateContent/.test(r.path)).map((r) => JSON.parse(r.body)),
+    /** When each model call arrived (Date.now()), in order. */
+    generateTimes: () => requests.filter((r) => /:(stream)?[gG]enerateContent/.test(r.path)).map((r) => r.at),
     close: () =>
       new Promise((resolve) => {
         srv.closeAllConnections();

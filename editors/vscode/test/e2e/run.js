@@ -1094,6 +1094,105 @@ scenario(
   },
 );
 
+// --- the editor's diagnostics (issue 24): VS Code's built-in TypeScript ---------------
+
+// A hint (an unused variable) tells that TypeScript has looked at the file.
+const mainTs = 'function f(): number {\n  const unused = 0;\n  return 1;\n}\nlet n: number = f();\nconsole.log(n);\n';
+const tsError = "Type 'string' is not assignable to type 'number'.";
+
+function diagnosticsSetup(extraTurns, settings = {}) {
+  return (ws) => ({
+    files: { 'main.ts': mainTs },
+    record: true,
+    settings: { 'agentls.approvalMode': 'yolo', ...settings },
+    script: {
+      turns: [
+        { calls: [{ name: 'read_file', args: { file_path: path.join(ws, 'main.ts') }, id: 'r1' }] },
+        { calls: [{ name: 'replace', args: { file_path: path.join(ws, 'main.ts'), old_string: 'let n: number = f();', new_string: 'let n: number = "x";' }, id: 'e1' }] },
+        ...extraTurns(ws),
+        { text: 'Done.' },
+      ],
+    },
+  });
+}
+
+async function typescriptReady(v) {
+  await v.open('main.ts');
+  await waitFor('TypeScript to look at main.ts', () => v.probe().diagnostics.some((d) => d.uri.endsWith('/main.ts') && d.source === 'ts'), 60000);
+}
+
+scenario(
+  'diagnostics_typescript',
+  diagnosticsSetup((ws) => [
+    { calls: [{ name: 'replace', args: { file_path: path.join(ws, 'main.ts'), old_string: 'let n: number = "x";', new_string: 'let n: number = 2;' }, id: 'e2' }] },
+  ]),
+  async (v) => {
+    await typescriptReady(v);
+    await v.ask('break it, then fix it');
+    const bodies = await waitFor('four model requests', () => {
+      const b = v.tap.generateBodies();
+      return b.length === 4 ? b.map((x) => JSON.stringify(x)) : null;
+    }, 60000);
+    assert.ok(!bodies[1].includes(tsError), 'no error before the edit');
+    assert.ok(bodies[2].includes(`main.ts:5: error: ${tsError.replace(/'/g, "\\'")}`) || bodies[2].includes(`main.ts:5: error: ${tsError}`), `TypeScript's message for line 5 in the request after the edit: ${bodies[2].slice(-1500)}`);
+    assert.ok(bodies[2].includes('1 new error(s)'), 'one new error');
+    assert.ok(!bodies[2].includes('is declared but its value is never read'), 'the hint is not reported');
+    assert.ok(bodies[3].includes('reported before this change are resolved'), `resolved after the fix: ${bodies[3].slice(-1500)}`);
+    await waitFor('the fix saved', () => v.read('main.ts').includes('let n: number = 2;'));
+  },
+);
+
+scenario(
+  'diagnostics_off',
+  // Not saved after the edit: saving a .ts file in code-server takes a second or two on a
+  // loaded machine, which would hide what this measures.
+  diagnosticsSetup(() => [], { 'agentls.diagnostics.enabled': false, 'agentls.saveAfterEdit': false }),
+  async (v) => {
+    await typescriptReady(v);
+    await v.ask('break it');
+    const bodies = await waitFor('three model requests', () => {
+      const b = v.tap.generateBodies();
+      return b.length === 3 ? b.map((x) => JSON.stringify(x)) : null;
+    }, 60000);
+    // From the request that asks for the edit to the one that carries its result.
+    const times = v.tap.generateTimes();
+    const took = times[2] - times[1];
+    assert.ok(!bodies[2].includes(tsError) && !bodies[2].includes("editor's diagnostics"), 'nothing said of diagnostics');
+    assert.ok(took < 1500, `the edit's turn took ${took} ms: something waited`);
+  },
+);
+
+// The figures of BENCHMARKS.md for the editor's diagnostics (bench/diagnostics.sh; by
+// name only): AGENTLS_BENCH_EDITS edits alternately break and fix main.ts; the server's
+// log lines of each edit (settledMs) are appended to AGENTLS_BENCH_LOG.
+const benchEdits = Number(process.env.AGENTLS_BENCH_EDITS || 20);
+scenario(
+  'bench_diagnostics',
+  diagnosticsSetup((ws) =>
+    Array.from({ length: benchEdits - 1 }, (_, i) => ({
+      calls: [{
+        name: 'replace',
+        args: i % 2 === 0
+          ? { file_path: path.join(ws, 'main.ts'), old_string: 'let n: number = "x";', new_string: 'let n: number = f();' }
+          : { file_path: path.join(ws, 'main.ts'), old_string: 'let n: number = f();', new_string: 'let n: number = "x";' },
+        id: `b${i}`,
+      }],
+    })),
+  ),
+  async (v) => {
+    const fs = require('node:fs');
+    await typescriptReady(v);
+    await v.ask('break and fix it, again and again');
+    await waitFor('every model request', () => v.tap.generateBodies().length === benchEdits + 2, 60000 + benchEdits * 3000);
+    const lines = await waitFor('the log of every edit', () => {
+      const l = fs.readFileSync(path.join(v.tmp, 'agentls.log'), 'utf8').split('\n').filter((x) => x.includes('msg="editor diagnostics"'));
+      return l.length === benchEdits ? l : null;
+    });
+    if (process.env.AGENTLS_BENCH_LOG) fs.appendFileSync(process.env.AGENTLS_BENCH_LOG, lines.join('\n') + '\n');
+  },
+  true,
+);
+
 // --- figures for BENCHMARKS.md (run by name: test/run.sh bench) ---------------------
 
 scenario(
