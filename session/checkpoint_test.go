@@ -272,3 +272,29 @@ func TestUndoShellTurnLimits(t *testing.T) {
 		t.Errorf("the user's u.txt was changed: %q", data)
 	}
 }
+
+// TestUndoShellTurnLinkOverFile: a command that put a link where a file was (ln -sf) is
+// undone by giving the file back, not by writing through the link into the file it
+// points to.
+func TestUndoShellTurnLinkOverFile(t *testing.T) {
+	t.Parallel()
+	hh := containedHarness(t, shellScript(`printf 'bin\0' > b.bin && ln -sf a.txt b.bin`), checkpoint.Limits{MaxFile: 1 << 20, MaxBytes: 1 << 20})
+	if err := os.WriteFile(filepath.Join(hh.root, "b.bin"), []byte("old\x00bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, _ := hh.prompt("", "go")
+	if fi, err := os.Lstat(filepath.Join(hh.root, "b.bin")); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Fatalf("b.bin after the command: %v %v, want a link", fi, err)
+	}
+	if _, err := hh.host.UndoTurn(context.Background(), l.ID(), 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(hh.root, "a.txt")); string(data) != "a\n" {
+		t.Errorf("a.txt, which the link named, holds %q after the undo", data)
+	}
+	fi, err := os.Lstat(filepath.Join(hh.root, "b.bin"))
+	data, _ := os.ReadFile(filepath.Join(hh.root, "b.bin"))
+	if err != nil || !fi.Mode().IsRegular() || string(data) != "old\x00bytes" {
+		t.Errorf("b.bin after the undo: %v %v %q, want the file back", fi, err, data)
+	}
+}

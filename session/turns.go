@@ -605,6 +605,13 @@ func restoreOnDisk(op diskOp) error {
 		if err := os.MkdirAll(filepath.Dir(op.path), 0o755); err != nil {
 			return err
 		}
+		// A link the command put where the file was goes: writing through it would
+		// change the file it points to.
+		if fi, err := os.Lstat(op.path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if err := os.Remove(op.path); err != nil {
+				return fmt.Errorf("removing the link %s: %w", op.path, err)
+			}
+		}
 		if err := workspace.WriteFileAtomic(op.path, op.content, cmpMode(op.to.Mode, 0o644)); err != nil {
 			return fmt.Errorf("restoring %s: %w", op.path, err)
 		}
