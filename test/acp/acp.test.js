@@ -333,7 +333,11 @@ test('session/set_mode and session/load replaying a stored session', opts, async
   const loaded = await b.agent.request(acp.methods.agent.session.load, { sessionId, cwd: root, mcpServers: [] });
   assert.equal(loaded.modes.currentModeId, 'default', 'a resumed session starts in the workspace mode');
   await b.settled(() => b.of('agent_message_chunk').length > 0, 'the replay');
-  const replay = b.updates.map((n) => {
+  // The session's commands (agentls's own, /undo among them) are announced after the
+  // replay, before the answer; they are not part of the conversation.
+  assert.ok(b.updates.some((n) => n.update.sessionUpdate === 'available_commands_update' &&
+    n.update.availableCommands.some((c) => c.name === 'undo')), 'the commands announced');
+  const replay = b.updates.filter((n) => n.update.sessionUpdate !== 'available_commands_update').map((n) => {
     const u = n.update;
     assert.equal(n.sessionId, sessionId);
     switch (u.sessionUpdate) {
