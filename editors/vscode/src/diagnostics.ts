@@ -7,8 +7,15 @@
 // before the wait the server gives (agentls.diagnostics.waitMs, 2 s by default).
 import * as vscode from 'vscode';
 
-/** How long the diagnostics must stay unchanged once they changed after an edit. */
+/** How long the diagnostics must stay unchanged once they changed after an edit, unless
+ * agentls.diagnostics.quietMs says otherwise. */
 export const quietMs = 200;
+
+/** The quiet period of the user's settings. */
+function quietPeriod(): number {
+  const q = vscode.workspace.getConfiguration('agentls').get<number>('diagnostics.quietMs', quietMs);
+  return typeof q === 'number' && q >= 0 ? q : quietMs;
+}
 /** How long to wait for a first change before taking the diagnostics as they are. */
 export const idleMs = 1000;
 /** How much sooner than the server's wait the report is sent, for the trip. */
@@ -101,13 +108,14 @@ export function collect(params: CollectParams, send: (report: unknown) => void):
     // Plain text nothing reports on: nothing to wait for.
     deadline = start;
   }
+  const quiet = quietPeriod();
   let lastChange: number | undefined;
   const sub = vscode.languages.onDidChangeDiagnostics((e) => {
     if (e.uris.some((u) => watched.has(u.toString()))) lastChange = Date.now();
   });
   const timer = setInterval(() => {
     const now = Date.now();
-    if (now >= deadline || (lastChange !== undefined && now - lastChange >= quietMs) || (lastChange === undefined && now - start >= idleMs)) {
+    if (now >= deadline || (lastChange !== undefined && now - lastChange >= quiet) || (lastChange === undefined && now - start >= idleMs)) {
       clearInterval(timer);
       sub.dispose();
       report();

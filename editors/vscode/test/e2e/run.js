@@ -1123,9 +1123,11 @@ async function typescriptReady(v) {
 
 scenario(
   'diagnostics_typescript',
+  // TypeScript reports syntactic, then semantic diagnostics; on a loaded machine the
+  // second pass can come more than the default 200 ms after the first.
   diagnosticsSetup((ws) => [
     { calls: [{ name: 'replace', args: { file_path: path.join(ws, 'main.ts'), old_string: 'let n: number = "x";', new_string: 'let n: number = 2;' }, id: 'e2' }] },
-  ]),
+  ], { 'agentls.diagnostics.waitMs': 8000, 'agentls.diagnostics.quietMs': 2000 }),
   async (v) => {
     await typescriptReady(v);
     await v.ask('break it, then fix it');
