@@ -144,33 +144,13 @@ func (s *Store) Prune() error {
 	if s.bytes >= 0 && s.bytes <= s.limits.MaxBytes {
 		return nil
 	}
-	type blob struct {
-		path string
-		size int64
-		used time.Time
-	}
-	var blobs []blob
-	var total int64
-	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		blobs = append(blobs, blob{p, fi.Size(), fi.ModTime()})
-		total += fi.Size()
-		return nil
-	})
+	blobs, err := s.blobs()
 	if err != nil {
-		return fmt.Errorf("checkpoint store: %w", err)
+		return err
+	}
+	var total int64
+	for _, b := range blobs {
+		total += b.size
 	}
 	slices.SortFunc(blobs, func(a, b blob) int { return a.used.Compare(b.used) })
 	for _, b := range blobs {
@@ -187,7 +167,24 @@ func (s *Store) Prune() error {
 
 // Size returns the bytes the store holds.
 func (s *Store) Size() (int64, error) {
+	blobs, err := s.blobs()
 	var total int64
+	for _, b := range blobs {
+		total += b.size
+	}
+	return total, err
+}
+
+// blob is a content of the store, with when it was last stored or used.
+type blob struct {
+	path string
+	size int64
+	used time.Time
+}
+
+// blobs lists the store's contents.
+func (s *Store) blobs() ([]blob, error) {
+	var out []blob
 	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -195,14 +192,18 @@ func (s *Store) Size() (int64, error) {
 			}
 			return err
 		}
-		if !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				total += fi.Size()
-			}
+		if d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			out = append(out, blob{p, fi.Size(), fi.ModTime()})
 		}
 		return nil
 	})
-	return total, err
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint store: %w", err)
+	}
+	return out, nil
 }
 
 // readFile reads at most max+1 bytes of the regular file path, not following a link.

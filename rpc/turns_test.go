@@ -1,6 +1,7 @@
 package rpc_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -106,23 +107,8 @@ func TestUndoShellTurnBinary(t *testing.T) {
 	root := workspaceDir(t, map[string]string{"notes.txt": "hello\nworld\n", "run.sh": "#!/bin/sh\n"})
 	file, bin, script := filepath.Join(root, "notes.txt"), filepath.Join(root, "data.bin"), filepath.Join(root, "run.sh")
 	line := `sed -i s/hello/HELLO/ notes.txt && printf 'a\0b' > data.bin && chmod +x run.sh`
-	fake := fakegemini.Start(clients.Script{Turns: []clients.Turn{
-		{Calls: []clients.ScriptCall{call("run_shell_command", map[string]any{"command": line}, "s1")}},
-		{Text: "done"},
-	}})
-	t.Cleanup(fake.Close)
-	c := startEnv(t, root, []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + fake.URL})
-	if _, err := c.Initialize(ctx, initParams(root, capsRich, map[string]any{"approvalMode": "yolo"})); err != nil {
-		t.Fatal(err)
-	}
+	c, res := shellTurn(ctx, t, root, line, file, "hello\nworld\n")
 	uri := lsptest.FileURI(file)
-	if err := c.Editor().Open(uri, "hello\nworld\n"); err != nil {
-		t.Fatal(err)
-	}
-	var res promptResult
-	if err := c.Call(ctx, "agentls/prompt", map[string]any{"prompt": "change"}, &res); err != nil || res.StopReason != "end_turn" {
-		t.Fatalf("prompt: %v %+v", err, res)
-	}
 	// The editor reloads the document the command rewrote, as editors do.
 	if err := c.Editor().Change(uri, lsptest.Change{Text: "HELLO\nworld\n"}); err != nil {
 		t.Fatal(err)
@@ -196,23 +182,8 @@ func TestShellTurnUnsavedChangesSince(t *testing.T) {
 	ctx := testContext(t)
 	root := workspaceDir(t, map[string]string{"notes.txt": "hello\n"})
 	file := filepath.Join(root, "notes.txt")
-	fake := fakegemini.Start(clients.Script{Turns: []clients.Turn{
-		{Calls: []clients.ScriptCall{call("run_shell_command", map[string]any{"command": "sed -i s/hello/HELLO/ notes.txt"}, "s1")}},
-		{Text: "done"},
-	}})
-	t.Cleanup(fake.Close)
-	c := startEnv(t, root, []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + fake.URL})
-	if _, err := c.Initialize(ctx, initParams(root, capsRich, map[string]any{"approvalMode": "yolo"})); err != nil {
-		t.Fatal(err)
-	}
+	c, res := shellTurn(ctx, t, root, "sed -i s/hello/HELLO/ notes.txt", file, "hello\n")
 	uri := lsptest.FileURI(file)
-	if err := c.Editor().Open(uri, "hello\n"); err != nil {
-		t.Fatal(err)
-	}
-	var res promptResult
-	if err := c.Call(ctx, "agentls/prompt", map[string]any{"prompt": "change"}, &res); err != nil || res.StopReason != "end_turn" {
-		t.Fatalf("prompt: %v %+v", err, res)
-	}
 	type result struct {
 		Reverted []string `json:"reverted"`
 		Changed  []string `json:"changed"`
@@ -252,4 +223,27 @@ func TestShellTurnUnsavedChangesSince(t *testing.T) {
 	if doc, _ := c.Editor().Doc(uri); doc.Text != "hello mine\n" {
 		t.Errorf("after the refused redo the editor holds %q", doc.Text)
 	}
+}
+
+// shellTurn starts the agentls binary in root (approval mode yolo) with file open
+// holding text, and runs a prompt whose one call runs the command line.
+func shellTurn(ctx context.Context, t *testing.T, root, line, file, text string) (*lsptest.Client, promptResult) {
+	t.Helper()
+	fake := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{call("run_shell_command", map[string]any{"command": line}, "s1")}},
+		{Text: "done"},
+	}})
+	t.Cleanup(fake.Close)
+	c := startEnv(t, root, []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + fake.URL})
+	if _, err := c.Initialize(ctx, initParams(root, capsRich, map[string]any{"approvalMode": "yolo"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Editor().Open(lsptest.FileURI(file), text); err != nil {
+		t.Fatal(err)
+	}
+	var res promptResult
+	if err := c.Call(ctx, "agentls/prompt", map[string]any{"prompt": "change"}, &res); err != nil || res.StopReason != "end_turn" {
+		t.Fatalf("prompt: %v %+v", err, res)
+	}
+	return c, res
 }

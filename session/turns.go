@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -156,7 +157,7 @@ func turnOf(id string, n int, items []turnItem) Turn {
 				before = checkpoint.State{Kind: checkpoint.File, Text: e.Before}
 			}
 			after := e.After
-			change(e.Path, before, checkpoint.State{Kind: checkpoint.File, Text: &after}, cmpOr(e.Tool, "edit"), "")
+			change(e.Path, before, checkpoint.State{Kind: checkpoint.File, Text: &after}, cmp.Or(e.Tool, "edit"), "")
 			continue
 		}
 		r := it.shell
@@ -183,13 +184,6 @@ func turnOf(id string, n int, items []turnItem) Turn {
 	t.Changes = slices.DeleteFunc(t.Changes, func(c TurnChange) bool { return c.Before.Same(c.After) })
 	slices.SortFunc(t.Changes, func(a, b TurnChange) int { return strings.Compare(a.Path, b.Path) })
 	return t
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // Diff returns the turn's changes as one unified diff, with paths relative to the
@@ -230,7 +224,7 @@ func (h *Host) Diff(t Turn) string {
 		switch {
 		case c.From != "" && c.Before.Same(c.After):
 		case !bok || !aok:
-			fmt.Fprintf(&b, "# binary file, or a content not kept: %s\n", cmpOr(cmpOr(c.Before.Lost, c.After.Lost), "not shown as text"))
+			fmt.Fprintf(&b, "# binary file, or a content not kept: %s\n", cmp.Or(c.Before.Lost, c.After.Lost, "not shown as text"))
 		default:
 			b.WriteString(workspace.UnifiedDiff(rel, before, after, c.Before.Kind == checkpoint.Absent))
 		}
@@ -548,7 +542,7 @@ func (h *Host) holds(path string, s checkpoint.State) bool {
 func (h *Host) carry(ctx context.Context, p plan) error {
 	slices.SortFunc(p.mkdirs, func(a, b dirOp) int { return strings.Compare(a.path, b.path) })
 	for _, d := range p.mkdirs {
-		if err := os.Mkdir(d.path, cmpMode(d.mode, 0o755)); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err := os.Mkdir(d.path, cmp.Or(d.mode, 0o755)); err != nil && !errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("making the folder %s: %w", d.path, err)
 		}
 	}
@@ -575,13 +569,6 @@ func (h *Host) carry(ctx context.Context, p plan) error {
 		}
 	}
 	return nil
-}
-
-func cmpMode(m, def fs.FileMode) fs.FileMode {
-	if m == 0 {
-		return def
-	}
-	return m
 }
 
 // restoreOnDisk gives path a binary file's content or a link, or removes it.
@@ -612,7 +599,7 @@ func restoreOnDisk(op diskOp) error {
 				return fmt.Errorf("removing the link %s: %w", op.path, err)
 			}
 		}
-		if err := workspace.WriteFileAtomic(op.path, op.content, cmpMode(op.to.Mode, 0o644)); err != nil {
+		if err := workspace.WriteFileAtomic(op.path, op.content, cmp.Or(op.to.Mode, 0o644)); err != nil {
 			return fmt.Errorf("restoring %s: %w", op.path, err)
 		}
 		if op.to.Mode != 0 {

@@ -1,27 +1,14 @@
 package settings
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
+	"github.com/agentls/agentls/internal/testutil"
+)
 
 func TestEnabled(t *testing.T) {
 	tests := []struct {
@@ -81,7 +68,7 @@ func TestParseSkill(t *testing.T) {
 func TestLoadAddons(t *testing.T) {
 	home, cfg, root := t.TempDir(), t.TempDir(), t.TempDir()
 	gemini := filepath.Join(home, ".gemini")
-	writeTree(t, gemini, map[string]string{
+	testutil.WriteFiles(t, gemini, map[string]string{
 		"settings.json":                         `{"mcpServers": {"shared": {"command": "from-settings"}}}`,
 		"commands/git/commit.toml":              `prompt = "user commit"`,
 		"commands/review.toml":                  "description = \"Reviews\"\nprompt = \"user review\"",
@@ -93,12 +80,12 @@ func TestLoadAddons(t *testing.T) {
 		"extensions/bad/gemini-extension.json":  `{`,
 		"extensions/not-an-extension/README.md": "",
 	})
-	writeTree(t, home, map[string]string{".agents/skills/s2/SKILL.md": "---\nname: s2\ndescription: agents s2\n---\n"})
+	testutil.WriteFiles(t, home, map[string]string{".agents/skills/s2/SKILL.md": "---\nname: s2\ndescription: agents s2\n---\n"})
 	// A linked extension: its folder holds the install metadata, its source the rest.
 	linked := t.TempDir()
-	writeTree(t, linked, map[string]string{"gemini-extension.json": `{"name": "linked"}`, "commands/from-link.toml": `prompt = "linked"`})
-	writeTree(t, gemini, map[string]string{"extensions/linked/.gemini-extension-install.json": `{"source": "` + filepath.ToSlash(linked) + `", "type": "link"}`})
-	writeTree(t, root, map[string]string{
+	testutil.WriteFiles(t, linked, map[string]string{"gemini-extension.json": `{"name": "linked"}`, "commands/from-link.toml": `prompt = "linked"`})
+	testutil.WriteFiles(t, gemini, map[string]string{"extensions/linked/.gemini-extension-install.json": `{"source": "` + filepath.ToSlash(linked) + `", "type": "link"}`})
+	testutil.WriteFiles(t, root, map[string]string{
 		".gemini/commands/review.toml":               `prompt = "workspace review"`,
 		".agentls/skills/s1/SKILL.md":                "---\nname: s1\ndescription: workspace s1\n---\n",
 		".gemini/extensions/w/gemini-extension.json": `{"name": "w"}`,
@@ -169,7 +156,7 @@ func BenchmarkLoadWithGeminiSetup(b *testing.B) {
 		b.Run(setup, func(b *testing.B) {
 			home, cfg, root := b.TempDir(), b.TempDir(), b.TempDir()
 			if setup != "empty" {
-				writeGeminiSetup(b, home)
+				testutil.GeminiSetup(b, home)
 			}
 			gemini := filepath.Join(home, ".gemini")
 			// The CPU time too: on a loaded machine the wall time is mostly waiting.
@@ -183,38 +170,6 @@ func BenchmarkLoadWithGeminiSetup(b *testing.B) {
 			}
 			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 		})
-	}
-}
-
-// writeGeminiSetup writes 50 commands (half in folders), 20 skills and 5 extensions
-// under home/.gemini.
-func writeGeminiSetup(tb testing.TB, home string) {
-	files := map[string]string{}
-	for i := range 50 {
-		name := fmt.Sprintf(".gemini/commands/cmd%02d.toml", i)
-		if i%2 == 1 {
-			name = fmt.Sprintf(".gemini/commands/group%d/cmd%02d.toml", i%5, i)
-		}
-		files[name] = fmt.Sprintf("description = \"Command %d\"\nprompt = \"\"\"\nDo task %d with {{args}}.\n@{README.md}\n\"\"\"\n", i, i)
-	}
-	for i := range 20 {
-		files[fmt.Sprintf(".gemini/skills/skill%02d/SKILL.md", i)] = fmt.Sprintf("---\nname: skill%02d\ndescription: Skill %d: use it when the task is task %d.\n---\n\n# Steps\n\n%s", i, i, i, strings.Repeat("A step of the skill.\n", 40))
-	}
-	for i := range 5 {
-		dir := fmt.Sprintf(".gemini/extensions/ext%d/", i)
-		files[dir+"gemini-extension.json"] = fmt.Sprintf(`{"name": "ext%d", "version": "1.0.0", "excludeTools": ["web_fetch"], "contextFileName": "GEMINI.md"}`, i)
-		files[dir+"GEMINI.md"] = "Context of the extension.\n"
-		files[dir+fmt.Sprintf("commands/ext%d.toml", i)] = `prompt = "Extension command."`
-		files[dir+"skills/s/SKILL.md"] = fmt.Sprintf("---\nname: ext-skill%d\ndescription: An extension's skill.\n---\nBody.\n", i)
-	}
-	for name, text := range files {
-		p := filepath.Join(home, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			tb.Fatal(err)
-		}
 	}
 }
 
