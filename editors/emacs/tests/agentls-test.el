@@ -684,12 +684,17 @@ lands well before the next message would have come."
                (cid (plist-get (agentls--confirmation-details (buffer-local-value 'agentls--entry diff)) :id))
                (want (format "LINE %d\n" (1+ i)))
                (t0 (float-time)))
-          ;; Busy right after sending: the reply and the applyEdit that
-          ;; follows it arrive in one read.
+          ;; Busy right after sending the answer: its reply and the applyEdit
+          ;; that follows arrive in one read.  Only after that send: the
+          ;; notifications a timer sends meanwhile (didChange, a diagnostics
+          ;; report) would each add their own busy time to the delay.
           (advice-add 'jsonrpc-connection-send :after
-                      (lambda (&rest args)
-                        (when (plist-get (cdr args) :method)
-                          (agentls-test--busy 0.3)))
+                      (let ((once t))
+                        (lambda (&rest args)
+                          (when (and once (equal (plist-get (cdr args) :method)
+                                                 :workspace/executeCommand))
+                            (setq once nil)
+                            (agentls-test--busy 0.3))))
                       '((name . agentls-test-busy)))
           (unwind-protect
               (jsonrpc-request conn :workspace/executeCommand
