@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -441,6 +442,68 @@ func TestMCPURLElicitationOverACP(t *testing.T) {
 			}
 			if msg, _ := p["message"].(string); !strings.Contains(msg, "MCP server everything asks you to open a link: Sign in to continue.") {
 				t.Errorf("message %q", msg)
+			}
+		})
+	}
+}
+
+// TestMCPURLRequiredOverACP: server-everything's trigger-url-elicitation with errorPath
+// refuses the call with URLElicitationRequired (-32042) naming a prerequisite link; the
+// ACP client is sent to it (URL mode), asked whether it is done (a form, since the server
+// never says so), and the call then runs again and reaches the server's own question.
+// A client that declines the link is not asked again and the call is not retried.
+func TestMCPURLRequiredOverACP(t *testing.T) {
+	entry := testutil.NPMServer(t, "server-everything")
+	urlCaps := sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}, Url: &sdk.ElicitationUrlCapabilities{}}}
+	for _, tc := range []struct {
+		name   string
+		elicit func(context.Context, sdk.UnstableCreateElicitationRequest) (sdk.UnstableCreateElicitationResponse, error)
+		modes  []string // of the elicitation/create requests, in order
+		output string
+	}{
+		{"accepted", accept(nil), []string{"url", "form", "url"}, "user completed the url elicitation flow"},
+		{"declined", answer(sdk.NewUnstableCreateElicitationResponseDecline()), []string{"url"}, "they chose not to (decline)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testContext(t)
+			root, _ := filepath.EvalSymlinks(t.TempDir())
+			link := "https://example.com/consent?x=1"
+			fake, model := fakeModel(t,
+				clients.Turn{Calls: []clients.ScriptCall{call("u1", "everything__trigger-url-elicitation",
+					map[string]any{"url": link, "message": "Sign in to continue.", "elicitationId": "el-7", "errorPath": true})}},
+				clients.Turn{Text: "done"},
+			)
+			a := start(t, env(t.TempDir(), t.TempDir(), model...), func(sdk.RequestPermissionRequest) sdk.PermissionOptionId { return "allow_once" })
+			a.client.elicit = tc.elicit
+			a.initializeWith(ctx, urlCaps)
+			sess, err := a.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: root, McpServers: []sdk.McpServer{
+				{Stdio: &sdk.McpServerStdio{Name: "everything", Command: "node", Args: []string{entry}, Env: []sdk.EnvVariable{}}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := a.prompt(ctx, sess.SessionId, "sign in"); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+				t.Fatalf("prompt = %+v, %v", res, err)
+			}
+			r := toolResponse(t, fake, "everything__trigger-url-elicitation")
+			got, _ := json.Marshal(r)
+			if !strings.Contains(strings.ToLower(string(got)), tc.output) {
+				t.Errorf("the model got %s, want %q in it", got, tc.output)
+			}
+			sent := wireParams(t, a, "elicitation/create")
+			var modes []string
+			for _, p := range sent {
+				m, _ := p["mode"].(string)
+				modes = append(modes, m)
+			}
+			if !slices.Equal(modes, tc.modes) {
+				t.Fatalf("elicitation/create modes %v, want %v", modes, tc.modes)
+			}
+			if p := sent[0]; p["url"] != "https://modelcontextprotocol.io" || p["toolCallId"] != string(sess.SessionId)+"/u1" {
+				t.Errorf("the prerequisite link's params %v", p)
+			}
+			if len(sent) == 3 && sent[2]["url"] != link {
+				t.Errorf("the retried call's link %v, want %s", sent[2]["url"], link)
 			}
 		})
 	}

@@ -1,14 +1,19 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
+	"time"
+
+	"github.com/agentls/agentls/tools"
 
 	"github.com/agentls/agentls/tools/web/redact"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -217,8 +222,7 @@ func (s *server) elicitURL(ctx context.Context, p *sdk.ElicitParams) (*sdk.Elici
 		log.Info("MCP server's URL question declined: nobody can be sent to a URL", "message", p.Message)
 		return &sdk.ElicitResult{Action: ActionDecline}, nil
 	}
-	u, err := url.Parse(p.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	if !httpURL(p.URL) {
 		log.Warn("MCP server's URL question declined: not an http(s) URL", "url", redact.Text(p.URL))
 		return &sdk.ElicitResult{Action: ActionDecline}, nil
 	}
@@ -234,10 +238,20 @@ func (s *server) elicitURL(ctx context.Context, p *sdk.ElicitParams) (*sdk.Elici
 	return &sdk.ElicitResult{Action: ActionDecline}, nil
 }
 
-// elicitationComplete passes a server's notifications/elicitation/complete on to a
+// elicitationComplete ends the wait of a call refused until a link was opened
+// (urlRequired) and passes a server's notifications/elicitation/complete on to a
 // URLElicitor.
 func (s *server) elicitationComplete(_ context.Context, req *sdk.ElicitationCompleteNotificationRequest) {
-	if e, ok := s.m.opts.Elicit.(URLElicitor); ok && req.Params != nil {
+	if req.Params == nil {
+		return
+	}
+	s.mu.Lock()
+	if ch, ok := s.completions[req.Params.ElicitationID]; ok {
+		close(ch)
+		delete(s.completions, req.Params.ElicitationID)
+	}
+	s.mu.Unlock()
+	if e, ok := s.m.opts.Elicit.(URLElicitor); ok {
 		e.ElicitationComplete(s.name, req.Params.ElicitationID)
 	}
 }
@@ -250,4 +264,148 @@ func (m *Manager) elicitationCapabilities() *sdk.ElicitationCapabilities {
 		c.URL = &sdk.URLElicitationCapabilities{}
 	}
 	return c
+}
+
+// maxURLRequiredRetries bounds the retries of a call refused with
+// URLElicitationRequired: a server that keeps refusing after its links were opened is
+// not asked again and again.
+const maxURLRequiredRetries = 2
+
+// urlRequired handles a call of tool refused with URLElicitationRequired (-32042): the
+// person is asked to open each link the error names, and once the server says each is
+// complete (notifications/elicitation/complete) or the person says they are done, it
+// returns nil and the caller retries the call. Otherwise it returns the error the model
+// is told: nobody can be sent to a link, a link that is not http(s), the person
+// declined, or the wait ended.
+func (s *server) urlRequired(ctx context.Context, tool string, rpcErr *jsonrpc.Error) error {
+	log := s.m.logger.With("server", s.name, "tool", tool)
+	var data struct {
+		Elicitations []*sdk.ElicitParams `json:"elicitations"`
+	}
+	if len(rpcErr.Data) > 0 {
+		if err := json.Unmarshal(rpcErr.Data, &data); err != nil {
+			return tools.Errorf(tools.ErrExecutionFailed, "MCP server %q refused the call of %s until a link is opened, but its error's data cannot be read: %v", s.name, tool, err)
+		}
+	}
+	if len(data.Elicitations) == 0 {
+		return tools.Errorf(tools.ErrExecutionFailed, "MCP server %q refused the call of %s until a link is opened, but named no link", s.name, tool)
+	}
+	for _, e := range data.Elicitations {
+		if e.Mode != "url" {
+			return tools.Errorf(tools.ErrExecutionFailed, "MCP server %q refused the call of %s until a link is opened, but one of its questions is a %q, not a link", s.name, tool, cmp.Or(e.Mode, "form"))
+		}
+		if !httpURL(e.URL) {
+			log.Warn("MCP server's URL requirement refused: not an http(s) URL", "url", redact.Text(e.URL))
+			return tools.Errorf(tools.ErrExecutionFailed, "MCP server %q refused the call of %s until a link is opened, and the link is not an http or https URL; nobody is sent to it", s.name, tool)
+		}
+	}
+	asker, ok := s.m.opts.Elicit.(URLElicitor)
+	if !ok {
+		return tools.Errorf(tools.ErrExecutionFailed, "MCP server %q needs the person to open a link in a browser before %s can run (%s), and this front end cannot show links (an ACP client that takes URL questions can)",
+			s.name, tool, redact.Text(data.Elicitations[0].Message))
+	}
+
+	// Waiters are in place before anyone is asked: a server may say "complete" as
+	// soon as the link is opened.
+	done := make([]chan struct{}, len(data.Elicitations))
+	for i, e := range data.Elicitations {
+		done[i] = s.awaitCompletion(e.ElicitationID)
+	}
+	defer func() {
+		for _, e := range data.Elicitations {
+			s.forgetCompletion(e.ElicitationID)
+		}
+	}()
+	for _, e := range data.Elicitations {
+		action, err := asker.ElicitURL(ctx, &URLQuestion{Server: s.name, Message: e.Message, URL: e.URL, ElicitationID: e.ElicitationID})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return tools.Errorf(tools.ErrExecutionFailed, "MCP server %q needs the person to open a link before %s can run, and they could not be asked: %v", s.name, tool, err)
+		}
+		if action != ActionAccept {
+			log.Info("MCP server's URL requirement not met: the person did not open the link", "action", action)
+			return tools.Errorf(tools.ErrExecutionFailed, "MCP server %q needs the person to open a link before %s can run (%s); they chose not to (%s)",
+				s.name, tool, redact.Text(e.Message), action)
+		}
+	}
+
+	// The person may finish before the server says so, or the server may never
+	// say so: they are asked too, and whichever answers first ends the wait.
+	all := make(chan struct{})
+	go func() {
+		for _, d := range done {
+			<-d
+		}
+		close(all)
+	}()
+	qctx, cancel := context.WithCancel(ctx)
+	asked := make(chan struct{})
+	defer func() {
+		// The question is withdrawn before the call runs again.
+		cancel()
+		<-asked
+	}()
+	answered := make(chan *Answer, 1)
+	go func() {
+		defer close(asked)
+		a, err := asker.Elicit(qctx, &Question{Server: s.name,
+			Message: fmt.Sprintf("When you have finished on the page you opened, accept to run %s again.", tool)})
+		if err != nil {
+			if qctx.Err() == nil {
+				log.Info("MCP server's URL requirement: the person cannot be asked whether they are done; waiting for the server", "err", err)
+			}
+			return
+		}
+		answered <- a
+	}()
+	timeout := s.cfg.RequestTimeout()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-all:
+		log.Info("MCP server says the links were opened; the call is run again")
+		return nil
+	case a := <-answered:
+		if a.Action == ActionAccept {
+			log.Info("the person says they are done with the links; the call is run again")
+			return nil
+		}
+		return tools.Errorf(tools.ErrExecutionFailed, "MCP server %q needs the person to finish on a page before %s can run; they chose not to run it again (%s)", s.name, tool, a.Action)
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return tools.Errorf(tools.ErrTimeout, "MCP server %q did not say within %s that the person finished on the page it needs before %s can run; call it again once they have", s.name, timeout, tool)
+	}
+}
+
+// httpURL reports whether raw is an http or https URL with a host: the only links a
+// person is sent to (not file:, javascript: or a custom scheme).
+func httpURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+}
+
+// awaitCompletion returns a channel closed when the server says that URL elicitation
+// id is complete.
+func (s *server) awaitCompletion(id string) chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.completions == nil {
+		s.completions = map[string]chan struct{}{}
+	}
+	ch, ok := s.completions[id]
+	if !ok {
+		ch = make(chan struct{})
+		s.completions[id] = ch
+	}
+	return ch
+}
+
+// forgetCompletion stops waiting for id.
+func (s *server) forgetCompletion(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.completions, id)
 }

@@ -96,6 +96,9 @@ type server struct {
 	prompts    bool
 	resources  bool
 	calls      map[string]*progressSink // by progress token
+	// completions are closed when the server says a URL elicitation is complete,
+	// by elicitation id (urlRequired).
+	completions map[string]chan struct{}
 }
 
 func newServer(m *Manager, name string, cfg ServerConfig) *server {

@@ -129,7 +129,7 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 	}
 	timeout := s.cfg.RequestTimeout()
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	defer func() { cancel() }()
 
 	token := s.name + "/" + strconv.FormatInt(s.tokens.Add(1), 10)
 	sink := &progressSink{out: out}
@@ -145,9 +145,25 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 	params := &sdk.CallToolParams{Name: t.raw, Arguments: inv.args}
 	params.SetProgressToken(token)
 	res, err := c.sess.CallTool(cctx, params)
+	var rpcErr *jsonrpc.Error
+	// A server may refuse a call until the person has opened a link (-32042); the
+	// call runs again once they have.
+	for retries := 0; err != nil && retries < maxURLRequiredRetries && ctx.Err() == nil &&
+		errors.As(err, &rpcErr) && rpcErr.Code == sdk.CodeURLElicitationRequired; retries++ {
+		if uerr := s.urlRequired(ctx, t.raw, rpcErr); uerr != nil {
+			sink.drain()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, uerr
+		}
+		// The time the person took is not the retry's.
+		cancel()
+		cctx, cancel = context.WithTimeout(ctx, timeout)
+		res, err = c.sess.CallTool(cctx, params)
+	}
 	sink.drain()
 	if err != nil {
-		var rpcErr *jsonrpc.Error
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
