@@ -257,6 +257,10 @@ func New(ctx context.Context, o Options) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Held while live, so that a delete elsewhere is refused (the host lets go).
+	if err := o.Store.hold(o.ID); err != nil {
+		return nil, err
+	}
 	s.id, s.created, s.persisted, s.resumed = o.ID, st.header.Created, true, true
 	s.prompts = st.prompts
 	s.logger = s.logger.With("session", s.id)
@@ -655,6 +659,11 @@ func (s *Session) persist(recs ...record) {
 		return
 	}
 	s.unsaved = nil
+	if !s.persisted {
+		if err := s.store.hold(s.id); err != nil {
+			s.logger.Warn("session file not held: another process could delete it", "err", err)
+		}
+	}
 	s.persisted = true
 }
 

@@ -379,6 +379,9 @@ func (h *Host) Open(ctx context.Context, id string) (*Live, error) {
 		h.log.Info("session started", "session", l.id, "model", l.model)
 	}
 	if l = h.add(l); l == nil {
+		if h.o.Store != nil {
+			h.o.Store.release(sess.ID())
+		}
 		return nil, ErrClosed
 	}
 	return l, nil
@@ -985,9 +988,13 @@ func (l *Live) asker() confirm.Asker {
 	return notifyingAsker{l: l, asker: l.h.o.Asker}
 }
 
-// end runs the session's SessionEnd hooks, for reason, on their own (Host.Close waits
-// for them), if its first prompt began.
+// end lets go of the session's file (a delete elsewhere may remove it now) and runs
+// the session's SessionEnd hooks, for reason, on their own (Host.Close waits for them),
+// if its first prompt began.
 func (l *Live) end(reason string) {
+	if l.h.o.Store != nil && l.id != "" {
+		l.h.o.Store.release(l.id)
+	}
 	r := l.h.tb.Config().Hooks
 	if l.sess == nil || !l.sess.started.Load() || !r.Has(hooks.SessionEnd) {
 		return

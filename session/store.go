@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentls/agentls/checkpoint"
@@ -41,6 +42,9 @@ import (
 // that is not is refused (store_perm.go).
 type Store struct {
 	dir string
+
+	holdMu sync.Mutex
+	held   map[string]*os.File // the sessions of live Hosts, open with a shared lock (store_hold.go)
 }
 
 // NewStore returns a store keeping its files in dir, which is created when the first

@@ -228,13 +228,23 @@ func (st *Store) brief(id string, keep func(roots []string) bool) (b Brief, ok b
 }
 
 // Delete removes the stored session id. A session that is not stored fails with an
-// error wrapping fs.ErrNotExist.
+// error wrapping fs.ErrNotExist; one another Store or process holds (a live session of
+// another Host) with an error wrapping ErrOpenElsewhere, and stays.
 func (st *Store) Delete(id string) error {
 	if err := checkID(id); err != nil {
 		return err
 	}
-	if err := st.checkDir(); err != nil {
-		return err
+	st.release(id)
+	f, err := st.openFile(id, os.O_RDONLY)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no session %q in %s: %w", id, st.dir, fs.ErrNotExist)
+		}
+		return fmt.Errorf("deleting session %s: %w", id, err)
+	}
+	defer f.Close()
+	if err := lockExclusive(f); err != nil {
+		return fmt.Errorf("deleting session %s: %w", id, err)
 	}
 	if err := os.Remove(st.path(id)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

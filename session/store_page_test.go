@@ -142,7 +142,8 @@ func TestStorePage(t *testing.T) {
 }
 
 // TestHostDeleteSession: a stored session is removed (a later Open cannot resume
-// it); a session answering a prompt is not, nor is one the store does not have.
+// it); a session answering a prompt is not, nor one another store's host has live,
+// nor one the store does not have.
 func TestHostDeleteSession(t *testing.T) {
 	hh := newHostHarness(t, "yolo", clients.Script{Turns: []clients.Turn{{Text: "one"}, {Text: "two", Hang: true}}}, nil)
 	l, _ := hh.prompt("", "first")
@@ -171,7 +172,23 @@ func TestHostDeleteSession(t *testing.T) {
 	}
 	hh.host.Cancel(id)
 	<-done
-	if err := hh.host.DeleteSession(id); err != nil {
+	// Another store of the same folder (another host, another process) cannot delete
+	// it while this host has it live, and can once the host lets it go.
+	other := NewStore(hh.host.o.Store.Dir())
+	if err := other.Delete(id); !errors.Is(err, ErrOpenElsewhere) {
+		t.Errorf("deleting a session live elsewhere: %v, want ErrOpenElsewhere", err)
+	}
+	if err := hh.host.CloseSession(id); err != nil {
+		t.Fatal(err)
+	}
+	l, err := hh.host.Open(t.Context(), id)
+	if err != nil {
+		t.Fatalf("opening it again: %v", err)
+	}
+	if err := other.Delete(id); !errors.Is(err, ErrOpenElsewhere) {
+		t.Errorf("deleting a session resumed elsewhere: %v, want ErrOpenElsewhere", err)
+	}
+	if err := hh.host.DeleteSession(l.ID()); err != nil {
 		t.Fatalf("deleting the session once idle: %v", err)
 	}
 	var re *ResumeError

@@ -590,6 +590,9 @@ func (c *conn) DeleteSession(_ context.Context, id string) error {
 			"session %s is answering a prompt: send session/cancel (or wait for its answer), then delete it", id)}
 	case errors.Is(err, fs.ErrNotExist):
 		return &sdk.RequestError{Code: codeNotFound, Message: fmt.Sprintf("%v (session/list lists the stored sessions)", err)}
+	case errors.Is(err, session.ErrOpenElsewhere):
+		return &sdk.RequestError{Code: codeInvalidRequest, Message: fmt.Sprintf(
+			"session %s is open in another agentls process (an editor, another ACP client or a terminal): close it there, then delete it", id)}
 	case errors.Is(err, session.ErrInvalidID):
 		return invalidParams("%v", err)
 	case err != nil:

@@ -171,8 +171,9 @@ func TestSessionListPages(t *testing.T) {
 // TestSessionLifecycle: a session's first prompt gives it its title
 // (session_info_update), each model request its usage_update, the chunks their
 // message ids; session/resume in another workspace is refused; session/delete of a
-// session answering a prompt is refused and deletes nothing, and once idle deletes it
-// (gone from the list; resume then says not found); bad ids are refused.
+// session answering a prompt, or from another process while this one has it open, is
+// refused and deletes nothing, and once idle deletes it (gone from the list; resume
+// then says not found); bad ids are refused.
 func TestSessionLifecycle(t *testing.T) {
 	ctx := testContext(t)
 	root, _ := filepath.EvalSymlinks(t.TempDir())
@@ -221,6 +222,13 @@ func TestSessionLifecycle(t *testing.T) {
 	b.initialize(ctx)
 	_, err = b.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: other, McpServers: []sdk.McpServer{}})
 	wantError(t, "session/load of a stored session in another workspace", err, -32602, "belongs to the workspace "+root)
+	// Another process cannot delete the session a holds open: it would be written again.
+	file := filepath.Join(state, "agentls", "sessions", string(s.SessionId)+".jsonl")
+	_, err = b.raw(ctx, "del-0", "session/delete", map[string]any{"sessionId": s.SessionId})
+	wantError(t, "session/delete of a session another process has open", err, -32600, "open in another agentls process")
+	if _, err := os.Stat(file); err != nil {
+		t.Errorf("the refused delete removed the session: %v", err)
+	}
 
 	// A prompt that hangs: the session cannot be deleted meanwhile.
 	done := make(chan error, 1)
@@ -234,7 +242,6 @@ func TestSessionLifecycle(t *testing.T) {
 	for !strings.Contains(a.wire.String(), "Thinking about it") {
 		time.Sleep(5 * time.Millisecond)
 	}
-	file := filepath.Join(state, "agentls", "sessions", string(s.SessionId)+".jsonl")
 	_, err = a.raw(ctx, "del-1", "session/delete", map[string]any{"sessionId": s.SessionId})
 	wantError(t, "session/delete of a session answering a prompt", err, -32600, "session/cancel")
 	if _, err := os.Stat(file); err != nil {
