@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,16 +26,7 @@ import (
 var bin testutil.Binary
 
 func TestMain(m *testing.M) {
-	if os.Getenv("AGENTLS_TEST_BROWSER") == "1" {
-		// This test binary is the $BROWSER of agentls mcp auth: it follows the
-		// authorization URL's redirects, as a person's browser does once they consent.
-		resp, err := http.Get(os.Args[len(os.Args)-1])
-		if err != nil {
-			os.Exit(1)
-		}
-		resp.Body.Close()
-		os.Exit(0)
-	}
+	testutil.RunAsBrowser()
 	// The command runs under the race detector when its tests do (a race build takes
 	// several times as long to link and to run).
 	bin.Race = raceEnabled

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -366,6 +367,22 @@ func (b *Browser) Open(ctx context.Context, _ string, authURL string) error {
 		return err
 	}
 	return resp.Body.Close()
+}
+
+// RunAsBrowser makes the test binary the $BROWSER of `agentls mcp auth` when it runs
+// with AGENTLS_TEST_BROWSER=1 (and BROWSER set to the test binary): it follows the
+// authorization URL's redirects (its last argument), as a person's browser does once
+// they consent, and exits. TestMain calls it first.
+func RunAsBrowser() {
+	if os.Getenv("AGENTLS_TEST_BROWSER") != "1" {
+		return
+	}
+	resp, err := http.Get(os.Args[len(os.Args)-1])
+	if err != nil {
+		os.Exit(1)
+	}
+	resp.Body.Close()
+	os.Exit(0)
 }
 
 // Opened returns how many times Open was called.

@@ -393,3 +393,39 @@ func liftScope(line []byte) []byte {
 	}
 	return out
 }
+
+// authorize is the mcp.AuthorizeFunc of a workspace's host: an MCP server's
+// authorization page (a step-up: a 403 insufficient_scope in the middle of a session,
+// after the user authorized the server) goes to the session the server's call runs in. A client that takes
+// URL questions is asked to open it (elicitation/create in URL mode, like a server's
+// own link; declining ends the authorization); to any other the page is told as a line
+// of the agent's message. The redirect comes back to the MCP manager's loopback
+// listener either way.
+func (wh *workspaceHost) authorize(urls bool) mcp.AuthorizeFunc {
+	return func(ctx context.Context, server, authURL string) error {
+		st := wh.elicitFor(ctx, server)
+		if st == nil {
+			return fmt.Errorf("MCP server %s needs authorization while several sessions of the workspace run its tools, or none is open: run `agentls mcp auth %s`", server, server)
+		}
+		const msg = "asks for a wider authorization: open the page to grant agentls the access it needs"
+		if !urls {
+			st.c.log.Info("MCP authorization page told as a message", "session", st.id, "server", server)
+			st.c.notify(st.id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n\nMCP server %s %s: %s\n\n", server, msg, authURL)))
+			return nil
+		}
+		wh.c.mu.Lock()
+		wh.c.oauthSeq++
+		id := fmt.Sprintf("agentls-oauth-%s-%d", server, wh.c.oauthSeq)
+		wh.c.mu.Unlock()
+		a, err := st.elicit(ctx, st.mcpCall(server), question{
+			Question: mcp.Question{Server: server, Message: fmt.Sprintf("MCP server %s %s", server, msg)},
+			url:      &mcp.URLQuestion{Server: server, URL: authURL, ElicitationID: id}})
+		if err != nil {
+			return err
+		}
+		if a.Action != mcp.ActionAccept {
+			return fmt.Errorf("the authorization page of MCP server %s was not opened (%s)", server, a.Action)
+		}
+		return nil
+	}
+}

@@ -32,6 +32,7 @@ import (
 var bin testutil.Binary
 
 func TestMain(m *testing.M) {
+	testutil.RunAsBrowser()
 	flag.Parse()
 	// Benchmarks measure the server as shipped; tests run it under the race detector
 	// when they run under it themselves.

@@ -140,6 +140,8 @@ type conn struct {
 	// closed says that the connection ended: no host is made after closeAll.
 	hosts  map[string]*workspaceHost
 	closed bool
+	// oauthSeq numbers the MCP authorization pages put to the client as URL questions.
+	oauthSeq int
 
 	// authIDs are the ids of the authenticate requests not yet answered (auth.go).
 	authIDs authIDs

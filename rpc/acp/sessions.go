@@ -179,10 +179,11 @@ func (c *conn) newHost(ctx context.Context, wh *workspaceHost, roots []string, o
 			GeminiDir:  o.GeminiDir,
 			// The client's servers count as the user's own settings: the workspace's
 			// settings files can only tighten them, as for an editor's options.
-			Overrides: overrides,
-			Tool:      func(t tools.Tool) tools.Tool { return wh.adaptTool(caps, t) },
-			MCPElicit: elicit,
-			Logger:    c.log,
+			Overrides:    overrides,
+			Tool:         func(t tools.Tool) tools.Tool { return wh.adaptTool(caps, t) },
+			MCPElicit:    elicit,
+			MCPAuthorize: wh.authorize(urlClient(caps)),
+			Logger:       c.log,
 		},
 		Store:     store,
 		NewClient: c.newClient,
