@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine: ripgrep for grep_search's rg
-# engine (the pure-Go engine is tested either way), and the npm MCP servers of test/mcp.
+# engine (the pure-Go engine is tested either way), script(1), and the npm MCP servers
+# of test/mcp.
 # Needs root for apt-get, as on CI; on a machine that already has everything it does
 # nothing.
 set -euo pipefail
@@ -8,6 +9,9 @@ cd "$(dirname "$0")/.."
 missing=()
 command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
 command -v bash >/dev/null 2>&1 || missing+=(bash)
+# script(1), the terminal of the MCP conformance suite's user mode (bsdutils is essential
+# in Debian, but a trimmed image may lack it).
+command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "deps.sh: please install: ${missing[*]} (needs root)" >&2

@@ -3,9 +3,9 @@
 # package.json) against agentls: each client scenario starts its test server and runs
 # `agentls mcp conformance-client URL`, which connects agentls's MCP client to it and
 # makes the scenario's call; OAuth's browser step is done by browser.mjs as $BROWSER.
-# Each auth scenario runs a second time in the user mode: user-client.sh reaches the
-# server as a person does (a settings.json, `agentls mcp auth`, then `agentls run` of the
-# tool in a new process). baseline.yml names the scenarios expected to fail in the first
+# Each scenario runs a second time in the user mode: user-client.sh reaches the server
+# as a person does (a settings.json, `agentls mcp auth` where it needs authorization,
+# then `agentls run` of the tool in a new process, or `agentls tools`). baseline.yml names the scenarios expected to fail in the first
 # mode, baseline-user.yml in the user mode, each with the reason; a failure not named
 # there, or a named one that passes, fails the run. MODES (default "client user")
 # chooses the modes.
@@ -80,7 +80,7 @@ for s in "${scenarios[@]}"; do
 	for mode in ${MODES:-client user}; do
 		case $mode in
 		client) run client "$s" "$AGENTLS_BIN mcp conformance-client" baseline.yml ;;
-		user) [[ $s == auth/* ]] && run user "$s" "$HERE/user-client.sh" baseline-user.yml ;;
+		user) run user "$s" "$HERE/user-client.sh" baseline-user.yml ;;
 		*) echo "mcp-conformance: unknown mode $mode; want client or user" >&2; exit 2 ;;
 		esac
 	done

@@ -2,15 +2,20 @@
 # The conformance suite's client in run.sh's user mode: it reaches the scenario's server
 # the way a person does, through agentls's own commands and settings, never through the
 # hidden conformance-client:
-#   1. a user settings.json names the server (the scenario's URL, last argument) with the
-#      oauth block a person would write: the client ID and secret, key or identity
-#      provider the scenario hands over in $MCP_CONFORMANCE_CONTEXT (as a person copies
-#      them from their provider's console), and the URL of their client ID metadata
-#      document ("clientMetadataUrl", the suite's);
-#   2. `agentls mcp auth conformance --root WS` authorizes, its browser step done by
-#      $BROWSER (browser.mjs);
-#   3. `agentls run conformance__test-tool {} --root WS` makes the scenario's call as the
-#      agent would, in a new process that takes the stored token (a step-up happens here).
+#   1. a user settings.json names the server (the scenario's URL, last argument); for an
+#      auth scenario with the oauth block a person would write: the client ID and
+#      secret, key or identity provider the scenario hands over in
+#      $MCP_CONFORMANCE_CONTEXT (as a person copies them from their provider's console),
+#      and the URL of their client ID metadata document ("clientMetadataUrl", the
+#      suite's);
+#   2. for an auth scenario, `agentls mcp auth conformance --root WS` authorizes, its
+#      browser step done by $BROWSER (browser.mjs);
+#   3. the scenario's call as the agent would make it, in a new process that takes the
+#      stored token (a step-up happens here): `agentls run conformance__TOOL JSON --root
+#      WS`; for initialize, `agentls tools --root WS`, which connects to list the tools.
+#      A server's question (elicitation) is answered on a terminal, as a person answers
+#      it: an empty line at each field's prompt takes its default. `script` gives the
+#      command its terminal.
 # AGENTLS_BIN names the binary. Everything lives in a temporary HOME.
 set -euo pipefail
 url=${!#}
@@ -25,6 +30,7 @@ mkdir -p "$HOME" "$XDG_CONFIG_HOME/agentls" "$XDG_STATE_HOME" "$ws"
 SCENARIO="$scenario" URL="$url" DIR="$dir" node --input-type=module -e '
 import { writeFileSync } from "node:fs";
 const cc = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}");
+const auth = process.env.SCENARIO.startsWith("auth/");
 const oauth = { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" };
 if (cc.client_id) oauth.clientId = cc.client_id;
 if (cc.client_secret) oauth.clientSecret = cc.client_secret;
@@ -42,9 +48,27 @@ if (cc.private_key_pem) {
 if (cc.idp_issuer) {
   oauth.enterprise = { issuer: cc.idp_issuer, tokenUrl: cc.idp_token_endpoint, clientId: cc.idp_client_id };
 }
-const settings = { mcpServers: { conformance: { url: process.env.URL, trust: true, timeout: 20000, oauth } } };
+const server = { url: process.env.URL, trust: true, timeout: 20000 };
+if (auth) server.oauth = oauth;
+const settings = { mcpServers: { conformance: server } };
 writeFileSync(`${process.env.XDG_CONFIG_HOME}/agentls/settings.json`, JSON.stringify(settings, null, 2));
 '
 
-"$AGENTLS_BIN" mcp auth conformance --root "$ws"
-"$AGENTLS_BIN" run conformance__test-tool '{}' --root "$ws"
+case $scenario in
+auth/*)
+	"$AGENTLS_BIN" mcp auth conformance --root "$ws"
+	"$AGENTLS_BIN" run conformance__test-tool '{}' --root "$ws"
+	;;
+initialize) "$AGENTLS_BIN" tools --root "$ws" ;;
+tools_call) "$AGENTLS_BIN" run conformance__add_numbers '{"a": 2, "b": 3}' --root "$ws" ;;
+sse-retry) "$AGENTLS_BIN" run conformance__test_reconnection '{}' --root "$ws" ;;
+elicitation-sep1034-client-defaults)
+	# Five fields, each taken at its default with an empty line; the answers are typed
+	# ahead into the terminal, which keeps them until agentls reads them.
+	printf '\n\n\n\n\n' | script -qefc "$(printf '%q ' "$AGENTLS_BIN" run conformance__test_client_elicitation_defaults '{}' --root "$ws")" /dev/null
+	;;
+*)
+	echo "user-client.sh: no user steps for the scenario $scenario" >&2
+	exit 2
+	;;
+esac
