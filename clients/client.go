@@ -86,6 +86,10 @@ type Request struct {
 	System  string
 	History []Content
 	Tools   []Declaration
+	// ToolsRequired asks the model to answer with calls of Tools only, no text
+	// (Gemini's function calling mode ANY, OpenAI's tool_choice "required"): what a
+	// BeforeToolSelection hook's toolConfig mode ANY asks for.
+	ToolsRequired bool
 }
 
 // Usage counts the tokens of one model call, as the model reported them.

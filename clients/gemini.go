@@ -321,6 +321,9 @@ func (g *Gemini) config(req Request) (*genai.GenerateContentConfig, error) {
 			decls = append(decls, fd)
 		}
 		cfg.Tools = []*genai.Tool{{FunctionDeclarations: decls}}
+		if req.ToolsRequired {
+			cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeAny}}
+		}
 	}
 	return cfg, nil
 }

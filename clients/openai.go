@@ -280,6 +280,9 @@ func (c *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 		}
 		p.Tools = append(p.Tools, openai.ChatCompletionToolParam{Function: fd})
 	}
+	if req.ToolsRequired && len(p.Tools) > 0 {
+		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(string(openai.ChatCompletionToolChoiceOptionAutoRequired))}
+	}
 	return p, nil
 }
 

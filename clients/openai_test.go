@@ -189,6 +189,32 @@ func TestOpenAIRequestMapping(t *testing.T) {
 	if auth := srv.Requests()[0].Header.Get("Authorization"); auth != "Bearer "+testKey {
 		t.Errorf("authorization %q", auth)
 	}
+	if got.ToolChoice != nil {
+		t.Errorf("tool_choice %v, want none sent", got.ToolChoice)
+	}
+}
+
+// TestOpenAIToolsRequired: a request that requires calls (a hook's toolConfig mode
+// ANY) sends tool_choice "required"; one without tools sends none.
+func TestOpenAIToolsRequired(t *testing.T) {
+	t.Parallel()
+	srv := startOpenAI(t, clients.Turn{Text: "a"}, clients.Turn{Text: "b"})
+	c := newOpenAI(t, srv, clients.OpenAIOptions{})
+	for _, req := range []clients.Request{
+		{History: []clients.Content{userText("go")}, Tools: []clients.Declaration{readFileDecl}, ToolsRequired: true},
+		{History: []clients.Content{userText("go")}, ToolsRequired: true},
+	} {
+		if r := collect(c.Stream(t.Context(), req)); r.err != nil {
+			t.Fatal(r.err)
+		}
+	}
+	reqs, err := srv.ChatRequests()
+	if err != nil || len(reqs) != 2 {
+		t.Fatalf("%d requests, %v", len(reqs), err)
+	}
+	if reqs[0].ToolChoice != "required" || reqs[1].ToolChoice != nil {
+		t.Errorf("tool_choice %v and %v, want required and none", reqs[0].ToolChoice, reqs[1].ToolChoice)
+	}
 }
 
 func TestOpenAIErrors(t *testing.T) {

@@ -111,8 +111,19 @@ func (s *Session) llmRequest(req clients.Request) map[string]any {
 		"model":      s.client.Model(),
 		"messages":   msgs,
 		"config":     map[string]any{},
-		"toolConfig": map[string]any{"mode": "AUTO", "allowedFunctionNames": names},
+		"toolConfig": map[string]any{"mode": toolMode(req), "allowedFunctionNames": names},
 	}
+}
+
+// toolMode is req's function calling mode as Gemini's toolConfig names it.
+func toolMode(req clients.Request) string {
+	switch {
+	case len(req.Tools) == 0:
+		return "NONE"
+	case req.ToolsRequired:
+		return "ANY"
+	}
+	return "AUTO"
 }
 
 // llmResponse is a model response in Gemini CLI's stable form for hooks.
@@ -173,11 +184,11 @@ func hookResponse(specific []map[string]json.RawMessage) (text string, ok bool) 
 
 // selectTools applies the BeforeToolSelection hooks' toolConfig to the tools offered:
 // mode NONE (which wins) offers none, allowedFunctionNames (of every hook, together)
-// only those. It returns the tools to offer and a note for what it cannot do.
-func selectTools(decls []clients.Declaration, specific []map[string]json.RawMessage) ([]clients.Declaration, string) {
+// only those, mode ANY has the model answer with calls only (required). It returns the
+// tools to offer, whether calls are required, and a note for what it cannot use.
+func selectTools(decls []clients.Declaration, specific []map[string]json.RawMessage) (offered []clients.Declaration, required bool, note string) {
 	var allowed []string
 	restricted, none := false, false
-	var note string
 	for _, sp := range specific {
 		raw, ok := sp["toolConfig"]
 		if !ok {
@@ -195,20 +206,20 @@ func selectTools(decls []clients.Declaration, specific []map[string]json.RawMess
 		case "NONE":
 			none = true
 		case "ANY":
-			note = "a BeforeToolSelection hook asked for toolConfig.mode ANY, which agentls cannot ask of the model; the tools are offered as usual"
+			required = true
 		}
 		if tc.AllowedFunctionNames != nil {
 			restricted = true
 			allowed = append(allowed, tc.AllowedFunctionNames...)
 		}
 	}
-	switch {
-	case none:
-		return nil, note
-	case restricted:
-		return slices.DeleteFunc(slices.Clone(decls), func(d clients.Declaration) bool { return !slices.Contains(allowed, d.Name) }), note
+	if restricted {
+		decls = slices.DeleteFunc(slices.Clone(decls), func(d clients.Declaration) bool { return !slices.Contains(allowed, d.Name) })
 	}
-	return decls, note
+	if none || len(decls) == 0 {
+		return nil, false, note
+	}
+	return decls, required, note
 }
 
 // toolHooks are the session's BeforeTool and AfterTool hooks, for its schedulers and
@@ -293,7 +304,7 @@ func (s *Session) modelTurn(ctx context.Context, req clients.Request, p *promptS
 	if r.Has(hooks.BeforeToolSelection) && len(req.Tools) > 0 {
 		sel := s.fire(ctx, hooks.BeforeToolSelection, "", map[string]any{"llm_request": s.llmRequest(req)})
 		var note string
-		req.Tools, note = selectTools(req.Tools, sel.Specific)
+		req.Tools, req.ToolsRequired, note = selectTools(req.Tools, sel.Specific)
 		if note != "" {
 			s.tellHooks([]string{note})
 		}

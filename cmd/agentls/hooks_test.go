@@ -263,7 +263,7 @@ func TestHooksThatFail(t *testing.T) {
 }
 
 // TestHooksAgentEvents: SessionStart and BeforeAgent add context to the prompt,
-// BeforeToolSelection narrows the tools, AfterModel replaces the answer's text,
+// BeforeToolSelection narrows the tools and asks for calls only (mode ANY), AfterModel replaces the answer's text,
 // AfterAgent sends the model back once, SessionEnd runs as agentls exits.
 func TestHooksAgentEvents(t *testing.T) {
 	p := newHookPlace(t)
@@ -274,7 +274,7 @@ func TestHooksAgentEvents(t *testing.T) {
 		"SessionStart": {{Matcher: "startup", Hooks: []hookCommand{command("start", p.script(t, "start.sh", ctx("SessionStart", "start-context")))}}},
 		"BeforeAgent":  {{Hooks: []hookCommand{command("before-agent", p.script(t, "ba.sh", ctx("BeforeAgent", "agent-context")))}}},
 		"BeforeToolSelection": {{Hooks: []hookCommand{command("select", p.script(t, "select.sh",
-			`cat >/dev/null; echo '{"hookSpecificOutput":{"toolConfig":{"allowedFunctionNames":["read_file","glob"]}}}'`))}}},
+			`cat >/dev/null; echo '{"hookSpecificOutput":{"toolConfig":{"mode":"ANY","allowedFunctionNames":["read_file","glob"]}}}'`))}}},
 		"AfterModel": {{Hooks: []hookCommand{command("redact", p.script(t, "redact.sh", `input=$(cat)
 case "$input" in
 *'secret is'*) echo '{"hookSpecificOutput":{"llm_response":{"candidates":[{"content":{"role":"model","parts":["[redacted]"]}}]}}}' ;;
@@ -316,6 +316,10 @@ esac`))}}},
 	}
 	if strings.Join(names, ",") != "read_file,glob" && strings.Join(names, ",") != "glob,read_file" {
 		t.Errorf("tools offered: %v", names)
+	}
+	// Mode ANY: the model is asked for calls only.
+	if got := string(reqs[0].ToolConfig); !strings.Contains(got, `"mode":"ANY"`) {
+		t.Errorf("toolConfig sent %s, want function calling mode ANY", got)
 	}
 	// The model's redacted answer, then the hook's reason as the next prompt.
 	hist := reqs[1].Contents

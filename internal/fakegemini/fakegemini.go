@@ -94,6 +94,7 @@ type GenerateRequest struct {
 	Contents          []Content       `json:"contents"`
 	SystemInstruction *Content        `json:"systemInstruction,omitempty"`
 	Tools             []Tool          `json:"tools,omitempty"`
+	ToolConfig        json.RawMessage `json:"toolConfig,omitempty"`
 	GenerationConfig  json.RawMessage `json:"generationConfig,omitempty"`
 }
 

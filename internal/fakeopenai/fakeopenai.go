@@ -62,6 +62,7 @@ type ChatRequest struct {
 	Model         string    `json:"model"`
 	Messages      []Message `json:"messages"`
 	Tools         []Tool    `json:"tools,omitempty"`
+	ToolChoice    any       `json:"tool_choice,omitempty"`
 	Stream        bool      `json:"stream,omitempty"`
 	StreamOptions *struct {
 		IncludeUsage bool `json:"include_usage"`
