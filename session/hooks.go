@@ -22,7 +22,8 @@ import (
 //     drops the prompt, continue: false keeps it and ends the turn, additionalContext
 //     goes after its text.
 //   - BeforeToolSelection and BeforeModel before each model request: the first may
-//     narrow the tools offered (toolConfig: mode NONE, allowedFunctionNames); the
+//     narrow the tools offered or require calls (toolConfig: mode NONE or ANY,
+//     allowedFunctionNames); the
 //     second may block the request or answer it in the model's place (llm_response).
 //   - AfterModel after each model response (the whole response, not each chunk: its
 //     text is shown once the hooks answered); it may replace the response's text,
