@@ -90,6 +90,22 @@ type Request struct {
 	// (Gemini's function calling mode ANY, OpenAI's tool_choice "required"): what a
 	// BeforeToolSelection hook's toolConfig mode ANY asks for.
 	ToolsRequired bool
+	// Model, when set, is the model of this request instead of the client's own: a
+	// BeforeModel hook's llm_request.model.
+	Model string
+	// Sampling, when set, overrides the model's sampling settings for this request: a
+	// BeforeModel hook's llm_request.config.
+	Sampling *Sampling
+}
+
+// Sampling are the generation settings a request may set; a nil field keeps the
+// model's default.
+type Sampling struct {
+	Temperature     *float64 `json:"temperature,omitempty"`
+	TopP            *float64 `json:"topP,omitempty"`
+	TopK            *int     `json:"topK,omitempty"`
+	MaxOutputTokens *int     `json:"maxOutputTokens,omitempty"`
+	StopSequences   []string `json:"stopSequences,omitempty"`
 }
 
 // Usage counts the tokens of one model call, as the model reported them.

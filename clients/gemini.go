@@ -2,6 +2,7 @@ package clients
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -222,7 +223,7 @@ func (g *Gemini) Stream(ctx context.Context, req Request) iter.Seq2[Chunk, error
 		ctx, ci := trackCall(ctx)
 		var usage *Usage
 		usageSent, finished, called := false, false, false
-		for resp, err := range g.client.Models.GenerateContentStream(ctx, g.model, contents, cfg) {
+		for resp, err := range g.client.Models.GenerateContentStream(ctx, cmp.Or(req.Model, g.model), contents, cfg) {
 			if err != nil {
 				yield(Chunk{}, g.wrap(ctx, err, ci))
 				return
@@ -306,6 +307,24 @@ func (g *Gemini) config(req Request) (*genai.GenerateContentConfig, error) {
 	cfg := &genai.GenerateContentConfig{ThinkingConfig: g.thinking}
 	if req.System != "" {
 		cfg.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}
+	}
+	if sp := req.Sampling; sp != nil {
+		f32 := func(v *float64) *float32 {
+			if v == nil {
+				return nil
+			}
+			f := float32(*v)
+			return &f
+		}
+		cfg.Temperature, cfg.TopP = f32(sp.Temperature), f32(sp.TopP)
+		if sp.TopK != nil {
+			k := float64(*sp.TopK)
+			cfg.TopK = f32(&k)
+		}
+		if sp.MaxOutputTokens != nil {
+			cfg.MaxOutputTokens = int32(*sp.MaxOutputTokens)
+		}
+		cfg.StopSequences = sp.StopSequences
 	}
 	if len(req.Tools) > 0 {
 		decls := make([]*genai.FunctionDeclaration, 0, len(req.Tools))

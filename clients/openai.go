@@ -253,7 +253,7 @@ func openAIFinish(r string) string {
 
 func (c *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 	p := openai.ChatCompletionNewParams{
-		Model:         c.model,
+		Model:         cmp.Or(req.Model, c.model),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
 	if req.System != "" {
@@ -279,6 +279,21 @@ func (c *OpenAI) params(req Request) (openai.ChatCompletionNewParams, error) {
 			fd.Description = openai.String(d.Description)
 		}
 		p.Tools = append(p.Tools, openai.ChatCompletionToolParam{Function: fd})
+	}
+	if sp := req.Sampling; sp != nil {
+		// OpenAI's API has no top-k.
+		if sp.Temperature != nil {
+			p.Temperature = openai.Float(*sp.Temperature)
+		}
+		if sp.TopP != nil {
+			p.TopP = openai.Float(*sp.TopP)
+		}
+		if sp.MaxOutputTokens != nil {
+			p.MaxCompletionTokens = openai.Int(int64(*sp.MaxOutputTokens))
+		}
+		if len(sp.StopSequences) > 0 {
+			p.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: sp.StopSequences}
+		}
 	}
 	if req.ToolsRequired && len(p.Tools) > 0 {
 		p.ToolChoice = openai.ChatCompletionToolChoiceOptionUnionParam{OfAuto: openai.String(string(openai.ChatCompletionToolChoiceOptionAutoRequired))}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -85,14 +86,16 @@ func (s *Session) tellHooks(notes []string) {
 // hookContext wraps context hooks added for the model, as Gemini CLI does.
 func hookContext(text string) string { return "<hook_context>" + text + "</hook_context>" }
 
+// hookMessage is a message of an llm_request: its role and text.
+type hookMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
 // llmRequest is the request of a model call in Gemini CLI's stable form for hooks:
 // the text of each message, with the system instruction first.
 func (s *Session) llmRequest(req clients.Request) map[string]any {
-	type message struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	}
-	msgs := []message{{Role: "system", Content: req.System}}
+	msgs := []hookMessage{{Role: "system", Content: req.System}}
 	for _, c := range req.History {
 		var b strings.Builder
 		for _, p := range c.Parts {
@@ -101,7 +104,7 @@ func (s *Session) llmRequest(req clients.Request) map[string]any {
 			}
 		}
 		if b.Len() > 0 {
-			msgs = append(msgs, message{Role: c.Role, Content: b.String()})
+			msgs = append(msgs, hookMessage{Role: c.Role, Content: b.String()})
 		}
 	}
 	names := make([]string, len(req.Tools))
@@ -109,11 +112,58 @@ func (s *Session) llmRequest(req clients.Request) map[string]any {
 		names[i] = d.Name
 	}
 	return map[string]any{
-		"model":      s.client.Model(),
+		"model":      cmp.Or(req.Model, s.client.Model()),
 		"messages":   msgs,
 		"config":     map[string]any{},
 		"toolConfig": map[string]any{"mode": toolMode(req), "allowedFunctionNames": names},
 	}
+}
+
+// applyLLMRequest applies the llm_request of BeforeModel hooks to req, each hook's
+// after the one before: its model and its config's sampling settings (temperature,
+// topP, topK, maxOutputTokens, stopSequences). Its messages are not applied (the
+// history is kept as it is: hooks see only its text) and are named in the notes
+// returned when they differ from sent, what the hooks were sent; so is an llm_request
+// that cannot be read.
+func applyLLMRequest(req clients.Request, sent []hookMessage, specific []map[string]json.RawMessage) (clients.Request, []string) {
+	var notes []string
+	for _, sp := range specific {
+		raw, ok := sp["llm_request"]
+		if !ok {
+			continue
+		}
+		var lr struct {
+			Model    string           `json:"model"`
+			Config   clients.Sampling `json:"config"`
+			Messages []hookMessage    `json:"messages"`
+		}
+		if err := json.Unmarshal(raw, &lr); err != nil {
+			notes = append(notes, fmt.Sprintf("a BeforeModel hook's llm_request is not usable (%v); ignored", err))
+			continue
+		}
+		if lr.Model != "" {
+			req.Model = lr.Model
+		}
+		c := lr.Config
+		if c.Temperature != nil || c.TopP != nil || c.TopK != nil || c.MaxOutputTokens != nil || c.StopSequences != nil {
+			var merged clients.Sampling
+			if req.Sampling != nil {
+				merged = *req.Sampling
+			}
+			merged.Temperature = cmp.Or(c.Temperature, merged.Temperature)
+			merged.TopP = cmp.Or(c.TopP, merged.TopP)
+			merged.TopK = cmp.Or(c.TopK, merged.TopK)
+			merged.MaxOutputTokens = cmp.Or(c.MaxOutputTokens, merged.MaxOutputTokens)
+			if c.StopSequences != nil {
+				merged.StopSequences = c.StopSequences
+			}
+			req.Sampling = &merged
+		}
+		if lr.Messages != nil && !slices.Equal(lr.Messages, sent) {
+			notes = append(notes, "a BeforeModel hook's llm_request.messages are not applied: agentls sends the conversation as it is (hooks see its text only)")
+		}
+	}
+	return req, notes
 }
 
 // toolMode is req's function calling mode as Gemini's toolConfig names it.
@@ -311,7 +361,8 @@ func (s *Session) modelTurn(ctx context.Context, req clients.Request, p *promptS
 		}
 	}
 	if r.Has(hooks.BeforeModel) {
-		before := s.fire(ctx, hooks.BeforeModel, "", map[string]any{"llm_request": s.llmRequest(req)})
+		sent := s.llmRequest(req)
+		before := s.fire(ctx, hooks.BeforeModel, "", map[string]any{"llm_request": sent})
 		switch {
 		case before.Deny:
 			s.tellHooks([]string{"a BeforeModel hook blocked the model request: " + before.Reason})
@@ -325,12 +376,9 @@ func (s *Session) modelTurn(ctx context.Context, req clients.Request, p *promptS
 			s.emit(Update{Kind: UpdateMessage, Text: text})
 			return streamed{content: clients.Content{Role: clients.RoleModel, Parts: []clients.Part{{Text: text}}}, finish: "STOP"}, nil
 		}
-		for _, sp := range before.Specific {
-			if _, ok := sp["llm_request"]; ok {
-				s.tellHooks([]string{"a BeforeModel hook's llm_request is not applied: agentls does not let hooks rewrite a model request"})
-				break
-			}
-		}
+		var notes []string
+		req, notes = applyLLMRequest(req, sent["messages"].([]hookMessage), before.Specific)
+		s.tellHooks(notes)
 	}
 	hold := r.Has(hooks.AfterModel)
 	out := s.stream(ctx, req, &p.loops, hold)

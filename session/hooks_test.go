@@ -116,3 +116,52 @@ func TestSessionEndHookBounded(t *testing.T) {
 		t.Errorf("the SessionEnd hook's input: %v %s", err, data)
 	}
 }
+
+// TestApplyLLMRequest: BeforeModel hooks' llm_request set the request's model and
+// sampling, a later hook's over an earlier's field by field; messages are not applied,
+// and the person is told only when they differ from those the hooks were sent; an
+// llm_request that cannot be read is told and ignored.
+func TestApplyLLMRequest(t *testing.T) {
+	t.Parallel()
+	sent := []hookMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hello"}}
+	f := func(v float64) *float64 { return &v }
+	i := func(v int) *int { return &v }
+	for _, tt := range []struct {
+		name     string
+		outputs  []string
+		model    string
+		sampling *clients.Sampling
+		told     string
+	}{
+		{"none", []string{`{}`}, "", nil, ""},
+		{"model and config", []string{`{"model":"gemini-2.5-pro","config":{"temperature":0.2,"topK":4}}`},
+			"gemini-2.5-pro", &clients.Sampling{Temperature: f(0.2), TopK: i(4)}, ""},
+		{"a later hook's fields win", []string{`{"config":{"temperature":0.2,"topP":0.5}}`, `{"config":{"temperature":0.7,"maxOutputTokens":9}}`},
+			"", &clients.Sampling{Temperature: f(0.7), TopP: f(0.5), MaxOutputTokens: i(9)}, ""},
+		{"messages echoed", []string{`{"model":"m","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hello"}]}`},
+			"m", nil, ""},
+		{"messages changed", []string{`{"messages":[{"role":"user","content":"something else"}]}`},
+			"", nil, "llm_request.messages are not applied"},
+		{"not usable", []string{`{"model":5}`}, "", nil, "llm_request is not usable"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var specific []map[string]json.RawMessage
+			for _, o := range tt.outputs {
+				specific = append(specific, map[string]json.RawMessage{"llm_request": json.RawMessage(o)})
+			}
+			req, notes := applyLLMRequest(clients.Request{System: "be brief"}, sent, specific)
+			if req.Model != tt.model {
+				t.Errorf("model %q, want %q", req.Model, tt.model)
+			}
+			got, _ := json.Marshal(req.Sampling)
+			want, _ := json.Marshal(tt.sampling)
+			if string(got) != string(want) {
+				t.Errorf("sampling %s, want %s", got, want)
+			}
+			joined := strings.Join(notes, "\n")
+			if (tt.told == "") != (joined == "") || !strings.Contains(joined, tt.told) {
+				t.Errorf("notes %q, want %q", joined, tt.told)
+			}
+		})
+	}
+}

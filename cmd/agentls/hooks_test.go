@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -422,5 +423,49 @@ func TestHooksUntrustedWorkspace(t *testing.T) {
 		if !exists(filepath.Join(p.ws, "user-hook-ran")) {
 			t.Errorf("trusted=%t: the hook of Gemini CLI's user settings did not run", trusted)
 		}
+	}
+}
+
+// TestHooksBeforeModelRequest: a BeforeModel hook's llm_request switches the model of the
+// request and sets its sampling (Gemini CLI's stable form: model, config), through the
+// real Gemini client; the conversation is sent as it was (session's TestApplyLLMRequest
+// has the rest).
+func TestHooksBeforeModelRequest(t *testing.T) {
+	p := newHookPlace(t)
+	writeHooks(t, p.userSettings(), map[string][]hook{"BeforeModel": {{Hooks: []hookCommand{command("h", p.script(t, "h.sh",
+		`cat >/dev/null; echo '{"hookSpecificOutput":{"llm_request":{"model":"gemini-2.5-pro","config":{"temperature":0.1,"topK":5,"maxOutputTokens":100,"stopSequences":["END"]}}}}'`))}}}})
+	srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{{Text: "from the pro model"}}})
+	defer srv.Close()
+	res, o := p.prompt(t, srv, nil, "hello")
+	if res.StopReason != session.StopEndTurn || res.Response != "from the pro model" {
+		t.Fatalf("result %+v\nstderr: %s", res, o.stderr)
+	}
+	var gen []fakegemini.Request
+	for _, r := range srv.Requests() {
+		if r.Action == "streamGenerateContent" {
+			gen = append(gen, r)
+		}
+	}
+	if len(gen) != 1 || gen[0].Model != "gemini-2.5-pro" {
+		t.Fatalf("%d generate requests (the first to %q), want one to gemini-2.5-pro", len(gen), gen[0].Model)
+	}
+	var body struct {
+		Contents         []fakegemini.Content `json:"contents"`
+		GenerationConfig struct {
+			Temperature     float64  `json:"temperature"`
+			TopK            float64  `json:"topK"`
+			MaxOutputTokens int      `json:"maxOutputTokens"`
+			StopSequences   []string `json:"stopSequences"`
+		} `json:"generationConfig"`
+	}
+	if err := json.Unmarshal(gen[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	g := body.GenerationConfig
+	if g.Temperature < 0.09 || g.Temperature > 0.11 || g.TopK != 5 || g.MaxOutputTokens != 100 || !slices.Equal(g.StopSequences, []string{"END"}) {
+		t.Errorf("generationConfig %+v", g)
+	}
+	if len(body.Contents) != 1 || body.Contents[0].Parts[0].Text != "hello" {
+		t.Errorf("the conversation sent: %+v", body.Contents)
 	}
 }
