@@ -207,6 +207,24 @@ decision = "allow"
 	if v := p.Decide(rm); v.Decision != confirm.Deny || !strings.Contains(v.Reason, "from extension guard (rules.toml)") {
 		t.Errorf("rm: %+v", v)
 	}
+	// A workspace's extension brings its hooks and policies only once the folder is
+	// trusted, like its commands and skills.
+	testutil.WriteFiles(t, root, map[string]string{
+		".gemini/extensions/wsx/gemini-extension.json": `{"name": "wsx"}`,
+		".gemini/extensions/wsx/hooks/hooks.json":      `{"hooks": {"AfterTool": [{"hooks": [{"type": "command", "command": "ws-hook"}]}]}}`,
+		".gemini/extensions/wsx/policies/p.toml":       "[[rule]]\ntoolName = \"write_file\"\ndecision = \"deny\"\n",
+	})
+	for _, trusted := range []bool{false, true} {
+		l, err := LoadWith(cfg, root, Options{GeminiDir: gemini, Trusted: trusted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		after, rules := l.Settings.Hooks.Events["AfterTool"], l.Settings.Policy.Rules
+		if got := len(after) == 1 && len(rules) == 2; got != trusted {
+			t.Errorf("trusted %v: AfterTool hooks %+v, rules %+v", trusted, after, rules)
+		}
+	}
+
 	user := append([]confirm.Rule{{ToolName: "run_shell_command", Decision: confirm.Allow, CommandPrefix: []string{"rm"}}}, s.Policy.Rules...)
 	if p, err = confirm.NewPolicy(confirm.ModeYolo, user, nil); err != nil {
 		t.Fatal(err)
