@@ -106,7 +106,7 @@ func writeExtension(w io.Writer, e settings.Extension) {
 		list("hooks", []string{e.Hooks}, note)
 	}
 	if len(e.Policies) > 0 {
-		list("policies", e.Policies, fmt.Sprintf(" (%d rules, ranked below the user's)", e.PolicyRules))
+		list("policies", e.Policies, fmt.Sprintf(" (rules applied: %d, ranked below the user's)", e.PolicyRules))
 	}
 	for _, warning := range e.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warning)

@@ -476,7 +476,7 @@ decision = "allow"
 	}
 
 	o := p.run(t, nil, "extensions", "list")
-	for _, want := range []string{"hooks: " + filepath.Join(ext, "hooks", "hooks.json") + " (BeforeTool)", "policies: " + filepath.Join(ext, "policies", "deny.toml") + " (1 rules",
+	for _, want := range []string{"hooks: " + filepath.Join(ext, "hooks", "hooks.json") + " (BeforeTool)", "policies: " + filepath.Join(ext, "policies", "deny.toml") + " (rules applied: 1,",
 		`warning: ` + filepath.Join(ext, "policies", "deny.toml") + `: rule 2 refused: decision "allow": an extension may not allow`} {
 		if !strings.Contains(o.stdout, want) {
 			t.Errorf("extensions list lacks %q:\n%s%s", want, o.stdout, o.stderr)
