@@ -52,9 +52,15 @@ type Rule struct {
 	CommandRegex string `json:"commandRegex,omitempty"`
 	// ArgsPattern matches calls whose JSON arguments match this regular expression.
 	ArgsPattern string `json:"argsPattern,omitempty"`
+	// DenyMessage is added to the reason a deny rule gives the model, as Gemini CLI's
+	// policy rules have it.
+	DenyMessage string `json:"denyMessage,omitempty"`
 	// Source is where the rule was written. It is set by the settings loader, never read
 	// from a file: a file cannot claim to be the user's.
 	Source Source `json:"-"`
+	// Origin names the file of a rule not from a settings file (an extension's policy
+	// file), for verdict reasons; set by the settings loader.
+	Origin string `json:"-"`
 }
 
 // Source says who wrote a rule. A workspace's rules can only tighten what the user's
@@ -63,6 +69,11 @@ type Rule struct {
 // the stricter of the two decides (deny over ask over allow), the user's at equal
 // strictness. So no workspace rule outranks a user's deny, and a workspace allow never
 // lifts a user's ask.
+//
+// An extension's rules (Gemini CLI's extension policies, which may deny or ask but
+// never allow) rank below the user's, as Gemini CLI's extension tier ranks below its
+// user tier: they count on the user's side only when no rule of the user's matches the
+// call, and like the user's winner they are then weighed against the workspace's.
 type Source int
 
 // The rule sources, most trusted first.
@@ -72,12 +83,17 @@ const (
 	SourceUser Source = iota
 	// SourceWorkspace is a workspace's settings files.
 	SourceWorkspace
+	// SourceExtension is the policy files of an enabled Gemini CLI extension.
+	SourceExtension
 )
 
 // String names the source for verdict reasons.
 func (s Source) String() string {
-	if s == SourceWorkspace {
+	switch s {
+	case SourceWorkspace:
 		return "workspace"
+	case SourceExtension:
+		return "extension"
 	}
 	return "user"
 }

@@ -729,10 +729,12 @@ func TestConsentSensitivePaths(t *testing.T) {
 	}
 }
 
-// TestConsentRuleSources: a workspace's rules only tighten the user's.
+// TestConsentRuleSources: a workspace's rules only tighten the user's; an extension's
+// rank below the user's.
 func TestConsentRuleSources(t *testing.T) {
 	user := func(r Rule) Rule { r.Source = SourceUser; return r }
 	ws := func(r Rule) Rule { r.Source = SourceWorkspace; return r }
+	ext := func(r Rule) Rule { r.Source = SourceExtension; r.Origin = "extension test"; return r }
 	rm := []string{"rm"}
 	tests := []struct {
 		name  string
@@ -767,6 +769,27 @@ func TestConsentRuleSources(t *testing.T) {
 			user(Rule{ToolName: "run_shell_command", Decision: Deny, CommandPrefix: rm}),
 			user(Rule{ToolName: "run_shell_command", Decision: Allow, Priority: 5}),
 		}, "rm x", Allow},
+		{"extension deny applies alone", []Rule{
+			ext(Rule{ToolName: "run_shell_command", Decision: Deny, CommandPrefix: rm}),
+		}, "rm x", Deny},
+		{"extension deny does not match another command", []Rule{
+			ext(Rule{ToolName: "run_shell_command", Decision: Deny, CommandPrefix: rm}),
+		}, "ls", Allow},
+		{"extension ask applies alone", []Rule{
+			ext(Rule{ToolName: "run_shell_command", Decision: Ask}),
+		}, "ls", Ask},
+		{"extension deny ranks below a user allow, whatever its priority", []Rule{
+			user(Rule{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: rm, Priority: -5}),
+			ext(Rule{ToolName: "run_shell_command", Decision: Deny, CommandPrefix: rm, Priority: 999}),
+		}, "rm x", Allow},
+		{"extension deny beats a workspace allow", []Rule{
+			ws(Rule{ToolName: "run_shell_command", Decision: Allow, Priority: 1000}),
+			ext(Rule{ToolName: "run_shell_command", Decision: Deny, CommandPrefix: rm}),
+		}, "rm x", Deny},
+		{"extension priorities order extension rules", []Rule{
+			ext(Rule{ToolName: "run_shell_command", Decision: Deny, CommandPrefix: rm}),
+			ext(Rule{ToolName: "run_shell_command", Decision: Ask, Priority: 5}),
+		}, "rm x", Ask},
 	}
 	for _, tt := range tests {
 		p := newTestPolicy(t, ModeYolo, tt.rules...)

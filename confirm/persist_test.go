@@ -53,13 +53,13 @@ func TestRuleFor(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{"shell", shellCall("git status && go test ./..."), ProceedAlways, `{run_shell_command allow 0 [git go]   user}`, ""},
-		{"shell tool", shellCall("make"), ProceedAlwaysTool, `{run_shell_command allow 0 [make]   user}`, ""},
+		{"shell", shellCall("git status && go test ./..."), ProceedAlways, `{run_shell_command allow 0 [git go]    user }`, ""},
+		{"shell tool", shellCall("make"), ProceedAlwaysTool, `{run_shell_command allow 0 [make]    user }`, ""},
 		{"shell substitution", shellCall("echo $(rm -rf ~)"), ProceedAlways, "", "asked about every time"},
-		{"edit", editCall("/w/a.go"), ProceedAlways, `{write_file allow 0 []   user}`, ""},
-		{"mcp tool", mcpCall("gh", "search"), ProceedAlwaysTool, `{gh__search allow 0 []   user}`, ""},
-		{"mcp server", mcpCall("gh", "search"), ProceedAlwaysServer, `{gh__* allow 0 []   user}`, ""},
-		{"info", infoCall("web_fetch"), ProceedAlways, `{web_fetch allow 0 []   user}`, ""},
+		{"edit", editCall("/w/a.go"), ProceedAlways, `{write_file allow 0 []    user }`, ""},
+		{"mcp tool", mcpCall("gh", "search"), ProceedAlwaysTool, `{gh__search allow 0 []    user }`, ""},
+		{"mcp server", mcpCall("gh", "search"), ProceedAlwaysServer, `{gh__* allow 0 []    user }`, ""},
+		{"info", infoCall("web_fetch"), ProceedAlways, `{web_fetch allow 0 []    user }`, ""},
 		{"once", infoCall("web_fetch"), ProceedOnce, "", "not an \"always\" answer"},
 		{"no always", noAlways, ProceedAlways, "", "asked every time"},
 	}

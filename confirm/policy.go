@@ -120,6 +120,9 @@ func compileRule(n int, r Rule) (rule, error) {
 	default:
 		return bad("decision %q is not allow, ask or deny", r.Decision)
 	}
+	if r.Decision == Allow && r.Source == SourceExtension {
+		return bad("an extension's rule cannot allow")
+	}
 	if r.ToolName != "" && !doublestar.ValidatePattern(r.ToolName) {
 		return bad("toolName is not a valid glob")
 	}
@@ -148,7 +151,10 @@ func compileRule(n int, r Rule) (rule, error) {
 func (r *rule) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "policy rule %d (%s", r.n, r.Decision)
-	if r.Source == SourceWorkspace {
+	switch {
+	case r.Origin != "":
+		fmt.Fprintf(&b, " from %s,", r.Origin)
+	case r.Source == SourceWorkspace:
 		b.WriteString(" from the workspace settings,")
 	}
 	if r.ToolName != "" {
@@ -352,7 +358,11 @@ func (p *Policy) DecideWith(c Call, mode Mode, g *Grants) Verdict {
 	win, blanket := p.match(c, ex)
 
 	if win != nil && win.Decision == Deny {
-		return Verdict{Decision: Deny, Reason: "denied by " + win.String()}
+		reason := "denied by " + win.String()
+		if win.DenyMessage != "" {
+			reason += ": " + win.DenyMessage
+		}
+		return Verdict{Decision: Deny, Reason: reason}
 	}
 	if ex != nil && ex.hidden() {
 		if r := p.denyCouldMatch(c); r != nil {
@@ -474,19 +484,24 @@ func (p *Policy) sensitive(c Call, ex *execInfo) string {
 }
 
 // match returns the winning rule for c, nil if none matches, and whether an allow rule
-// without a command condition matched at the winning priority. The user's and the
-// workspace's rules each have a winner; the stricter one wins (see Source).
+// without a command condition matched at the winning priority. The user's, the
+// workspace's and the extensions' rules each have a winner; the extensions' stands in
+// for the user's when no rule of the user's matches, and the stricter of that and the
+// workspace's wins (see Source).
 func (p *Policy) match(c Call, ex *execInfo) (win *rule, blanket bool) {
-	var wins [2]*rule
-	var blankets [2]bool
+	var wins [3]*rule
+	var blankets [3]bool
 	for i := range p.rules {
 		r := &p.rules[i]
 		if !r.matches(c, ex) {
 			continue
 		}
 		t := 0
-		if r.Source == SourceWorkspace {
+		switch r.Source {
+		case SourceWorkspace:
 			t = 1
+		case SourceExtension:
+			t = 2
 		}
 		w := wins[t]
 		switch {
@@ -496,6 +511,9 @@ func (p *Policy) match(c Call, ex *execInfo) (win *rule, blanket bool) {
 		case r.Priority == w.Priority && r.Decision == w.Decision:
 			blankets[t] = blankets[t] || r.Decision == Allow && !r.commandRule()
 		}
+	}
+	if wins[0] == nil {
+		wins[0], blankets[0] = wins[2], blankets[2]
 	}
 	user, ws := wins[0], wins[1]
 	switch {

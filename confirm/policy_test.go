@@ -324,6 +324,7 @@ func TestNewPolicyErrors(t *testing.T) {
 		{"command regex", "", []Rule{ok, ok, {ToolName: "run_shell_command", Decision: Allow, CommandRegex: "(git"}}, "policy rule 3 (toolName \"run_shell_command\"): commandRegex: error parsing regexp"},
 		{"args pattern", "", []Rule{{ToolName: "x", Decision: Deny, ArgsPattern: "a{2,1}"}}, "policy rule 1 (toolName \"x\"): argsPattern: error parsing regexp"},
 		{"empty prefix", "", []Rule{{ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{"git", " "}}}, "policy rule 1 (toolName \"run_shell_command\"): commandPrefix has an empty prefix"},
+		{"extension allow", "", []Rule{{ToolName: "x", Decision: Allow, Source: SourceExtension}}, `policy rule 1 (toolName "x"): an extension's rule cannot allow`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -82,7 +82,6 @@ type Options struct {
 // for concurrent use.
 type Runner struct {
 	groups  map[Event][]group
-	box     *sandbox.Sandbox
 	environ func() []string
 	dir     string
 	shell   string
@@ -102,6 +101,9 @@ type hook struct {
 	name    string // the name, else the command, for messages
 	command string
 	timeout time.Duration
+	// box contains the command: the runner's, reading the folder of the extension
+	// that brought the hook.
+	box *sandbox.Sandbox
 }
 
 // New returns the runner of o's hooks, or nil when they have none (or hooks are
@@ -113,7 +115,7 @@ func New(o Options) (*Runner, error) {
 	if !s.HooksOn() || len(s.Hooks.Events) == 0 {
 		return nil, nil
 	}
-	r := &Runner{groups: map[Event][]group{}, box: o.Sandbox, environ: o.Environ, dir: o.Dir, shell: o.Shell, logger: o.Logger}
+	r := &Runner{groups: map[Event][]group{}, environ: o.Environ, dir: o.Dir, shell: o.Shell, logger: o.Logger}
 	if r.shell == "" {
 		r.shell = "bash"
 	}
@@ -130,6 +132,10 @@ func New(o Options) (*Runner, error) {
 				where = g.Source + ": " + where
 			}
 			out := group{matcher: g.Matcher, sequential: g.Sequential}
+			box := o.Sandbox
+			if box != nil && g.Dir != "" {
+				box = box.Reading(g.Dir)
+			}
 			if toolEvent(e) && !matchesAll(g.Matcher) {
 				re, err := regexp.Compile("^(?:" + g.Matcher + ")$")
 				if err != nil {
@@ -154,7 +160,7 @@ func New(o Options) (*Runner, error) {
 				if h.Timeout > 0 {
 					timeout = time.Duration(h.Timeout) * time.Millisecond
 				}
-				out.hooks = append(out.hooks, hook{name: cmpOr(h.Name, h.Command), command: h.Command, timeout: timeout})
+				out.hooks = append(out.hooks, hook{name: cmpOr(h.Name, h.Command), command: h.Command, timeout: timeout, box: box})
 			}
 			if len(out.hooks) > 0 {
 				r.groups[e] = append(r.groups[e], out)
@@ -512,12 +518,12 @@ func (r *Runner) exec(ctx context.Context, h hook, session string, input []byte)
 	var out, errOut capped
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	newGroup(cmd)
-	if r.box != nil {
-		if err := r.box.Err(); err != nil {
+	if h.box != nil {
+		if err := h.box.Err(); err != nil {
 			return nil, "", -1, fmt.Errorf("not run: %w", err)
 		}
-		if r.box.Contained() {
-			if err := r.box.Wrap(cmd); err != nil {
+		if h.box.Contained() {
+			if err := h.box.Wrap(cmd); err != nil {
 				return nil, "", -1, fmt.Errorf("not run: containing it: %w", err)
 			}
 		}

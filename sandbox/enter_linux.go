@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -94,22 +96,65 @@ func mountPolicy(p Policy) error {
 			return fmt.Errorf("making %s read-only: %w", path, err)
 		}
 	}
+	// The readable folders are opened before the folders holding them are hidden,
+	// and mounted back from the descriptors afterwards.
+	readable := map[string]int{}
+	for _, path := range p.Readable {
+		fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		defer unix.Close(fd)
+		readable[path] = fd
+	}
 	for _, path := range p.Hidden {
 		var st unix.Stat_t
 		if err := unix.Stat(path, &st); err != nil {
 			continue // nothing to hide, or nothing the command could reach either
 		}
 		var err error
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			err = unix.Mount("none", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000")
-		} else {
+		switch inside := readableIn(readable, path); {
+		case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 			err = bindReadOnly("/dev/null", path)
+		case len(inside) > 0:
+			err = hideExcept(path, inside, readable)
+		default:
+			err = unix.Mount("none", path, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=000")
 		}
 		if err != nil {
 			return fmt.Errorf("hiding %s: %w", path, err)
 		}
 	}
 	return nil
+}
+
+// readableIn returns the readable folders inside the hidden folder dir.
+func readableIn(readable map[string]int, dir string) []string {
+	var out []string
+	for path := range readable {
+		if rel, err := filepath.Rel(dir, path); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// hideExcept hides the folder dir but for the folders inside, which stay readable:
+// an empty tmpfs over dir holds the folders on the way to each, and each is its
+// original mounted read-only from its descriptor in readable.
+func hideExcept(dir string, inside []string, readable map[string]int) error {
+	if err := unix.Mount("none", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=64k,mode=0555"); err != nil {
+		return err
+	}
+	for _, path := range inside {
+		if err := os.MkdirAll(path, 0o555); err != nil {
+			return err
+		}
+		if err := bindReadOnly(fmt.Sprintf("/proc/self/fd/%d", readable[path]), path); err != nil {
+			return fmt.Errorf("keeping %s readable: %w", path, err)
+		}
+	}
+	return unix.Mount("", dir, "", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 }
 
 // bindReadOnly mounts src at dst read-only. The flags a user namespace may not

@@ -293,6 +293,23 @@ func pathErr(err error) error {
 	return err
 }
 
+// Reading returns a sandbox like s whose commands may also read (not change) dirs,
+// where they lie in a hidden folder: an extension's hooks read their own scripts in
+// the extension's folder, which lies in Gemini CLI's hidden configuration folder.
+// Nothing else of the hidden folder shows: only the names on the way to dirs.
+func (s *Sandbox) Reading(dirs ...string) *Sandbox {
+	out := *s
+	out.policy.Readable = slices.Clone(s.policy.Readable)
+	for _, d := range dirs {
+		d = filepath.Clean(d)
+		if !filepath.IsAbs(d) || !slices.ContainsFunc(s.policy.Hidden, func(h string) bool { return within(d, h) && h != d }) {
+			continue
+		}
+		out.policy.Readable = append(out.policy.Readable, d)
+	}
+	return &out
+}
+
 // Status returns what the sandbox does.
 func (s *Sandbox) Status() Status { return s.status }
 

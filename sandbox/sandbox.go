@@ -66,6 +66,9 @@ type Policy struct {
 	// configuration): an empty, inaccessible directory or an empty file in their place.
 	// Only a mount namespace can hide them.
 	Hidden []string `json:"hidden,omitempty"`
+	// Readable are folders inside Hidden ones that the command may still read (not
+	// change): an extension's folder in ~/.gemini/extensions, for its own hooks.
+	Readable []string `json:"readable,omitempty"`
 	// Network lets the command reach the network. Without it a network namespace of its
 	// own (only its own loopback), or where none can be made, Landlock's TCP rules and a
 	// seccomp filter refusing internet sockets.

@@ -229,6 +229,36 @@ func TestHiddenPaths(t *testing.T) {
 	}
 }
 
+// TestReadingInHidden: Reading keeps one folder of a hidden folder readable, not
+// writable; the rest of the hidden folder, a sibling folder and file included, stays
+// hidden, and the sandbox it came from still hides the folder too.
+func TestReadingInHidden(t *testing.T) {
+	m := machine(t, sandbox.LevelNamespaces)
+	p := newPlace(t)
+	conf := filepath.Join(p.outside, "gemini")
+	ext := filepath.Join(conf, "extensions", "guard")
+	for path, content := range map[string]string{
+		filepath.Join(ext, "check.sh"):                     "SCRIPT-BODY",
+		filepath.Join(conf, "extensions", "other", "x.sh"): "SECRET-OTHER",
+		filepath.Join(conf, "oauth_creds.json"):            "SECRET-CREDS",
+	} {
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		os.WriteFile(path, []byte(content), 0o600)
+	}
+	box := newBox(t, m, sandbox.Config{HiddenPaths: []string{conf}}, p)
+	script := fmt.Sprintf("cat %s/check.sh; cat %s/extensions/other/x.sh; cat %s/oauth_creds.json; ls %s; touch %s/new && echo WROTE", ext, conf, conf, conf, ext)
+	out, _ := bash(t, box.Reading(ext), p.ws, script)
+	if !strings.Contains(out, "SCRIPT-BODY") || strings.Contains(out, "SECRET") || strings.Contains(out, "WROTE") || exists(filepath.Join(ext, "new")) {
+		t.Fatalf("reading %s: %s", ext, out)
+	}
+	if out, _ := bash(t, box, p.ws, script); strings.Contains(out, "SCRIPT-BODY") {
+		t.Fatalf("the sandbox Reading came from reads it too: %s", out)
+	}
+	if out, _ := bash(t, box.Reading(p.outside), p.ws, script); strings.Contains(out, "SCRIPT-BODY") || strings.Contains(out, "SECRET") {
+		t.Fatalf("a folder holding the hidden one made readable: %s", out)
+	}
+}
+
 // listener counts the connections made to a loopback port of the host.
 func listener(t *testing.T) (port string, count *atomic.Int32) {
 	t.Helper()

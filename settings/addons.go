@@ -15,6 +15,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"gopkg.in/yaml.v3"
+
+	"github.com/agentls/agentls/confirm"
 )
 
 // What a Gemini CLI user has set up besides settings.json, read in Gemini CLI's own
@@ -70,10 +72,16 @@ type Extension struct {
 	ExcludeTools []string `json:"excludeTools,omitempty"`
 	Commands     []string `json:"commands,omitempty"`
 	Skills       []string `json:"skills,omitempty"`
-	// Hooks is the extension's hooks/hooks.json, Policies its policies/*.toml: listed,
-	// not applied by this package.
-	Hooks    string   `json:"hooks,omitempty"`
-	Policies []string `json:"policies,omitempty"`
+	// Hooks is the extension's hooks/hooks.json and HookEvents the events it sets
+	// hooks for; they run after the settings' hooks of each event.
+	Hooks      string   `json:"hooks,omitempty"`
+	HookEvents []string `json:"hookEvents,omitempty"`
+	// Policies are the extension's policies/*.toml and PolicyRules how many agentls
+	// rules they make (confirm.SourceExtension: deny or ask, below the user's rules).
+	Policies    []string `json:"policies,omitempty"`
+	PolicyRules int      `json:"policyRules,omitempty"`
+	// Warnings say what of the extension's hooks and policies was refused and why.
+	Warnings []string `json:"warnings,omitempty"`
 	// Error says why the extension could not be read; it then brings nothing.
 	Error string `json:"error,omitempty"`
 }
@@ -106,6 +114,9 @@ type Addons struct {
 	// name one has it), excludeTools their excluded tools.
 	servers      map[string]MCPServer
 	excludeTools []string
+	// hooks and rules are the enabled extensions' hooks and policy rules.
+	hooks map[string][]HookGroup
+	rules []confirm.Rule
 	// ignored says what was not read and why; untrusted, the part of it that trusting
 	// the workspace would read.
 	ignored, untrusted []string
@@ -137,6 +148,8 @@ func (a *Addons) Merge(s Settings) Settings {
 	l := Loaded{Settings: s}
 	l.Settings.MCPServers = maps.Clone(s.MCPServers)
 	l.Settings.ExcludeTools = slices.Clone(s.ExcludeTools)
+	l.Settings.Policy.Rules = slices.Clone(s.Policy.Rules)
+	l.Settings.Hooks.Events = maps.Clone(s.Hooks.Events)
 	l.apply(a)
 	return l.Settings
 }
@@ -160,6 +173,17 @@ func (l *Loaded) apply(a *Addons) {
 		s.MCPServers[name] = a.servers[name]
 	}
 	s.ExcludeTools = append(s.ExcludeTools, a.excludeTools...)
+	// An extension's policy rules rank below the user's (confirm.SourceExtension); its
+	// hooks run after the settings' of the same event, as Gemini CLI ranks them.
+	s.Policy.Rules = append(s.Policy.Rules, a.rules...)
+	for _, event := range HookEvents {
+		if groups := a.hooks[event]; len(groups) > 0 {
+			if s.Hooks.Events == nil {
+				s.Hooks.Events = map[string][]HookGroup{}
+			}
+			s.Hooks.Events[event] = append(slices.Clone(s.Hooks.Events[event]), groups...)
+		}
+	}
 	s.Commands, s.Skills, s.Extensions, s.ContextFiles = a.Commands, a.Skills, a.Extensions, a.ContextFiles
 	l.Ignored = append(l.Ignored, a.ignored...)
 	l.Untrusted = append(l.Untrusted, a.untrusted...)
@@ -175,7 +199,7 @@ func (a *Addons) ignoreUntrusted(msg string) {
 // CLI's and agentls's user folders, the workspace's (under root) only when it is
 // trusted.
 func readAddons(d addonDirs) *Addons {
-	a := &Addons{servers: map[string]MCPServer{}}
+	a := &Addons{servers: map[string]MCPServer{}, hooks: map[string][]HookGroup{}}
 	hint := fmt.Sprintf("the folder is not trusted; to trust it, run: agentls trust %s", d.root)
 	commands := map[string]Command{}
 	skills := map[string]Skill{}
@@ -208,6 +232,13 @@ func readAddons(d addonDirs) *Addons {
 				}
 			}
 			a.excludeTools = append(a.excludeTools, ext.ExcludeTools...)
+			for event, groups := range ext.hooks.Events {
+				a.hooks[event] = append(a.hooks[event], groups...)
+			}
+			a.rules = append(a.rules, ext.rules...)
+			for _, w := range ext.Warnings {
+				a.ignored = append(a.ignored, fmt.Sprintf("extension %s: %s", ext.Name, w))
+			}
 			a.ContextFiles = append(a.ContextFiles, ext.ContextFiles...)
 			for _, c := range ext.commands {
 				commands[c.Name] = c
@@ -457,6 +488,8 @@ type loadedExtension struct {
 	servers  map[string]MCPServer
 	commands []Command
 	skills   []Skill
+	hooks    Hooks
+	rules    []confirm.Rule
 }
 
 // readExtensions reads the extensions of dir (each a folder with a
@@ -580,8 +613,22 @@ func (a *Addons) readExtension(ext *loadedExtension, data []byte, root string) e
 	}
 	if p := filepath.Join(ext.Dir, "hooks", "hooks.json"); exists(p) {
 		ext.Hooks = p
+		h, err := extensionHooks(p, ext.Dir, vars)
+		if err != nil {
+			ext.Warnings = append(ext.Warnings, fmt.Sprintf("%s: not read, none of its hooks runs: %v", p, err))
+		}
+		ext.hooks = h
+		for _, event := range HookEvents {
+			if len(h.Events[event]) > 0 {
+				ext.HookEvents = append(ext.HookEvents, event)
+			}
+		}
 	}
 	ext.Policies, _ = filepath.Glob(filepath.Join(ext.Dir, "policies", "*.toml"))
+	var warnings []string
+	ext.rules, warnings = readPolicies(ext.Name, ext.Policies)
+	ext.PolicyRules = len(ext.rules)
+	ext.Warnings = append(ext.Warnings, warnings...)
 	return nil
 }
 

@@ -35,6 +35,9 @@ type HookGroup struct {
 	Hooks      []HookCommand `json:"hooks"`
 	// Source is the settings file the group came from; not read from JSON.
 	Source string `json:"-"`
+	// Dir is the folder of the extension that brought the group, which its commands
+	// may read inside the sandbox (their scripts are there); not read from JSON.
+	Dir string `json:"-"`
 }
 
 // HookCommand is one hook: a shell command, with its JSON input on standard input

@@ -186,6 +186,14 @@ type MCPEnterpriseAuth struct {
 	ClientSecret string `json:"clientSecret,omitempty"`
 	// Scopes of the login (default: openid).
 	Scopes []string `json:"scopes,omitempty"`
+	// IDTokenCommand, when set, is a command whose standard output is the person's ID
+	// token at the identity provider (a company's single sign-on tool, `gcloud auth
+	// print-identity-token`): agentls runs it (sh -c, 30 s at most) whenever it needs an
+	// ID token, instead of the login in the browser. IDToken is the token itself,
+	// which may name an environment variable as $VAR (a token is short-lived: a
+	// command is the usual way). Only one of them may be set.
+	IDTokenCommand string `json:"idTokenCommand,omitempty"`
+	IDToken        string `json:"idToken,omitempty"`
 }
 
 // ModelSettings name the model. In a file, "model" may also be just the model's name

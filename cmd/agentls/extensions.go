@@ -99,7 +99,16 @@ func writeExtension(w io.Writer, e settings.Extension) {
 	list("commands", cmds, "")
 	list("skills", e.Skills, "")
 	if e.Hooks != "" {
-		list("hooks", []string{e.Hooks}, " (not run by agentls yet)")
+		note := ""
+		if len(e.HookEvents) > 0 {
+			note = " (" + strings.Join(e.HookEvents, ", ") + ")"
+		}
+		list("hooks", []string{e.Hooks}, note)
 	}
-	list("policies", e.Policies, " (not applied by agentls)")
+	if len(e.Policies) > 0 {
+		list("policies", e.Policies, fmt.Sprintf(" (rules applied: %d, ranked below the user's)", e.PolicyRules))
+	}
+	for _, warning := range e.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warning)
+	}
 }

@@ -469,3 +469,105 @@ func TestHooksBeforeModelRequest(t *testing.T) {
 		t.Errorf("the conversation sent: %+v", body.Contents)
 	}
 }
+
+// TestExtensionHooksAndPolicies: an extension of ~/.gemini/extensions brings a
+// BeforeTool hook (hooks/hooks.json, its script in the extension's folder) that denies
+// a shell command, and a policy (policies/*.toml) that denies another, even in yolo
+// mode; a third command runs. With the extension disabled in Gemini CLI's enablement
+// file, the same calls all run: the hook and the policy were what refused them.
+func TestExtensionHooksAndPolicies(t *testing.T) {
+	p := newHookPlace(t)
+	requireContained(t, p.sandboxPlace)
+	ext := filepath.Join(p.home, ".gemini", "extensions", "guard")
+	files := map[string]string{
+		"gemini-extension.json": `{"name": "guard", "version": "0.1.0"}`,
+		"hooks/hooks.json": `{"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
+			"hooks": [{"type": "command", "name": "guard-check", "command": "sh ${extensionPath}${/}check.sh"}]}]}}`,
+		"check.sh": `input=$(cat)
+case "$input" in
+*forbidden*) echo '{"decision":"deny","reason":"the guard extension refuses forbidden files"}' ;;
+*) echo '{"decision":"allow"}' ;;
+esac`,
+		"policies/deny.toml": `[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "touch"
+decision = "deny"
+priority = 100
+denyMessage = "blocked files are not made"
+
+[[rule]]
+toolName = "run_shell_command"
+decision = "allow"
+`,
+	}
+	for name, content := range files {
+		path := filepath.Join(ext, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := []clients.ScriptCall{
+		{Name: "run_shell_command", Args: json.RawMessage(`{"command": "echo forbidden > forbidden.txt"}`)},
+		{Name: "run_shell_command", Args: json.RawMessage(`{"command": "touch blocked.txt"}`)},
+		{Name: "run_shell_command", Args: json.RawMessage(`{"command": "echo fine > fine.txt"}`)},
+	}
+	run := func() (promptResult, outcome) {
+		t.Helper()
+		for _, f := range []string{"forbidden.txt", "blocked.txt", "fine.txt"} {
+			os.Remove(filepath.Join(p.ws, f))
+		}
+		srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{{Calls: calls}, {Text: "done"}}})
+		defer srv.Close()
+		return p.prompt(t, srv, nil, "go")
+	}
+
+	o := p.run(t, nil, "extensions", "list")
+	for _, want := range []string{"hooks: " + filepath.Join(ext, "hooks", "hooks.json") + " (BeforeTool)", "policies: " + filepath.Join(ext, "policies", "deny.toml") + " (rules applied: 1,",
+		`warning: ` + filepath.Join(ext, "policies", "deny.toml") + `: rule 2 refused: decision "allow": an extension may not allow`} {
+		if !strings.Contains(o.stdout, want) {
+			t.Errorf("extensions list lacks %q:\n%s%s", want, o.stdout, o.stderr)
+		}
+	}
+
+	res, o := run()
+	if len(res.ToolCalls) != 3 {
+		t.Fatalf("result %+v\nstderr: %s", res, o.stderr)
+	}
+	hooked, policed, fine := res.ToolCalls[0], res.ToolCalls[1], res.ToolCalls[2]
+	if hooked.Status != tools.StatusError || hooked.Error == nil || !strings.Contains(hooked.Error.Message, "the guard extension refuses forbidden files") ||
+		!strings.Contains(strings.Join(hooked.Hooks, "\n"), "hook guard-check (BeforeTool): denied") {
+		t.Errorf("the hook's call: %+v", hooked)
+	}
+	if policed.Status != tools.StatusError || policed.Error == nil || !strings.Contains(policed.Error.Message, "from extension guard (deny.toml)") ||
+		!strings.Contains(policed.Error.Message, "blocked files are not made") {
+		t.Errorf("the policy's call: %+v", policed)
+	}
+	if fine.Status != tools.StatusSuccess || !strings.Contains(strings.Join(fine.Hooks, "\n"), "hook guard-check (BeforeTool): allowed") {
+		t.Errorf("the allowed call: %+v", fine)
+	}
+	if exists(filepath.Join(p.ws, "forbidden.txt")) || exists(filepath.Join(p.ws, "blocked.txt")) || !exists(filepath.Join(p.ws, "fine.txt")) {
+		t.Errorf("forbidden.txt %t, blocked.txt %t, fine.txt %t", exists(filepath.Join(p.ws, "forbidden.txt")),
+			exists(filepath.Join(p.ws, "blocked.txt")), exists(filepath.Join(p.ws, "fine.txt")))
+	}
+	if !strings.Contains(o.stderr, "rule 2 refused") {
+		t.Errorf("the refused rule is not in the log:\n%s", o.stderr)
+	}
+
+	// The control: the extension disabled, nothing refuses the calls.
+	enablement := `{"guard": {"overrides": ["!` + filepath.ToSlash(p.ws) + `/"]}}`
+	if err := os.WriteFile(filepath.Join(filepath.Dir(ext), "extension-enablement.json"), []byte(enablement), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, o = run()
+	for i, c := range res.ToolCalls {
+		if c.Status != tools.StatusSuccess || len(c.Hooks) != 0 {
+			t.Errorf("disabled: call %d %+v\n%s", i, c, o.stderr)
+		}
+	}
+	if len(res.ToolCalls) != 3 || !exists(filepath.Join(p.ws, "forbidden.txt")) || !exists(filepath.Join(p.ws, "blocked.txt")) {
+		t.Errorf("disabled: the calls did not all run: %+v", res.ToolCalls)
+	}
+}

@@ -1741,6 +1741,16 @@ KIND, when non-nil, names what it is (text, thought, heading, ...)."
                                 'font-lock-face (if (equal status "failed") 'agentls-error 'agentls-status)
                                 'face (if (equal status "failed") 'agentls-error 'agentls-status)))
             (set-marker (plist-get call :end) (point))))
+        ;; What the user's hooks decided about the call, as the other clients
+        ;; show it on the call's card, whatever its outcome.
+        (let ((hooks (plist-get u :hooks)))
+          (when (and hooks (> (length hooks) 0))
+            (save-excursion
+              (goto-char (plist-get call :block-end))
+              (seq-doseq (line hooks)
+                (insert (propertize (format "  %s\n" (string-trim line))
+                                    'font-lock-face 'agentls-status 'face 'agentls-status)))
+              (set-marker (plist-get call :block-end) (point)))))
         (when (equal status "failed")
           (let* ((err (plist-get u :error))
                  (msg (or (plist-get err :message)

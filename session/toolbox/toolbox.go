@@ -275,10 +275,30 @@ func (tb *Toolbox) readAddons(trusted bool) {
 	for _, why := range a.Ignored() {
 		tb.logOnce("ignored setting", "setting", why)
 	}
+	// The extensions' policy rules and hooks: a new policy (nothing has asked it
+	// anything yet, see WaitAddons) and a new hook runner when they bring any. The
+	// settings, the policy and the sandbox change only under tb.reconfigure, held.
+	cur := tb.Config()
+	merged := a.Merge(cur.Settings)
+	policy := cur.Policy
+	if len(merged.Policy.Rules) != len(cur.Settings.Policy.Rules) {
+		p, err := confirm.NewPolicy(cur.Policy.Mode(), merged.Policy.Rules, tb.Workspace.Roots)
+		if err != nil {
+			// readPolicies checked each rule: this cannot happen, and must not pass silently.
+			tb.logOnce("extension policies left out", "err", err.Error())
+		} else {
+			policy = p.WithAutoAllowContained(cur.Policy.AutoAllowContained())
+		}
+	}
+	runner, hookErrs := cur.Hooks, cur.HookErrors
+	if !reflect.DeepEqual(merged.Hooks, cur.Settings.Hooks) {
+		runner, hookErrs = tb.newHooks(merged, cur.Sandbox)
+	}
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
+	// Read again under mu: the external tools may have published a registry since.
 	next := *tb.Config()
-	next.Settings = a.Merge(next.Settings)
+	next.Settings, next.Policy, next.Hooks, next.HookErrors = merged, policy, runner, hookErrs
 	next.untrusted.ignored = append(slices.Clone(next.untrusted.ignored), a.Untrusted()...)
 	next.Registry = tb.newRegistry(next.Settings)
 	tb.cfg.Store(&next)

@@ -5,9 +5,10 @@
 #   1. a user settings.json names the server (the scenario's URL, last argument); for an
 #      auth scenario with the oauth block a person would write: the client ID and
 #      secret, key or identity provider the scenario hands over in
-#      $MCP_CONFORMANCE_CONTEXT (as a person copies them from their provider's console),
-#      and the URL of their client ID metadata document ("clientMetadataUrl", the
-#      suite's);
+#      $MCP_CONFORMANCE_CONTEXT (as a person copies them from their provider's console;
+#      an ID token obtained at the identity provider through the command that prints it,
+#      "idTokenCommand"), and the URL of their client ID metadata document
+#      ("clientMetadataUrl", the suite's);
 #   2. for an auth scenario, `agentls mcp auth conformance --root WS` authorizes, its
 #      browser step done by $BROWSER (browser.mjs);
 #   3. the scenario's call as the agent would make it, in a new process that takes the
@@ -47,6 +48,13 @@ if (cc.private_key_pem) {
 }
 if (cc.idp_issuer) {
   oauth.enterprise = { issuer: cc.idp_issuer, tokenUrl: cc.idp_token_endpoint, clientId: cc.idp_client_id };
+  if (cc.idp_id_token) {
+    // The ID token the person got from their identity provider elsewhere (a company
+    // single sign-on tool), printed by a command as such a tool would.
+    const file = process.env.DIR + "/id-token";
+    writeFileSync(file, cc.idp_id_token + "\n", { mode: 0o600 });
+    oauth.enterprise.idTokenCommand = "cat " + file;
+  }
 }
 const server = { url: process.env.URL, trust: true, timeout: 20000 };
 if (auth) server.oauth = oauth;

@@ -106,6 +106,9 @@ func validateOAuth(c *OAuthConfig) error {
 				return err
 			}
 		}
+		if e.IDToken != "" && e.IDTokenCommand != "" {
+			return errors.New(`oauth "enterprise" takes "idToken" or "idTokenCommand", not both`)
+		}
 	}
 	return nil
 }
@@ -301,8 +304,12 @@ func newOAuth(s *server) (*oauth, error) {
 		if sec := expand(e.ClientSecret, s.m.getenv); sec != "" {
 			idp.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: sec}
 		}
+		idToken := s.m.opts.EnterpriseIDToken
+		if idToken == nil {
+			idToken = settingsIDToken(e, s.m.getenv)
+		}
 		o.handler = &enterpriseHandler{o: o, client: plain, idpIssuer: e.Issuer, idpTokenURL: e.TokenURL, idpClient: idp,
-			idpScopes: e.Scopes, clientID: oc.ClientID, secret: secret, scopes: oc.Scopes, idToken: s.m.opts.EnterpriseIDToken,
+			idpScopes: e.Scopes, clientID: oc.ClientID, secret: secret, scopes: oc.Scopes, idToken: idToken,
 			ts: stored}
 		return o, nil
 	}

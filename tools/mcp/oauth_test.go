@@ -279,6 +279,7 @@ func TestOAuthConfigValidation(t *testing.T) {
 		{&OAuthConfig{Enterprise: &EnterpriseConfig{Issuer: "https://idp.example", ClientID: "c"}}, `"enterprise" needs`},
 		{&OAuthConfig{ClientID: "x", Enterprise: &EnterpriseConfig{Issuer: "http://idp.example", ClientID: "c"}}, `"enterprise.issuer" is "http://idp.example"`},
 		{&OAuthConfig{ClientID: "x", Enterprise: &EnterpriseConfig{Issuer: "https://idp.example", ClientID: "c", TokenURL: "ftp://idp/t"}}, `"enterprise.tokenUrl"`},
+		{&OAuthConfig{ClientID: "x", Enterprise: &EnterpriseConfig{Issuer: "https://idp.example", ClientID: "c", IDToken: "t", IDTokenCommand: "echo t"}}, `"idToken" or "idTokenCommand", not both`},
 		{&OAuthConfig{ClientID: "x", Enterprise: &EnterpriseConfig{Issuer: "https://idp.example", ClientID: "c"}}, ""},
 		{&OAuthConfig{RedirectURI: "http://127.0.0.1:8765/cb"}, ""},
 		{&OAuthConfig{RedirectURI: "http://localhost:8765/cb", Enabled: &off}, ""},
@@ -398,5 +399,44 @@ func TestOAuthStepUpWithoutAutoAuthorize(t *testing.T) {
 				t.Errorf("after Authorize, %d authorization pages, want %d", n, maxStepUps+1)
 			}
 		})
+	}
+}
+
+// TestSettingsIDToken: an enterprise block's idToken (an environment variable) and
+// idTokenCommand give the ID token; a failing command or one printing nothing is an
+// error naming the setting; without either, the browser login is left to get one.
+func TestSettingsIDToken(t *testing.T) {
+	getenv := func(k string) string { return map[string]string{"IDT": "token-from-env"}[k] }
+	tests := []struct {
+		name    string
+		e       EnterpriseConfig
+		want    string
+		wantErr string
+	}{
+		{"variable", EnterpriseConfig{IDToken: "$IDT"}, "token-from-env", ""},
+		{"literal", EnterpriseConfig{IDToken: " eyJ.x.y \n"}, "eyJ.x.y", ""},
+		{"empty variable", EnterpriseConfig{IDToken: "$NONE"}, "", "enterprise.idToken \"$NONE\" is empty"},
+		{"command", EnterpriseConfig{IDTokenCommand: "printf 'eyJ.a.b\\n'"}, "eyJ.a.b", ""},
+		{"failing command", EnterpriseConfig{IDTokenCommand: "echo not logged in >&2; exit 3"}, "", "enterprise.idTokenCommand of srv: exit status 3: not logged in"},
+		{"silent command", EnterpriseConfig{IDTokenCommand: "true"}, "", "printed no ID token"},
+		{"two lines", EnterpriseConfig{IDTokenCommand: "echo a; echo b"}, "", "printed no ID token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := settingsIDToken(&tt.e, getenv)
+			got, err := f(context.Background(), "srv")
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("= %q, %v; want an error with %q", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Fatalf("= %q, %v; want %q", got, err, tt.want)
+			}
+		})
+	}
+	if settingsIDToken(&EnterpriseConfig{}, getenv) != nil {
+		t.Error("no idToken or idTokenCommand: want nil (the browser login)")
 	}
 }

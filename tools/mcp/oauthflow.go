@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -395,7 +398,53 @@ func (h *enterpriseHandler) Authorize(ctx context.Context, req *http.Request, re
 	return nil
 }
 
-// fetchIDToken returns the person's ID token: from Options.EnterpriseIDToken, else
+// idTokenTimeout bounds an enterprise block's idTokenCommand.
+const idTokenTimeout = 30 * time.Second
+
+// settingsIDToken returns the source of the person's ID token that the enterprise
+// block e names (idToken, idTokenCommand), or nil when it names none (the login in
+// the browser then gets one).
+func settingsIDToken(e *EnterpriseConfig, getenv func(string) string) IDTokenFunc {
+	switch {
+	case e.IDToken != "":
+		return func(context.Context, string) (string, error) {
+			tok := strings.TrimSpace(expand(e.IDToken, getenv))
+			if tok == "" {
+				return "", fmt.Errorf("oauth enterprise.idToken %q is empty", e.IDToken)
+			}
+			return tok, nil
+		}
+	case e.IDTokenCommand != "":
+		return func(ctx context.Context, server string) (string, error) {
+			ctx, cancel := context.WithTimeout(ctx, idTokenTimeout)
+			defer cancel()
+			name, flag := "sh", "-c"
+			if runtime.GOOS == "windows" {
+				name, flag = "cmd", "/C"
+			}
+			cmd := exec.CommandContext(ctx, name, flag, e.IDTokenCommand)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				msg := strings.TrimSpace(stderr.String())
+				if len(msg) > 500 {
+					msg = msg[:500] + "…"
+				}
+				return "", fmt.Errorf("oauth enterprise.idTokenCommand of %s: %w: %s", server, err, msg)
+			}
+			tok := strings.TrimSpace(string(out))
+			if tok == "" || strings.ContainsAny(tok, " \n\t") {
+				return "", fmt.Errorf("oauth enterprise.idTokenCommand of %s printed no ID token (want one line, the token)", server)
+			}
+			return tok, nil
+		}
+	}
+	return nil
+}
+
+// fetchIDToken returns the person's ID token: from Options.EnterpriseIDToken or the
+// settings (idToken, idTokenCommand), else
 // by an OpenID Connect login at the identity provider in the browser.
 func (h *enterpriseHandler) fetchIDToken(ctx context.Context) (string, error) {
 	if h.idToken != nil {

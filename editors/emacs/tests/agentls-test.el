@@ -732,6 +732,35 @@ lands well before the next message would have come."
       (should-not (agentls-test--notes buf))
       (should (equal (agentls-test--text buf) "alpha\nbeta\n")))))
 
+;; A hook of the user's settings that allows the call, and a second that adds context:
+;; both lines are on the successful call's card, as in the other clients.
+(ert-deftest agentls-test-hook-lines ()
+  "What the user's hooks decided about a successful call is on its card."
+  (agentls-test--with
+    (let* ((config (make-temp-file "agentls-config-" t))
+           (root (agentls-test--workspace '(("greek.txt" . "alpha\nbeta\n"))))
+           (path (expand-file-name "greek.txt" root))
+           (url (agentls-test--fake-gemini
+                 `(:turns [(:calls [(:name "read_file" :args (:file_path ,path))])
+                           (:text "Read it.")]))))
+      (make-directory (expand-file-name "agentls" config) t)
+      (with-temp-file (expand-file-name "agentls/settings.json" config)
+        (insert (json-serialize
+                 '(:hooks (:BeforeTool
+                           [(:matcher "read_file"
+                             :hooks [(:type "command" :name "guard"
+                                      :command "cat >/dev/null; echo '{\"decision\":\"allow\"}'")
+                                     (:type "command" :name "notes"
+                                      :command "cat >/dev/null; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"BeforeTool\",\"additionalContext\":\"c\"}}'")])])))))
+      (let ((buf (agentls-test--start root "greek.txt" url nil
+                                      (list (concat "XDG_CONFIG_HOME=" config)))))
+        (with-current-buffer buf (agentls "read greek.txt"))
+        (agentls-test--wait-chat "_turn ended: end_turn" "the end of the turn")
+        (let ((text (agentls-test--chat-text)))
+          (should (string-match-p "^- read_file: .* · done\n\\(  - greek.txt\n\\)?\\(  hook \\(guard\\|notes\\) (BeforeTool): .*\n\\)\\{2\\}" text))
+          (should (string-search "  hook guard (BeforeTool): allowed\n" text))
+          (should (string-search "  hook notes (BeforeTool): added context" text)))))))
+
 (ert-deftest agentls-test-plan ()
   "The plan shows in the chat and is updated in place."
   (agentls-test--with
