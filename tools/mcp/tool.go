@@ -128,8 +128,6 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 			Message: fmt.Sprintf("%s cannot run: %v", t.info.DisplayName, err)}
 	}
 	timeout := s.cfg.RequestTimeout()
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer func() { cancel() }()
 
 	token := s.name + "/" + strconv.FormatInt(s.tokens.Add(1), 10)
 	sink := &progressSink{out: out}
@@ -144,7 +142,17 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 
 	params := &sdk.CallToolParams{Name: t.raw, Arguments: inv.args}
 	params.SetProgressToken(token)
-	res, err := c.sess.CallTool(cctx, params)
+	// Each attempt has the whole timeout: the time a person takes between two is not
+	// the server's.
+	timedOut := false
+	call := func() (*sdk.CallToolResult, error) {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		res, err := c.sess.CallTool(cctx, params)
+		timedOut = errors.Is(cctx.Err(), context.DeadlineExceeded)
+		return res, err
+	}
+	res, err := call()
 	var rpcErr *jsonrpc.Error
 	// A server may refuse a call until the person has opened a link (-32042); the
 	// call runs again once they have.
@@ -157,17 +165,14 @@ func (inv *invocation) Execute(ctx context.Context, out io.Writer) (*tools.Resul
 			}
 			return nil, uerr
 		}
-		// The time the person took is not the retry's.
-		cancel()
-		cctx, cancel = context.WithTimeout(ctx, timeout)
-		res, err = c.sess.CallTool(cctx, params)
+		res, err = call()
 	}
 	sink.drain()
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		case timedOut:
 			return nil, tools.Errorf(tools.ErrTimeout, "MCP server %q did not answer the call of %s within %s (the timeout setting); the call was cancelled",
 				s.name, t.raw, timeout)
 		case errors.As(err, &rpcErr):
