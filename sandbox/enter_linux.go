@@ -105,6 +105,11 @@ func mountPolicy(p Policy) error {
 			continue
 		}
 		defer unix.Close(fd)
+		// A folder that is a link out of its hidden folder (to a secret, or to
+		// another hidden folder) is not shown.
+		if !liesInHidden(fd, path, p.Hidden) {
+			continue
+		}
 		readable[path] = fd
 	}
 	for _, path := range p.Hidden {
@@ -126,6 +131,24 @@ func mountPolicy(p Policy) error {
 		}
 	}
 	return nil
+}
+
+// liesInHidden reports whether the folder open as fd, at path, really lies in the
+// hidden folder that holds path, its links resolved.
+func liesInHidden(fd int, path string, hidden []string) bool {
+	real, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	if err != nil {
+		return false
+	}
+	for _, h := range hidden {
+		if !within(path, h) || path == h {
+			continue
+		}
+		if rh, err := filepath.EvalSymlinks(h); err == nil && within(real, rh) && real != rh {
+			return true
+		}
+	}
+	return false
 }
 
 // readableIn returns the readable folders inside the hidden folder dir.

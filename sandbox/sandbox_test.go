@@ -257,6 +257,19 @@ func TestReadingInHidden(t *testing.T) {
 	if out, _ := bash(t, box.Reading(p.outside), p.ws, script); strings.Contains(out, "SCRIPT-BODY") || strings.Contains(out, "SECRET") {
 		t.Fatalf("a folder holding the hidden one made readable: %s", out)
 	}
+	// An extension folder that is a link to a folder the sandbox hides elsewhere
+	// (a key folder) does not show it.
+	keys := filepath.Join(p.outside, "keys")
+	os.MkdirAll(keys, 0o700)
+	os.WriteFile(filepath.Join(keys, "id"), []byte("SECRET-KEY"), 0o600)
+	linked := filepath.Join(conf, "extensions", "linked")
+	if err := os.Symlink(keys, linked); err != nil {
+		t.Fatal(err)
+	}
+	box2 := newBox(t, m, sandbox.Config{HiddenPaths: []string{conf, keys}}, p)
+	if out, _ := bash(t, box2.Reading(linked), p.ws, "cat "+linked+"/id; cat "+keys+"/id"); strings.Contains(out, "SECRET-KEY") {
+		t.Fatalf("a linked extension folder showed a hidden folder: %s", out)
+	}
 }
 
 // listener counts the connections made to a loopback port of the host.
