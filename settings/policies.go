@@ -15,11 +15,14 @@ import (
 	"github.com/agentls/agentls/confirm"
 )
 
-// An extension's policies/*.toml, in the format of Gemini CLI's policy engine (docs/
-// reference/policy-engine.md), become agentls's own policy rules (confirm.Rule) with
-// the source confirm.SourceExtension: they rank below the user's rules, as Gemini CLI's
-// extension tier ranks below its user tier, and they may deny or ask but never allow,
-// as Gemini CLI drops an extension's allow rules. A rule using a feature agentls's
+// Gemini CLI's policy files, in the format of its policy engine (docs/reference/
+// policy-engine.md), become agentls's own policy rules (confirm.Rule). Those of the
+// user (~/.gemini/policies/*.toml) are the user's rules, as their settings' rules are;
+// those of a workspace (.gemini/policies/*.toml) are the workspace's, which only tighten
+// the user's (allow rules count in a trusted workspace alone, as in its settings). An
+// extension's policies/*.toml have the source confirm.SourceExtension: they rank below
+// the user's rules, as Gemini CLI's extension tier ranks below its user tier, and they
+// may deny or ask but never allow, as Gemini CLI drops an extension's allow rules. A rule using a feature agentls's
 // rules do not have is refused as a whole, with a warning: it is never applied in part,
 // so that no rule matches more, or decides less strictly, than its author wrote.
 
@@ -34,21 +37,42 @@ var refusedFields = map[string]string{
 	"toolAnnotations": "agentls's rules do not match a tool's annotations",
 }
 
+// policyTier is whose policy files are read: an extension's (deny and ask only),
+// the user's (~/.gemini/policies) or a workspace's (.gemini/policies).
+type policyTier struct {
+	source confirm.Source
+	// name names the tier in the rules' origins, for example "extension guard".
+	name string
+}
+
 // readPolicies reads the rules of an extension's policy files. It returns the rules
 // and a warning for each rule, file or safety checker left out.
 func readPolicies(extension string, files []string) ([]confirm.Rule, []string) {
+	return readPolicyFiles(policyTier{confirm.SourceExtension, "extension " + extension}, files)
+}
+
+// readPolicyDir reads the policy files (*.toml) of Gemini CLI's policies folder dir,
+// the user's or a workspace's: their rules, and a warning for each rule or file left
+// out. A folder that does not exist has none.
+func readPolicyDir(source confirm.Source, dir string) ([]confirm.Rule, []string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
+	return readPolicyFiles(policyTier{source, "Gemini CLI policies"}, files)
+}
+
+// readPolicyFiles reads the policy files of a tier.
+func readPolicyFiles(tier policyTier, files []string) ([]confirm.Rule, []string) {
 	var rules []confirm.Rule
 	var warnings []string
 	for _, file := range files {
-		rs, ws := readPolicyFile(extension, file)
+		rs, ws := readPolicyFile(tier, file)
 		rules = append(rules, rs...)
 		warnings = append(warnings, ws...)
 	}
 	return rules, warnings
 }
 
-// readPolicyFile reads one policy file of the extension.
-func readPolicyFile(extension, file string) ([]confirm.Rule, []string) {
+// readPolicyFile reads one policy file of tier.
+func readPolicyFile(tier policyTier, file string) ([]confirm.Rule, []string) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, []string{fmt.Sprintf("%s: %v", file, err)}
@@ -76,12 +100,15 @@ func readPolicyFile(extension, file string) ([]confirm.Rule, []string) {
 	if f["rule"] != nil && !ok {
 		return nil, append(warnings, fmt.Sprintf("%s: \"rule\" is not a list of [[rule]] tables; no rule of it applies", file))
 	}
-	origin := fmt.Sprintf("extension %s (%s)", extension, filepath.Base(file))
+	origin := fmt.Sprintf("%s (%s)", tier.name, filepath.Base(file))
+	if tier.source != confirm.SourceExtension {
+		origin = file
+	}
 	for i, m := range list {
-		rs, err := policyRules(m)
+		rs, err := policyRules(m, tier.source != confirm.SourceExtension)
 		if err == nil {
 			for j := range rs {
-				rs[j].Source, rs[j].Origin = confirm.SourceExtension, origin
+				rs[j].Source, rs[j].Origin = tier.source, origin
 				// The policy checks what the settings loader cannot: globs and patterns.
 				if _, err = confirm.NewPolicy(confirm.ModeDefault, rs[j:j+1], nil); err != nil {
 					break
@@ -98,8 +125,8 @@ func readPolicyFile(extension, file string) ([]confirm.Rule, []string) {
 }
 
 // policyRules maps one Gemini CLI policy rule onto agentls's rules: one per tool name
-// of its toolName list.
-func policyRules(m map[string]any) ([]confirm.Rule, error) {
+// of its toolName list. allow says whether the tier may allow calls.
+func policyRules(m map[string]any, allow bool) ([]confirm.Rule, error) {
 	for _, key := range slices.Sorted(maps.Keys(m)) {
 		if why, ok := refusedFields[key]; ok {
 			return nil, fmt.Errorf("%s is not supported (%s)", key, why)
@@ -115,7 +142,10 @@ func policyRules(m map[string]any) ([]confirm.Rule, error) {
 	case "ask_user":
 		r.Decision = confirm.Ask
 	case "allow":
-		return nil, errors.New(`decision "allow": an extension may not allow a call, as in Gemini CLI`)
+		if !allow {
+			return nil, errors.New(`decision "allow": an extension may not allow a call, as in Gemini CLI`)
+		}
+		r.Decision = confirm.Allow
 	default:
 		return nil, fmt.Errorf("decision %q is not deny or ask_user", d)
 	}

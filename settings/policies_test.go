@@ -2,7 +2,9 @@ package settings
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -81,7 +83,7 @@ commandPrefix = " "`, nil, "empty prefix"},
 			dir := t.TempDir()
 			file := filepath.Join(dir, "p.toml")
 			testutil.WriteFiles(t, dir, map[string]string{"p.toml": "[[rule]]\n" + tt.rule + "\n"})
-			rules, warnings := readPolicyFile("ext", file)
+			rules, warnings := readPolicyFile(policyTier{confirm.SourceExtension, "extension ext"}, file)
 			if tt.wantErr != "" {
 				if len(rules) != 0 || len(warnings) != 1 || !strings.Contains(warnings[0], "rule 1 refused: ") || !strings.Contains(warnings[0], tt.wantErr) {
 					t.Errorf("rules %+v, warnings %q; want none and a warning with %q", rules, warnings, tt.wantErr)
@@ -231,5 +233,58 @@ decision = "allow"
 	}
 	if v := p.Decide(rm); v.Decision != confirm.Allow {
 		t.Errorf("rm with the user's allow: %+v", v)
+	}
+}
+
+// TestGeminiPolicyDirs: ~/.gemini/policies/*.toml are the user's rules, allow rules
+// included; a workspace's .gemini/policies/*.toml are the workspace's, which may deny
+// or ask anywhere and allow only in a trusted workspace; a refused rule is reported.
+func TestGeminiPolicyDirs(t *testing.T) {
+	gemini, root, cfg := t.TempDir(), t.TempDir(), t.TempDir()
+	testutil.WriteFiles(t, gemini, map[string]string{"policies/mine.toml": `[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "git status"
+decision = "allow"
+priority = 100
+
+[[rule]]
+decision = "deny"
+modes = ["yolo"]
+`})
+	testutil.WriteFiles(t, root, map[string]string{".gemini/policies/team.toml": `[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "git push"
+decision = "ask_user"
+
+[[rule]]
+toolName = "read_file"
+decision = "allow"
+`})
+	for _, trusted := range []bool{false, true} {
+		l, err := LoadWith(cfg, root, Options{GeminiDir: gemini, Trusted: trusted, DeferAddons: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range l.Settings.Policy.Rules {
+			got = append(got, fmt.Sprintf("%s %s %s %v %s", r.Source, r.Decision, r.ToolName, r.CommandPrefix, filepath.Base(r.Origin)))
+		}
+		want := []string{
+			"user allow run_shell_command [git status] mine.toml",
+			"workspace ask run_shell_command [git push] team.toml",
+		}
+		if trusted {
+			want = append(want, "workspace allow read_file [] team.toml")
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("trusted %v: rules\n%s\nwant\n%s", trusted, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		ignored := strings.Join(l.Ignored, "\n")
+		if !strings.Contains(ignored, "mine.toml: rule 2 refused: modes is not supported") {
+			t.Errorf("trusted %v: the refused rule is not reported: %q", trusted, ignored)
+		}
+		if untrusted := strings.Contains(ignored, `allow rule for "read_file" ignored`); untrusted == trusted {
+			t.Errorf("trusted %v: the workspace's allow rule reported ignored: %v", trusted, untrusted)
+		}
 	}
 }

@@ -421,6 +421,10 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 			l.Files = append(l.Files, p)
 			l.Settings = shared(gemini)
 		}
+		// Gemini CLI's policy files are the user's rules, as their settings' are.
+		rules, warnings := readPolicyDir(confirm.SourceUser, filepath.Join(geminiDir, "policies"))
+		l.Settings.Policy.Rules = append(l.Settings.Policy.Rules, rules...)
+		l.Ignored = append(l.Ignored, warnings...)
 	}
 	user, ok, err := readFile(filepath.Join(configDir, "settings.json"))
 	if err != nil {
@@ -445,6 +449,14 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 		}
 		l.Files = append(l.Files, p)
 		l.mergeWorkspace(root, p, ws)
+	}
+	if root != "" {
+		dir := filepath.Join(root, ".gemini", "policies")
+		rules, warnings := readPolicyDir(confirm.SourceWorkspace, dir)
+		l.Ignored = append(l.Ignored, warnings...)
+		for _, r := range rules {
+			l.addWorkspaceRules(root, r.Origin, []confirm.Rule{r})
+		}
 	}
 	if !o.DeferAddons {
 		l.apply(readAddons(dirsOf(configDir, root, o)))
@@ -586,6 +598,20 @@ func untrustedParts(ws Settings) (all, tools []string) {
 
 // mergeWorkspace applies a workspace file of root: all of it when the workspace is
 // trusted, else only the parts that can only tighten consent.
+// addWorkspaceRules adds the policy rules of the workspace file: its allow rules only
+// when the workspace is trusted.
+func (l *Loaded) addWorkspaceRules(root, file string, rules []confirm.Rule) {
+	for _, r := range rules {
+		if r.Decision == confirm.Allow && !l.Trusted {
+			l.ignoreUntrusted(fmt.Sprintf("%s: allow rule for %q ignored (the folder is not trusted; to trust it, run: agentls trust %s)", file, r.ToolName, root))
+			continue
+		}
+		// Even a trusted workspace's rules only tighten the user's (see confirm.Source).
+		r.Source = confirm.SourceWorkspace
+		l.Settings.Policy.Rules = append(l.Settings.Policy.Rules, r)
+	}
+}
+
 func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 	s := &l.Settings
 	hint := fmt.Sprintf("the folder is not trusted; to trust it, run: agentls trust %s", root)
@@ -616,15 +642,7 @@ func (l *Loaded) mergeWorkspace(root, file string, ws Settings) {
 		s.CoreTools, s.Tools.Core = core, nil
 	}
 	s.ExcludeTools = append(s.ExcludeTools, ws.Exclude()...)
-	for _, r := range ws.Policy.Rules {
-		if r.Decision == confirm.Allow && !l.Trusted {
-			l.ignoreUntrusted(fmt.Sprintf("%s: allow rule for %q ignored (%s)", file, r.ToolName, hint))
-			continue
-		}
-		// Even a trusted workspace's rules only tighten the user's (see confirm.Source).
-		r.Source = confirm.SourceWorkspace
-		s.Policy.Rules = append(s.Policy.Rules, r)
-	}
+	l.addWorkspaceRules(root, file, ws.Policy.Rules)
 	if ws.Tools.Ripgrep != nil {
 		s.Tools.Ripgrep = ws.Tools.Ripgrep
 	}
