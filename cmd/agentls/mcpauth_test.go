@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -139,26 +136,9 @@ func TestMCPAuthRoot(t *testing.T) {
 func TestMCPAuthStepUp(t *testing.T) {
 	for _, never := range []bool{false, true} {
 		t.Run(map[bool]string{false: "granted", true: "never"}[never], func(t *testing.T) {
-			srv := sdk.NewServer(&sdk.Implementation{Name: "remote", Version: "1"}, nil)
-			srv.AddTool(&sdk.Tool{Name: "write", InputSchema: json.RawMessage(`{"type":"object"}`)},
-				func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-					return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "written"}}}, nil
-				})
-			var o *testutil.OAuthServers
-			h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 			// tools/call wants the scope "write", which the first authorization (of
-			// `agentls mcp auth`) did not grant: a later one did.
-			step := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				if bytes.Contains(body, []byte(`"tools/call"`)) && (never || o.Stats().Authorizes < 2) {
-					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, o.RS.URL))
-					http.Error(w, "insufficient scope", http.StatusForbidden)
-					return
-				}
-				h.ServeHTTP(w, r)
-			})
-			o = testutil.NewOAuthServers(t, step)
+			// `agentls mcp auth`) did not grant: a later one did, or none does.
+			o := testutil.NewStepUpServers(t, map[bool]int{false: 2, true: 0}[never])
 			root, cfg, state := workspaceDir(t), t.TempDir(), t.TempDir()
 			settings := `{"mcpServers": {"gh": {"httpUrl": "` + o.Endpoint + `", "trust": true}}}`
 			if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -11,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -22,6 +24,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // OAuthServers are an MCP server that wants a bearer token, and its OAuth
@@ -85,6 +89,33 @@ type OAuthOptions struct {
 // requests with a token they issued; the test's end stops them.
 func NewOAuthServers(t *testing.T, mcp http.Handler) *OAuthServers {
 	return NewOAuthServersWith(t, mcp, OAuthOptions{})
+}
+
+// NewStepUpServers starts OAuthServers whose MCP server has one tool, "write", which
+// answers "written" once the authorization server has made grants authorizations; until
+// then its calls are refused with 403 insufficient_scope (scope "read write"), as a
+// server does that wants more than the first authorization granted. A grants of 0
+// refuses them always.
+func NewStepUpServers(t *testing.T, grants int) *OAuthServers {
+	srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "remote", Version: "1"}, nil)
+	srv.AddTool(&mcpsdk.Tool{Name: "write", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
+			return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "written"}}}, nil
+		})
+	h := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return srv }, nil)
+	var o *OAuthServers
+	step := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if bytes.Contains(body, []byte(`"tools/call"`)) && (grants == 0 || o.Stats().Authorizes < grants) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, o.RS.URL))
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+	o = NewOAuthServers(t, step)
+	return o
 }
 
 // NewOAuthServersWith is NewOAuthServers with the variations of opts.

@@ -1,12 +1,9 @@
 package acp_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +13,6 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentls/agentls/clients"
 	"github.com/agentls/agentls/internal/testutil"
@@ -31,17 +27,8 @@ import (
 // authorization happens.
 func TestMCPStepUpOverACP(t *testing.T) {
 	urlCaps := sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.ElicitationFormCapabilities{}, Url: &sdk.ElicitationUrlCapabilities{}}}
-	open := func(ctx context.Context, u string) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		return resp.Body.Close()
-	}
+	// The user's browser: it follows a page's redirects.
+	open := (&testutil.Browser{}).Open
 	for _, tc := range []struct {
 		name       string
 		caps       sdk.ClientCapabilities
@@ -55,25 +42,8 @@ func TestMCPStepUpOverACP(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testContext(t)
-			srv := mcpsdk.NewServer(&mcpsdk.Implementation{Name: "remote", Version: "1"}, nil)
-			srv.AddTool(&mcpsdk.Tool{Name: "write", InputSchema: json.RawMessage(`{"type":"object"}`)},
-				func(context.Context, *mcpsdk.CallToolRequest) (*mcpsdk.CallToolResult, error) {
-					return &mcpsdk.CallToolResult{Content: []mcpsdk.Content{&mcpsdk.TextContent{Text: "written"}}}, nil
-				})
-			var o *testutil.OAuthServers
-			h := mcpsdk.NewStreamableHTTPHandler(func(*http.Request) *mcpsdk.Server { return srv }, nil)
 			// tools/call wants a scope the first authorization did not grant.
-			step := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				if bytes.Contains(body, []byte(`"tools/call"`)) && o.Stats().Authorizes < 2 {
-					w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, o.RS.URL))
-					http.Error(w, "insufficient scope", http.StatusForbidden)
-					return
-				}
-				h.ServeHTTP(w, r)
-			})
-			o = testutil.NewOAuthServers(t, step)
+			o := testutil.NewStepUpServers(t, 2)
 
 			root, _ := filepath.EvalSymlinks(t.TempDir())
 			cfg, state := t.TempDir(), t.TempDir()
@@ -105,7 +75,7 @@ func TestMCPStepUpOverACP(t *testing.T) {
 					return sdk.NewUnstableCreateElicitationResponseDecline(), nil
 				}
 				// The user opens the page, then accepts.
-				go open(context.Background(), r.Url.Url)
+				go open(context.Background(), "gh", r.Url.Url)
 				return sdk.NewUnstableCreateElicitationResponseAccept(), nil
 			}
 			a.initializeWith(ctx, tc.caps)
@@ -116,7 +86,7 @@ func TestMCPStepUpOverACP(t *testing.T) {
 				go func() {
 					for ctx.Err() == nil {
 						if m := link.FindStringSubmatch(strings.ReplaceAll(a.wire.String(), `\u0026`, "&")); m != nil {
-							open(ctx, m[1])
+							open(ctx, "gh", m[1])
 							return
 						}
 						time.Sleep(10 * time.Millisecond)
