@@ -12,7 +12,8 @@
 -- file's buffer (u). Each case prints PASS or FAIL; the last line is
 -- "RESULT <passed> <failed>". Environment (set by run.sh): AGENTLS_BIN, FAKEGEMINI_BIN,
 -- ACP_NVIM_VENDOR (the vendored plugins), ACP_NVIM_PARSERS (a folder holding
--- parser/markdown.so and parser/markdown_inline.so).
+-- parser/markdown.so and parser/markdown_inline.so), ACP_NVIM_WORK (where the workspace
+-- and agentls's log go).
 local api, uv = vim.api, vim.uv
 
 local passed, failed = 0, 0
@@ -97,7 +98,7 @@ vim.cmd('filetype plugin on')
 vim.cmd('runtime! plugin/plenary.vim plugin/codecompanion.lua')
 
 -- The workspace, and the fake model's script: one model turn per list entry, in order.
-local root = vim.fs.normalize(vim.fn.tempname())
+local root = (vim.env.ACP_NVIM_WORK or vim.fn.tempname()) .. '/ws'
 vim.fn.mkdir(root, 'p')
 root = uv.fs_realpath(root)
 local file = root .. '/a.txt'
