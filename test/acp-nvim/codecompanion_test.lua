@@ -355,9 +355,18 @@ local function main()
       return s and t:find('`g2` - Accept', s, true)
     end)
     keys('g2')
+    -- Whether a process runs the command's sleep (read from /proc: procps may be
+    -- missing on a fresh machine).
     local function sleeping()
-      vim.fn.system({ 'pgrep', '-f', 'sleep 47.5' })
-      return vim.v.shell_error == 0
+      for name, kind in vim.fs.dir('/proc') do
+        if kind == 'directory' and name:match('^%d+$') then
+          local cmdline = read('/proc/' .. name .. '/cmdline')
+          if cmdline and cmdline:gsub('%z', ' '):find('^sleep 47%.5') then
+            return true
+          end
+        end
+      end
+      return false
     end
     wait('the command running', function()
       return read(root .. '/sleeper.started') and sleeping()
