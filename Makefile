@@ -63,11 +63,14 @@ fuzz:
 # The front ends driven by real clients: an independent vscode-jsonrpc client under
 # node --test, headless Neovim 0.10.4 and 0.12.4 with our plugin, Emacs 28.2 (Debian's) and
 # 30.1 (built by scripts/build-emacs.sh on first use, like Neovim) with our agentls.el and
-# with stock eglot, `agentls acp` under the official ACP TypeScript SDK, and the VS Code
-# extension in a real VS Code (code-server driven by Chromium; its deps.sh installs them).
+# with stock eglot, `agentls acp` under the official ACP TypeScript SDK and under a real
+# ACP editor client (CodeCompanion.nvim, vendored, in headless Neovim 0.12.4), and the
+# VS Code extension in a real VS Code (code-server driven by Chromium; its deps.sh
+# installs them).
 editors: build
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/node/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/acp/run.sh
+	AGENTLS_BIN=$(CURDIR)/bin/agentls test/acp-nvim/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls test/mcp-conformance/run.sh
 	AGENTLS_BIN=$(CURDIR)/bin/agentls editors/vscode/test/run.sh
 	AGENTLS_REQUIRE_NPM=1 editors/nvim/tests/run.sh

@@ -34,6 +34,17 @@ func (st *sessionState) Ask(ctx context.Context, req confirm.Request) (confirm.A
 		opts[i] = sdk.PermissionOption{OptionId: sdk.PermissionOptionId(c.ID), Kind: optionKind(c.Outcome), Name: c.Label}
 	}
 	call := sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.ToolCallID), Title: sdk.Ptr(d.Title), Content: permissionContent(d)}
+	if title, kind, ok := st.shownCall(req.ToolCallID); ok {
+		// The request's tool call updates the call the client shows: it keeps its own
+		// title (a command's is the command line) and kind. A client that shows only
+		// the title when it asks (CodeCompanion) would otherwise ask "Confirm Shell
+		// Command" without the command. The question's own title, when it says more
+		// (why a command would run outside the sandbox), comes first in the text.
+		call.Title, call.Kind = sdk.Ptr(title), sdk.Ptr(kind)
+		if d.Title != title && d.Type != confirm.TypeEdit {
+			call.Content = append([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(d.Title))}, call.Content...)
+		}
+	}
 	if d.Path != "" {
 		call.Locations = []sdk.ToolCallLocation{{Path: d.Path}}
 	}
@@ -49,6 +60,18 @@ func (st *sessionState) Ask(ctx context.Context, req confirm.Request) (confirm.A
 		return confirm.Answer{}, fmt.Errorf("session/request_permission: the client chose option %q, which was not offered", chosen)
 	}
 	return confirm.Answer{Choice: chosen}, nil
+}
+
+// shownCall returns the title and kind the client was shown for the call id, if it
+// was shown one.
+func (st *sessionState) shownCall(id string) (string, sdk.ToolKind, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	v, ok := st.calls[id]
+	if !ok {
+		return "", "", false
+	}
+	return v.title, v.kind, true
 }
 
 // optionKind is the ACP kind of a choice's outcome.

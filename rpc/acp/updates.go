@@ -22,7 +22,9 @@ type callView struct {
 	name      string
 	executing bool
 	title     string
-	output    strings.Builder
+	// kind is the ACP kind the call was shown with.
+	kind   sdk.ToolKind
+	output strings.Builder
 	// terminal is the id of the client's terminal the call runs in, if it does.
 	terminal string
 	// live, for a shell command shown as a terminal of its own (liveoutput.go), is
@@ -112,7 +114,7 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 	st.mu.Lock()
 	v, shown := st.calls[ev.CallID]
 	if !shown {
-		v = &callView{name: ev.Name, title: cmp.Or(ev.Title, ev.Name)}
+		v = &callView{name: ev.Name, title: cmp.Or(ev.Title, ev.Name), kind: toolKind(ev.Kind)}
 		if st.metaTerminal(ev.Name, ev.Args) {
 			v.live = &liveTerminal{}
 		}
@@ -144,7 +146,7 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 	}
 	retitled := shown && ev.Title != "" && ev.Title != v.title
 	if retitled {
-		v.title = ev.Title
+		v.title, v.kind = ev.Title, toolKind(ev.Kind)
 	}
 	streamed, terminal := v.output.Len() > 0, v.terminal
 	switch {

@@ -1,0 +1,2 @@
+-- Re-export from shared module
+return require("codecompanion.interactions.shared.slash_commands.file")

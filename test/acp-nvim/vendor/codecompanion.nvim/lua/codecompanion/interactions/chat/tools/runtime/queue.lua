@@ -1,0 +1,2 @@
+-- Re-export from canonical location
+return require("codecompanion.utils.queue")

@@ -1,0 +1,2 @@
+-- stores the list of namespaces
+return {}

@@ -1,0 +1,3 @@
+return {
+  rotate = require "plenary.vararg.rotate",
+}
