@@ -134,13 +134,15 @@ func TestTurn(t *testing.T) {
 	if d := edit.ToolCall.Content[0].Diff; d.Path != a1 || d.OldText == nil || *d.OldText != "alpha\nbeta\n" || d.NewText != "alpha\ngamma\n" {
 		t.Errorf("diff = %+v", d)
 	}
-	// The options are the choices every front end offers, with their ids.
+	// The options are the choices every front end offers, with their ids; the
+	// "always" ones widest first, so that a client keeping the last of a kind keeps
+	// the session's.
 	var options []string
 	for _, o := range edit.Options {
 		options = append(options, fmt.Sprintf("%s %s %s", o.OptionId, o.Kind, o.Name))
 	}
-	if want := []string{"once allow_once Allow once", "always allow_always Allow every edit for this session",
-		"always_save allow_always Always allow replace, and save it in your settings", "reject reject_once Reject",
+	if want := []string{"once allow_once Allow once", "always_save allow_always Always allow replace, and save it in your settings",
+		"always allow_always Allow every edit for this session", "reject reject_once Reject",
 		"reject_always reject_always Always reject replace for this session"}; !slices.Equal(options, want) {
 		t.Errorf("options =\n  %q\nwant\n  %q", options, want)
 	}

@@ -29,10 +29,7 @@ func (st *sessionState) Ask(ctx context.Context, req confirm.Request) (confirm.A
 			"session/request_permission offers only allow and reject, and the client does not declare " +
 			"elicitation forms (clientCapabilities.elicitation.form)")
 	}
-	opts := make([]sdk.PermissionOption, len(d.Choices))
-	for i, c := range d.Choices {
-		opts[i] = sdk.PermissionOption{OptionId: sdk.PermissionOptionId(c.ID), Kind: optionKind(c.Outcome), Name: c.Label}
-	}
+	opts := permissionOptions(d.Choices)
 	call := sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.ToolCallID), Title: sdk.Ptr(d.Title), Content: permissionContent(d)}
 	if title, kind, ok := st.shownCall(req.ToolCallID); ok {
 		// The request's tool call updates the call the client shows: it keeps its own
@@ -111,4 +108,25 @@ func permissionContent(d confirm.Details) []sdk.ToolCallContent {
 		return nil
 	}
 	return []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))}
+}
+
+// permissionOptions are the choices as ACP's options, each with the kind of its
+// outcome. The "always" choices, which share the kind allow_always, come widest first
+// (the one saved in the settings, every tool of a server, then this session's), so that
+// a client that keeps one option of a kind, the last (CodeCompanion's one key for
+// "always"), keeps the narrowest: an answer for this session, never a saved rule.
+func permissionOptions(choices []confirm.Choice) []sdk.PermissionOption {
+	opts := make([]sdk.PermissionOption, len(choices))
+	var always []int
+	for i, c := range choices {
+		opts[i] = sdk.PermissionOption{OptionId: sdk.PermissionOptionId(c.ID), Kind: optionKind(c.Outcome), Name: c.Label}
+		if opts[i].Kind == sdk.PermissionOptionKindAllowAlways {
+			always = append(always, i)
+		}
+	}
+	// The policy offers them narrowest first.
+	for i, j := 0, len(always)-1; i < j; i, j = i+1, j-1 {
+		opts[always[i]], opts[always[j]] = opts[always[j]], opts[always[i]]
+	}
+	return opts
 }

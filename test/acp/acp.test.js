@@ -125,9 +125,10 @@ test('a full turn: read, an edit allowed once, an edit rejected, a shell command
     { type: 'diff', path: file, oldText: 'alpha\nbeta\n', newText: 'alpha\ngamma\n' },
     { type: 'diff', path: file, oldText: 'alpha\ngamma\n', newText: 'omega\ngamma\n' },
   ]);
-  // The options are the choices every front end offers, with their ids.
+  // The options are the choices every front end offers, with their ids; the "always"
+  // ones widest first, so that a client keeping the last of a kind keeps the session's.
   assert.deepEqual(a.permissions[0].options.map((o) => `${o.optionId} ${o.kind}`),
-    ['once allow_once', 'always allow_always', 'always_save allow_always', 'reject reject_once', 'reject_always reject_always']);
+    ['once allow_once', 'always_save allow_always', 'always allow_always', 'reject reject_once', 'reject_always reject_always']);
 
   assert.equal(a.of('agent_thought_chunk').map((u) => u.content.text).join(''), 'read it first');
   assert.equal(a.of('agent_message_chunk').map((u) => u.content.text).join(''), 'Done.');
