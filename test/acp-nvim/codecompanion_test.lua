@@ -3,7 +3,8 @@
 -- whose read and answer stream into the chat buffer; an edit shown as a diff in the chat
 -- and accepted with CodeCompanion's own key, landing in the open buffer; one `u` in that
 -- buffer reverting it; a shell command running; a running command stopped with the
--- chat's own stop key (`q`); and the chat answering again after the stop.
+-- chat's own stop key (`q`); the chat answering again after the stop; and its one
+-- "always" key allowing a command for the session, not saving a rule.
 --
 -- The client is configured exactly as docs/acp.md tells users to (an adapter extending
 -- CodeCompanion's Gemini CLI one, with `agentls acp` as its command); the model is the
@@ -125,6 +126,10 @@ local function main()
     { text = 'Counted.' },
     call('s2', 'run_shell_command', { command = sleeper, description = 'sleep' }),
     { text = 'Still here after the stop.' },
+    call('s3', 'run_shell_command', { command = 'echo always-marker', description = 'echo' }),
+    { text = 'Allowed always.' },
+    call('s4', 'run_shell_command', { command = 'echo always-marker', description = 'echo' }),
+    { text = 'Allowed again.' },
   }
   local script = root .. '.script.json'
   write(script, vim.json.encode({ chunkDelayMs = 120, turns = turns }))
@@ -386,6 +391,23 @@ local function main()
     eq(read(root .. '/stopped-marker'), nil, 'the command did not run on after the stop')
     send('Are you there?')
     turn_done('Still here after the stop.')
+  end)
+
+  test('g1 ("Always accept") allows for this session only: the same command runs again unasked, no rule is saved', function()
+    send('Echo it')
+    wait('the approval prompt of the command', function()
+      local t = chat_text()
+      local s = t:find('Please select an option', t:find('Echo it', 1, true), true)
+      return s and t:find('`g1` - Always accept', s, true)
+    end)
+    keys('g1')
+    turn_done('Allowed always.')
+    send('Echo it again')
+    turn_done('Allowed again.')
+    local t = chat_text()
+    eq(t:find('Please select an option', t:find('Echo it again', 1, true), true), nil, 'asked again for the same command')
+    local settings = read(vim.env.XDG_CONFIG_HOME .. '/agentls/settings.json') or ''
+    eq(settings:find('echo', 1, true), nil, 'a rule saved in the settings: ' .. settings)
   end)
 end
 
