@@ -2,6 +2,7 @@ package settings
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,6 +81,10 @@ type Extension struct {
 	// rules they make (confirm.SourceExtension: deny or ask, below the user's rules).
 	Policies    []string `json:"policies,omitempty"`
 	PolicyRules int      `json:"policyRules,omitempty"`
+	// Settings are the names of the environment variables of the extension's settings
+	// (its manifest's "settings") that have a value in its .env file, as `gemini
+	// extensions config` writes them; values stay out of listings.
+	Settings []string `json:"settings,omitempty"`
 	// Warnings say what of the extension's hooks and policies was refused and why.
 	Warnings []string `json:"warnings,omitempty"`
 	// Error says why the extension could not be read; it then brings nothing.
@@ -94,6 +99,16 @@ type extensionManifest struct {
 	MCPServers      map[string]MCPServer `json:"mcpServers"`
 	ContextFileName json.RawMessage      `json:"contextFileName"`
 	ExcludeTools    []string             `json:"excludeTools"`
+	Settings        []extensionSetting   `json:"settings"`
+}
+
+// extensionSetting is a setting an extension asks its user for at installation; its
+// value is kept in the extension's .env file as envVar, or in the system keychain when
+// sensitive.
+type extensionSetting struct {
+	Name      string `json:"name"`
+	EnvVar    string `json:"envVar"`
+	Sensitive bool   `json:"sensitive"`
 }
 
 // Names of files and folders of Gemini CLI's formats.
@@ -563,7 +578,15 @@ func (a *Addons) readExtension(ext *loadedExtension, data []byte, root string) e
 		return fmt.Errorf("%s: %w", extensionManifestName, err)
 	}
 	sep := string(filepath.Separator)
-	vars := strings.NewReplacer("${extensionPath}", ext.Dir, "${workspacePath}", root, "${/}", sep, "${pathSeparator}", sep)
+	// The values of the extension's settings replace $VAR and ${VAR} in its manifest,
+	// as in Gemini CLI; other variables are left to the environment.
+	env := readDotEnv(filepath.Join(ext.Dir, ".env"))
+	pairs := []string{"${extensionPath}", ext.Dir, "${workspacePath}", root, "${/}", sep, "${pathSeparator}", sep}
+	// Longer names first: $AB is not $A followed by B.
+	for _, k := range slices.SortedFunc(maps.Keys(env), func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) }) {
+		pairs = append(pairs, "${"+k+"}", env[k], "$"+k, env[k])
+	}
+	vars := strings.NewReplacer(pairs...)
 	raw = substitute(raw, vars)
 	data, err := json.Marshal(raw)
 	if err != nil {
@@ -581,7 +604,22 @@ func (a *Addons) readExtension(ext *loadedExtension, data []byte, root string) e
 	for name, srv := range ext.servers {
 		// Gemini CLI does not let an extension trust its own server.
 		srv.Trust = false
+		// A server the extension starts gets its settings in its environment, under
+		// what the manifest gives it.
+		if srv.Command != "" && len(env) > 0 {
+			merged := maps.Clone(env)
+			maps.Copy(merged, srv.Env)
+			srv.Env = merged
+		}
 		ext.servers[name] = srv
+	}
+	for _, st := range m.Settings {
+		switch _, ok := env[st.EnvVar]; {
+		case ok:
+			ext.Settings = append(ext.Settings, st.EnvVar)
+		case st.Sensitive:
+			ext.Warnings = append(ext.Warnings, fmt.Sprintf("setting %q (%s) is kept in the system keychain by Gemini CLI, which agentls does not read: set %s in agentls's environment", st.Name, st.EnvVar, st.EnvVar))
+		}
 	}
 	ext.MCPServers = slices.Sorted(maps.Keys(m.MCPServers))
 	ext.ExcludeTools = m.ExcludeTools
@@ -630,6 +668,34 @@ func (a *Addons) readExtension(ext *loadedExtension, data []byte, root string) e
 	ext.PolicyRules = len(ext.rules)
 	ext.Warnings = append(ext.Warnings, warnings...)
 	return nil
+}
+
+// readDotEnv reads a .env file of KEY=VALUE lines, as `gemini extensions config`
+// writes one: blank lines and # comments are skipped, an "export " prefix is allowed,
+// and a value in matching single or double quotes is taken without them. A missing or
+// unreadable file has no values.
+func readDotEnv(path string) map[string]string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || strings.ContainsAny(k, " \t$") {
+			continue
+		}
+		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+			v = v[1 : len(v)-1]
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // substitute replaces the variables of every string in v, a decoded JSON value.

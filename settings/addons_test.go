@@ -2,6 +2,7 @@ package settings
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -180,4 +181,45 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestExtensionSettings: the values `gemini extensions config` keeps in an extension's
+// .env replace $VAR and ${VAR} in its manifest and reach the environment of the servers
+// it starts (under the manifest's own env); the listing names them without values; a
+// sensitive setting Gemini CLI keeps in the keychain is reported, not guessed.
+func TestExtensionSettings(t *testing.T) {
+	gemini, cfg := t.TempDir(), t.TempDir()
+	testutil.WriteFiles(t, gemini, map[string]string{
+		"extensions/tracker/gemini-extension.json": `{"name": "tracker",
+			"settings": [
+				{"name": "Tracker URL", "description": "where", "envVar": "TRACKER_URL"},
+				{"name": "Project", "description": "which", "envVar": "TRACKER_PROJECT"},
+				{"name": "API key", "description": "secret", "envVar": "TRACKER_KEY", "sensitive": true}],
+			"mcpServers": {
+				"tracker": {"command": "tracker-mcp", "args": ["--url", "${TRACKER_URL}", "--project=$TRACKER_PROJECT", "--home=$HOME"],
+					"env": {"TRACKER_PROJECT": "from-manifest"}},
+				"remote": {"httpUrl": "${TRACKER_URL}/mcp"}}}`,
+		"extensions/tracker/.env": "# written by gemini extensions config\nTRACKER=wrong\nTRACKER_URL=https://tracker.example\nexport TRACKER_PROJECT=\"alpha beta\"\n\nnot a line\n",
+	})
+	l, err := LoadWith(cfg, "", Options{GeminiDir: gemini})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := l.Settings.MCPServers["tracker"]
+	if want := []string{"--url", "https://tracker.example", "--project=alpha beta", "--home=$HOME"}; !slices.Equal(srv.Args, want) {
+		t.Errorf("args %q, want %q", srv.Args, want)
+	}
+	if srv.Env["TRACKER_URL"] != "https://tracker.example" || srv.Env["TRACKER_PROJECT"] != "from-manifest" {
+		t.Errorf("env %v", srv.Env)
+	}
+	if u := l.Settings.MCPServers["remote"].HTTPURL; u != "https://tracker.example/mcp" {
+		t.Errorf("remote URL %q", u)
+	}
+	ext := l.Settings.Extensions[0]
+	if !slices.Equal(ext.Settings, []string{"TRACKER_URL", "TRACKER_PROJECT"}) {
+		t.Errorf("settings listed %v", ext.Settings)
+	}
+	if w := strings.Join(ext.Warnings, "\n"); !strings.Contains(w, `"API key" (TRACKER_KEY) is kept in the system keychain`) {
+		t.Errorf("warnings %q", w)
+	}
 }
