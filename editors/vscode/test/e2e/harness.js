@@ -437,6 +437,9 @@ class VSCode {
     await f.waitForSelector('#prompt', { visible: true });
     await f.click('#prompt');
     await f.type('#prompt', text);
+    // Under load the webview may not have taken every key yet: Enter goes to the page,
+    // and would send what has arrived so far.
+    await waitFor('the prompt to be typed', () => f.evaluate((t) => document.querySelector('#prompt').value === t, text));
     await f.focus('#prompt');
     await this.page.keyboard.press('Enter');
     await waitFor('the prompt to show in the chat', () => f.evaluate((t) => [...document.querySelectorAll('.item.user .text')].some((e) => e.textContent === t), text));
