@@ -25,19 +25,7 @@ func TestMCPAuthCommand(t *testing.T) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "hello"}}}, nil
 		})
 	o := testutil.NewOAuthServers(t, sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
-	root, cfg, state := workspaceDir(t), t.TempDir(), t.TempDir()
-	settings := `{"mcpServers": {"gh": {"httpUrl": "` + o.Endpoint + `", "trust": true}}}`
-	if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"XDG_STATE_HOME=" + state, "BROWSER=" + self, "AGENTLS_TEST_BROWSER=1"}
+	root, cfg, state, env := authPlace(t, o.Endpoint)
 
 	got := agentlsWith(t, root, cfg, env, "tools")
 	if !strings.Contains(got.stderr, "needs authorization: run `agentls mcp auth gh`") || strings.Contains(got.stdout, "gh__hello") {
@@ -129,6 +117,21 @@ func TestMCPAuthRoot(t *testing.T) {
 	}
 }
 
+// authPlace is a workspace and a user whose settings name the MCP server at endpoint
+// as "gh", trusted, and the environment of `agentls mcp auth` there: a state folder
+// of its own, and the test binary as the browser (testutil.RunAsBrowser).
+func authPlace(t *testing.T, endpoint string) (root, cfg, state string, env []string) {
+	t.Helper()
+	root, cfg, state = workspaceDir(t), t.TempDir(), t.TempDir()
+	testutil.WriteFiles(t, cfg, map[string]string{
+		"agentls/settings.json": `{"mcpServers": {"gh": {"httpUrl": "` + endpoint + `", "trust": true}}}`})
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, cfg, state, []string{"XDG_STATE_HOME=" + state, "BROWSER=" + self, "AGENTLS_TEST_BROWSER=1"}
+}
+
 // TestMCPAuthStepUp: after `agentls mcp auth`, a later run whose call the server
 // refuses with 403 insufficient_scope authorizes again, asking for the granted scope
 // and the wider one, and the call then succeeds; a server whose scope never suffices
@@ -139,19 +142,7 @@ func TestMCPAuthStepUp(t *testing.T) {
 			// tools/call wants the scope "write", which the first authorization (of
 			// `agentls mcp auth`) did not grant: a later one did, or none does.
 			o := testutil.NewStepUpServers(t, map[bool]int{false: 2, true: 0}[never])
-			root, cfg, state := workspaceDir(t), t.TempDir(), t.TempDir()
-			settings := `{"mcpServers": {"gh": {"httpUrl": "` + o.Endpoint + `", "trust": true}}}`
-			if err := os.MkdirAll(filepath.Join(cfg, "agentls"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(cfg, "agentls", "settings.json"), []byte(settings), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			self, err := os.Executable()
-			if err != nil {
-				t.Fatal(err)
-			}
-			env := []string{"XDG_STATE_HOME=" + state, "BROWSER=" + self, "AGENTLS_TEST_BROWSER=1"}
+			root, cfg, _, env := authPlace(t, o.Endpoint)
 			if got := agentlsWith(t, root, cfg, env, "mcp", "auth", "gh", "--root", root); got.code != 0 {
 				t.Fatalf("mcp auth: exit %d\n%s\n%s", got.code, got.stdout, got.stderr)
 			}

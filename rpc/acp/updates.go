@@ -160,15 +160,7 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 	st.mu.Unlock()
 
 	if !shown {
-		st.c.notify(sessionID, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
-			ToolCallId: id,
-			Title:      v.title,
-			Kind:       toolKind(ev.Kind),
-			Status:     sdk.ToolCallStatusPending,
-			Locations:  locations(ev.Locations),
-			RawInput:   rawInput(ev.Args),
-			Meta:       parentMeta(ev.Parent),
-		}})
+		st.c.notify(sessionID, sdk.SessionUpdate{ToolCall: firstShown(ev, v)})
 		if ev.Status == tools.StatusScheduled {
 			return
 		}
@@ -202,6 +194,19 @@ func (st *sessionState) toolCall(sessionID string, ev tools.Event) {
 	st.c.notify(sessionID, sdk.SessionUpdate{ToolCallUpdate: up})
 }
 
+// firstShown is the tool_call that first shows the call of ev, pending, as v has it.
+func firstShown(ev tools.Event, v *callView) *sdk.SessionUpdateToolCall {
+	return &sdk.SessionUpdateToolCall{
+		ToolCallId: sdk.ToolCallId(ev.CallID),
+		Title:      v.title,
+		Kind:       v.kind,
+		Status:     sdk.ToolCallStatusPending,
+		Locations:  locations(ev.Locations),
+		RawInput:   rawInput(ev.Args),
+		Meta:       parentMeta(ev.Parent),
+	}
+}
+
 // liveCall shows a tool call's event for a shell command shown as a terminal of its
 // own (liveoutput.go). st.mu is held; liveCall unlocks it.
 func (st *sessionState) liveCall(sessionID string, ev tools.Event, v *callView, shown bool) {
@@ -216,16 +221,10 @@ func (st *sessionState) liveCall(sessionID string, ev tools.Event, v *callView, 
 	}
 	st.mu.Unlock()
 	if !shown {
-		st.c.notify(sessionID, sdk.SessionUpdate{ToolCall: &sdk.SessionUpdateToolCall{
-			ToolCallId: id,
-			Title:      v.title,
-			Kind:       toolKind(ev.Kind),
-			Status:     sdk.ToolCallStatusPending,
-			Locations:  locations(ev.Locations),
-			RawInput:   rawInput(ev.Args),
-			Content:    []sdk.ToolCallContent{sdk.ToolTerminalRef(ev.CallID)},
-			Meta:       withMeta(parentMeta(ev.Parent), "terminal_info", map[string]any{"terminal_id": ev.CallID, "cwd": st.terminalCwd(ev.Args)}),
-		}})
+		tc := firstShown(ev, v)
+		tc.Content = []sdk.ToolCallContent{sdk.ToolTerminalRef(ev.CallID)}
+		tc.Meta = withMeta(tc.Meta, "terminal_info", map[string]any{"terminal_id": ev.CallID, "cwd": st.terminalCwd(ev.Args)})
+		st.c.notify(sessionID, sdk.SessionUpdate{ToolCall: tc})
 		if ev.Status == tools.StatusScheduled {
 			return
 		}
