@@ -358,7 +358,9 @@ func (s *server) watch(c *conn) {
 	if c.stdio {
 		reason = describeExit(c.close(), c.stderr)
 	} else if waitErr != nil {
-		reason = "the connection ended: " + redact.Text(waitErr.Error())
+		// A call refused for want of authorization ends an HTTP connection too; this
+		// may record the loss before the call's own failure does, so it says why.
+		reason = s.withNeeds("the connection ended: " + redact.Text(waitErr.Error()))
 	}
 	c.reason = reason
 	close(c.done)
@@ -394,12 +396,17 @@ func (s *server) failed(c *conn, err error) string {
 		case <-time.After(3 * terminateDelay):
 		}
 	}
-	reason := redact.Text(err.Error())
+	reason := s.withNeeds(redact.Text(err.Error()))
+	s.lost(c, reason)
+	return reason
+}
+
+// withNeeds adds to why a connection broke that the server needs authorization (or a
+// wider scope), when a refused call is the cause.
+func (s *server) withNeeds(reason string) string {
 	if needs := s.currentOAuth().needsAuth(); needs != "" {
-		// A call refused for want of authorization (or of a wider scope) says so.
 		reason += "; the server " + needs
 	}
-	s.lost(c, reason)
 	return reason
 }
 
