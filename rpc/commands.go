@@ -44,6 +44,10 @@ type commandEntry struct {
 	// needsModel says that the command is advertised only by a server with a model;
 	// without one it is still served, and says what is missing.
 	needsModel bool
+	// settle says that the command reads or edits what the editor holds: it waits for
+	// the editor's report of agentls's earlier edits (documents.awaitReports) first, so
+	// that it works on the text the person sees.
+	settle bool
 	// run serves the command with its deps resolved; arg is its object argument ({}
 	// when the client gave none), which typed decodes.
 	run func(ctx context.Context, d deps, arg json.RawMessage) (any, error)
@@ -96,7 +100,7 @@ type commandHandler struct {
 func newCommandHandler(s *Server) *commandHandler {
 	c := &commandHandler{s: s}
 	c.table = []commandEntry{
-		{name: cmdRunTool, method: "agentls/runTool", run: typed(c.runTool)},
+		{name: cmdRunTool, settle: true, method: "agentls/runTool", run: typed(c.runTool)},
 		{name: cmdListTools, method: "agentls/tools", run: typed(c.listTools)},
 		{name: cmdCancel, method: "agentls/cancel", notify: true, run: typed(c.cancel)},
 		{name: cmdSetApprovalMode, run: typed(c.setApprovalMode)},
@@ -109,14 +113,14 @@ func newCommandHandler(s *Server) *commandHandler {
 		{name: cmdMetrics, run: typed(c.metrics)},
 		{name: cmdListPrompts, run: typed(c.listPrompts)},
 		{name: cmdTrust, run: typed(c.trust)},
-		{name: cmdUndoTurn, run: typed(c.undoTurn)},
-		{name: cmdRedoTurn, run: typed(c.redoTurn)},
-		{name: cmdTurnDiff, run: typed(c.turnDiff)},
+		{name: cmdUndoTurn, settle: true, run: typed(c.undoTurn)},
+		{name: cmdRedoTurn, settle: true, run: typed(c.redoTurn)},
+		{name: cmdTurnDiff, settle: true, run: typed(c.turnDiff)},
 		{name: cmdListRules, run: typed(c.listRules)},
 		{name: cmdRemoveRule, run: typed(c.removeRule)},
 		{name: cmdStatus, run: typed(c.status)},
-		{name: cmdPrompt, method: "agentls/prompt", needsModel: true, run: typed(c.prompt)},
-		{name: cmdRunPrompt, needsModel: true, run: typed(c.runPrompt)},
+		{name: cmdPrompt, settle: true, method: "agentls/prompt", needsModel: true, run: typed(c.prompt)},
+		{name: cmdRunPrompt, settle: true, needsModel: true, run: typed(c.runPrompt)},
 	}
 	c.byName = map[string]commandEntry{}
 	for _, e := range c.table {
@@ -158,6 +162,9 @@ func (c *commandHandler) serve(ctx context.Context, e commandEntry, callee strin
 		// Unreachable through the lifecycle gate, which lets commands in only after
 		// initialize has set the host up.
 		return nil, jsonrpc2.Errorf(codeRequestFailed, "%s: the workspace is not set up yet", callee)
+	}
+	if e.settle {
+		s.docs.awaitReports(ctx, nil, s.log)
 	}
 	return e.run(ctx, d, arg)
 }

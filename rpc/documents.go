@@ -3,9 +3,11 @@ package rpc
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -31,6 +33,18 @@ type document struct {
 	// version are older than what the editor holds, and its tools' text is the edited
 	// text.
 	unreported bool
+	// reported is closed when the editor reports the document again (or closes it):
+	// what awaitReports waits on while unreported.
+	reported chan struct{}
+}
+
+// report ends doc's unreported state, waking whoever waits for it; d.mu is held.
+func (doc *document) report() {
+	doc.unreported = false
+	if doc.reported != nil {
+		close(doc.reported)
+		doc.reported = nil
+	}
 }
 
 // documents are the editor's open documents, by URI and by workspace path, and the
@@ -176,6 +190,73 @@ func (d *documents) applied(path string, version int32) {
 	}
 	if v, ok := d.ws.Version(path); ok && v == version {
 		doc.unreported = true
+		if doc.reported == nil {
+			doc.reported = make(chan struct{})
+		}
+	}
+}
+
+// reportWait bounds how long an edit or an undo waits for the editor to report
+// agentls's earlier edit of a document (see awaitReports).
+const reportWait = 3 * time.Second
+
+// awaitReports waits until the editor has reported each of paths (every open document
+// when paths is nil) that holds an edit of agentls's the editor applied but has not
+// reported, for at most reportWait. Until that report the server cannot know whether
+// the person typed into the buffer meanwhile: an edit made against the text it knows
+// would be applied, without a version, over typing nobody has seen. Editors report
+// within milliseconds unless loaded or busy (eglot reports from an idle timer), so the
+// wait is short or none; past its bound the edit goes as before, with a null version,
+// and a log line says so.
+func (d *documents) awaitReports(ctx context.Context, paths []string, log *slog.Logger) {
+	type wait struct {
+		doc *document
+		ch  chan struct{}
+	}
+	d.mu.Lock()
+	var waits []wait
+	add := func(doc *document) {
+		if doc != nil && doc.unreported && doc.reported != nil {
+			waits = append(waits, wait{doc, doc.reported})
+		}
+	}
+	if paths == nil {
+		for _, doc := range d.byPath {
+			add(doc)
+		}
+	}
+	for _, p := range paths {
+		add(d.byPath[p])
+	}
+	d.mu.Unlock()
+	if len(waits) == 0 {
+		return
+	}
+	timer := time.NewTimer(reportWait)
+	defer timer.Stop()
+	for i, w := range waits {
+		select {
+		case <-w.ch:
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+			// Given up on these reports: the next edit of the same call or command does
+			// not wait for them again; an edit applied later waits for its own.
+			var names []string
+			d.mu.Lock()
+			for _, w := range waits[i:] {
+				if w.doc.reported == w.ch {
+					close(w.ch)
+					w.doc.reported = nil
+					names = append(names, w.doc.path)
+				}
+			}
+			d.mu.Unlock()
+			if len(names) > 0 {
+				log.Warn("the editor has not reported agentls's earlier edit; editing without a version", "paths", names, "waited", reportWait)
+			}
+			return
+		}
 	}
 }
 
@@ -236,11 +317,15 @@ func (s *Server) didOpen(_ context.Context, params jsonrpc2.RawMessage) error {
 	d.ws = tb.Workspace
 	if old, ok := d.byURI[u]; ok && old.path != path {
 		// Known under another path before (the roots changed): not open there any more.
+		old.report()
 		delete(d.byPath, old.path)
 		d.ws.Close(old.path)
 	}
-	if old, ok := d.byPath[path]; ok && old.uri != u {
-		delete(d.byURI, old.uri)
+	if old, ok := d.byPath[path]; ok {
+		old.report()
+		if old.uri != u {
+			delete(d.byURI, old.uri)
+		}
 	}
 	doc := &document{uri: u, path: path}
 	d.byURI[u], d.byPath[path] = doc, doc
@@ -300,7 +385,7 @@ func (s *Server) didChange(_ context.Context, params jsonrpc2.RawMessage) error 
 	// Whatever this change is, the editor is reporting: from here on its version is
 	// the one to edit against (an edit still unreported in it is refused as stale
 	// rather than applied to text nobody has seen).
-	doc.unreported = false
+	doc.report()
 	d.active = doc.path
 	if len(d.behind[doc.path]) > 0 {
 		if now, ok := d.ws.Document(doc.path); ok {
@@ -340,6 +425,7 @@ func (s *Server) didClose(_ context.Context, params jsonrpc2.RawMessage) error {
 	delete(d.byURI, u)
 	delete(d.byPath, doc.path)
 	delete(d.behind, doc.path)
+	doc.report()
 	if d.ws.Close(doc.path) >= largeDocument {
 		s.memory.release()
 	}

@@ -55,11 +55,14 @@ import (
 // an idle timer, never while a request of its own (the agentls.runTool that made the
 // edit) is waiting. Until that report the server does not know the version the editor
 // gave the edited buffer, while it does know its text: the text it was told plus its
-// own edit, which the overlay holds. So the call does not wait for the report; a
-// further edit of the document before it comes is made against the overlay's text and
-// sent with a null version, which editors apply to the buffer as it is. Any didChange
-// of the document ends this: from then on edits carry the reported version again, and
-// a buffer that has meanwhile moved on refuses them.
+// own edit, which the overlay holds. So the call does not wait for the report. A
+// further edit of the document does (documents.awaitReports, bounded): the person may
+// have typed into the buffer since, and an edit made against the overlay's text would
+// be applied over that typing, unseen. Any didChange of the document ends the wait:
+// from then on edits carry the reported version again, and a buffer that has
+// meanwhile moved on refuses them. Only an editor that has not reported within the
+// bound gets the edit made against the overlay's text, with a null version, which
+// editors apply to the buffer as it is.
 
 // editWriter is the workspace's Writer: through the editor where the client applies
 // edits, else to disk.
@@ -69,6 +72,7 @@ type editWriter struct {
 
 // Write implements workspace.Writer.
 func (w *editWriter) Write(ctx context.Context, c workspace.Change) error {
+	w.s.docs.awaitReports(ctx, []string{c.Path}, w.s.log)
 	caps, enc, tb := w.s.state()
 	st, cur, open := w.s.docs.snapshot(c.Path, enc, tb.Workspace)
 	switch {
@@ -168,6 +172,11 @@ func diskHolds(c workspace.Change) error {
 // cannot take them as one (no documentChanges, or a deletion without the delete
 // resource operation) gets them one at a time.
 func (w *editWriter) WriteAll(ctx context.Context, cs []workspace.Change) error {
+	paths := make([]string, len(cs))
+	for i, c := range cs {
+		paths[i] = c.Path
+	}
+	w.s.docs.awaitReports(ctx, paths, w.s.log)
 	caps, _, _ := w.s.state()
 	batch := caps.ApplyEdit() && caps.DocumentChanges()
 	for _, c := range cs {
