@@ -104,6 +104,8 @@ type hook struct {
 	// box contains the command: the runner's, reading the folder of the extension
 	// that brought the hook.
 	box *sandbox.Sandbox
+	// env are the settings of the extension that brought the hook (KEY=VALUE).
+	env []string
 }
 
 // New returns the runner of o's hooks, or nil when they have none (or hooks are
@@ -136,6 +138,10 @@ func New(o Options) (*Runner, error) {
 			if box != nil && g.Dir != "" {
 				box = box.Reading(g.Dir)
 			}
+			var env []string
+			for _, k := range slices.Sorted(maps.Keys(g.Env)) {
+				env = append(env, k+"="+g.Env[k])
+			}
 			if toolEvent(e) && !matchesAll(g.Matcher) {
 				re, err := regexp.Compile("^(?:" + g.Matcher + ")$")
 				if err != nil {
@@ -160,7 +166,7 @@ func New(o Options) (*Runner, error) {
 				if h.Timeout > 0 {
 					timeout = time.Duration(h.Timeout) * time.Millisecond
 				}
-				out.hooks = append(out.hooks, hook{name: cmpOr(h.Name, h.Command), command: h.Command, timeout: timeout, box: box})
+				out.hooks = append(out.hooks, hook{name: cmpOr(h.Name, h.Command), command: h.Command, timeout: timeout, box: box, env: env})
 			}
 			if len(out.hooks) > 0 {
 				r.groups[e] = append(r.groups[e], out)
@@ -510,8 +516,9 @@ func (r *Runner) exec(ctx context.Context, h hook, session string, input []byte)
 	if r.environ != nil {
 		env = r.environ()
 	}
-	// Gemini CLI's variables; CLAUDE_PROJECT_DIR is its alias for hooks written for
-	// Claude Code.
+	// The extension's settings, then Gemini CLI's variables, which they cannot
+	// replace; CLAUDE_PROJECT_DIR is its alias for hooks written for Claude Code.
+	env = append(env, h.env...)
 	cmd.Env = append(env, "GEMINI_PROJECT_DIR="+r.dir, "CLAUDE_PROJECT_DIR="+r.dir, "GEMINI_CWD="+r.dir,
 		"GEMINI_SESSION_ID="+session)
 	cmd.Stdin = bytes.NewReader(input)

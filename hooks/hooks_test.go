@@ -106,13 +106,16 @@ func TestDecisions(t *testing.T) {
 	}
 }
 
-// TestInput: a hook reads Gemini CLI's input fields on stdin and its environment.
+// TestInput: a hook reads Gemini CLI's input fields on stdin and its environment, with
+// the settings of the extension that brought it, which cannot replace Gemini CLI's
+// variables.
 func TestInput(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "input.json")
 	env := filepath.Join(dir, "env.txt")
 	r := runner(t, dir, BeforeTool, settings.HookGroup{Matcher: "run_.*", Hooks: []settings.HookCommand{
-		cmd("cat > "+out+"; echo \"$GEMINI_PROJECT_DIR|$GEMINI_SESSION_ID|$CLAUDE_PROJECT_DIR|$(pwd)\" > "+env, 0)}})
+		cmd("cat > "+out+"; echo \"$GEMINI_PROJECT_DIR|$GEMINI_SESSION_ID|$CLAUDE_PROJECT_DIR|$(pwd)|$TRACKER_URL\" > "+env, 0)},
+		Env: map[string]string{"TRACKER_URL": "https://tracker.example", "GEMINI_PROJECT_DIR": "/elsewhere"}})
 	o := r.Run(t.Context(), BeforeTool, Call{SessionID: "s1", TranscriptPath: "/t.jsonl", Target: "run_shell_command",
 		Fields: map[string]any{"tool_name": "run_shell_command", "tool_input": json.RawMessage(`{"command":"ls"}`)}})
 	if o.Failed() {
@@ -127,7 +130,7 @@ func TestInput(t *testing.T) {
 		in["tool_name"] != "run_shell_command" || in["tool_input"].(map[string]any)["command"] != "ls" || in["timestamp"] == "" {
 		t.Errorf("input %s", data)
 	}
-	if got, _ := os.ReadFile(env); strings.TrimSpace(string(got)) != dir+"|s1|"+dir+"|"+dir {
+	if got, _ := os.ReadFile(env); strings.TrimSpace(string(got)) != dir+"|s1|"+dir+"|"+dir+"|https://tracker.example" {
 		t.Errorf("environment and directory: %q", got)
 	}
 }

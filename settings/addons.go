@@ -651,7 +651,7 @@ func (a *Addons) readExtension(ext *loadedExtension, data []byte, root string) e
 	}
 	if p := filepath.Join(ext.Dir, "hooks", "hooks.json"); exists(p) {
 		ext.Hooks = p
-		h, err := extensionHooks(p, ext.Dir, vars)
+		h, err := extensionHooks(p, ext.Dir, env, vars)
 		if err != nil {
 			ext.Warnings = append(ext.Warnings, fmt.Sprintf("%s: not read, none of its hooks runs: %v", p, err))
 		}

@@ -184,8 +184,8 @@ func cpuTime() time.Duration {
 }
 
 // TestExtensionSettings: the values `gemini extensions config` keeps in an extension's
-// .env replace $VAR and ${VAR} in its manifest and reach the environment of the servers
-// it starts (under the manifest's own env); the listing names them without values; a
+// .env replace $VAR and ${VAR} in its manifest and its hooks, and reach the environment
+// of the servers it starts (under the manifest's own env) and of its hooks; the listing names them without values; a
 // sensitive setting Gemini CLI keeps in the keychain is reported, not guessed.
 func TestExtensionSettings(t *testing.T) {
 	gemini, cfg := t.TempDir(), t.TempDir()
@@ -200,6 +200,7 @@ func TestExtensionSettings(t *testing.T) {
 					"env": {"TRACKER_PROJECT": "from-manifest"}},
 				"remote": {"httpUrl": "${TRACKER_URL}/mcp"}}}`,
 		"extensions/tracker/.env": "# written by gemini extensions config\nTRACKER=wrong\nTRACKER_URL=https://tracker.example\nexport TRACKER_PROJECT=\"alpha beta\"\n\nnot a line\n",
+		"extensions/tracker/hooks/hooks.json": `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "check --url $TRACKER_URL"}]}]}}`,
 	})
 	l, err := LoadWith(cfg, "", Options{GeminiDir: gemini})
 	if err != nil {
@@ -221,5 +222,11 @@ func TestExtensionSettings(t *testing.T) {
 	}
 	if w := strings.Join(ext.Warnings, "\n"); !strings.Contains(w, `"API key" (TRACKER_KEY) is kept in the system keychain`) {
 		t.Errorf("warnings %q", w)
+	}
+	// Its hooks get them too: in their commands and in their environment.
+	groups := l.Settings.Hooks.Events["BeforeTool"]
+	if len(groups) != 1 || groups[0].Hooks[0].Command != "check --url https://tracker.example" ||
+		groups[0].Env["TRACKER_URL"] != "https://tracker.example" || groups[0].Env["TRACKER_PROJECT"] != "alpha beta" {
+		t.Errorf("the extension's hooks %+v", groups)
 	}
 }

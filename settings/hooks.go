@@ -38,6 +38,9 @@ type HookGroup struct {
 	// Dir is the folder of the extension that brought the group, which its commands
 	// may read inside the sandbox (their scripts are there); not read from JSON.
 	Dir string `json:"-"`
+	// Env are that extension's settings (its .env), in its commands' environment as
+	// in its servers'; not read from JSON.
+	Env map[string]string `json:"-"`
 }
 
 // HookCommand is one hook: a shell command, with its JSON input on standard input

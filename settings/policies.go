@@ -251,7 +251,7 @@ func strings1(m map[string]any, key string) ([]string, error) {
 // extensionHooks reads the hooks/hooks.json at path of the extension in extDir:
 // {"hooks": {EVENT: [groups]}}, in the format of the settings' hooks, the extension's
 // variables substituted.
-func extensionHooks(path, extDir string, vars *strings.Replacer) (Hooks, error) {
+func extensionHooks(path, extDir string, env map[string]string, vars *strings.Replacer) (Hooks, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Hooks{}, err
@@ -279,7 +279,7 @@ func extensionHooks(path, extDir string, vars *strings.Replacer) (Hooks, error) 
 	h = Hooks{Events: h.Events}.withSource(path)
 	for _, groups := range h.Events {
 		for i := range groups {
-			groups[i].Dir = extDir
+			groups[i].Dir, groups[i].Env = extDir, env
 		}
 	}
 	return h, nil
