@@ -434,6 +434,65 @@ func (p *Policy) DecideWith(c Call, mode Mode, g *Grants) Verdict {
 	return p.ask(c, ex, "the call needs confirmation")
 }
 
+// DeniesOutright reports whether the rules refuse every call of tool, whatever its
+// arguments and in every mode: a deny rule naming it (or a glob matching it) without
+// conditions, which no other rule can outrank for any call. Such a tool need not be
+// declared to the model at all (Gemini CLI does not declare it either). Where a rule
+// of the same tier with a higher priority, or for an extension's rule any rule of the
+// user's, names the tool, some call might escape the deny: the tool stays declared and
+// Decide judges each call.
+func (p *Policy) DeniesOutright(tool string) bool {
+	names := func(r *rule) bool {
+		if r.ToolName == "" {
+			return true
+		}
+		ok, _ := doublestar.Match(r.ToolName, tool)
+		return ok
+	}
+	var denies [3]*rule
+	for i := range p.rules {
+		r := &p.rules[i]
+		if r.Decision != Deny || r.commandRule() || r.args != nil || !names(r) {
+			continue
+		}
+		if t := tier(r.Source); denies[t] == nil || r.Priority > denies[t].Priority {
+			denies[t] = r
+		}
+	}
+	for t, d := range denies {
+		if d == nil {
+			continue
+		}
+		escapes := false
+		for i := range p.rules {
+			r := &p.rules[i]
+			if !names(r) {
+				continue
+			}
+			rt := tier(r.Source)
+			if rt == t && r.Decision != Deny && r.Priority > d.Priority || t == 2 && rt == 0 {
+				escapes = true
+				break
+			}
+		}
+		if !escapes {
+			return true
+		}
+	}
+	return false
+}
+
+// tier is the index of a rule's source in match's winners.
+func tier(s Source) int {
+	switch s {
+	case SourceWorkspace:
+		return 1
+	case SourceExtension:
+		return 2
+	}
+	return 0
+}
+
 // hiddenWhat names what of a shell call no rule can see.
 func hiddenWhat(ex *execInfo) string {
 	switch {
@@ -496,13 +555,7 @@ func (p *Policy) match(c Call, ex *execInfo) (win *rule, blanket bool) {
 		if !r.matches(c, ex) {
 			continue
 		}
-		t := 0
-		switch r.Source {
-		case SourceWorkspace:
-			t = 1
-		case SourceExtension:
-			t = 2
-		}
+		t := tier(r.Source)
 		w := wins[t]
 		switch {
 		case w == nil || r.Priority > w.Priority ||

@@ -430,3 +430,48 @@ func TestPolicyPersonOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestDeniesOutright: a tool is refused outright, and so not declared, only when a deny
+// rule without conditions names it and no rule could let some call of it through; each
+// such case is checked against Decide for a call the question is about.
+func TestDeniesOutright(t *testing.T) {
+	deny := func(tool string, prio int, src Source) Rule {
+		return Rule{ToolName: tool, Decision: Deny, Priority: prio, Source: src}
+	}
+	shellGitStatus := Rule{ToolName: "run_shell_command", Decision: Allow, Priority: 200, CommandPrefix: []string{"git status"}}
+	for _, tt := range []struct {
+		name  string
+		rules []Rule
+		tool  string
+		want  bool
+	}{
+		{"no rules", nil, "write_file", false},
+		{"a deny rule naming it", []Rule{deny("write_file", 0, SourceUser)}, "write_file", true},
+		{"a deny rule naming another", []Rule{deny("write_file", 0, SourceUser)}, "read_file", false},
+		{"a glob", []Rule{deny("github__*", 0, SourceUser)}, "github__create_issue", true},
+		{"every tool", []Rule{deny("", 0, SourceUser)}, "read_file", true},
+		{"a command condition", []Rule{{ToolName: "run_shell_command", Decision: Deny, CommandPrefix: []string{"rm"}}}, "run_shell_command", false},
+		{"an argument condition", []Rule{{ToolName: "write_file", Decision: Deny, ArgsPattern: "secret"}}, "write_file", false},
+		{"an allow above it", []Rule{deny("run_shell_command", 100, SourceUser), shellGitStatus}, "run_shell_command", false},
+		{"an allow below it", []Rule{deny("run_shell_command", 300, SourceUser), shellGitStatus}, "run_shell_command", true},
+		{"an ask above it", []Rule{deny("write_file", 1, SourceUser), {ToolName: "write_file", Decision: Ask, Priority: 2}}, "write_file", false},
+		{"the workspace's deny over the user's allow", []Rule{deny("run_shell_command", 0, SourceWorkspace), shellGitStatus}, "run_shell_command", true},
+		{"an extension's deny", []Rule{deny("write_file", 0, SourceExtension)}, "write_file", true},
+		{"an extension's deny, a user's rule naming the tool", []Rule{deny("write_file", 0, SourceExtension), {ToolName: "write_file", Decision: Ask, Source: SourceUser}}, "write_file", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newTestPolicy(t, ModeYolo, tt.rules...)
+			if got := p.DeniesOutright(tt.tool); got != tt.want {
+				t.Fatalf("DeniesOutright(%s) = %t, want %t", tt.tool, got, tt.want)
+			}
+			// What Decide says of the call the escaping rule is about, where there is one.
+			c := Call{Tool: tt.tool, Args: []byte(`{}`)}
+			if tt.tool == "run_shell_command" {
+				c = shellCall("git status")
+			}
+			if v := p.Decide(c); tt.want && v.Decision != Deny {
+				t.Errorf("refused outright, but Decide says %s: %s", v.Decision, v.Reason)
+			}
+		})
+	}
+}

@@ -939,14 +939,15 @@ type registryView struct{ base, reg *tools.Registry }
 // with the session's google_web_search.
 func (l *Live) registry() *tools.Registry { return l.registryOver(l.h.tb.Config().Registry) }
 
-// situation is what the session's tools are declared for: its approval mode, and
-// whether its front end can ask a person.
+// situation is what the session's tools are declared for: its approval mode, whether
+// its front end can ask a person, and the tools its policy refuses outright.
 func (l *Live) situation() tools.Situation {
-	mode := l.h.tb.Config().Policy.Mode()
+	p := l.h.tb.Config().Policy
+	mode := p.Mode()
 	if m := l.mode.Load(); m != nil && *m != "" {
 		mode = *m
 	}
-	return tools.Situation{Mode: mode, CanAsk: l.h.o.Asker != nil}
+	return tools.Situation{Mode: mode, CanAsk: l.h.o.Asker != nil, Refused: p.DeniesOutright}
 }
 
 // registryOver returns base with the session's own tools added: base itself when there

@@ -350,7 +350,7 @@ func (r *Registry) DeclarationsIn(s Situation) []Declaration {
 	decls, situational := r.declarations()
 	out := make([]Declaration, 0, len(decls))
 	for i, d := range decls {
-		if t := situational[i]; t == nil || t.Offered(s) {
+		if t := situational[i]; (t == nil || t.Offered(s)) && (s.Refused == nil || !s.Refused(d.Name)) {
 			out = append(out, d)
 		}
 	}

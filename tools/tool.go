@@ -88,6 +88,10 @@ type Situation struct {
 	// CanAsk reports whether a person can be asked: the session's front end has an
 	// Asker.
 	CanAsk bool
+	// Refused reports whether the session's policy refuses every call of the named
+	// tool (confirm.Policy.DeniesOutright): such a tool is not declared. Nil refuses
+	// none.
+	Refused func(name string) bool
 }
 
 // Situational is a tool that is of use only in some situations, or states of its own:

@@ -273,3 +273,52 @@ prompt = "Deploy {{args}} now."`,
 		t.Errorf("the extension's skill is not declared: %+v", d)
 	}
 }
+
+// TestPolicyDeniedToolNotDeclared: a tool that the user's Gemini CLI policy refuses
+// outright is not declared to the model, as in Gemini CLI; a model calling it anyway is
+// refused. A deny rule with a condition leaves its tool declared, and without the policy
+// the tool is declared.
+func TestPolicyDeniedToolNotDeclared(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	prompt := func() []fakegemini.GenerateRequest {
+		t.Helper()
+		srv := fakegemini.Start(clients.Script{Turns: []clients.Turn{
+			{Calls: []clients.ScriptCall{{Name: "web_fetch", Args: json.RawMessage(`{"prompt": "Summarise http://127.0.0.1:1/"}`)}}},
+			{Text: "Done."},
+		}})
+		defer srv.Close()
+		env := []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + srv.URL, "XDG_STATE_HOME=" + filepath.Join(cfg, "state")}
+		if got := agentlsWith(t, root, cfg, env, "prompt", "--approval-mode", "yolo", "Fetch it."); got.code != 0 {
+			t.Fatalf("exit %d\n%s", got.code, got.stderr)
+		}
+		reqs, err := srv.GenerateRequests()
+		if err != nil || len(reqs) != 2 {
+			t.Fatalf("%d requests (%v)", len(reqs), err)
+		}
+		return reqs
+	}
+	reqs := prompt()
+	if declared(reqs[0], "web_fetch") == nil {
+		t.Fatal("without a policy, web_fetch is not declared")
+	}
+	writeFiles(t, cfg, map[string]string{".gemini/policies/mine.toml": `
+[[rule]]
+toolName = "web_fetch"
+decision = "deny"
+denyMessage = "No fetching from this machine."
+
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "rm"
+decision = "deny"
+`})
+	reqs = prompt()
+	if declared(reqs[0], "web_fetch") != nil || declared(reqs[0], "run_shell_command") == nil || declared(reqs[0], "read_file") == nil {
+		t.Errorf("declared with the policy: web_fetch %t, run_shell_command %t, read_file %t",
+			declared(reqs[0], "web_fetch") != nil, declared(reqs[0], "run_shell_command") != nil, declared(reqs[0], "read_file") != nil)
+	}
+	last := reqs[1].Contents[len(reqs[1].Contents)-1]
+	if len(last.Parts) != 1 || last.Parts[0].FunctionResponse == nil || !strings.Contains(string(last.Parts[0].FunctionResponse.Response), "No fetching from this machine.") {
+		t.Errorf("the call of the undeclared tool was not refused by the policy: %+v", last)
+	}
+}
