@@ -487,3 +487,49 @@ func TestLateReportingEditor(t *testing.T) {
 		t.Errorf("the tools read %q once the editor reported, want %q", got, want)
 	}
 }
+
+// TestTypingBeforeTheEditIsAnswered: an editor that reports an applied edit and then
+// the person's typing before it answers workspace/applyEdit (VS Code saves the edited
+// file before it answers, which under load takes long enough to type into): the tools
+// read the typing, not the edit alone, and the next edit is made against the text with
+// the typing rather than applied over it.
+func TestTypingBeforeTheEditIsAnswered(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t)
+	original := "alpha\nbeta\ngamma\n"
+	root := workspaceDir(t, map[string]string{"notes.txt": original})
+	c := session(t, root, capsEditor, map[string]any{"approvalMode": "auto_edit"})
+	path := filepath.Join(root, "notes.txt")
+	uri := lsptest.FileURI(path)
+	ed := c.Editor()
+	if err := ed.Open(uri, original); err != nil {
+		t.Fatal(err)
+	}
+	typeOnce := true
+	c.Handle("workspace/applyEdit", func(ctx context.Context, params json.RawMessage) (any, error) {
+		res, err := ed.ApplyEdit(ctx, params)
+		if typeOnce {
+			typeOnce = false
+			if err := ed.Change(uri, lsptest.Change{Range: &lsptest.Range{}, Text: "mine\n"}); err != nil {
+				return nil, err
+			}
+		}
+		return res, err
+	})
+	if res := runTool(ctx, t, c, "replace", replaceArgs("notes.txt", "alpha", "ALPHA")); res.Status != tools.StatusSuccess {
+		t.Fatalf("replace: %+v", res)
+	}
+	want := "mine\nALPHA\nbeta\ngamma\n"
+	if doc, _ := ed.Doc(uri); doc.Text != want {
+		t.Fatalf("editor text %q, want %q", doc.Text, want)
+	}
+	if got := readOverlay(ctx, t, c, path); got != want {
+		t.Errorf("the tools read %q, want the editor's %q", got, want)
+	}
+	if res := runTool(ctx, t, c, "replace", replaceArgs("notes.txt", "gamma", "GAMMA")); res.Status != tools.StatusSuccess {
+		t.Fatalf("the next replace: %+v", res)
+	}
+	if doc, _ := ed.Doc(uri); doc.Text != "mine\nALPHA\nbeta\nGAMMA\n" {
+		t.Errorf("editor text %q after the next edit, want the typing and both edits", doc.Text)
+	}
+}

@@ -56,7 +56,7 @@ import (
 // edit) is waiting. Until that report the server does not know the version the editor
 // gave the edited buffer, while it does know its text: the text it was told plus its
 // own edit, which the overlay holds. So the call does not wait for the report. A
-// further edit of the document does (documents.awaitReports, bounded): the person may
+// further edit of the document does (Settle, bounded): the person may
 // have typed into the buffer since, and an edit made against the overlay's text would
 // be applied over that typing, unseen. Any didChange of the document ends the wait:
 // from then on edits carry the reported version again, and a buffer that has
@@ -72,7 +72,6 @@ type editWriter struct {
 
 // Write implements workspace.Writer.
 func (w *editWriter) Write(ctx context.Context, c workspace.Change) error {
-	w.s.docs.awaitReports(ctx, []string{c.Path}, w.s.log)
 	caps, enc, tb := w.s.state()
 	st, cur, open := w.s.docs.snapshot(c.Path, enc, tb.Workspace)
 	switch {
@@ -167,16 +166,17 @@ func diskHolds(c workspace.Change) error {
 	return nil
 }
 
+// Settle implements workspace.Settler: it waits for the editor's report of agentls's
+// earlier edits of paths (see Versions above).
+func (w *editWriter) Settle(ctx context.Context, paths []string) {
+	w.s.docs.awaitReports(ctx, paths, w.s.log)
+}
+
 // WriteAll implements workspace.BatchWriter: the changes reach the editor in one
 // workspace/applyEdit, which it undoes in one step (agentls.undoTurn). A client that
 // cannot take them as one (no documentChanges, or a deletion without the delete
 // resource operation) gets them one at a time.
 func (w *editWriter) WriteAll(ctx context.Context, cs []workspace.Change) error {
-	paths := make([]string, len(cs))
-	for i, c := range cs {
-		paths[i] = c.Path
-	}
-	w.s.docs.awaitReports(ctx, paths, w.s.log)
 	caps, _, _ := w.s.state()
 	batch := caps.ApplyEdit() && caps.DocumentChanges()
 	for _, c := range cs {

@@ -44,6 +44,14 @@ type Writer interface {
 	Write(ctx context.Context, c Change) error
 }
 
+// A Settler is a Writer through which the editor may hold changes it has not reported
+// yet: an edit of agentls's it applied, typing since. Commit lets it wait for them
+// (bounded) before comparing the change with the overlay, so that the change is judged
+// against what the editor holds.
+type Settler interface {
+	Settle(ctx context.Context, paths []string)
+}
+
 // SetWriter replaces the writer through which Commit writes.
 func (w *Workspace) SetWriter(wr Writer) {
 	w.mu.Lock()
@@ -62,11 +70,14 @@ func (w *Workspace) SetWriter(wr Writer) {
 // as if the tool had read it from disk.
 func (w *Workspace) Commit(ctx context.Context, c Change) error {
 	c.Path = filepath.Clean(c.Path)
+	w.settle(ctx, []Change{c})
 	w.mu.Lock()
 	wr := w.writer
 	d, open := w.overlay[c.Path]
+	var version int32
 	if open {
 		d.derive()
+		version = d.version
 	}
 	stale := open && c.Old != nil && d.text != c.Old.Text
 	w.mu.Unlock()
@@ -83,12 +94,29 @@ func (w *Workspace) Commit(ctx context.Context, c Change) error {
 	if err := wr.Write(ctx, c); err != nil {
 		return err
 	}
-	w.committed(c)
+	w.committed(c, version)
 	return nil
 }
 
-// committed brings the overlay up to date with a change its writer committed.
-func (w *Workspace) committed(c Change) {
+// settle lets the writer, if it is a Settler, wait for the editor's reports of the
+// files cs change.
+func (w *Workspace) settle(ctx context.Context, cs []Change) {
+	w.mu.Lock()
+	st, ok := w.writer.(Settler)
+	w.mu.Unlock()
+	if !ok {
+		return
+	}
+	paths := make([]string, len(cs))
+	for i, c := range cs {
+		paths[i] = filepath.Clean(c.Path)
+	}
+	st.Settle(ctx, paths)
+}
+
+// committed brings the overlay up to date with a change its writer committed, made
+// against the editor's version of the document (when it is open).
+func (w *Workspace) committed(c Change, version int32) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if c.Delete {
@@ -96,8 +124,11 @@ func (w *Workspace) committed(c Change) {
 		delete(w.edited, c.Path)
 		return
 	}
-	if d, ok := w.overlay[c.Path]; ok {
-		// Until the editor reports the edit, its text lacks it (see documents.go).
+	if d, ok := w.overlay[c.Path]; ok && d.version == version {
+		// Until the editor reports the edit, its text lacks it (see documents.go). An
+		// editor that has reported since (an editor applying the edit reports it before
+		// it answers, and may report typing after it too) holds the truth: its text is
+		// kept, as Change keeps it.
 		d.text, d.current = c.New, true
 	}
 	w.edited[c.Path] = true
@@ -108,14 +139,17 @@ func (w *Workspace) committed(c Change) {
 // another, and the first that fails stops the rest: the error says which were written.
 // Every change is checked against the overlay before any is written.
 func (w *Workspace) CommitAll(ctx context.Context, cs []Change) error {
+	w.settle(ctx, cs)
 	w.mu.Lock()
 	wr := w.writer
+	versions := make([]int32, len(cs))
 	for i := range cs {
 		cs[i].Path = filepath.Clean(cs[i].Path)
 		c := cs[i]
-		if d, open := w.overlay[c.Path]; open && c.Old != nil {
+		if d, open := w.overlay[c.Path]; open {
 			d.derive()
-			if d.text != c.Old.Text {
+			versions[i] = d.version
+			if c.Old != nil && d.text != c.Old.Text {
 				w.mu.Unlock()
 				return fmt.Errorf("%s changed in the editor since it was read: %w", c.Path, ErrStale)
 			}
@@ -137,8 +171,8 @@ func (w *Workspace) CommitAll(ctx context.Context, cs []Change) error {
 	if err := bw.WriteAll(ctx, cs); err != nil {
 		return err
 	}
-	for _, c := range cs {
-		w.committed(c)
+	for i, c := range cs {
+		w.committed(c, versions[i])
 	}
 	return nil
 }

@@ -1312,10 +1312,6 @@ scenario(
     await ctrlKey(v, 'Home');
     await v.page.keyboard.type('mine ');
     await waitFor('the typed text', () => v.doc('notes.txt')?.text === 'mine hello\nworld\n');
-    // A person's pause before the palette. Without it, under CI load, the redo once
-    // reached the server before the typing did and was applied over it (an open bug:
-    // see the stop notes of 2026-11-28).
-    await new Promise((r) => setTimeout(r, 1000));
     await v.palette('agentls: Redo Turn');
     const dialog = await waitFor('the modal question', () =>
       v.page.evaluate(() => {
