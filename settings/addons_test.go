@@ -199,7 +199,7 @@ func TestExtensionSettings(t *testing.T) {
 				"tracker": {"command": "tracker-mcp", "args": ["--url", "${TRACKER_URL}", "--project=$TRACKER_PROJECT", "--home=$HOME"],
 					"env": {"TRACKER_PROJECT": "from-manifest"}},
 				"remote": {"httpUrl": "${TRACKER_URL}/mcp"}}}`,
-		"extensions/tracker/.env": "# written by gemini extensions config\nTRACKER=wrong\nTRACKER_URL=https://tracker.example\nexport TRACKER_PROJECT=\"alpha beta\"\n\nnot a line\n",
+		"extensions/tracker/.env":             "# written by gemini extensions config\nTRACKER=wrong\nTRACKER_URL=https://tracker.example\nexport TRACKER_PROJECT=\"alpha beta\"\n\nnot a line\n",
 		"extensions/tracker/hooks/hooks.json": `{"hooks": {"BeforeTool": [{"hooks": [{"type": "command", "command": "check --url $TRACKER_URL"}]}]}}`,
 	})
 	l, err := LoadWith(cfg, "", Options{GeminiDir: gemini})
