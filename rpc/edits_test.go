@@ -56,6 +56,21 @@ func replaceArgs(path, old, new string) map[string]any {
 	return map[string]any{"file_path": path, "old_string": old, "new_string": new}
 }
 
+// openInEditor starts an auto_edit session over a workspace holding the file name with
+// text, and opens the file in the session's editor; it returns the client and the file's
+// path and URI.
+func openInEditor(t *testing.T, name, text string) (c *lsptest.Client, path, uri string) {
+	t.Helper()
+	root := workspaceDir(t, map[string]string{name: text})
+	c = session(t, root, capsEditor, map[string]any{"approvalMode": "auto_edit"})
+	path = filepath.Join(root, name)
+	uri = lsptest.FileURI(path)
+	if err := c.Editor().Open(uri, text); err != nil {
+		t.Fatal(err)
+	}
+	return c, path, uri
+}
+
 // TestReplaceInOpenDocument: an approved replace of an open document reaches the editor
 // as one applyEdit of minimal edits against the document's version, labelled with the
 // call, and the tools read the result; the disk is left to the editor.
@@ -63,14 +78,8 @@ func TestReplaceInOpenDocument(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	original := "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n"
-	root := workspaceDir(t, map[string]string{"main.go": original})
-	c := session(t, root, capsEditor, map[string]any{"approvalMode": "auto_edit"})
-	path := filepath.Join(root, "main.go")
-	uri := lsptest.FileURI(path)
+	c, path, uri := openInEditor(t, "main.go", original)
 	ed := c.Editor()
-	if err := ed.Open(uri, original); err != nil {
-		t.Fatal(err)
-	}
 	// The user types first: the edit must be made against version 2.
 	if err := ed.Change(uri, lsptest.Change{Range: &lsptest.Range{Start: lsptest.Position{Line: 5}, End: lsptest.Position{Line: 5}}, Text: "// end\n"}); err != nil {
 		t.Fatal(err)
@@ -170,13 +179,7 @@ func TestEditRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := testContext(t)
 			original := "alpha\nbeta\n"
-			root := workspaceDir(t, map[string]string{"f.txt": original})
-			c := session(t, root, capsEditor, map[string]any{"approvalMode": "auto_edit"})
-			path := filepath.Join(root, "f.txt")
-			uri := lsptest.FileURI(path)
-			if err := c.Editor().Open(uri, original); err != nil {
-				t.Fatal(err)
-			}
+			c, path, _ := openInEditor(t, "f.txt", original)
 			c.Handle("workspace/applyEdit", func(context.Context, json.RawMessage) (any, error) {
 				if tt.err != nil {
 					return nil, tt.err
@@ -390,14 +393,8 @@ func TestLateReportingEditor(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	original := "alpha\nbeta\ngamma\n"
-	root := workspaceDir(t, map[string]string{"notes.txt": original})
-	c := session(t, root, capsEditor, map[string]any{"approvalMode": "auto_edit"})
-	path := filepath.Join(root, "notes.txt")
-	uri := lsptest.FileURI(path)
+	c, path, uri := openInEditor(t, "notes.txt", original)
 	ed := c.Editor()
-	if err := ed.Open(uri, original); err != nil {
-		t.Fatal(err)
-	}
 	version := func(i int) string {
 		if v := documentChanges(t, applyEdits(t, c)[i])[0].TextDocument.Version; v != nil {
 			return fmt.Sprint(*v)
@@ -497,14 +494,8 @@ func TestTypingBeforeTheEditIsAnswered(t *testing.T) {
 	t.Parallel()
 	ctx := testContext(t)
 	original := "alpha\nbeta\ngamma\n"
-	root := workspaceDir(t, map[string]string{"notes.txt": original})
-	c := session(t, root, capsEditor, map[string]any{"approvalMode": "auto_edit"})
-	path := filepath.Join(root, "notes.txt")
-	uri := lsptest.FileURI(path)
+	c, path, uri := openInEditor(t, "notes.txt", original)
 	ed := c.Editor()
-	if err := ed.Open(uri, original); err != nil {
-		t.Fatal(err)
-	}
 	typeOnce := true
 	c.Handle("workspace/applyEdit", func(ctx context.Context, params json.RawMessage) (any, error) {
 		res, err := ed.ApplyEdit(ctx, params)
