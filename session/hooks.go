@@ -318,8 +318,36 @@ func (h toolHooks) AfterTool(ctx context.Context, c tools.HookedCall, res tools.
 		resp["error"] = res.Error
 	}
 	out := r.Run(ctx, hooks.AfterTool, h.call(c, map[string]any{"tool_response": resp}))
+	tail, notes := tailCall(out.Specific)
 	return tools.AfterVerdict{Deny: out.Deny, Reason: out.Reason, Stop: out.Stop, StopReason: out.StopReason,
-		Context: out.Context, Notes: out.Notes}
+		Context: out.Context, Tail: tail, Notes: append(out.Notes, notes...)}
+}
+
+// tailCall returns the call the AfterTool hooks chained (hookSpecificOutput's
+// tailToolCallRequest, {name, args}): the first hook's that asked for one. A request
+// without a tool's name, or a second one, is left out with a note saying so.
+func tailCall(specific []map[string]json.RawMessage) (*tools.TailCall, []string) {
+	var tail *tools.TailCall
+	var notes []string
+	for _, sp := range specific {
+		raw, ok := sp["tailToolCallRequest"]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		var req struct {
+			Name string          `json:"name"`
+			Args json.RawMessage `json:"args"`
+		}
+		switch err := json.Unmarshal(raw, &req); {
+		case err != nil || req.Name == "":
+			notes = append(notes, "AfterTool hooks: a tailToolCallRequest without a tool's name was ignored")
+		case tail != nil:
+			notes = append(notes, fmt.Sprintf("AfterTool hooks: a second tailToolCallRequest (%s) was ignored", req.Name))
+		default:
+			tail = &tools.TailCall{Name: req.Name, Args: req.Args}
+		}
+	}
+	return tail, notes
 }
 
 // notifyingAsker fires the Notification hooks (ToolPermission) as a call waits for the

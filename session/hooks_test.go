@@ -165,3 +165,35 @@ func TestApplyLLMRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestTailCall: the first hook's tailToolCallRequest is taken; one without a tool's
+// name, or a second one, is left out with a note.
+func TestTailCall(t *testing.T) {
+	sp := func(s string) map[string]json.RawMessage {
+		return map[string]json.RawMessage{"tailToolCallRequest": json.RawMessage(s)}
+	}
+	for _, tt := range []struct {
+		name     string
+		specific []map[string]json.RawMessage
+		want     string // the tail's name, "" for none
+		notes    int
+	}{
+		{"none", []map[string]json.RawMessage{{"additionalContext": json.RawMessage(`"x"`)}}, "", 0},
+		{"one", []map[string]json.RawMessage{sp(`{"name":"read_file","args":{"file_path":"a"}}`)}, "read_file", 0},
+		{"null", []map[string]json.RawMessage{sp(`null`)}, "", 0},
+		{"no name", []map[string]json.RawMessage{sp(`{"args":{}}`)}, "", 1},
+		{"not an object", []map[string]json.RawMessage{sp(`"read_file"`)}, "", 1},
+		{"two", []map[string]json.RawMessage{sp(`{"name":"glob"}`), sp(`{"name":"read_file"}`)}, "glob", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tail, notes := tailCall(tt.specific)
+			got := ""
+			if tail != nil {
+				got = tail.Name
+			}
+			if got != tt.want || len(notes) != tt.notes {
+				t.Errorf("tail %q, notes %q; want %q and %d notes", got, notes, tt.want, tt.notes)
+			}
+		})
+	}
+}

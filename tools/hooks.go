@@ -59,8 +59,18 @@ type AfterVerdict struct {
 	StopReason string
 	// Context is added to the result for the model.
 	Context string
+	// Tail, when set, is a call to run after the call's batch, whose result replaces
+	// the call's for the model (Gemini CLI's tailToolCallRequest).
+	Tail *TailCall
 	// Notes are what the person is shown on the call.
 	Notes []string
+}
+
+// TailCall is a tool call an AfterTool hook chains to a call. It is judged, asked
+// about and contained as any call is; its own hooks run, but chain nothing further.
+type TailCall struct {
+	Name string
+	Args json.RawMessage
 }
 
 // hookContext wraps the context hooks added, as Gemini CLI does, for the model.
@@ -141,6 +151,14 @@ func (s *Scheduler) afterHooks(c *call, r *CallResult) {
 	}
 	if v.Stop {
 		c.stop = v.StopReason
+	}
+	switch {
+	case v.Tail == nil || v.Deny || v.Stop:
+	case c.chained:
+		c.hookNotes = append(c.hookNotes, fmt.Sprintf("AfterTool hooks: %s was not chained to a chained call (one link at a time)", v.Tail.Name))
+	default:
+		c.tail = v.Tail
+		c.hookNotes = append(c.hookNotes, fmt.Sprintf("AfterTool hooks: chained %s, whose result the model gets instead of this one", v.Tail.Name))
 	}
 }
 

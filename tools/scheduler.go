@@ -1,7 +1,9 @@
 package tools
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -215,6 +217,10 @@ type call struct {
 	hookContext string
 	rewritten   []string
 	stop        string
+	// tail is the call an AfterTool hook chained to c (see TailCall); chained marks a
+	// call run as such, whose hooks chain nothing further.
+	tail    *TailCall
+	chained bool
 }
 
 // RunOne runs a single call.
@@ -234,7 +240,7 @@ func (s *Scheduler) Run(ctx context.Context, reqs []Request) []CallResult {
 		if r.CallID == "" {
 			r.CallID = fmt.Sprintf("agentls-call-%d", s.seq.Add(1))
 		}
-		calls[i] = &call{req: r, located: make(chan struct{}), prepared: make(chan struct{}), done: make(chan struct{})}
+		calls[i] = newCall(r)
 	}
 	if err := s.runs.lock(ctx); err != nil {
 		for _, c := range calls {
@@ -244,7 +250,47 @@ func (s *Scheduler) Run(ctx context.Context, reqs []Request) []CallResult {
 		return collect(calls)
 	}
 	defer s.runs.unlock()
+	s.runBatch(ctx, calls)
+	s.runTails(ctx, calls)
+	return collect(calls)
+}
 
+func newCall(r Request) *call {
+	return &call{req: r, located: make(chan struct{}), prepared: make(chan struct{}), done: make(chan struct{})}
+}
+
+// runTails runs the calls the AfterTool hooks chained to calls, as a batch of their
+// own: each is judged, asked about and contained as any call is, and its result
+// replaces, for the model, the result of the call it was chained to.
+func (s *Scheduler) runTails(ctx context.Context, calls []*call) {
+	var from, tails []*call
+	for _, c := range calls {
+		if c.tail == nil || ctx.Err() != nil {
+			continue
+		}
+		args := c.tail.Args
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		t := newCall(Request{CallID: c.req.CallID + "/tail", Name: c.tail.Name, Args: args})
+		t.chained = true
+		from, tails = append(from, c), append(tails, t)
+	}
+	if len(tails) == 0 {
+		return
+	}
+	s.runBatch(ctx, tails)
+	for i, t := range tails {
+		r, tr := *from[i].result, *t.result
+		r.Status, r.Summary, r.Output, r.Display, r.Diff, r.Error, r.Parts, r.OutputFile, r.Problems =
+			tr.Status, tr.Summary, tr.Output, tr.Display, tr.Diff, tr.Error, tr.Parts, tr.OutputFile, tr.Problems
+		r.Stop = cmp.Or(r.Stop, tr.Stop)
+		from[i].result = &r
+	}
+}
+
+// runBatch runs calls, which hold no result yet, as one batch; s.runs is held.
+func (s *Scheduler) runBatch(ctx context.Context, calls []*call) {
 	b := &batch{calls: calls, locked: make(chan struct{})}
 	defer b.unlock()
 	var wg conc.WaitGroup
@@ -275,7 +321,6 @@ func (s *Scheduler) Run(ctx context.Context, reqs []Request) []CallResult {
 		}
 	}
 	wg.Wait()
-	return collect(calls)
 }
 
 // batch is the state a Run's calls share: the workspace's locks of the files they write.

@@ -571,3 +571,73 @@ decision = "allow"
 		t.Errorf("disabled: the calls did not all run: %+v", res.ToolCalls)
 	}
 }
+
+// TestHooksAfterToolChains: an AfterTool hook's tailToolCallRequest runs another call
+// after the model's, whose result the model gets instead; the chained call's own hooks
+// chain nothing further; and the chained call is judged as any call is (a user's deny
+// rule refuses it, the control run without the rule runs it).
+func TestHooksAfterToolChains(t *testing.T) {
+	p := newHookPlace(t)
+	chain := p.script(t, "chain.sh", `if grep -q hello.txt; then
+  echo '{"hookSpecificOutput":{"hookEventName":"AfterTool","tailToolCallRequest":{"name":"read_file","args":{"file_path":"other.txt"}}}}'
+else
+  echo '{"hookSpecificOutput":{"tailToolCallRequest":{"name":"read_file","args":{"file_path":"hello.txt"}}}}'
+fi`)
+	writeHooks(t, p.userSettings(), map[string][]hook{"AfterTool": {{Matcher: "read_file", Hooks: []hookCommand{command("chain", chain)}}}})
+	script := clients.Script{Turns: []clients.Turn{
+		{Calls: []clients.ScriptCall{{Name: "read_file", Args: json.RawMessage(`{"file_path": "hello.txt"}`)}}},
+		{Text: "Read."},
+	}}
+	srv := fakegemini.Start(script)
+	res, o := p.prompt(t, srv, nil, "go")
+	reqs, _ := srv.GenerateRequests()
+	srv.Close()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2\nstderr: %s", len(reqs), o.stderr)
+	}
+	if got := responses(t, reqs[1])["read_file"]; !strings.Contains(got, "the other file") || strings.Contains(got, `hello\n`) {
+		t.Errorf("the model was told %s, want the chained call's result", got)
+	}
+	// Two cards: the model's call, saying what was chained, and the chained call, saying
+	// that its own request was not followed.
+	noted := func(c tools.CallResult, note string) bool {
+		return slices.ContainsFunc(c.Hooks, func(n string) bool { return strings.Contains(n, note) })
+	}
+	if len(res.ToolCalls) != 2 || !noted(res.ToolCalls[0], "chained read_file") || !strings.HasSuffix(res.ToolCalls[1].CallID, "/tail") ||
+		!noted(res.ToolCalls[1], "not chained to a chained call") {
+		t.Errorf("the cards: %+v", res.ToolCalls)
+	}
+
+	// A chained shell command is refused by the user's rule, and runs without it.
+	touch := p.script(t, "touch.sh", `cat >/dev/null; echo '{"hookSpecificOutput":{"tailToolCallRequest":{"name":"run_shell_command","args":{"command":"touch tail-marker"}}}}'`)
+	writeHooks(t, p.userSettings(), map[string][]hook{"AfterTool": {{Matcher: "read_file", Hooks: []hookCommand{command("touch", touch)}}}})
+	policy := filepath.Join(p.home, ".gemini", "policies", "no-touch.toml")
+	if err := os.MkdirAll(filepath.Dir(policy), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(policy, []byte("[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"deny\"\ndenyMessage = \"No touching.\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(p.ws, "tail-marker")
+	for _, ruled := range []bool{true, false} {
+		if !ruled {
+			if err := os.Remove(policy); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv := fakegemini.Start(script)
+		_, o := p.prompt(t, srv, nil, "go")
+		reqs, _ := srv.GenerateRequests()
+		srv.Close()
+		if len(reqs) != 2 {
+			t.Fatalf("rule %t: %d model requests\nstderr: %s", ruled, len(reqs), o.stderr)
+		}
+		got := responses(t, reqs[1])["read_file"]
+		if ruled && (exists(marker) || !strings.Contains(got, "No touching.")) {
+			t.Errorf("with the rule: marker %t, the model was told %s", exists(marker), got)
+		}
+		if !ruled && !exists(marker) {
+			t.Errorf("without the rule the chained command did not run: the model was told %s\nstderr: %s", got, o.stderr)
+		}
+	}
+}
