@@ -74,6 +74,9 @@ type Rule struct {
 // never allow) rank below the user's, as Gemini CLI's extension tier ranks below its
 // user tier: they count on the user's side only when no rule of the user's matches the
 // call, and like the user's winner they are then weighed against the workspace's.
+//
+// The machine's system rules (Gemini CLI's admin tier) rank above all of these: when one
+// matches a call, the highest-priority system rule decides it, whatever the others say.
 type Source int
 
 // The rule sources, most trusted first.
@@ -85,6 +88,9 @@ const (
 	SourceWorkspace
 	// SourceExtension is the policy files of an enabled Gemini CLI extension.
 	SourceExtension
+	// SourceAdmin is the machine's system policy files (Gemini CLI's admin tier), which
+	// the person's own rules cannot override.
+	SourceAdmin
 )
 
 // String names the source for verdict reasons.
@@ -94,6 +100,8 @@ func (s Source) String() string {
 		return "workspace"
 	case SourceExtension:
 		return "extension"
+	case SourceAdmin:
+		return "admin"
 	}
 	return "user"
 }

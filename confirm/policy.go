@@ -439,8 +439,8 @@ func (p *Policy) DecideWith(c Call, mode Mode, g *Grants) Verdict {
 // conditions, which no other rule can outrank for any call. Such a tool need not be
 // declared to the model at all (Gemini CLI does not declare it either). Where a rule
 // of the same tier with a higher priority, or for an extension's rule any rule of the
-// user's, names the tool, some call might escape the deny: the tool stays declared and
-// Decide judges each call.
+// user's, or a system rule that does not deny, names the tool, some call might escape
+// the deny: the tool stays declared and Decide judges each call.
 func (p *Policy) DeniesOutright(tool string) bool {
 	names := func(r *rule) bool {
 		if r.ToolName == "" {
@@ -449,7 +449,7 @@ func (p *Policy) DeniesOutright(tool string) bool {
 		ok, _ := doublestar.Match(r.ToolName, tool)
 		return ok
 	}
-	var denies [3]*rule
+	var denies [4]*rule
 	for i := range p.rules {
 		r := &p.rules[i]
 		if r.Decision != Deny || r.commandRule() || r.args != nil || !names(r) {
@@ -470,7 +470,7 @@ func (p *Policy) DeniesOutright(tool string) bool {
 				continue
 			}
 			rt := tier(r.Source)
-			if rt == t && r.Decision != Deny && r.Priority > d.Priority || t == 2 && rt == 0 {
+			if rt == t && r.Decision != Deny && r.Priority > d.Priority || t == 2 && rt == 0 || t != 3 && rt == 3 && r.Decision != Deny {
 				escapes = true
 				break
 			}
@@ -489,6 +489,8 @@ func tier(s Source) int {
 		return 1
 	case SourceExtension:
 		return 2
+	case SourceAdmin:
+		return 3
 	}
 	return 0
 }
@@ -543,13 +545,13 @@ func (p *Policy) sensitive(c Call, ex *execInfo) string {
 }
 
 // match returns the winning rule for c, nil if none matches, and whether an allow rule
-// without a command condition matched at the winning priority. The user's, the
-// workspace's and the extensions' rules each have a winner; the extensions' stands in
-// for the user's when no rule of the user's matches, and the stricter of that and the
-// workspace's wins (see Source).
+// without a command condition matched at the winning priority. The system rules' winner,
+// when one matches, decides. Otherwise the user's, the workspace's and the extensions'
+// rules each have a winner; the extensions' stands in for the user's when no rule of
+// the user's matches, and the stricter of that and the workspace's wins (see Source).
 func (p *Policy) match(c Call, ex *execInfo) (win *rule, blanket bool) {
-	var wins [3]*rule
-	var blankets [3]bool
+	var wins [4]*rule
+	var blankets [4]bool
 	for i := range p.rules {
 		r := &p.rules[i]
 		if !r.matches(c, ex) {
@@ -564,6 +566,9 @@ func (p *Policy) match(c Call, ex *execInfo) (win *rule, blanket bool) {
 		case r.Priority == w.Priority && r.Decision == w.Decision:
 			blankets[t] = blankets[t] || r.Decision == Allow && !r.commandRule()
 		}
+	}
+	if wins[3] != nil {
+		return wins[3], blankets[3]
 	}
 	if wins[0] == nil {
 		wins[0], blankets[0] = wins[2], blankets[2]

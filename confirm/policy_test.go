@@ -458,6 +458,8 @@ func TestDeniesOutright(t *testing.T) {
 		{"the workspace's deny over the user's allow", []Rule{deny("run_shell_command", 0, SourceWorkspace), shellGitStatus}, "run_shell_command", true},
 		{"an extension's deny", []Rule{deny("write_file", 0, SourceExtension)}, "write_file", true},
 		{"an extension's deny, a user's rule naming the tool", []Rule{deny("write_file", 0, SourceExtension), {ToolName: "write_file", Decision: Ask, Source: SourceUser}}, "write_file", false},
+		{"the system's deny over the user's allow", []Rule{deny("run_shell_command", 0, SourceAdmin), shellGitStatus}, "run_shell_command", true},
+		{"the user's deny, a system allow naming the tool", []Rule{deny("run_shell_command", 999, SourceUser), {ToolName: "run_shell_command", Decision: Allow, CommandPrefix: []string{"git status"}, Source: SourceAdmin}}, "run_shell_command", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newTestPolicy(t, ModeYolo, tt.rules...)

@@ -38,7 +38,8 @@ var refusedFields = map[string]string{
 }
 
 // policyTier is whose policy files are read: an extension's (deny and ask only),
-// the user's (~/.gemini/policies) or a workspace's (.gemini/policies).
+// the user's (~/.gemini/policies), a workspace's (.gemini/policies) or the machine's
+// (Gemini CLI's system policies folder, above all the others).
 type policyTier struct {
 	source confirm.Source
 	// name names the tier in the rules' origins, for example "extension guard".
@@ -55,8 +56,13 @@ func readPolicies(extension string, files []string) ([]confirm.Rule, []string) {
 // the user's or a workspace's: their rules, and a warning for each rule or file left
 // out. A folder that does not exist has none.
 func readPolicyDir(source confirm.Source, dir string) ([]confirm.Rule, []string) {
+	return readPolicyFiles(policyTier{source, "Gemini CLI policies"}, policyFiles(dir))
+}
+
+// policyFiles are the policy files of a policies folder.
+func policyFiles(dir string) []string {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
-	return readPolicyFiles(policyTier{source, "Gemini CLI policies"}, files)
+	return files
 }
 
 // readPolicyFiles reads the policy files of a tier.

@@ -288,3 +288,56 @@ decision = "allow"
 		}
 	}
 }
+
+// TestSystemPolicies: the machine's policy files (the folder of
+// GEMINI_CLI_SYSTEM_SETTINGS_PATH, else /etc/gemini-cli, then policies/) are rules of the
+// admin tier, allow rules included, and decide over the user's own.
+func TestSystemPolicies(t *testing.T) {
+	system, gemini, cfg := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", filepath.Join(system, "settings.json"))
+	testutil.WriteFiles(t, system, map[string]string{"policies/company.toml": `[[rule]]
+toolName = "web_fetch"
+decision = "deny"
+denyMessage = "Company policy."
+
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "make"
+decision = "allow"
+`})
+	testutil.WriteFiles(t, gemini, map[string]string{"policies/mine.toml": `[[rule]]
+toolName = "web_fetch"
+decision = "allow"
+priority = 900
+
+[[rule]]
+toolName = "run_shell_command"
+decision = "deny"
+priority = 900
+`})
+	l, err := LoadWith(cfg, "", Options{GeminiDir: gemini, DeferAddons: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range l.Settings.Policy.Rules {
+		got = append(got, fmt.Sprintf("%s %s %s", r.Source, r.Decision, r.ToolName))
+	}
+	if want := []string{"user allow web_fetch", "user deny run_shell_command", "admin deny web_fetch", "admin allow run_shell_command"}; !slices.Equal(got, want) {
+		t.Fatalf("rules %q, want %q", got, want)
+	}
+	p, err := confirm.NewPolicy(confirm.ModeDefault, l.Settings.Policy.Rules, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := p.Decide(confirm.Call{Tool: "web_fetch", Args: []byte(`{}`)}); v.Decision != confirm.Deny || !strings.Contains(v.Reason, "Company policy.") {
+		t.Errorf("web_fetch: %+v, want the system's deny over the user's allow", v)
+	}
+	make := confirm.Call{Tool: "run_shell_command", Details: &confirm.Details{Type: confirm.TypeExecute, Command: "make test"}}
+	if v := p.Decide(make); v.Decision != confirm.Allow {
+		t.Errorf("make: %+v, want the system's allow over the user's deny", v)
+	}
+	if !p.DeniesOutright("web_fetch") || p.DeniesOutright("run_shell_command") {
+		t.Errorf("refused outright: web_fetch %t, run_shell_command %t", p.DeniesOutright("web_fetch"), p.DeniesOutright("run_shell_command"))
+	}
+}

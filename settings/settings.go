@@ -18,6 +18,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -458,10 +459,32 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 			l.addWorkspaceRules(root, r.Origin, []confirm.Rule{r})
 		}
 	}
+	if dir := systemDir(); dir != "" {
+		// The machine's policy files: Gemini CLI's admin tier, above every other rule.
+		rules, warnings := readPolicyFiles(policyTier{confirm.SourceAdmin, "Gemini CLI system policies"}, policyFiles(filepath.Join(dir, "policies")))
+		l.Settings.Policy.Rules = append(l.Settings.Policy.Rules, rules...)
+		l.Ignored = append(l.Ignored, warnings...)
+	}
 	if !o.DeferAddons {
 		l.apply(readAddons(dirsOf(configDir, root, o)))
 	}
 	return l, nil
+}
+
+// systemDir is the folder of Gemini CLI's system settings, whose policies folder holds
+// the machine's rules: the folder of GEMINI_CLI_SYSTEM_SETTINGS_PATH when it is set, as
+// Gemini CLI has it, else the system's place for it.
+func systemDir() string {
+	if p := os.Getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); p != "" {
+		return filepath.Dir(p)
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		return "/Library/Application Support/GeminiCli"
+	case "windows":
+		return `C:\ProgramData\gemini-cli`
+	}
+	return "/etc/gemini-cli"
 }
 
 // Merge returns base with the settings of over applied on top, as a later file of the
