@@ -73,6 +73,8 @@ type Extension struct {
 	ExcludeTools []string `json:"excludeTools,omitempty"`
 	Commands     []string `json:"commands,omitempty"`
 	Skills       []string `json:"skills,omitempty"`
+	// Agents are the sub-agents its agents folder brings, by name.
+	Agents []string `json:"agents,omitempty"`
 	// Hooks is the extension's hooks/hooks.json and HookEvents the events it sets
 	// hooks for; they run after the settings' hooks of each event.
 	Hooks      string   `json:"hooks,omitempty"`
@@ -132,6 +134,8 @@ type Addons struct {
 	// hooks and rules are the enabled extensions' hooks and policy rules.
 	hooks map[string][]HookGroup
 	rules []confirm.Rule
+	// agents are the sub-agents of Gemini CLI's agents folders, by name.
+	agents map[string]AgentSettings
 	// ignored says what was not read and why; untrusted, the part of it that trusting
 	// the workspace would read.
 	ignored, untrusted []string
@@ -199,6 +203,16 @@ func (l *Loaded) apply(a *Addons) {
 			s.Hooks.Events[event] = append(slices.Clone(s.Hooks.Events[event]), groups...)
 		}
 	}
+	// An agent of the settings' name is the settings' own.
+	for name, def := range a.agents {
+		if _, ok := s.Agents[name]; ok {
+			continue
+		}
+		if s.Agents == nil {
+			s.Agents = map[string]AgentSettings{}
+		}
+		s.Agents[name] = def
+	}
 	s.Commands, s.Skills, s.Extensions, s.ContextFiles = a.Commands, a.Skills, a.Extensions, a.ContextFiles
 	l.Ignored = append(l.Ignored, a.ignored...)
 	l.Untrusted = append(l.Untrusted, a.untrusted...)
@@ -214,7 +228,7 @@ func (a *Addons) ignoreUntrusted(msg string) {
 // CLI's and agentls's user folders, the workspace's (under root) only when it is
 // trusted.
 func readAddons(d addonDirs) *Addons {
-	a := &Addons{servers: map[string]MCPServer{}, hooks: map[string][]HookGroup{}}
+	a := &Addons{servers: map[string]MCPServer{}, hooks: map[string][]HookGroup{}, agents: map[string]AgentSettings{}}
 	hint := fmt.Sprintf("the folder is not trusted; to trust it, run: agentls trust %s", d.root)
 	commands := map[string]Command{}
 	skills := map[string]Skill{}
@@ -261,6 +275,7 @@ func readAddons(d addonDirs) *Addons {
 			for _, sk := range ext.skills {
 				skills[sk.Name] = sk
 			}
+			maps.Copy(a.agents, ext.agents)
 		}
 	}
 	type source struct {
@@ -307,6 +322,24 @@ func readAddons(d addonDirs) *Addons {
 		for _, sk := range a.readSkills(dir, "") {
 			skills[sk.Name] = sk
 		}
+	}
+	// Gemini CLI's sub-agents: the user's, then a trusted workspace's.
+	agentDirs := []source{{dir: d.geminiDir}}
+	if d.root != "" {
+		agentDirs = append(agentDirs, source{dir: filepath.Join(d.root, ".gemini"), workspace: true})
+	}
+	for _, src := range agentDirs {
+		if src.dir == "" {
+			continue
+		}
+		dir := filepath.Join(src.dir, "agents")
+		if src.workspace && !d.trusted {
+			if exists(dir) {
+				a.ignoreUntrusted(fmt.Sprintf("%s: sub-agents ignored (%s)", dir, hint))
+			}
+			continue
+		}
+		maps.Copy(a.agents, a.readAgents(dir))
 	}
 	a.Commands = slices.SortedFunc(maps.Values(commands), func(x, y Command) int { return strings.Compare(x.Name, y.Name) })
 	a.Skills = slices.SortedFunc(maps.Values(skills), func(x, y Skill) int { return strings.Compare(x.Name, y.Name) })
@@ -411,6 +444,56 @@ func (a *Addons) readSkills(dir, extension string) []Skill {
 	return out
 }
 
+// readAgents reads Gemini CLI's sub-agents in dir: *.md files whose YAML front matter
+// names the agent and says what it is for, and whose body is its instructions. A
+// remote (A2A) agent, or a file that is not an agent, is noted in the addons' ignored
+// and skipped.
+func (a *Addons) readAgents(dir string) map[string]AgentSettings {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	out := map[string]AgentSettings{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			a.ignored = append(a.ignored, fmt.Sprintf("%s: %v", f, err))
+			continue
+		}
+		name, def, err := parseAgent(data)
+		if err != nil {
+			a.ignored = append(a.ignored, fmt.Sprintf("%s: not a sub-agent agentls runs: %v", f, err))
+			continue
+		}
+		out[name] = def
+	}
+	return out
+}
+
+// parseAgent reads a sub-agent file of Gemini CLI's: its name, and its definition.
+func parseAgent(data []byte) (string, AgentSettings, error) {
+	fmText, body, found := splitFrontMatter(data)
+	if !found {
+		return "", AgentSettings{}, errors.New("no front matter (--- name: … description: … ---)")
+	}
+	var fm struct {
+		Kind        string   `yaml:"kind"`
+		Name        string   `yaml:"name"`
+		Description string   `yaml:"description"`
+		Tools       []string `yaml:"tools"`
+		MaxTurns    int      `yaml:"max_turns"`
+	}
+	if err := yaml.Unmarshal(fmText, &fm); err != nil {
+		return "", AgentSettings{}, fmt.Errorf("its front matter: %w", err)
+	}
+	name := strings.TrimSpace(fm.Name)
+	switch {
+	case fm.Kind != "" && fm.Kind != "local":
+		return "", AgentSettings{}, fmt.Errorf("kind %q: agentls runs local agents only", fm.Kind)
+	case name == "" || strings.TrimSpace(fm.Description) == "":
+		return "", AgentSettings{}, errors.New("its front matter lacks a name or a description")
+	}
+	return name, AgentSettings{Description: strings.TrimSpace(fm.Description), SystemPrompt: strings.TrimSpace(string(body)),
+		Tools: fm.Tools, MaxTurns: fm.MaxTurns}, nil
+}
+
 // splitFrontMatter returns the YAML front matter of a SKILL.md (between a first line
 // "---" and the next line "---") and the text after it.
 func splitFrontMatter(data []byte) (fm, body []byte, ok bool) {
@@ -503,6 +586,7 @@ type loadedExtension struct {
 	servers  map[string]MCPServer
 	commands []Command
 	skills   []Skill
+	agents   map[string]AgentSettings
 	hooks    Hooks
 	rules    []confirm.Rule
 }
@@ -649,6 +733,8 @@ func (a *Addons) readExtension(ext *loadedExtension, data []byte, root string) e
 	for _, sk := range ext.skills {
 		ext.Skills = append(ext.Skills, sk.Name)
 	}
+	ext.agents = a.readAgents(filepath.Join(ext.Dir, "agents"))
+	ext.Agents = slices.Sorted(maps.Keys(ext.agents))
 	if p := filepath.Join(ext.Dir, "hooks", "hooks.json"); exists(p) {
 		ext.Hooks = p
 		h, err := extensionHooks(p, ext.Dir, env, vars)

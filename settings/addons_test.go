@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -228,5 +229,54 @@ func TestExtensionSettings(t *testing.T) {
 	if len(groups) != 1 || groups[0].Hooks[0].Command != "check --url https://tracker.example" ||
 		groups[0].Env["TRACKER_URL"] != "https://tracker.example" || groups[0].Env["TRACKER_PROJECT"] != "alpha beta" {
 		t.Errorf("the extension's hooks %+v", groups)
+	}
+}
+
+// TestGeminiAgents: Gemini CLI's sub-agents (agents/*.md: front matter with name,
+// description, tools and max_turns, the body their instructions) come from the user's
+// folder, a trusted workspace's and an extension's; a remote agent or a file without a
+// description is reported and skipped; an agent the settings name is the settings' own.
+func TestGeminiAgents(t *testing.T) {
+	gemini, root, cfg := t.TempDir(), t.TempDir(), t.TempDir()
+	testutil.WriteFiles(t, gemini, map[string]string{
+		"agents/reviewer.md":                 "---\nname: reviewer\ndescription: Reviews a change.\ntools: [read_file, glob]\nmax_turns: 7\nmodel: gemini-2.5-pro\n---\n\nYou review changes.\n",
+		"agents/remote.md":                   "---\nkind: remote\nname: far\ndescription: Far away.\nagent_card_url: https://example.com/card\n---\n",
+		"agents/broken.md":                   "---\nname: broken\n---\nNo description.\n",
+		"agents/mine.md":                     "---\nname: mine\ndescription: From the file.\n---\nFile.\n",
+		"extensions/x/gemini-extension.json": `{"name": "x"}`,
+		"extensions/x/agents/helper.md":      "---\nname: helper\ndescription: Helps.\n---\nHelp.\n",
+	})
+	testutil.WriteFiles(t, root, map[string]string{".gemini/agents/team.md": "---\nname: team\ndescription: The team's.\n---\nTeam.\n"})
+	testutil.WriteFiles(t, cfg, map[string]string{"settings.json": `{"agents": {"mine": {"description": "From the settings."}}}`})
+	for _, trusted := range []bool{false, true} {
+		l, err := LoadWith(cfg, root, Options{GeminiDir: gemini, Trusted: trusted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"helper", "mine", "reviewer"}
+		if trusted {
+			want = []string{"helper", "mine", "reviewer", "team"}
+		}
+		if got := slices.Sorted(maps.Keys(l.Settings.Agents)); !slices.Equal(got, want) {
+			t.Errorf("trusted %t: agents %q, want %q", trusted, got, want)
+		}
+		r := l.Settings.Agents["reviewer"]
+		if r.Description != "Reviews a change." || r.SystemPrompt != "You review changes." || !slices.Equal(r.Tools, []string{"read_file", "glob"}) || r.MaxTurns != 7 {
+			t.Errorf("reviewer %+v", r)
+		}
+		if d := l.Settings.Agents["mine"].Description; d != "From the settings." {
+			t.Errorf("mine: %q, want the settings' own", d)
+		}
+		ignored := strings.Join(l.Ignored, "\n")
+		if !strings.Contains(ignored, `remote.md: not a sub-agent agentls runs: kind "remote"`) || !strings.Contains(ignored, "broken.md: not a sub-agent agentls runs: its front matter lacks") {
+			t.Errorf("trusted %t: ignored %q", trusted, ignored)
+		}
+		if untrusted := strings.Contains(ignored, "sub-agents ignored"); untrusted == trusted {
+			t.Errorf("trusted %t: the workspace's agents reported ignored: %t", trusted, untrusted)
+		}
+	}
+	l, _ := LoadWith(cfg, root, Options{GeminiDir: gemini})
+	if ext := l.Settings.Extensions[0]; !slices.Equal(ext.Agents, []string{"helper"}) {
+		t.Errorf("extension x lists agents %q", ext.Agents)
 	}
 }

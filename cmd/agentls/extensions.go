@@ -98,6 +98,7 @@ func writeExtension(w io.Writer, e settings.Extension) {
 	}
 	list("commands", cmds, "")
 	list("skills", e.Skills, "")
+	list("agents", e.Agents, "")
 	list("settings", e.Settings, " (from its .env)")
 	if e.Hooks != "" {
 		note := ""

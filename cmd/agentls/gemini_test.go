@@ -322,3 +322,28 @@ decision = "deny"
 		t.Errorf("the call of the undeclared tool was not refused by the policy: %+v", last)
 	}
 }
+
+// TestGeminiAgentsOffered: a sub-agent of ~/.gemini/agents is one invoke_agent offers,
+// and an extension's too.
+func TestGeminiAgentsOffered(t *testing.T) {
+	root, cfg := workspaceDir(t), t.TempDir()
+	writeFiles(t, cfg, map[string]string{
+		".gemini/agents/reviewer.md":                 "---\nname: reviewer\ndescription: Reviews a change for the team.\n---\nYou review.\n",
+		".gemini/extensions/x/gemini-extension.json": `{"name": "x"}`,
+		".gemini/extensions/x/agents/helper.md":      "---\nname: helper\ndescription: Helps with x.\n---\nHelp.\n",
+	})
+	got := agentlsWith(t, root, cfg, nil, "tools", "--json")
+	var list []struct{ Name, Description string }
+	if err := json.Unmarshal([]byte(got.stdout), &list); err != nil {
+		t.Fatalf("%v: %s\n%s", err, got.stdout, got.stderr)
+	}
+	for _, tool := range list {
+		if tool.Name == "invoke_agent" {
+			if !strings.Contains(tool.Description, "- reviewer: Reviews a change for the team.") || !strings.Contains(tool.Description, "- helper: Helps with x.") {
+				t.Errorf("invoke_agent offers: %s", tool.Description)
+			}
+			return
+		}
+	}
+	t.Fatalf("no invoke_agent: %s", got.stdout)
+}
