@@ -293,54 +293,39 @@ func readAddons(d addonDirs) *Addons {
 			skillDirs = append(skillDirs, ws)
 		}
 	}
-	for _, src := range cmdDirs {
-		if src.dir == "" {
-			continue
-		}
-		dir := filepath.Join(src.dir, "commands")
-		if src.workspace && !d.trusted {
-			if exists(dir) {
-				a.ignoreUntrusted(fmt.Sprintf("%s: custom commands ignored (%s)", dir, hint))
+	// each reads the folder sub of each of srcs with read; an untrusted workspace's is
+	// noted as ignored, what saying what it holds.
+	each := func(srcs []source, sub, what string, read func(dir string)) {
+		for _, src := range srcs {
+			if src.dir == "" {
+				continue
 			}
-			continue
+			dir := filepath.Join(src.dir, sub)
+			if src.workspace && !d.trusted {
+				if exists(dir) {
+					a.ignoreUntrusted(fmt.Sprintf("%s: %s ignored (%s)", dir, what, hint))
+				}
+				continue
+			}
+			read(dir)
 		}
+	}
+	each(cmdDirs, "commands", "custom commands", func(dir string) {
 		for _, c := range a.readCommands(dir, "") {
 			commands[c.Name] = c
 		}
-	}
-	for _, src := range skillDirs {
-		if src.dir == "" {
-			continue
-		}
-		dir := filepath.Join(src.dir, "skills")
-		if src.workspace && !d.trusted {
-			if exists(dir) {
-				a.ignoreUntrusted(fmt.Sprintf("%s: skills ignored (%s)", dir, hint))
-			}
-			continue
-		}
+	})
+	each(skillDirs, "skills", "skills", func(dir string) {
 		for _, sk := range a.readSkills(dir, "") {
 			skills[sk.Name] = sk
 		}
-	}
+	})
 	// Gemini CLI's sub-agents: the user's, then a trusted workspace's.
 	agentDirs := []source{{dir: d.geminiDir}}
 	if d.root != "" {
 		agentDirs = append(agentDirs, source{dir: filepath.Join(d.root, ".gemini"), workspace: true})
 	}
-	for _, src := range agentDirs {
-		if src.dir == "" {
-			continue
-		}
-		dir := filepath.Join(src.dir, "agents")
-		if src.workspace && !d.trusted {
-			if exists(dir) {
-				a.ignoreUntrusted(fmt.Sprintf("%s: sub-agents ignored (%s)", dir, hint))
-			}
-			continue
-		}
-		maps.Copy(a.agents, a.readAgents(dir))
-	}
+	each(agentDirs, "agents", "sub-agents", func(dir string) { maps.Copy(a.agents, a.readAgents(dir)) })
 	a.Commands = slices.SortedFunc(maps.Values(commands), func(x, y Command) int { return strings.Compare(x.Name, y.Name) })
 	a.Skills = slices.SortedFunc(maps.Values(skills), func(x, y Skill) int { return strings.Compare(x.Name, y.Name) })
 	return a
