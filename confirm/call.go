@@ -79,7 +79,8 @@ type Rule struct {
 // matches a call, the highest-priority system rule decides it, whatever the others say.
 type Source int
 
-// The rule sources, most trusted first.
+// The rule sources: the user's, the workspace's and the extensions', most trusted first,
+// then the machine's, which decide over all three (see Source).
 const (
 	// SourceUser is the user's settings: their file, Gemini CLI's user file, and what
 	// the editor passes.

@@ -449,50 +449,36 @@ func (p *Policy) DeniesOutright(tool string) bool {
 		ok, _ := doublestar.Match(r.ToolName, tool)
 		return ok
 	}
-	var denies [4]*rule
+	var denies [SourceAdmin + 1]*rule
 	for i := range p.rules {
 		r := &p.rules[i]
 		if r.Decision != Deny || r.commandRule() || r.args != nil || !names(r) {
 			continue
 		}
-		if t := tier(r.Source); denies[t] == nil || r.Priority > denies[t].Priority {
-			denies[t] = r
+		if d := denies[r.Source]; d == nil || r.Priority > d.Priority {
+			denies[r.Source] = r
 		}
 	}
-	for t, d := range denies {
-		if d == nil {
-			continue
-		}
-		escapes := false
-		for i := range p.rules {
-			r := &p.rules[i]
-			if !names(r) {
-				continue
-			}
-			rt := tier(r.Source)
-			if rt == t && r.Decision != Deny && r.Priority > d.Priority || t == 2 && rt == 0 || t != 3 && rt == 3 && r.Decision != Deny {
-				escapes = true
-				break
-			}
-		}
-		if !escapes {
+	for _, d := range denies {
+		if d != nil && !slices.ContainsFunc(p.rules, func(r rule) bool { return names(&r) && mayLetThrough(&r, d) }) {
 			return true
 		}
 	}
 	return false
 }
 
-// tier is the index of a rule's source in match's winners.
-func tier(s Source) int {
-	switch s {
-	case SourceWorkspace:
-		return 1
-	case SourceExtension:
-		return 2
-	case SourceAdmin:
-		return 3
+// mayLetThrough reports whether r, a rule naming the tool that d, the strongest deny
+// without conditions of its source, refuses, could decide some call of it otherwise.
+func mayLetThrough(r, d *rule) bool {
+	switch {
+	case r.Source == SourceAdmin && d.Source != SourceAdmin:
+		// A system rule decides over every other.
+		return r.Decision != Deny
+	case d.Source == SourceExtension && r.Source == SourceUser:
+		// A rule of the user's that matches a call takes the extensions' place.
+		return true
 	}
-	return 0
+	return r.Source == d.Source && r.Decision != Deny && r.Priority > d.Priority
 }
 
 // hiddenWhat names what of a shell call no rule can see.
@@ -550,14 +536,14 @@ func (p *Policy) sensitive(c Call, ex *execInfo) string {
 // rules each have a winner; the extensions' stands in for the user's when no rule of
 // the user's matches, and the stricter of that and the workspace's wins (see Source).
 func (p *Policy) match(c Call, ex *execInfo) (win *rule, blanket bool) {
-	var wins [4]*rule
-	var blankets [4]bool
+	var wins [SourceAdmin + 1]*rule
+	var blankets [SourceAdmin + 1]bool
 	for i := range p.rules {
 		r := &p.rules[i]
 		if !r.matches(c, ex) {
 			continue
 		}
-		t := tier(r.Source)
+		t := r.Source
 		w := wins[t]
 		switch {
 		case w == nil || r.Priority > w.Priority ||
@@ -567,20 +553,20 @@ func (p *Policy) match(c Call, ex *execInfo) (win *rule, blanket bool) {
 			blankets[t] = blankets[t] || r.Decision == Allow && !r.commandRule()
 		}
 	}
-	if wins[3] != nil {
-		return wins[3], blankets[3]
+	if wins[SourceAdmin] != nil {
+		return wins[SourceAdmin], blankets[SourceAdmin]
 	}
-	if wins[0] == nil {
-		wins[0], blankets[0] = wins[2], blankets[2]
+	if wins[SourceUser] == nil {
+		wins[SourceUser], blankets[SourceUser] = wins[SourceExtension], blankets[SourceExtension]
 	}
-	user, ws := wins[0], wins[1]
+	user, ws := wins[SourceUser], wins[SourceWorkspace]
 	switch {
 	case user == nil:
-		return ws, blankets[1]
+		return ws, blankets[SourceWorkspace]
 	case ws == nil || strictness(user.Decision) >= strictness(ws.Decision):
-		return user, blankets[0]
+		return user, blankets[SourceUser]
 	default:
-		return ws, blankets[1]
+		return ws, blankets[SourceWorkspace]
 	}
 }
 

@@ -216,7 +216,7 @@ func (d *documents) awaitReports(ctx context.Context, paths []string, log *slog.
 	d.mu.Lock()
 	var waits []wait
 	add := func(doc *document) {
-		if doc != nil && doc.unreported && doc.reported != nil {
+		if doc != nil && doc.reported != nil { // set only while unreported
 			waits = append(waits, wait{doc, doc.reported})
 		}
 	}

@@ -52,17 +52,12 @@ func readPolicies(extension string, files []string) ([]confirm.Rule, []string) {
 	return readPolicyFiles(policyTier{confirm.SourceExtension, "extension " + extension}, files)
 }
 
-// readPolicyDir reads the policy files (*.toml) of Gemini CLI's policies folder dir,
-// the user's or a workspace's: their rules, and a warning for each rule or file left
-// out. A folder that does not exist has none.
-func readPolicyDir(source confirm.Source, dir string) ([]confirm.Rule, []string) {
-	return readPolicyFiles(policyTier{source, "Gemini CLI policies"}, policyFiles(dir))
-}
-
-// policyFiles are the policy files of a policies folder.
-func policyFiles(dir string) []string {
+// readPolicyDir reads, as tier, the policy files (*.toml) of a Gemini CLI policies
+// folder dir (the user's, a workspace's or the machine's): their rules, and a warning
+// for each rule or file left out. A folder that does not exist has none.
+func readPolicyDir(tier policyTier, dir string) ([]confirm.Rule, []string) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.toml"))
-	return files
+	return readPolicyFiles(tier, files)
 }
 
 // readPolicyFiles reads the policy files of a tier.

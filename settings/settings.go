@@ -423,7 +423,7 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 			l.Settings = shared(gemini)
 		}
 		// Gemini CLI's policy files are the user's rules, as their settings' are.
-		rules, warnings := readPolicyDir(confirm.SourceUser, filepath.Join(geminiDir, "policies"))
+		rules, warnings := readPolicyDir(policyTier{confirm.SourceUser, "Gemini CLI policies"}, filepath.Join(geminiDir, "policies"))
 		l.Settings.Policy.Rules = append(l.Settings.Policy.Rules, rules...)
 		l.Ignored = append(l.Ignored, warnings...)
 	}
@@ -453,7 +453,7 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 	}
 	if root != "" {
 		dir := filepath.Join(root, ".gemini", "policies")
-		rules, warnings := readPolicyDir(confirm.SourceWorkspace, dir)
+		rules, warnings := readPolicyDir(policyTier{confirm.SourceWorkspace, "Gemini CLI policies"}, dir)
 		l.Ignored = append(l.Ignored, warnings...)
 		for _, r := range rules {
 			l.addWorkspaceRules(root, r.Origin, []confirm.Rule{r})
@@ -461,7 +461,7 @@ func LoadWith(configDir, root string, o Options) (*Loaded, error) {
 	}
 	if dir := systemDir(); dir != "" {
 		// The machine's policy files: Gemini CLI's admin tier, above every other rule.
-		rules, warnings := readPolicyFiles(policyTier{confirm.SourceAdmin, "Gemini CLI system policies"}, policyFiles(filepath.Join(dir, "policies")))
+		rules, warnings := readPolicyDir(policyTier{confirm.SourceAdmin, "Gemini CLI system policies"}, filepath.Join(dir, "policies"))
 		l.Settings.Policy.Rules = append(l.Settings.Policy.Rules, rules...)
 		l.Ignored = append(l.Ignored, warnings...)
 	}

@@ -281,10 +281,10 @@ func (s *Scheduler) runTails(ctx context.Context, calls []*call) {
 	}
 	s.runBatch(ctx, tails)
 	for i, t := range tails {
-		r, tr := *from[i].result, *t.result
-		r.Status, r.Summary, r.Output, r.Display, r.Diff, r.Error, r.Parts, r.OutputFile, r.Problems =
-			tr.Status, tr.Summary, tr.Output, tr.Display, tr.Diff, tr.Error, tr.Parts, tr.OutputFile, tr.Problems
-		r.Stop = cmp.Or(r.Stop, tr.Stop)
+		// The chained call's result, under the identity and hook notes of the call it
+		// stands for.
+		orig, r := from[i].result, *t.result
+		r.CallID, r.Name, r.Hooks, r.Stop = orig.CallID, orig.Name, orig.Hooks, cmp.Or(orig.Stop, r.Stop)
 		from[i].result = &r
 	}
 }
